@@ -1,0 +1,39 @@
+# judgelab: one DAG from data to figures for the studies of LLM-judge bias.
+#
+#   snakemake --cores 2                                   # embedded simulated panel
+#   snakemake --cores 2 --configfile config/judges/api.yaml
+#   snakemake --profile profiles/slurm --configfile config/judges/vllm-open.yaml
+#
+# Config: the judge set comes first (config/judges/simulated.yaml by default), the
+# pipeline config second; --configfile files given on the command line override both.
+
+import os
+
+from snakemake.utils import min_version, validate
+
+min_version("8.20")
+
+
+configfile: "config/judges/simulated.yaml"
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml")
+
+# Jobs (including conda-env jobs) import the library from this checkout.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p
+)
+os.environ.setdefault("HF_HUB_OFFLINE", "0")
+
+
+include: "rules/common.smk"
+include: "rules/audit.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        AUDIT_OUTPUTS,
+        REPORT_OUTPUTS,
+    default_target: True

@@ -1,0 +1,184 @@
+"""Loading and validating the pipeline config, and the judge specification record.
+
+The JSON schema in ``config/schema.yaml`` is the single source of truth: the
+Snakefile validates with Snakemake's ``validate`` and the CLI / library use
+:func:`validate_config` with the same file, so a bad key fails the same way
+everywhere, with the path of the offending key in the message.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from judgelab.records import canonical_json, sha256_hex
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A config value is missing or invalid; the message names the key and file."""
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_1k: float = 0.0
+    output_per_1k: float = 0.0
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return tokens_in / 1000.0 * self.input_per_1k + tokens_out / 1000.0 * self.output_per_1k
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One entry of the ``judges`` list.
+
+    ``family`` is the model family used for self-preference (a judge prefers
+    answers from its own family); ``sampling`` holds temperature, max_tokens, seed
+    and friends; ``options`` are backend-specific (base URL and key env var for
+    ``openai``, tensor parallelism for ``vllm``, the bias profile for ``simulated``).
+    """
+
+    name: str
+    backend: str
+    model: str
+    family: str = "unknown"
+    sampling: dict[str, Any] = field(default_factory=dict)
+    price: Price = field(default_factory=Price)
+    concurrency: int = 4
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], *, where: str = "judges") -> JudgeSpec:
+        missing = [k for k in ("name", "backend", "model") if k not in d]
+        if missing:
+            raise ConfigError(f"{where}: missing key(s) {missing}")
+        price = d.get("price") or {}
+        return cls(
+            name=str(d["name"]),
+            backend=str(d["backend"]),
+            model=str(d["model"]),
+            family=str(d.get("family", "unknown")),
+            sampling=dict(d.get("sampling") or {}),
+            price=Price(float(price.get("input_per_1k", 0.0)), float(price.get("output_per_1k", 0.0))),
+            concurrency=int(d.get("concurrency", 4)),
+            options=dict(d.get("options") or {}),
+        )
+
+    @property
+    def simulated(self) -> bool:
+        return self.backend == "simulated"
+
+
+def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {p}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Recursive dict merge; lists and scalars in ``over`` replace (as Snakemake does)."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def validate_config(config: dict[str, Any], *, source: str = "config") -> dict[str, Any]:
+    """Validate against ``config/schema.yaml`` (filling defaults), or raise ConfigError."""
+    import jsonschema
+
+    schema = load_yaml(SCHEMA_PATH)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator = _extend_with_default(validator_cls)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ConfigError(f"{source}: invalid value at key '{path}': {e.message}")
+    check_judges(config, source=source)
+    return config
+
+
+def _extend_with_default(validator_class):
+    """Validator that also fills ``default`` values, as Snakemake's validate does."""
+    validate_props = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for prop, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(prop, sub["default"])
+        yield from validate_props(validator, properties, instance, schema)
+
+    import jsonschema
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def check_judges(config: dict[str, Any], *, source: str = "config") -> list[JudgeSpec]:
+    """Semantic checks the schema cannot express: known backends, unique names."""
+    from judgelab.judges import BACKENDS
+
+    specs = []
+    seen: set[str] = set()
+    for i, d in enumerate(config.get("judges") or []):
+        where = f"{source}: judges[{i}]"
+        spec = JudgeSpec.from_dict(d, where=where)
+        if spec.backend not in BACKENDS:
+            raise ConfigError(
+                f"{where} ({spec.name}): unknown backend {spec.backend!r}; known: {', '.join(BACKENDS.names())}"
+            )
+        if spec.name in seen:
+            raise ConfigError(f"{where}: duplicate judge name {spec.name!r}")
+        seen.add(spec.name)
+        specs.append(spec)
+    return specs
+
+
+def judge_specs(config: dict[str, Any]) -> list[JudgeSpec]:
+    return check_judges(config)
+
+
+def judge_spec(config: dict[str, Any], name: str) -> JudgeSpec:
+    for spec in judge_specs(config):
+        if spec.name == name:
+            return spec
+    known = ", ".join(s.name for s in judge_specs(config))
+    raise ConfigError(f"no judge named {name!r} in config; known: {known}")
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Short hash of the whole (validated) config, recorded in every output table."""
+    return sha256_hex(canonical_json(config))[:12]
+
+
+def load_config(*paths: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load and merge config files in order (later wins), then validate."""
+    config: dict[str, Any] = {}
+    for p in paths:
+        config = merge(config, load_yaml(p))
+    return validate_config(config, source=" + ".join(str(p) for p in paths))
+
+
+def default_config_paths() -> list[Path]:
+    """What the Snakefile loads when no --configfile is given."""
+    return [REPO_ROOT / "config" / "judges" / "simulated.yaml", REPO_ROOT / "config" / "config.yaml"]

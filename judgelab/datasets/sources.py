@@ -1,0 +1,128 @@
+"""Where public data sets live: one configurable root, and the real download code.
+
+Tests, benchmarks and rules read public data through :func:`data_root`: the
+``JUDGELAB_DATA`` environment variable, else ``../shared/data`` beside the checkout
+when it exists.  A file not found there is downloaded from its upstream repository,
+pinned to the commit the MANIFEST names, into ``results/downloads/`` (that is what
+users without a local copy run).  :data:`SOURCES` lists every known file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgelab.config import REPO_ROOT
+
+ENV_VAR = "JUDGELAB_DATA"
+
+
+class DataMissing(FileNotFoundError):
+    """A public data file is neither under the data root nor downloadable."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A public file: its path under the data root and its pinned upstream URL."""
+
+    rel: str
+    url: str
+
+
+_LLMBAR = "https://raw.githubusercontent.com/princeton-nlp/LLMBar/900616bff90b6c6c8e1681f7d079250637c55992/Dataset"
+_FASTCHAT = "https://raw.githubusercontent.com/lm-sys/FastChat/0e6d3e4beaab66f4d3f93db72541a4abab8af28d/fastchat/llm_judge/data"
+_JAVICUNA = "https://raw.githubusercontent.com/ku-nlp/ja-vicuna-qa-benchmark/d5bcc37a3061a7edc31ecdfbc20d1d1e369fffd3/fastchat/llm_judge/data"
+_GSM8K = "https://raw.githubusercontent.com/openai/grade-school-math/3101c7d5072418e28b9008a6636bde82a006892c/grade_school_math/data"
+
+SOURCES: dict[str, Source] = {
+    **{
+        f"llmbar/{sub}": Source(f"llmbar/{sub}/dataset.json", f"{_LLMBAR}/LLMBar/{sub}/dataset.json")
+        for sub in ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst", "Adversarial/GPTOut", "Adversarial/Manual")
+    },
+    **{
+        f"llmbar_judge_outputs/Natural/{j}": Source(
+            f"llmbar_judge_outputs/Natural/evaluators/{j}/Vanilla/result.json",
+            f"{_LLMBAR}/LLMBar/Natural/evaluators/{j}/Vanilla/result.json",
+        )
+        for j in ("ChatGPT", "ChatGPT-0301", "GPT-4", "PaLM2", "LLaMA2", "Falcon")
+    },
+    "mt_bench/question": Source("mt_bench/question.jsonl", f"{_FASTCHAT}/mt_bench/question.jsonl"),
+    "mt_bench/judge_prompts": Source("mt_bench/judge_prompts.jsonl", f"{_FASTCHAT}/judge_prompts.jsonl"),
+    **{
+        f"mt_bench/model_answer/{m}": Source(
+            f"mt_bench/model_answer/{m}.jsonl", f"{_JAVICUNA}/mt_bench/model_answer/{m}.jsonl"
+        )
+        for m in ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.3")
+    },
+    "gsm8k/test": Source("gsm8k/test.jsonl", f"{_GSM8K}/test.jsonl"),
+}
+
+
+def data_root() -> Path | None:
+    """The configured root of public data, or None if there is none."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    default = REPO_ROOT.parent / "shared" / "data"
+    return default if default.is_dir() else None
+
+
+def downloads_dir() -> Path:
+    return REPO_ROOT / "results" / "downloads"
+
+
+def resolve_data_path(rel: str, *, download: bool = True) -> Path:
+    """Absolute path of a public data file (``rel`` is relative to the data root).
+
+    Order: absolute path as given; ``<data root>/rel``; ``results/downloads/rel``;
+    a download from :data:`SOURCES` when ``rel`` is a known file.
+    """
+    p = Path(rel)
+    if p.is_absolute():
+        if p.exists():
+            return p
+        raise DataMissing(f"data file not found: {p}")
+    root = data_root()
+    if root is not None and (root / rel).exists():
+        return root / rel
+    local = downloads_dir() / rel
+    if local.exists():
+        return local
+    src = next((s for s in SOURCES.values() if s.rel == rel), None)
+    if src is not None and download:
+        return download_file(src.url, local)
+    where = f"{root}" if root is not None else f"no data root (set ${ENV_VAR})"
+    raise DataMissing(f"data file {rel!r} not found under {where} nor in {downloads_dir()}")
+
+
+def source_path(name: str, *, download: bool = True) -> Path:
+    """Path of a named public file (a key of :data:`SOURCES`)."""
+    if name not in SOURCES:
+        raise KeyError(f"unknown data source {name!r}; known: {', '.join(sorted(SOURCES))}")
+    return resolve_data_path(SOURCES[name].rel, download=download)
+
+
+def download_file(url: str, dest: Path, *, timeout_s: float = 60.0, sha256: str | None = None) -> Path:
+    """Download ``url`` to ``dest`` atomically (temp file + rename), optionally checked."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as fh, urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            shutil.copyfileobj(resp, fh)
+        if sha256 is not None:
+            got = hashlib.sha256(Path(tmp).read_bytes()).hexdigest()
+            if got != sha256:
+                raise DataMissing(f"{url}: checksum mismatch ({got} != {sha256})")
+        os.replace(tmp, dest)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise DataMissing(f"could not download {url} ({exc}); place the file at {dest} or set ${ENV_VAR}") from exc
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dest

@@ -1,0 +1,123 @@
+"""Reading rows with precise errors, and writing tables atomically with provenance.
+
+Atomic: every output is written to a temporary file in the destination folder and
+renamed into place, so a rule killed mid-write leaves no half-written file that
+Snakemake (or a person) could mistake for a result.
+
+Provenance: every table carries the config hash, the judge ids and the seeds it
+came from, as columns (so they survive any CSV round trip) and, for parquet, as
+file metadata too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+class InputError(ValueError):
+    """Malformed input data; the message names the file and the line or row."""
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it into place on success."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+    write_text(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read JSON lines; a malformed line raises InputError naming file and line."""
+    p = Path(path)
+    rows = []
+    with p.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{p}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
+            rows.append(obj)
+    return rows
+
+
+def with_provenance(df: pd.DataFrame, provenance: dict[str, Any]) -> pd.DataFrame:
+    """Add provenance columns (constant per table) unless already present."""
+    out = df.copy()
+    for k, v in provenance.items():
+        if k not in out.columns:
+            out[k] = v if not isinstance(v, list | dict) else json.dumps(v, sort_keys=True)
+    return out
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: dict[str, Any] | None = None) -> None:
+    """Write a parquet or CSV table (by suffix) atomically, with provenance columns."""
+    p = Path(path)
+    if provenance:
+        df = with_provenance(df, provenance)
+    with atomic_path(p) as tmp:
+        if p.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            meta = dict(table.schema.metadata or {})
+            if provenance:
+                meta[b"judgelab_provenance"] = json.dumps(provenance, sort_keys=True, default=str).encode()
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
+        elif p.suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            raise ValueError(f"unsupported table format {p.suffix!r} ({p})")
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    p = Path(path)
+    if p.suffix == ".parquet":
+        return pd.read_parquet(p)
+    return pd.read_csv(p)
+
+
+def read_verdicts(paths: list[str] | tuple[str, ...], *, dataset_level: int | None = None) -> pd.DataFrame:
+    """Concatenate verdict tables; ``dataset_level`` takes a ``dataset`` column from
+    that path component (e.g. -2 for ``.../verdicts/<dataset>/<judge>.parquet``)."""
+    frames = []
+    for p in paths:
+        df = pd.read_parquet(p)
+        if dataset_level is not None:
+            df["dataset"] = Path(p).parts[dataset_level]
+        frames.append(df)
+    if not frames:
+        raise InputError("no verdict tables to read")
+    return pd.concat(frames, ignore_index=True)

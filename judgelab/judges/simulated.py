@@ -1,0 +1,448 @@
+"""The simulated judge panel: seeded judges with planted, configurable biases.
+
+Why it exists: it makes the whole DAG run on a laptop, and it is the ground truth
+the tests check estimators against (a bias planted here must be recovered there).
+Every answer it gives is synthetic and every table made from it says so.
+
+How a simulated judge decides a pairwise comparison.  It reads the two candidate
+texts it is shown (``request.slots``) and the prompt, computes surface cues with
+:mod:`judgelab.features`, and forms a preference logit for slot A::
+
+    z = competence * (q_A - q_B)            # q from request.truth (gold or quality)
+      + c_pos                               # slot A is shown first
+      + c_verb  * log2(len_A / len_B)       # verbosity
+      + c_md    * (md_A - md_B)             # markdown style
+      + c_sent  * (sent_A - sent_B)         # sentiment / tone
+      + c_self  * (own_A - own_B)           # resemblance to the judge family's own answers
+      + c_band  * share * (+1 if the majority statement names A else -1)
+
+and answers with an ordered logit with tie margin delta: with item noise
+eps ~ Logistic(0, 1) seeded from the request, the verdict is A if
+z + eps > delta, B if z + eps < -delta, tie otherwise.  So on a pair whose only
+difference is one cue, P(A) - P(B) = sigma(c - delta) - sigma(-c - delta)
+exactly: that is the signed bias score ``b`` of paper 003.  Biases are configured
+*as such b-scores on reference contrasts* (:data:`REFERENCE_CONTRASTS`), the form the
+papers publish them in, and converted to the coefficients c by
+:func:`coefficient_for_bias`.  Temperature adds a second, per-sample logistic noise
+of scale ``temperature * sample_noise``, so an ensemble at temperatures
+{0, 0.3, 0.7} disagrees a little, as real ones do.
+
+Scores (1-5) follow a latent ``true score + leniency`` pulled toward the
+reference answer's score by ``reference_anchor``, shifted and blurred by rubric
+order and score-ID effects, plus Gaussian noise; yes/no labels are right with
+probability ``label_accuracy``.  Every answer is written in the raw format the
+prompt asks for (JSON verdict, ``[[A]]``, ``A``, ``Output (a)``,
+``Feedback: ... [RESULT] iv``, ``<think>...</think> Yes``), with planted rates of
+refusals and malformed answers, so the parser is exercised as with real judges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Any
+
+from judgelab.config import ConfigError, JudgeSpec
+from judgelab.features import (
+    FAMILY_SIGNATURES,
+    bandwagon_cue,
+    bow_cosine,
+    family_signature_score,
+    length_log_ratio,
+    text_features,
+)
+from judgelab.judges import BACKENDS
+from judgelab.judges.base import Judge
+from judgelab.parsing import SCORE_IDS, score_id
+from judgelab.records import JudgeRequest, OutputKind, RawAnswer
+from judgelab.registry import Registry
+
+#: The contrast on which each configured bias score b is defined (cue difference A - B).
+#: position: slot A vs B of identical texts; verbosity: a 2.8x longer text (paper 003's
+#: expansion ratio); markdown: fully formatted vs plain prose; sentiment: positive vs
+#: negative tone (sentiment cue +0.75 vs -0.75); self_preference: all of the judge
+#: family's signature cues vs none; bandwagon: "90% of people believe A is better".
+REFERENCE_CONTRASTS: dict[str, float] = {
+    "position": 1.0,
+    "verbosity": math.log2(2.8),
+    "markdown": 1.0,
+    "sentiment": 1.5,
+    "self_preference": 1.0,
+    "bandwagon": 0.9,
+}
+BIAS_NAMES = tuple(REFERENCE_CONTRASTS)
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def bias_score(coef_times_cue: float, tie_margin: float) -> float:
+    """P(prefers target) - P(prefers other) for a logit shift on an otherwise tied pair."""
+    return _sigmoid(coef_times_cue - tie_margin) - _sigmoid(-coef_times_cue - tie_margin)
+
+
+def pairwise_probs(z: float, tie_margin: float) -> tuple[float, float, float]:
+    """(P(A), P(tie), P(B)) of the ordered logit at preference logit ``z``."""
+    pa = _sigmoid(z - tie_margin)
+    pb = _sigmoid(-z - tie_margin)
+    return pa, 1.0 - pa - pb, pb
+
+
+def coefficient_for_bias(b: float, tie_margin: float, contrast: float) -> float:
+    """Invert :func:`bias_score`: the per-unit-cue logit coefficient giving score ``b``."""
+    if not -1.0 < b < 1.0:
+        raise ValueError(f"a bias score must lie strictly in (-1, 1), got {b}")
+    if b == 0.0:
+        return 0.0
+    from scipy.optimize import brentq
+
+    x = brentq(lambda s: bias_score(s, tie_margin) - abs(b), 0.0, 60.0, xtol=1e-12)
+    return math.copysign(x, b) / contrast
+
+
+@dataclass(frozen=True)
+class OrderEffect:
+    shift: float = 0.0  # added to the latent score
+    noise: float = 0.0  # extra Gaussian sd
+
+
+@dataclass(frozen=True)
+class SimProfile:
+    """A simulated judge's planted behaviour (see module docstring)."""
+
+    competence: float = 2.5
+    tie_margin: float = 0.4
+    sample_noise: float = 1.0
+    biases: dict[str, float] = field(default_factory=dict)  # b-scores on REFERENCE_CONTRASTS
+    # scoring (1-5)
+    score_competence: float = 1.0  # weight of the true score in the latent score
+    leniency: float = 0.0  # constant shift of the latent score
+    score_noise: float = 0.6
+    reference_anchor: float = 0.0  # 0..1 pull toward the reference answer's score
+    rubric_order: dict[str, OrderEffect] = field(default_factory=dict)  # descending, random
+    score_id_effects: dict[str, OrderEffect] = field(default_factory=dict)  # letter, roman
+    # labels and reliability
+    label_accuracy: float = 0.8
+    refusal_rate: float = 0.0
+    malformed_rate: float = 0.0
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any], *, where: str) -> SimProfile:
+        raw = dict(options.get("profile") or {})
+        known = {f.name for f in fields(cls)}
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f"{where}: unknown simulated-profile key(s) {sorted(unknown)}; known: {sorted(known)}")
+        biases = dict(raw.pop("biases", None) or {})
+        bad = set(biases) - set(BIAS_NAMES)
+        if bad:
+            raise ConfigError(f"{where}: unknown bias(es) {sorted(bad)}; known: {list(BIAS_NAMES)}")
+        for k, v in biases.items():
+            if not -1.0 < float(v) < 1.0:
+                raise ConfigError(f"{where}: bias {k!r} = {v} must lie strictly in (-1, 1)")
+        for k in ("rubric_order", "score_id_effects"):
+            raw[k] = {name: OrderEffect(**eff) for name, eff in (raw.get(k) or {}).items()}
+        return cls(biases={k: float(v) for k, v in biases.items()}, **raw)
+
+    def coefficients(self) -> dict[str, float]:
+        return {
+            name: coefficient_for_bias(self.biases.get(name, 0.0), self.tie_margin, contrast)
+            for name, contrast in REFERENCE_CONTRASTS.items()
+        }
+
+
+# ---------------------------------------------------------------------------------
+# deterministic randomness from the request
+
+
+class _Draws:
+    """Uniforms derived from a hash: the same request always draws the same numbers."""
+
+    __slots__ = ("_vals",)
+
+    def __init__(self, digest: bytes) -> None:
+        self._vals = [(v + 0.5) / 2**32 for v in struct.unpack("<8I", digest[:32])]
+
+    def __getitem__(self, i: int) -> float:
+        return self._vals[i]
+
+
+def _logistic(u: float) -> float:
+    return math.log(u / (1.0 - u))
+
+
+_NORMAL = NormalDist()
+
+# ---------------------------------------------------------------------------------
+# answer writers (the raw formats real judges use)
+
+_TIE_FORMATS = {"json", "brackets", "labelled"}
+
+
+def _reasoning(cues: dict[str, float], verdict: str) -> str:
+    parts = []
+    if abs(cues.get("len", 0.0)) > 0.3:
+        parts.append(f"Response {'A' if cues['len'] > 0 else 'B'} is more detailed")
+    if abs(cues.get("md", 0.0)) > 0.3:
+        parts.append(f"Response {'A' if cues['md'] > 0 else 'B'} is better organised")
+    if not parts:
+        parts.append("Both responses address the question")
+    tail = "they are of equal quality" if verdict == "tie" else f"Response {verdict} is better overall"
+    return "; ".join(parts) + f"; {tail}."
+
+
+def _write_pairwise(fmt: str, verdict: str, reasoning: str) -> str:
+    if fmt == "json":
+        v = "tie" if verdict == "tie" else verdict
+        return '{"reasoning": "' + reasoning + '", "verdict": "' + v + '"}'
+    if fmt == "brackets":
+        return f"{reasoning}\n\n[[{'C' if verdict == 'tie' else verdict}]]"
+    if fmt == "output_ab":
+        return f"Output ({verdict.lower()})"
+    if fmt == "labelled":
+        return f"{reasoning}\nVerdict: {verdict}"
+    return verdict  # "letter"
+
+
+def _malformed_pairwise(fmt: str, u: float, reasoning: str) -> str:
+    """Three real failure modes: prose only, two conflicting verdicts, truncated JSON."""
+    if u < 1 / 3:
+        return "Both responses have strengths and weaknesses, and it is hard to choose between them."
+    if u < 2 / 3 and fmt == "json":
+        return '{"verdict": "A", "reasoning": "first look"}\nOn reflection:\n{"verdict": "B", "reasoning": "' + reasoning + '"}'
+    return '{"reasoning": "' + reasoning[: max(5, len(reasoning) // 2)]
+
+
+REFUSAL_TEXT = "I'm sorry, but I can't help with evaluating these responses."
+
+# ---------------------------------------------------------------------------------
+# free-text generation: a deterministic template writer, labelled as such
+
+GeneratorFn = Callable[[JudgeRequest, "SimulatedJudge", _Draws], str]
+GENERATORS: Registry[GeneratorFn] = Registry("simulated generation task")
+SIMULATED_TEXT_NOTE = "[simulated text]"
+
+_FILLERS = (
+    "It is worth noting that this point matters in practice.",
+    "This is an important consideration to keep in mind.",
+    "In other words, the same idea can be restated for clarity.",
+    "Many people find this aspect especially relevant.",
+    "This detail is often overlooked but deserves attention.",
+)
+
+
+def _topic_words(prompt: str, n: int = 6) -> list[str]:
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{3,}", prompt)]
+    seen: dict[str, None] = {}
+    for w in words:
+        seen.setdefault(w.lower(), None)
+    return list(seen)[:n] or ["the", "question"]
+
+
+@GENERATORS.register("answer")
+def _gen_answer(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
+    gen = req.truth.get("gen", {})
+    topic = _topic_words(req.messages[-1].content)
+    sig = FAMILY_SIGNATURES.get(judge.spec.family, ("Here is an answer.", "That is all."))
+    n = int(gen.get("sentences", 4))
+    body = " ".join(
+        f"Point {i + 1}: {topic[(i + int(d[0] * 7)) % len(topic)]} relates to {topic[(i + 1) % len(topic)]}."
+        for i in range(n)
+    )
+    return f"{sig[0]} {body} {sig[1]} {SIMULATED_TEXT_NOTE}"
+
+
+@GENERATORS.register("expand")
+def _gen_expand(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
+    gen = req.truth.get("gen", {})
+    source = str(gen.get("source", req.messages[-1].content))
+    sentences = re.split(r"(?<=[.!?])\s+", source.strip())
+    out = []
+    for i, s in enumerate(sentences):
+        out.append(s)
+        out.append(_FILLERS[(i + int(d[1] * 5)) % len(_FILLERS)])
+        out.append(_FILLERS[(i + 2 + int(d[1] * 5)) % len(_FILLERS)])
+    return " ".join(out)
+
+
+@GENERATORS.register("reasoning")
+def _gen_reasoning(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
+    label = str(req.truth.get("label", "no")).lower()
+    correct = d[2] < judge.profile.label_accuracy
+    answer = label if correct else ("no" if label == "yes" else "yes")
+    return f"<think>I compare the evaluation with the options and look for signs of bias. {SIMULATED_TEXT_NOTE}</think> {answer.capitalize()}"
+
+
+# ---------------------------------------------------------------------------------
+
+
+@BACKENDS.register("simulated")
+class SimulatedJudge(Judge):
+    simulated = True
+    reads_truth = True
+    batch_size = 4096
+
+    def __init__(self, spec: JudgeSpec) -> None:
+        super().__init__(spec)
+        self.profile = SimProfile.from_options(spec.options, where=f"judge {spec.name!r} options")
+        self.coef = self.profile.coefficients()
+        self._salt = (spec.name + "|" + str(spec.sampling.get("seed", 0))).encode()
+
+    def identity_extra(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "family": self.spec.family, "options": self.spec.options}
+
+    # -- entry point ----------------------------------------------------------------
+    def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
+        out = []
+        for req in requests:
+            prompt = req.prompt_text()
+            d = _Draws(hashlib.blake2b(prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+            temp = float(req.params.get("temperature", self.spec.sampling.get("temperature", 0.0)))
+            if temp > 0:  # per-sample noise: same item, different temperature -> new draw
+                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+            else:
+                d2 = None
+            if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
+                text = REFUSAL_TEXT
+            elif req.kind is OutputKind.PAIRWISE:
+                text = self._pairwise(req, prompt, d, d2, temp)
+            elif req.kind is OutputKind.SCORE:
+                text = self._score(req, prompt, d, d2, temp)
+            elif req.kind is OutputKind.LABEL:
+                text = self._label(req, d)
+            else:
+                task = str(req.truth.get("gen", {}).get("task", "answer"))
+                text = GENERATORS.get(task, where=f"judge {self.name!r}")(req, self, d)
+            out.append(RawAnswer(text=text, tokens_in=len(prompt) // 4 + 1, tokens_out=len(text) // 4 + 1))
+        return out
+
+    # -- pairwise ----------------------------------------------------------------------
+    def preference_logit(self, req: JudgeRequest, prompt: str) -> tuple[float, dict[str, float]]:
+        """The deterministic part of the preference for slot A, and the cues it read."""
+        a, b = req.slots.get("A", ""), req.slots.get("B", "")
+        fa, fb = text_features(a), text_features(b)
+        c = self.coef
+        cues = {
+            "len": length_log_ratio(a, b),
+            "md": fa.markdown - fb.markdown,
+            "sent": fa.sentiment - fb.sentiment,
+            "own": self._own(a, req) - self._own(b, req),
+        }
+        z = c["position"] + c["verbosity"] * cues["len"] + c["markdown"] * cues["md"]
+        z += c["sentiment"] * cues["sent"] + c["self_preference"] * cues["own"]
+        if "%" in prompt:
+            cue = bandwagon_cue(prompt)
+            if cue is not None:
+                z += c["bandwagon"] * cue[1] * (1.0 if cue[0] == "A" else -1.0)
+        z += self.profile.competence * _quality_gap(req.truth)
+        return z, cues
+
+    def _own(self, text: str, req: JudgeRequest) -> float:
+        sim = family_signature_score(text, self.spec.family)
+        own = req.truth.get("own_answers", {}).get(self.spec.family) if req.truth else None
+        if own:
+            sim = max(sim, _cached_cosine(text, own))
+        return sim
+
+    def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float) -> str:
+        z, cues = self.preference_logit(req, prompt)
+        margin = self.profile.tie_margin if req.fmt in _TIE_FORMATS else 0.0
+        noisy = z + _logistic(d[0])
+        if d2 is not None:
+            noisy += temp * self.profile.sample_noise * _logistic(d2[0])
+        verdict = "A" if noisy > margin else ("B" if noisy < -margin else "tie")
+        reasoning = _reasoning(cues, verdict)
+        if d[6] < self.profile.malformed_rate:
+            return _malformed_pairwise(req.fmt, d[7], reasoning)
+        return _write_pairwise(req.fmt, verdict, reasoning)
+
+    # -- scores -----------------------------------------------------------------------
+    def latent_score(self, req: JudgeRequest, prompt: str) -> tuple[float, float]:
+        """Mean and sd of the latent 1-5 score this judge gives for this prompt."""
+        p = self.profile
+        true = float(req.truth.get("score", 3.0))
+        mean = 3.0 + p.score_competence * (true - 3.0) + p.leniency
+        sd = p.score_noise
+        ref = _reference_score(prompt, req.score_ids)
+        if ref is not None:
+            mean = (1.0 - p.reference_anchor) * mean + p.reference_anchor * ref
+        order = _rubric_order(prompt, req.score_ids)
+        if order in p.rubric_order:
+            mean += p.rubric_order[order].shift
+            sd = math.hypot(sd, p.rubric_order[order].noise)
+        if req.score_ids in p.score_id_effects:
+            eff = p.score_id_effects[req.score_ids]
+            mean += eff.shift
+            sd = math.hypot(sd, eff.noise)
+        return mean, sd
+
+    def _score(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float) -> str:
+        mean, sd = self.latent_score(req, prompt)
+        x = mean + sd * _NORMAL.inv_cdf(d[0])
+        if d2 is not None:
+            x += temp * self.profile.sample_noise * 0.5 * _NORMAL.inv_cdf(d2[0])
+        s = min(5, max(1, int(math.floor(x + 0.5))))
+        sid = score_id(s, req.score_ids)
+        if d[6] < self.profile.malformed_rate:
+            return "Feedback: The response is adequate in places. [RESULT] " + ("6" if d[7] < 0.5 else "")
+        return f"Feedback: The response meets the level described for this score. [RESULT] {sid}"
+
+    # -- labels -----------------------------------------------------------------------
+    def _label(self, req: JudgeRequest, d: _Draws) -> str:
+        label = str(req.truth.get("label", "no")).lower()
+        correct = d[0] < self.profile.label_accuracy
+        ans = label if correct else ("no" if label == "yes" else "yes")
+        if d[6] < self.profile.malformed_rate:
+            return "<think>The evaluation may or may not be biased.</think>"
+        return f"<think>I check whether the evaluation follows a superficial cue. {SIMULATED_TEXT_NOTE}</think> {ans.capitalize()}"
+
+
+def _quality_gap(truth: dict[str, Any]) -> float:
+    if not truth:
+        return 0.0
+    if "quality_a" in truth and "quality_b" in truth:
+        return float(truth["quality_a"]) - float(truth["quality_b"])
+    gold = truth.get("gold")
+    return {"A": 1.0, "B": -1.0}.get(str(gold), 0.0)
+
+
+@lru_cache(maxsize=65536)
+def _cached_cosine(a: str, b: str) -> float:
+    return bow_cosine(a, b)
+
+
+_REF = re.compile(r"Reference Answer\s*\(Score\s+([^)\s]+)\s*\)", re.IGNORECASE)
+_RUBRIC_LINE = re.compile(r"^\s*Score\s+([0-9]+|[A-Ea-e]|[iIvV]{1,3})\s*:", re.MULTILINE)
+
+
+def _id_to_score(tok: str, scheme: str) -> int | None:
+    ids = [s.lower() for s in SCORE_IDS[scheme]]
+    t = tok.lower()
+    return ids.index(t) + 1 if t in ids else None
+
+
+def _reference_score(prompt: str, scheme: str) -> int | None:
+    m = _REF.search(prompt)
+    return None if m is None else _id_to_score(m.group(1), scheme)
+
+
+def _rubric_order(prompt: str, scheme: str) -> str:
+    seq = [_id_to_score(t, scheme) for t in _RUBRIC_LINE.findall(prompt)]
+    seq = [s for s in seq if s is not None]
+    if len(seq) < 2:
+        return "none"
+    if seq == sorted(seq):
+        return "ascending"
+    if seq == sorted(seq, reverse=True):
+        return "descending"
+    return "random"

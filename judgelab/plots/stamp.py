@@ -1,0 +1,41 @@
+"""The "SIMULATED" stamp and atomic figure saving.
+
+A figure made from the simulated panel must never be mistaken for real model
+behaviour, whoever crops it: the stamp is a diagonal watermark across the axes
+plus a footer, both drawn into the pixels.
+"""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from judgelab.io import atomic_path  # noqa: E402
+
+STAMP_TEXT = "SIMULATED JUDGES"
+
+
+def stamp(fig: Figure, *, simulated: bool, config_hash: str | None = None) -> None:
+    """Watermark ``fig`` when it shows simulated judges; add a provenance footer."""
+    footer = []
+    if simulated:
+        fig.text(0.5, 0.5, STAMP_TEXT, fontsize=40, color="red", alpha=0.18, rotation=25,
+                 ha="center", va="center", weight="bold", zorder=1000)
+        footer.append("Simulated panel: planted biases, not real model behaviour.")
+    if config_hash:
+        footer.append(f"config {config_hash}")
+    if footer:
+        fig.text(0.01, 0.005, "  ".join(footer), fontsize=7, color="dimgray", ha="left", va="bottom")
+
+
+def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 150) -> None:
+    """Save atomically (the rule never leaves a half-written image)."""
+    fmt = os.path.splitext(str(path))[1].lstrip(".") or "png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=fmt, bbox_inches="tight", metadata={"Software": None} if fmt == "png" else None)
+    plt.close(fig)

@@ -1,0 +1,171 @@
+"""Request and response records shared by every judge backend.
+
+A :class:`JudgeRequest` is everything that determines a judge's answer: the chat
+messages, what kind of output is expected (pairwise verdict, 1-5 score, yes/no
+label or free text) and in which raw format.  Its :meth:`JudgeRequest.key` is the
+cache key, so two requests that would produce the same answer share one call.
+
+``slots`` and ``truth`` are side channels.  ``slots`` holds the candidate texts as
+they were placed into the prompt (``{"A": ..., "B": ...}`` or ``{"response": ...}``)
+so analyses can map verdicts back to responses.  ``truth`` holds what only the
+experimenter knows (gold label, latent quality, the true 1-5 score); real backends
+never see it, the simulated panel reads it as its "competence" signal.  Neither is
+part of the key for real backends, because they do not change the answer.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class OutputKind(str, enum.Enum):
+    """What a judge is asked to produce."""
+
+    PAIRWISE = "pairwise"  # verdict A / B / tie
+    SCORE = "score"  # an integer 1-5, written in some score-ID scheme
+    LABEL = "label"  # yes / no (e.g. "<think>...</think> Yes")
+    TEXT = "text"  # free generation: answers, rewrites, reasoning traces
+
+
+class CallStatus(str, enum.Enum):
+    """Outcome of one call, counted in every summary table.
+
+    ``ok`` and ``fallback`` carry a parsed value (``fallback`` means the expected
+    format was not found but a fallback rule recovered a value); ``unparsed`` and
+    ``refusal`` are answers without a usable value; ``error`` means no answer (API
+    error, timeout) and is never cached, so the next run retries it.
+    """
+
+    OK = "ok"
+    FALLBACK = "fallback"
+    UNPARSED = "unparsed"
+    REFUSAL = "refusal"
+    ERROR = "error"
+
+    @property
+    def has_value(self) -> bool:
+        return self in (CallStatus.OK, CallStatus.FALLBACK)
+
+
+def canonical_json(obj: Any) -> str:
+    """Stable JSON used for hashing: sorted keys, no whitespace, UTF-8 kept."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass
+class JudgeRequest:
+    """One question to one judge.
+
+    ``fmt`` names the raw answer format the prompt asks for (``json``, ``brackets``,
+    ``letter``, ``output_ab`` for pairwise; ``result`` for scores; ``think`` for
+    labels) and ``score_ids`` the score-ID scheme (``numeric``, ``letter``,
+    ``roman``).  ``params`` are per-request sampling overrides (e.g. the
+    temperatures of an ensemble); they are merged over the judge's own sampling
+    parameters and are part of the key.  ``meta`` is free bookkeeping (item id,
+    presentation order, strategy) carried to the output tables, not hashed.
+    """
+
+    messages: list[Message]
+    kind: OutputKind = OutputKind.PAIRWISE
+    fmt: str = "json"
+    score_ids: str = "numeric"
+    params: dict[str, Any] = field(default_factory=dict)
+    slots: dict[str, str] = field(default_factory=dict)
+    truth: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.kind = OutputKind(self.kind)
+        self.messages = [m if isinstance(m, Message) else Message(**m) for m in self.messages]
+        if not self.messages:
+            raise ValueError("a JudgeRequest needs at least one message")
+
+    def payload(self) -> dict[str, Any]:
+        """The part of the request that determines a real model's answer."""
+        return {
+            "messages": [asdict(m) for m in self.messages],
+            "kind": self.kind.value,
+            "fmt": self.fmt,
+            "score_ids": self.score_ids,
+            "params": self.params,
+        }
+
+    def key(self, identity: dict[str, Any], *, include_truth: bool = False) -> str:
+        """Cache key: hash of the backend identity (backend, model, sampling) and payload."""
+        body = {"judge": identity, "request": self.payload()}
+        if include_truth:
+            body["truth"] = self.truth
+            body["slots"] = self.slots
+        return sha256_hex(canonical_json(body))
+
+    def prompt_text(self) -> str:
+        return "\n\n".join(m.content for m in self.messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.payload()
+        d.update(slots=self.slots, truth=self.truth, meta=self.meta)
+        return d
+
+
+@dataclass
+class RawAnswer:
+    """What a backend returns for one request, before parsing."""
+
+    text: str | None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    logprobs: dict[str, float] | None = None  # answer-token -> logprob (logit modes)
+    error: str | None = None  # set when no answer was obtained
+    finish_reason: str | None = None
+
+
+@dataclass
+class JudgeResponse:
+    """A parsed answer with its provenance; one row of every verdict table."""
+
+    key: str
+    judge: str
+    backend: str
+    model: str
+    kind: str
+    raw_text: str | None
+    value: Any
+    status: CallStatus
+    parse_method: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    logprobs: dict[str, float] | None = None
+    error: str | None = None
+    cached: bool = False
+    simulated: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.status = CallStatus(self.status)
+
+    def row(self) -> dict[str, Any]:
+        """Flat dict for a table (meta keys are prefixed ``meta_``)."""
+        d = {k: v for k, v in asdict(self).items() if k not in ("meta", "logprobs")}
+        d["status"] = self.status.value
+        d["value"] = None if self.value is None else str(self.value)
+        d["logprobs"] = None if self.logprobs is None else canonical_json(self.logprobs)
+        for k, v in self.meta.items():
+            d[f"meta_{k}"] = v
+        return d

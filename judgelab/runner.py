@@ -1,0 +1,127 @@
+"""Send requests to a judge through the cache: nothing is ever asked twice.
+
+:func:`run_requests` is the only path from a request to a verdict.  It
+
+1. computes every request's key and looks them all up in the cache;
+2. sends the misses (each distinct key once) to the backend in batches, committing
+   each batch's answers before the next, so a killed run keeps what it finished;
+3. records errors in the cache's failure log -- they are not answers and are asked
+   again on the next run;
+4. parses every answer (cached or new) with :mod:`judgelab.parsing` and returns one
+   :class:`JudgeResponse` per request, in order, with its status.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+
+from tqdm.auto import tqdm
+
+from judgelab.cache import CachedCall, CallCache
+from judgelab.judges.base import Judge
+from judgelab.parsing import parse
+from judgelab.records import CallStatus, JudgeRequest, JudgeResponse
+
+log = logging.getLogger(__name__)
+
+
+class TooManyErrors(RuntimeError):
+    """More calls failed than the configured tolerance; nothing is written."""
+
+
+def _progress_enabled() -> bool:
+    return os.environ.get("JUDGELAB_PROGRESS", "1") != "0"
+
+
+def run_requests(
+    judge: Judge,
+    requests: Sequence[JudgeRequest],
+    cache: CallCache,
+    *,
+    label: str | None = None,
+    progress: bool | None = None,
+    max_error_rate: float | None = 0.0,
+) -> list[JudgeResponse]:
+    """Answer ``requests`` with ``judge``, reusing and filling ``cache``.
+
+    ``max_error_rate``: if more than this share of the distinct new calls failed,
+    raise :class:`TooManyErrors` after recording what succeeded (so the rule fails,
+    writes nothing, and the next run retries only the failures).  ``None`` never
+    raises; error rows are then returned with status ``error``.
+    """
+    started = time.time()
+    keys = [judge.key(r) for r in requests]
+    stored: dict[str, CachedCall] = cache.get_many(keys)
+    todo: dict[str, JudgeRequest] = {}
+    for k, r in zip(keys, requests, strict=True):
+        if k not in stored and k not in todo:
+            todo[k] = r
+    hits = sum(1 for k in keys if k in stored)
+    errors: dict[str, str] = {}
+    desc = f"{judge.name}" + (f" [{label}]" if label else "")
+    show = _progress_enabled() if progress is None else progress
+    log.info("%s: %d requests, %d cached, %d to ask", desc, len(requests), hits, len(todo))
+    items = list(todo.items())
+    with tqdm(total=len(items), desc=desc, unit="call", disable=not show or not items,
+              mininterval=1.0, dynamic_ncols=True) as bar:
+        for i in range(0, len(items), max(1, judge.batch_size)):
+            batch = items[i : i + judge.batch_size]
+            answers = judge.answer([r for _, r in batch])
+            if len(answers) != len(batch):
+                raise RuntimeError(f"backend {judge.spec.backend} returned {len(answers)} answers for {len(batch)} requests")
+            good: list[tuple[CachedCall, dict]] = []
+            bad = []
+            for (k, req), ans in zip(batch, answers, strict=True):
+                if ans.error is not None or ans.text is None:
+                    err = ans.error or "empty answer (no text)"
+                    errors[k] = err
+                    bad.append((k, judge.name, judge.spec.backend, judge.spec.model, err))
+                    continue
+                call = CachedCall(
+                    key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+                    kind=req.kind.value, raw_text=ans.text, logprobs=ans.logprobs,
+                    tokens_in=ans.tokens_in, tokens_out=ans.tokens_out, latency_s=ans.latency_s,
+                    cost_usd=judge.cost(ans.tokens_in, ans.tokens_out), finish_reason=ans.finish_reason,
+                )
+                good.append((call, req.payload()))
+                stored[k] = call
+            cache.put_many(good)
+            cache.record_failures(bad)
+            bar.update(len(batch))
+    cache.record_run(
+        judge=judge.name, backend=judge.spec.backend, model=judge.spec.model, label=label,
+        requested=len(requests), hits=hits, new_calls=len(todo) - len(errors),
+        failures=len(errors), started_at=started,
+    )
+    if errors:
+        log.warning("%s: %d of %d new calls failed (first: %s)", desc, len(errors), len(todo),
+                    next(iter(errors.values())))
+        if max_error_rate is not None and len(errors) > max_error_rate * max(1, len(todo)):
+            raise TooManyErrors(
+                f"judge {judge.name!r}: {len(errors)} of {len(todo)} calls failed "
+                f"(first error: {next(iter(errors.values()))}); answered calls are cached, "
+                f"rerun to retry the failed ones"
+            )
+    new_keys = set(todo)
+    out = []
+    for k, req in zip(keys, requests, strict=True):
+        if k in errors:
+            out.append(JudgeResponse(
+                key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+                kind=req.kind.value, raw_text=None, value=None, status=CallStatus.ERROR,
+                error=errors[k], simulated=judge.simulated, meta=dict(req.meta),
+            ))
+            continue
+        c = stored[k]
+        p = parse(req.kind, c.raw_text, fmt=req.fmt, score_ids=req.score_ids)
+        out.append(JudgeResponse(
+            key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+            kind=req.kind.value, raw_text=c.raw_text, value=p.value, status=p.status,
+            parse_method=p.method, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
+            latency_s=c.latency_s, cost_usd=c.cost_usd, logprobs=c.logprobs,
+            cached=k not in new_keys, simulated=judge.simulated, meta=dict(req.meta),
+        ))
+    return out

@@ -1,0 +1,141 @@
+# Study `audit`: every configured judge on real pair sets, in both presentation orders.
+#
+# Method.  Each pair set is loaded from public data (LLMBar by default) into the pairs
+# table.  Every judge answers every pair twice, once in the stored order (AB) and once
+# swapped (BA), with the configured pairwise template (replayed real judges use the
+# template they were recorded with).  Verdicts are mapped back to the stored order and
+# compared with gold: accuracy per order, accuracy in both orders, positional agreement
+# and tie rate, with every unparsed answer, refusal and API error counted.
+
+AUDIT = config["audit"]
+AUDIT_SETS = list(AUDIT["datasets"])
+
+
+def audit_judges(dataset):
+    replay = [
+        n for n, s in REPLAY_SPECS.items() if s.options.get("dataset") == dataset
+    ]
+    return list(JUDGE_SPECS) + replay
+
+
+AUDIT_VERDICTS = [
+    f"results/audit/verdicts/{ds}/{j}.parquet" for ds in AUDIT_SETS for j in audit_judges(ds)
+]
+VERDICT_TABLES.extend(AUDIT_VERDICTS)
+AUDIT_OUTPUTS = [
+    "results/audit/summary.csv",
+    "results/audit/figures/accuracy.png",
+]
+
+
+rule audit_pairs:
+    """Load a public pair set into the documented pairs table."""
+    output:
+        "results/audit/pairs/{dataset}.parquet",
+    params:
+        spec=lambda w: AUDIT["datasets"][w.dataset],
+        provenance=lambda w: provenance_for([]),
+    log:
+        "results/logs/audit_pairs/{dataset}.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/build_pairs.py"
+
+
+_AUDIT_QUERY = dict(
+    input="results/audit/pairs/{dataset}.parquet",
+    output="results/audit/verdicts/{dataset}/{judge}.parquet",
+    log="results/logs/audit_query/{dataset}/{judge}.log",
+)
+
+
+def _query_params(w):
+    entry = judge_entry(w.judge)
+    return dict(
+        judge=entry,
+        template=(entry.get("options") or {}).get("prompt_template", AUDIT["template"]),
+        orders=AUDIT["orders"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=provenance_for([w.judge]),
+    )
+
+
+rule audit_query:
+    """Ask one judge about every pair, in both orders, through the call cache."""
+    input:
+        _AUDIT_QUERY["input"],
+    output:
+        _AUDIT_QUERY["output"],
+    wildcard_constraints:
+        judge=name_regex([n for n in ALL_JUDGE_ENTRIES if n not in judges_of("vllm")]),
+    params:
+        q=_query_params,
+    resources:
+        api_slots=lambda w: api_slots_for(w.judge),
+    log:
+        _AUDIT_QUERY["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/query_pairs.py"
+
+
+rule audit_query_vllm:
+    """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
+    input:
+        _AUDIT_QUERY["input"],
+    output:
+        _AUDIT_QUERY["output"],
+    wildcard_constraints:
+        judge=name_regex(judges_of("vllm")),
+    params:
+        q=_query_params,
+    resources:
+        gpu=lambda w: gpus_for(w.judge),
+        slurm_extra=lambda w: f"'--gpus={gpus_for(w.judge)}'",
+    log:
+        _AUDIT_QUERY["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/query_pairs.py"
+
+
+rule audit_summary:
+    """Accuracy, order consistency and tie rate per judge and pair set (Wilson CIs)."""
+    input:
+        AUDIT_VERDICTS,
+    output:
+        report(
+            "results/audit/summary.csv",
+            caption="../report/audit_summary.rst",
+            category="Judge audit",
+        ),
+    params:
+        provenance=provenance_for(list(ALL_JUDGE_ENTRIES)),
+    log:
+        "results/logs/audit_summary.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/audit_summary.py"
+
+
+rule audit_figure:
+    """Accuracy per judge and order, stamped when any judge is simulated."""
+    input:
+        "results/audit/summary.csv",
+    output:
+        report(
+            "results/audit/figures/accuracy.png",
+            caption="../report/audit_accuracy.rst",
+            category="Judge audit",
+        ),
+    log:
+        "results/logs/audit_figure.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/audit_figure.py"

@@ -1,0 +1,50 @@
+# Shared helpers of every study: judge lookup, provenance, per-backend resources.
+
+from judgelab.config import check_judges, config_hash
+
+JUDGE_SPECS = {s.name: s for s in check_judges(config, source="config")}
+REPLAY_SPECS = {
+    s.name: s
+    for s in check_judges({"judges": config.get("replay_judges", [])}, source="config: replay_judges")
+}
+ALL_JUDGE_ENTRIES = {
+    d["name"]: d for d in list(config["judges"]) + list(config.get("replay_judges", []))
+}
+CONFIG_HASH = config_hash(config)
+CACHE = config["cache"]
+# Every judge-querying rule appends its verdict tables here; the call summary reads them all.
+VERDICT_TABLES = []
+
+
+def judge_entry(name):
+    return ALL_JUDGE_ENTRIES[name]
+
+
+def judges_of(*backends):
+    return [n for n, s in JUDGE_SPECS.items() if s.backend in backends]
+
+
+def name_regex(names):
+    """Wildcard constraint matching exactly these names (or nothing)."""
+    import re
+
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+def gpus_for(name):
+    spec = {**JUDGE_SPECS, **REPLAY_SPECS}[name]
+    return int(spec.options.get("tensor_parallel_size", 1)) if spec.backend == "vllm" else 0
+
+
+def api_slots_for(name):
+    """Custom resource throttling API traffic: cap with --resources api_slots=N."""
+    spec = {**JUDGE_SPECS, **REPLAY_SPECS}[name]
+    return 1 if spec.backend == "openai" else 0
+
+
+def provenance_for(judge_names):
+    return {
+        "config_hash": CONFIG_HASH,
+        "seed": config["seed"],
+        "judges": [judge_entry(n) for n in judge_names],
+    }

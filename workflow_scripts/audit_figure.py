@@ -1,0 +1,12 @@
+"""Rule audit_figure: accuracy per judge and presentation order."""
+
+from judgelab.io import read_table
+from judgelab.plots.audit import accuracy_figure
+from judgelab.workflow import run_script
+
+
+def main(sm):
+    accuracy_figure(read_table(sm.input[0]), sm.output[0])
+
+
+run_script(snakemake, main)

@@ -1,0 +1,14 @@
+"""Rule call_summary: calls, outcomes, tokens and cost per judge across all studies."""
+
+from judgelab.io import read_verdicts, write_table
+from judgelab.stats.agreement import call_summary
+from judgelab.workflow import provenance, run_script
+
+
+def main(sm):
+    table = call_summary(read_verdicts(sm.input))
+    prov = sm.params.provenance
+    write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"], prov["judges"]))
+
+
+run_script(snakemake, main)
