@@ -7,8 +7,6 @@
 # Config: the judge set comes first (config/judges/simulated.yaml by default), the
 # pipeline config second; --configfile files given on the command line override both.
 
-import os
-
 from snakemake.utils import min_version, validate
 
 min_version("8.20")
@@ -19,12 +17,6 @@ configfile: "config/config.yaml"
 
 
 validate(config, "config/schema.yaml")
-
-# Jobs (including conda-env jobs) import the library from this checkout.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p
-)
-os.environ.setdefault("HF_HUB_OFFLINE", "0")
 
 
 include: "rules/common.smk"

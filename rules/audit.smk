@@ -11,15 +11,8 @@ AUDIT = config["audit"]
 AUDIT_SETS = list(AUDIT["datasets"])
 
 
-def audit_judges(dataset):
-    replay = [
-        n for n, s in REPLAY_SPECS.items() if s.options.get("dataset") == dataset
-    ]
-    return list(JUDGE_SPECS) + replay
-
-
 AUDIT_VERDICTS = [
-    f"results/audit/verdicts/{ds}/{j}.parquet" for ds in AUDIT_SETS for j in audit_judges(ds)
+    f"results/audit/verdicts/{ds}/{j}.parquet" for ds in AUDIT_SETS for j in judges_for_dataset(ds)
 ]
 VERDICT_TABLES.extend(AUDIT_VERDICTS)
 AUDIT_OUTPUTS = [
@@ -50,18 +43,6 @@ _AUDIT_QUERY = dict(
 )
 
 
-def _query_params(w):
-    entry = judge_entry(w.judge)
-    return dict(
-        judge=entry,
-        template=(entry.get("options") or {}).get("prompt_template", AUDIT["template"]),
-        orders=AUDIT["orders"],
-        cache=CACHE,
-        max_error_rate=config["max_error_rate"],
-        provenance=provenance_for([w.judge]),
-    )
-
-
 rule audit_query:
     """Ask one judge about every pair, in both orders, through the call cache."""
     input:
@@ -71,7 +52,7 @@ rule audit_query:
     wildcard_constraints:
         judge=name_regex([n for n in ALL_JUDGE_ENTRIES if n not in judges_of("vllm")]),
     params:
-        q=_query_params,
+        q=lambda w: query_params(w, AUDIT),
     resources:
         api_slots=lambda w: api_slots_for(w.judge),
     log:
@@ -91,10 +72,9 @@ rule audit_query_vllm:
     wildcard_constraints:
         judge=name_regex(judges_of("vllm")),
     params:
-        q=_query_params,
+        q=lambda w: query_params(w, AUDIT),
     resources:
         gpu=lambda w: gpus_for(w.judge),
-        slurm_extra=lambda w: f"'--gpus={gpus_for(w.judge)}'",
     log:
         _AUDIT_QUERY["log"],
     conda:

@@ -48,3 +48,22 @@ def provenance_for(judge_names):
         "seed": config["seed"],
         "judges": [judge_entry(n) for n in judge_names],
     }
+
+
+def judges_for_dataset(dataset):
+    """All configured judges, plus the replayed judges recorded on this pair set."""
+    replay = [n for n, s in REPLAY_SPECS.items() if s.options.get("dataset") == dataset]
+    return list(JUDGE_SPECS) + replay
+
+
+def query_params(w, study):
+    """Params of a judge-querying job: judge entry, template, orders, cache, provenance."""
+    entry = judge_entry(w.judge)
+    return dict(
+        judge=entry,
+        template=(entry.get("options") or {}).get("prompt_template", study["template"]),
+        orders=study["orders"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=provenance_for([w.judge]),
+    )

@@ -1,5 +1,7 @@
 """Rule audit_summary: accuracy and order consistency per judge and pair set."""
 
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
 from judgelab.io import read_verdicts, write_table
 from judgelab.stats.agreement import order_summary
 from judgelab.workflow import provenance, run_script

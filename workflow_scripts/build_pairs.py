@@ -1,5 +1,7 @@
 """Rule audit_pairs: load a public pair set into the pairs table."""
 
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
 from judgelab.datasets.pairs import load_pairset, pairs_frame
 from judgelab.io import write_table
 from judgelab.workflow import provenance, run_script

@@ -1,5 +1,7 @@
 """Rule call_summary: calls, outcomes, tokens and cost per judge across all studies."""
 
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
 from judgelab.io import read_verdicts, write_table
 from judgelab.stats.agreement import call_summary
 from judgelab.workflow import provenance, run_script

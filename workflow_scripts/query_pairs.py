@@ -1,5 +1,7 @@
 """Rules *_query: one judge answers every pair of a pair set, in the configured orders."""
 
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.datasets.pairs import load_pairs

@@ -21,10 +21,10 @@ def make_judge(spec: JudgeSpec) -> Judge:
 
 
 # Registration happens at import; these modules import no heavy dependency at top level.
-from judgelab.judges import simulated as _simulated  # noqa: E402,F401
 from judgelab.judges import openai_backend as _openai  # noqa: E402,F401
-from judgelab.judges import vllm_backend as _vllm  # noqa: E402,F401
-from judgelab.judges import transformers_backend as _hf  # noqa: E402,F401
 from judgelab.judges import replay as _replay  # noqa: E402,F401
+from judgelab.judges import simulated as _simulated  # noqa: E402,F401
+from judgelab.judges import transformers_backend as _hf  # noqa: E402,F401
+from judgelab.judges import vllm_backend as _vllm  # noqa: E402,F401
 
 __all__ = ["BACKENDS", "BackendUnavailable", "Judge", "make_judge"]

@@ -62,4 +62,5 @@ class Judge(ABC):
         """Answer each request (same order). Errors go into ``RawAnswer.error``."""
 
     def close(self) -> None:
-        """Release resources (HTTP clients, GPU memory)."""
+        """Release resources (HTTP clients, GPU memory); nothing to release by default."""
+        return None

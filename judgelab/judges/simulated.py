@@ -391,7 +391,7 @@ class SimulatedJudge(Judge):
         x = mean + sd * _NORMAL.inv_cdf(d[0])
         if d2 is not None:
             x += temp * self.profile.sample_noise * 0.5 * _NORMAL.inv_cdf(d2[0])
-        s = min(5, max(1, int(math.floor(x + 0.5))))
+        s = min(5, max(1, math.floor(x + 0.5)))
         sid = score_id(s, req.score_ids)
         if d[6] < self.profile.malformed_rate:
             return "Feedback: The response is adequate in places. [RESULT] " + ("6" if d[7] < 0.5 else "")

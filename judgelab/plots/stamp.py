@@ -12,10 +12,10 @@ import os
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from judgelab.io import atomic_path  # noqa: E402
+from judgelab.io import atomic_path
 
 STAMP_TEXT = "SIMULATED JUDGES"
 

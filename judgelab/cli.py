@@ -1,0 +1,154 @@
+"""``judgelab`` command line: use the judge layer outside Snakemake.
+
+    judgelab judge --judge sim-gpt-4o --pairs pairs.jsonl --out verdicts.csv
+    judgelab cache-stats [--cache results/cache/calls.sqlite]
+    judgelab check-config [--configfile config/judges/api.yaml]
+    judgelab backends
+
+Config files are merged like Snakemake does (judge set first, then
+``config/config.yaml``, then each ``--configfile``).  Errors in input or config
+print one line naming the file, line or key, and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, load_config
+
+
+def _config(args: argparse.Namespace) -> dict:
+    paths = [REPO_ROOT / "config" / "judges" / "simulated.yaml", REPO_ROOT / "config" / "config.yaml"]
+    paths += [Path(p) for p in args.configfile or []]
+    return load_config(*paths)
+
+
+def _find_judge(config: dict, name: str) -> JudgeSpec:
+    entries = list(config["judges"]) + list(config.get("replay_judges", []))
+    for d in entries:
+        if d["name"] == name:
+            return JudgeSpec.from_dict(d)
+    known = ", ".join(d["name"] for d in entries)
+    raise ConfigError(f"no judge named {name!r} in the config; known: {known}")
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from judgelab.cache import CallCache
+    from judgelab.datasets.pairs import load_pairs
+    from judgelab.io import write_table
+    from judgelab.judges import make_judge
+    from judgelab.pairwise import judge_pairs
+    from judgelab.stats.agreement import call_summary, order_summary
+
+    config = _config(args)
+    spec = _find_judge(config, args.judge)
+    pairs = load_pairs(args.pairs)
+    judge = make_judge(spec)
+    try:
+        with CallCache(args.cache or config["cache"]) as cache:
+            table = judge_pairs(judge, pairs, cache, template=args.template, orders=args.orders.split(","),
+                                max_error_rate=args.max_error_rate)
+    finally:
+        judge.close()
+    if args.out:
+        write_table(table, args.out)
+    with pd.option_context("display.width", 160, "display.max_columns", 30):
+        print(call_summary(table).to_string(index=False))
+        if {"AB", "BA"} <= set(table["order"]):
+            print()
+            print(order_summary(table).to_string(index=False))
+        else:
+            print(f"\naccuracy: {table['correct'].mean():.3f} over {len(table)} verdicts")
+    return 0
+
+
+def cmd_cache_stats(args: argparse.Namespace) -> int:
+    from judgelab.cache import CallCache
+
+    path = Path(args.cache)
+    if not path.exists():
+        raise ConfigError(f"no cache at {path}")
+    with CallCache(path) as cache:
+        stats = pd.DataFrame(cache.stats())
+    if stats.empty:
+        print(f"{path}: empty")
+        return 0
+    with pd.option_context("display.width", 160, "display.max_columns", 30):
+        print(stats.to_string(index=False))
+    tot = stats[["stored_calls", "failures", "requested", "hits", "new_calls", "tokens_in", "tokens_out", "cost_usd"]].sum()
+    print(f"\ntotal: {int(tot.stored_calls)} stored calls, {int(tot.hits)} hits / {int(tot.requested)} requested,"
+          f" {int(tot.failures)} failures, {int(tot.tokens_in)} tokens in, {int(tot.tokens_out)} out,"
+          f" ${tot.cost_usd:.4f}")
+    return 0
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    config = _config(args)
+    names = [d["name"] for d in config["judges"]]
+    print(f"config OK: {len(names)} judges ({', '.join(names)})")
+    return 0
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from judgelab.judges import BACKENDS
+    from judgelab.prompts import PAIRWISE_TEMPLATES
+
+    print("backends:", ", ".join(BACKENDS.names()))
+    print("pairwise templates:", ", ".join(PAIRWISE_TEMPLATES.names()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="judgelab", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def with_config(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--configfile", action="append", help="extra config file(s), merged in order")
+
+    j = sub.add_parser("judge", help="run one judge on a pairs file (JSONL or parquet)")
+    with_config(j)
+    j.add_argument("--judge", required=True, help="judge name from the config")
+    j.add_argument("--pairs", required=True, help="pairs file: pair_id, prompt, response_a, response_b, expected_verdict")
+    j.add_argument("--template", default="json_verdict", help="pairwise prompt template")
+    j.add_argument("--orders", default="AB,BA", help="presentation orders, comma-separated")
+    j.add_argument("--cache", help="SQLite call cache (default: the config's)")
+    j.add_argument("--out", help="write the verdict table here (.parquet or .csv)")
+    j.add_argument("--max-error-rate", type=float, default=None,
+                   help="fail if more than this share of calls errors (default: report and continue)")
+    j.set_defaults(fn=cmd_judge)
+
+    c = sub.add_parser("cache-stats", help="calls, hits, failures, tokens and cost per judge")
+    c.add_argument("--cache", default=str(REPO_ROOT / "results" / "cache" / "calls.sqlite"))
+    c.set_defaults(fn=cmd_cache_stats)
+
+    v = sub.add_parser("check-config", help="validate the merged config")
+    with_config(v)
+    v.set_defaults(fn=cmd_check_config)
+
+    b = sub.add_parser("backends", help="list registered backends and prompt templates")
+    b.set_defaults(fn=cmd_backends)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from judgelab.datasets.sources import DataMissing
+    from judgelab.io import InputError
+    from judgelab.judges.base import BackendUnavailable
+    from judgelab.registry import UnknownEntryError
+    from judgelab.runner import TooManyErrors
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors,
+            FileNotFoundError) as exc:
+        print(f"judgelab: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
