@@ -46,6 +46,18 @@ VERDICT_COLUMNS = [
 ]
 
 
+def orient_context(context: str, order: str) -> str:
+    """Fill the ``{A}``/``{B}`` slot placeholders of a pair's context for this order.
+
+    A context that names a response ("90% of people believe Response {B} is better")
+    must keep naming the same *response* when the slots are swapped.
+    """
+    if "{" not in context:
+        return context
+    shown = {"A": "A", "B": "B"} if order == "AB" else {"A": "B", "B": "A"}
+    return context.replace("{A}", shown["A"]).replace("{B}", shown["B"])
+
+
 def pair_requests(pairs: Sequence[Pair], template: str, orders: Sequence[str] = ORDERS,
                   params: dict | None = None) -> list[JudgeRequest]:
     reqs = []
@@ -56,7 +68,8 @@ def pair_requests(pairs: Sequence[Pair], template: str, orders: Sequence[str] = 
             first, second = (p.response_a, p.response_b) if order == "AB" else (p.response_b, p.response_a)
             gold = p.expected_verdict if order == "AB" else to_original_frame(p.expected_verdict, "BA")
             reqs.append(pairwise_request(
-                template, question=p.prompt, first=first, second=second, gold=gold, context=p.context,
+                template, question=p.prompt, first=first, second=second, gold=gold,
+                context=orient_context(p.context, order),
                 params=params, meta={"pair_id": p.pair_id, "order": order},
             ))
     return reqs

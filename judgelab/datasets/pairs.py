@@ -11,7 +11,9 @@ Columns of a pairs table (parquet/JSONL):
 ``category``        subset or topic (per-category tables)
 ``source``          where the pair comes from (file or construction rule)
 ``construction_notes`` how it was made
-``context``         extra prompt text shown to the judge (e.g. a bandwagon statement)
+``context``         extra prompt text shown to the judge (e.g. a bandwagon statement);
+                    ``{A}``/``{B}`` stand for the slot letter the stored response A/B
+                    is shown under, so the statement follows its response when swapped
 =================== ==========================================================
 """
 

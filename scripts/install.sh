@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install judgelab and its stack into ./.venv (idempotent).
+# torch is installed FIRST and pinned, so that nothing pulls a multi-GB CUDA build on a
+# CPU machine; set TORCH_SPEC to choose another (e.g. TORCH_SPEC="torch" on a GPU box).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
+.venv/bin/python -m pip install -q -e ".[api,train,dev,slurm]"

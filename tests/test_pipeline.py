@@ -1,0 +1,163 @@
+"""The Snakemake DAG end to end, in a scratch copy of the workflow.
+
+Checks the backbone's promises: the default DAG runs and is deterministic (two runs
+from an empty results/ give identical tables), a rerun asks no judge anything, other
+judge sets plan, the workflow lints clean, and bad input fails the run with a message
+naming the file, line or key and leaves no output behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+WORKFLOW_PARTS = ["Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "pyproject.toml"]
+
+
+def snakemake_bin() -> str:
+    exe = Path(sys.executable).with_name("snakemake")
+    return str(exe) if exe.exists() else "snakemake"
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, data_root: Path) -> Path:
+    wd = tmp_path / "wf"
+    wd.mkdir()
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, wd / part)
+    return wd
+
+
+def run_sm(wd: Path, *args: str, env_extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "JUDGELAB_PROGRESS": "0", "HF_HUB_OFFLINE": "1", **(env_extra or {})}
+    env.setdefault("JUDGELAB_DATA", str(Path(os.environ.get("JUDGELAB_DATA", REPO.parent / "shared" / "data"))))
+    proc = subprocess.run([snakemake_bin(), "--cores", "2", *args], cwd=wd, env=env, capture_output=True,
+                          text=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def tables(wd: Path) -> dict[str, pd.DataFrame]:
+    out = {}
+    for p in sorted((wd / "results").rglob("*")):
+        if p.suffix == ".parquet":
+            out[str(p.relative_to(wd))] = pd.read_parquet(p)
+        elif p.suffix == ".csv":
+            out[str(p.relative_to(wd))] = pd.read_csv(p)
+    return out
+
+
+def new_calls(wd: Path) -> int:
+    with sqlite3.connect(wd / "results" / "cache" / "calls.sqlite") as c:
+        return c.execute("SELECT COALESCE(SUM(new_calls), 0) FROM runs").fetchone()[0]
+
+
+def test_default_dag_is_deterministic_and_reruns_ask_nothing(workdir: Path):
+    run_sm(workdir, "-q")
+    first = tables(workdir)
+    assert "results/calls/summary.csv" in first and "results/audit/summary.csv" in first
+    assert (workdir / "results/audit/figures/accuracy.png").stat().st_size > 10_000
+    calls = first["results/calls/summary.csv"]
+    assert {"calls", "parse_failures", "tokens_in", "tokens_out", "cost_usd", "simulated"} <= set(calls.columns)
+    assert calls.loc[calls["simulated"], "calls"].gt(0).all()
+    for name, df in first.items():
+        assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
+        if "verdicts" in name or name.endswith("summary.csv"):
+            assert {"judge_ids", "judge_seeds"} <= set(df.columns), name
+    asked = new_calls(workdir)
+    assert asked > 0
+
+    # a rerun after completion: nothing to do, and forcing the querying rules asks nothing
+    proc = run_sm(workdir)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    run_sm(workdir, "-q", "--forcerun", "audit_query")
+    assert new_calls(workdir) == asked
+
+    # second run from an empty results/: identical tables
+    shutil.rmtree(workdir / "results")
+    run_sm(workdir, "-q")
+    second = tables(workdir)
+    assert first.keys() == second.keys()
+    for name in first:
+        pd.testing.assert_frame_equal(first[name], second[name], check_exact=True, obj=name)
+
+
+@pytest.mark.parametrize("judge_set", ["api", "vllm-open"])
+def test_other_judge_sets_plan_the_same_dag(workdir: Path, judge_set: str):
+    proc = run_sm(workdir, "-n", "--configfile", f"config/judges/{judge_set}.yaml")
+    out = proc.stdout + proc.stderr
+    for rule in ("audit_pairs", "audit_summary", "audit_figure", "call_summary"):
+        assert rule in out
+    assert ("audit_query_vllm" in out) == (judge_set == "vllm-open")
+
+
+def test_lint_is_clean(workdir: Path):
+    proc = run_sm(workdir, "--lint", check=False)
+    assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_unknown_backend_names_the_key(workdir: Path):
+    (workdir / "bad.yaml").write_text("judges:\n  - {name: x, backend: vlm, model: m}\n")
+    proc = run_sm(workdir, "-n", "--configfile", "bad.yaml", check=False)
+    assert proc.returncode != 0
+    assert "judges[0] (x): unknown backend 'vlm'" in proc.stdout + proc.stderr
+
+
+def test_malformed_pairs_row_fails_with_file_and_line_and_writes_nothing(workdir: Path):
+    good = '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
+    (workdir / "pairs.jsonl").write_text(good + '{"pair_id": "2", "prompt": "q", "response_a": \n')
+    (workdir / "extra.yaml").write_text(
+        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
+    )
+    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", check=False)
+    assert proc.returncode != 0
+    log = (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    assert "pairs.jsonl:2: not valid JSON" in log
+    assert not (workdir / "results/audit/pairs/mine.parquet").exists()
+    assert not list((workdir / "results/audit/pairs").glob(".*tmp"))
+
+
+def test_empty_response_and_missing_api_key_fail_clearly(workdir: Path):
+    (workdir / "pairs.jsonl").write_text(
+        '{"pair_id": "1", "prompt": "q", "response_a": "", "response_b": "b", "expected_verdict": "A"}\n'
+    )
+    (workdir / "extra.yaml").write_text(
+        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
+    )
+    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", check=False)
+    assert proc.returncode != 0
+    assert "pairs.jsonl:1: field 'response_a' is empty" in (workdir / "results/logs/audit_pairs/mine.log").read_text()
+
+    (workdir / "pairs.jsonl").write_text(
+        '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
+    )
+    (workdir / "api.yaml").write_text(
+        "judges:\n  - {name: needs-key, backend: openai, model: m, options: {api_key_env: JL_TEST_MISSING_KEY,"
+        " base_url: 'http://127.0.0.1:9/v1'}}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "JL_TEST_MISSING_KEY"}
+    proc = subprocess.run(
+        [snakemake_bin(), "results/audit/verdicts/mine/needs-key.parquet", "--cores", "1",
+         "--configfile", "extra.yaml", "api.yaml"],
+        cwd=workdir, env={**env, "JUDGELAB_PROGRESS": "0"}, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode != 0
+    log = (workdir / "results/logs/audit_query/mine/needs-key.log").read_text()
+    assert "JL_TEST_MISSING_KEY" in log and "is not set" in log
+    assert not (workdir / "results/audit/verdicts/mine/needs-key.parquet").exists()
