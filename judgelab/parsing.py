@@ -76,7 +76,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in the text (fenced or bare), outermost only."""
     objs: list[dict[str, Any]] = []
     candidates = [m.group(1) for m in _FENCE.finditer(text)] or [text]
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(strict=False)  # judges put raw newlines inside JSON strings
     for cand in candidates:
         i = 0
         while True:
@@ -111,7 +111,8 @@ _BRACKETS = re.compile(r"\[\[\s*([ABC])\s*\]\]")
 _OUTPUT_AB = re.compile(r"\bOutput\s*\(\s*([ab])\s*\)", re.IGNORECASE)
 _LABELLED = re.compile(
     r"(?:verdict|winner|answer|choice|result|better(?: response)?)\s*(?:is)?\s*[:=]?\s*\**\s*"
-    r"(?:response|output|assistant)?\s*\(?\[?\s*(A|B|tie)\b",
+    # lower-case "a" before a word is the article ("the result is a tie"), and "A tie" is no vote for A
+    r"(?:response|output|assistant)?\s*\(?\[?\s*((?-i:A)|a(?![ \t]+\w)|B|tie)\b(?![ \t]+(?:tie|draw)\b)",
     re.IGNORECASE,
 )
 _LETTER = re.compile(r"^\W*([AB])\W*$")

@@ -82,6 +82,8 @@ def test_default_dag_is_deterministic_and_reruns_ask_nothing(workdir: Path):
             assert {"judge_ids", "judge_seeds"} <= set(df.columns), name
     asked = new_calls(workdir)
     assert asked > 0
+    run_sm(workdir, "--report", "report.html")
+    assert "Wilson 95% intervals" in (workdir / "report.html").read_text(errors="replace")
 
     # a rerun after completion: nothing to do, and forcing the querying rules asks nothing
     proc = run_sm(workdir)
