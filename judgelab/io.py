@@ -54,10 +54,9 @@ def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> Non
     write_text(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read JSON lines; a malformed line raises InputError naming file and line."""
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)``; a malformed line raises InputError naming file and line."""
     p = Path(path)
-    rows = []
     with p.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
@@ -68,8 +67,11 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 raise InputError(f"{p}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
-            rows.append(obj)
-    return rows
+            yield n, obj
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    return [obj for _, obj in iter_jsonl(path)]
 
 
 def with_provenance(df: pd.DataFrame, provenance: dict[str, Any]) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.io import InputError
+from judgelab.io import InputError, iter_jsonl
 from judgelab.registry import Registry
 
 VERDICTS = ("A", "B", "tie")
@@ -74,16 +74,7 @@ def load_pairs(path: str | Path) -> list[Pair]:
         rows = pd.read_parquet(p).to_dict("records")
         pairs = [pair_from_row(r, where=f"{p} row {i}") for i, r in enumerate(rows)]
     else:
-        pairs = []
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{p}:{n}: not valid JSON ({exc.msg})") from None
-                pairs.append(pair_from_row(row, where=f"{p}:{n}"))
+        pairs = [pair_from_row(row, where=f"{p}:{n}") for n, row in iter_jsonl(p)]
     seen: set[str] = set()
     for pr in pairs:
         if pr.pair_id in seen:
