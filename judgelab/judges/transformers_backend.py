@@ -1,0 +1,454 @@
+"""Backend ``transformers``: a local Hugging Face checkpoint, batched on one device.
+
+``spec.model`` is a checkpoint directory (or a hub id already in the local
+cache).  Options:
+
+* ``device`` -- ``"cpu"``, ``"cuda"``, ``"cuda:1"``...; default ``cuda`` if available;
+* ``dtype`` -- ``auto`` (the checkpoint's), ``float32``, ``bfloat16``, ``float16``;
+* ``verdict_mode`` -- ``generate`` (default: greedy or sampled text, parsed like any
+  other backend's) or ``logits`` (paper 002: one forward pass, the verdict is the
+  arg max of the answer tokens' next-token log-probabilities; see
+  :mod:`judgelab.judges.verdict_text`).  Text requests are always generated;
+* ``logit_choices`` -- pairwise choices in logits mode (default ``["A", "B"]``;
+  ``"C"``/``"tie"`` add a tie choice for formats that can express one);
+* ``chat_template`` -- use the tokenizer's chat template (default: if it has one),
+  else the messages are joined as ``role: content`` lines plus ``assistant:``;
+* ``batch_size`` (8), ``trust_remote_code`` (false), ``local_files_only`` (false),
+  ``max_model_len`` (default: the model's ``max_position_embeddings``).
+
+Generation is greedy at temperature 0.  At temperature > 0 each request samples
+with its own ``torch.Generator`` seeded from the judge's seed plus a hash of the
+request (:func:`~judgelab.judges.verdict_text.request_seed`), so a sampled answer
+is reproducible and does not depend on the rest of its batch.  Requests are
+left-padded; ``latency_s`` is the batch's wall time shared equally among its
+requests.  A request that cannot be answered (an input longer than the context,
+an answer choice the tokenizer cannot read off one token) gets
+``RawAnswer(error=...)``, the rest of the batch is answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from judgelab.config import ConfigError, JudgeSpec
+from judgelab.judges import BACKENDS
+from judgelab.judges.base import BackendUnavailable, Judge
+from judgelab.judges.verdict_text import (
+    VERDICT_MODES,
+    answer_choices,
+    choice_spellings,
+    format_choice,
+    logsumexp,
+    pick_choice,
+    request_seed,
+    validate_logit_choices,
+)
+from judgelab.records import JudgeRequest, OutputKind, RawAnswer
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'judgelab[train]'"
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+
+
+def resolve_checkpoint(spec: JudgeSpec) -> str:
+    """The checkpoint to load: an existing local path, or a hub id (``org/name``).
+
+    A value that reads as a file-system path (absolute, ``./``, ``~``, more than one
+    ``/``) but does not exist is a :class:`ConfigError` naming the judge and path.
+    """
+    model = str(spec.model)
+    expanded = os.path.expanduser(os.path.expandvars(model))
+    if os.path.exists(expanded):
+        return expanded
+    if _HUB_ID.match(model) and not model.startswith((".", "~")):
+        return model
+    raise ConfigError(f"judge {spec.name!r}: checkpoint path {model!r} does not exist")
+
+
+def _bool_option(options: dict[str, Any], key: str, default: bool | None, where: str) -> bool | None:
+    v = options.get(key, default)
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "1", "0"):
+        return v.lower() in ("true", "yes", "1")
+    raise ConfigError(f"{where}: option {key!r} must be true or false, got {v!r}")
+
+
+@BACKENDS.register("transformers")
+class TransformersJudge(Judge):
+    batch_size = 8
+
+    def __init__(self, spec: JudgeSpec) -> None:
+        super().__init__(spec)
+        where = f"judge {spec.name!r} options"
+        opts = dict(spec.options)
+        self.verdict_mode = str(opts.get("verdict_mode", "generate"))
+        if self.verdict_mode not in VERDICT_MODES:
+            raise ConfigError(f"{where}: verdict_mode {self.verdict_mode!r} unknown; known: {list(VERDICT_MODES)}")
+        self.logit_choices = validate_logit_choices(opts.get("logit_choices"), where=where)
+        self.dtype_name = str(opts.get("dtype", "auto"))
+        if self.dtype_name not in _DTYPES:
+            raise ConfigError(f"{where}: dtype {self.dtype_name!r} unknown; known: {list(_DTYPES)}")
+        try:
+            self.batch_size = int(opts.get("batch_size", 8))
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: batch_size must be an integer, got {opts.get('batch_size')!r}") from None
+        if self.batch_size < 1:
+            raise ConfigError(f"{where}: batch_size must be >= 1, got {self.batch_size}")
+        want_template = _bool_option(opts, "chat_template", None, where)
+        trust = bool(_bool_option(opts, "trust_remote_code", False, where))
+        local_only = bool(_bool_option(opts, "local_files_only", False, where))
+        path = resolve_checkpoint(spec)
+
+        try:
+            import torch
+            import transformers
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:
+            raise BackendUnavailable(
+                f"judge {spec.name!r}: the transformers backend needs torch and transformers ({e}); "
+                f"{INSTALL_HINT}"
+            ) from e
+        self._torch = torch
+        self._transformers = transformers
+
+        device = opts.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            self.device = torch.device(str(device))
+        except (RuntimeError, TypeError) as e:
+            raise ConfigError(f"{where}: device {device!r} is not a torch device ({e})") from None
+        dtype: Any = "auto" if self.dtype_name == "auto" else getattr(torch, self.dtype_name)
+
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                path, trust_remote_code=trust, local_files_only=local_only
+            )
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"judge {spec.name!r}: cannot load a tokenizer from {spec.model!r}: {e}") from e
+        dtype_kw = "dtype" if _version_at_least(transformers.__version__, (4, 56)) else "torch_dtype"
+        try:
+            self.model = AutoModelForCausalLM.from_pretrained(
+                path, trust_remote_code=trust, local_files_only=local_only, **{dtype_kw: dtype}
+            )
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"judge {spec.name!r}: cannot load a causal LM from {spec.model!r}: {e}") from e
+        self.model.to(self.device)
+        self.model.eval()
+
+        has_template = bool(getattr(self.tokenizer, "chat_template", None))
+        if want_template and not has_template:
+            raise ConfigError(f"{where}: chat_template is true but the tokenizer of {spec.model!r} has none")
+        self.use_chat_template = has_template if want_template is None else bool(want_template)
+
+        self.pad_id = self.tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
+        eos = getattr(self.model.generation_config, "eos_token_id", None)
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        self.eos_ids: set[int] = set() if eos is None else ({int(eos)} if isinstance(eos, int) else {int(i) for i in eos})
+
+        max_len = opts.get("max_model_len") or getattr(self.model.config, "max_position_embeddings", None)
+        self.max_model_len: int | None = int(max_len) if max_len else None
+        import inspect
+
+        fwd = inspect.signature(self.model.forward).parameters
+        self._fwd_position_ids = "position_ids" in fwd
+        self._fwd_logits_to_keep = "logits_to_keep" in fwd
+        self._choice_ids: dict[tuple[str, tuple[str, ...]], dict[str, list[int]] | str] = {}
+
+    # -- identity ------------------------------------------------------------------------
+    def identity_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {
+            "verdict_mode": self.verdict_mode,
+            "chat_template": self.use_chat_template,
+            "dtype": self.dtype_name,
+        }
+        if self.verdict_mode == "logits":
+            extra["logit_choices"] = self.logit_choices
+        return extra
+
+    # -- prompts -------------------------------------------------------------------------
+    def prompt_ids(self, request: JudgeRequest) -> list[int]:
+        """Token ids of the prompt (chat template with a generation prompt, or role lines)."""
+        conv = [{"role": m.role, "content": m.content} for m in request.messages]
+        if self.use_chat_template:
+            text = self.tokenizer.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        text = "\n".join(f"{m['role']}: {m['content']}" for m in conv) + "\nassistant:"
+        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def _left_pad(self, seqs: Sequence[list[int]]) -> tuple[Any, Any]:
+        torch = self._torch
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            if s:
+                ids[i, width - len(s):] = torch.tensor(s, dtype=torch.long)
+                mask[i, width - len(s):] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    # -- entry point ---------------------------------------------------------------------
+    def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
+        out: list[RawAnswer | None] = [None] * len(requests)
+        gen_groups: dict[int, list[tuple[int, list[int]]]] = {}
+        logit_items: list[tuple[int, list[int], list[str]]] = []
+        for i, req in enumerate(requests):
+            try:
+                ids = self.prompt_ids(req)
+                logits = self.verdict_mode == "logits" and req.kind is not OutputKind.TEXT
+                if logits:
+                    choices = answer_choices(req, {"logit_choices": self.logit_choices})
+                    self._check_length(len(ids), 0)
+                    logit_items.append((i, ids, choices))
+                else:
+                    max_new = int(self.sampling_for(req).get("max_tokens") or 256)
+                    if max_new < 1:
+                        raise ValueError(f"max_tokens must be >= 1, got {max_new}")
+                    self._check_length(len(ids), max_new)
+                    gen_groups.setdefault(max_new, []).append((i, ids))
+            except Exception as e:  # a bad request must not sink its batch
+                out[i] = RawAnswer(text=None, error=f"{type(e).__name__}: {e}")
+        for chunk in _chunks(logit_items, self.batch_size):
+            for i, ans in zip([c[0] for c in chunk], self._safe(self._logits_batch, requests, chunk), strict=True):
+                out[i] = ans
+        for max_new, items in gen_groups.items():
+            for chunk in _chunks(items, self.batch_size):
+                answers = self._safe(lambda reqs, ch, n=max_new: self._generate_batch(reqs, ch, n), requests, chunk)
+                for (i, _), ans in zip(chunk, answers, strict=True):
+                    out[i] = ans
+        return [a if a is not None else RawAnswer(text=None, error="not answered") for a in out]
+
+    def _safe(self, fn, requests: Sequence[JudgeRequest], chunk: list) -> list[RawAnswer]:
+        """Run a batch; if it fails as a whole, run its requests one by one."""
+        try:
+            return fn(requests, chunk)
+        except Exception as e:
+            if len(chunk) == 1:
+                return [RawAnswer(text=None, error=f"{type(e).__name__}: {e}")]
+            log.warning("%s: batch of %d failed (%s); retrying one by one", self.name, len(chunk), e)
+            self._free()
+            return [a for item in chunk for a in self._safe(fn, requests, [item])]
+
+    def _check_length(self, n_in: int, max_new: int) -> None:
+        if n_in == 0:
+            raise ValueError("empty prompt (no tokens)")
+        if self.max_model_len is not None and n_in + max_new > self.max_model_len:
+            raise ValueError(
+                f"input of {n_in} tokens + {max_new} new tokens exceeds the model's context of "
+                f"{self.max_model_len} tokens"
+            )
+
+    # -- logits mode ---------------------------------------------------------------------
+    def choice_token_ids(self, kind: OutputKind, choices: Sequence[str]) -> dict[str, list[int]]:
+        """Next-token ids that count as each choice (cached per kind and choice list).
+
+        For every spelling of a choice, with and without a leading space, the first
+        token of its encoding is taken (leading whitespace-only tokens skipped).
+        Tokens that are the whole spelling take precedence over prefix tokens; a
+        prefix token shared by two choices counts for neither.  A choice left with
+        no token raises ValueError (it cannot be read off one next-token logit).
+        """
+        key = (kind.value, tuple(choices))
+        cached = self._choice_ids.get(key)
+        if cached is None:
+            try:
+                cached = self._compute_choice_ids(kind, choices)
+            except ValueError as e:
+                cached = str(e)
+            self._choice_ids[key] = cached
+        if isinstance(cached, str):
+            raise ValueError(cached)
+        return cached
+
+    def _compute_choice_ids(self, kind: OutputKind, choices: Sequence[str]) -> dict[str, list[int]]:
+        tok = self.tokenizer
+        spell = choice_spellings(kind, choices)
+        exact: dict[str, set[int]] = {c: set() for c in choices}
+        prefix: dict[str, set[int]] = {c: set() for c in choices}
+        for c in choices:
+            for s in spell[c]:
+                for variant in (s, " " + s):
+                    ids = list(tok.encode(variant, add_special_tokens=False))
+                    while ids and not tok.decode([ids[0]]).strip():
+                        ids = ids[1:]
+                    if not ids:
+                        continue
+                    whole = len(ids) == 1 and tok.decode([ids[0]]).strip() == s
+                    (exact if whole else prefix)[c].add(ids[0])
+        taken = {i for ids in exact.values() for i in ids}
+        out: dict[str, list[int]] = {}
+        for c in choices:
+            if exact[c]:
+                out[c] = sorted(exact[c])
+                continue
+            shared = {i for d in choices if d != c for i in prefix[d]}
+            ids = prefix[c] - taken - shared
+            if not ids:
+                raise ValueError(
+                    f"answer choice {c!r} has no next token of its own in this tokenizer "
+                    f"(choices {list(choices)}); use verdict_mode: generate"
+                )
+            out[c] = sorted(ids)
+        if len(set().union(*map(set, out.values()))) != sum(len(v) for v in out.values()):
+            raise ValueError(f"answer choices {list(choices)} share next tokens in this tokenizer")
+        unk = tok.unk_token_id
+        if unk is not None and any(unk in v for v in out.values()):
+            raise ValueError(f"an answer choice of {list(choices)} is an unknown token for this tokenizer")
+        return out
+
+    def _forward_last(self, seqs: Sequence[list[int]]) -> Any:
+        """Log-softmax of the next-token logits after each sequence (float32, on CPU)."""
+        torch = self._torch
+        ids, mask = self._left_pad(seqs)
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": False}
+        if self._fwd_position_ids:
+            kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
+        if self._fwd_logits_to_keep:
+            kwargs["logits_to_keep"] = 1
+        with torch.inference_mode():
+            logits = self.model(**kwargs).logits[:, -1, :]
+        return torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def _logits_batch(self, requests: Sequence[JudgeRequest], chunk: list) -> list[RawAnswer]:
+        # choice tokens first, so a request whose choices cannot be read fails alone
+        out: list[RawAnswer | None] = [None] * len(chunk)
+        ready: list[tuple[int, list[int], dict[str, list[int]]]] = []
+        for j, (i, ids, choices) in enumerate(chunk):
+            try:
+                ready.append((j, ids, self.choice_token_ids(requests[i].kind, choices)))
+            except ValueError as e:
+                out[j] = RawAnswer(text=None, error=f"ValueError: {e}")
+        if ready:
+            t0 = time.perf_counter()
+            logp = self._forward_last([r[1] for r in ready])
+            share = (time.perf_counter() - t0) / len(ready)
+            for row, (j, ids, tok_ids) in enumerate(ready):
+                req = requests[chunk[j][0]]
+                choices = chunk[j][2]
+                scores = {c: logsumexp(logp[row, tok_ids[c]].tolist()) for c in choices}
+                win, _ = pick_choice({c: v for c, v in scores.items()}, choices)
+                if win is None or not math.isfinite(scores[win]):
+                    out[j] = RawAnswer(text=None, error="no finite log-probability for any answer choice")
+                    continue
+                out[j] = RawAnswer(
+                    text=format_choice(req.kind, req.fmt, req.score_ids, win),
+                    tokens_in=len(ids), tokens_out=0, latency_s=share,
+                    logprobs=scores, finish_reason="logits",
+                )
+        return [a if a is not None else RawAnswer(text=None, error="not answered") for a in out]
+
+    # -- generate mode -------------------------------------------------------------------
+    def _generate_batch(self, requests: Sequence[JudgeRequest], chunk: list, max_new: int) -> list[RawAnswer]:
+        torch = self._torch
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        reqs = [requests[i] for i, _ in chunk]
+        seqs = [ids for _, ids in chunk]
+        samp = [self.sampling_for(r) for r in reqs]
+        temps = [float(s.get("temperature", 0.0) or 0.0) for s in samp]
+        ids, mask = self._left_pad(seqs)
+        eos = sorted(self.eos_ids)
+        gc = GenerationConfig(
+            max_new_tokens=max_new, do_sample=False, num_beams=1, pad_token_id=self.pad_id,
+            eos_token_id=(eos if len(eos) > 1 else (eos[0] if eos else None)),
+        )
+        processors = LogitsProcessorList()
+        if any(t > 0 for t in temps):
+            base_seed = int(self.spec.sampling.get("seed", 0) or 0)
+            processors.append(_SeededSampler(
+                torch,
+                [request_seed(int(s.get("seed", base_seed) or 0), r) for s, r in zip(samp, reqs, strict=True)],
+                temps,
+                [float(s.get("top_p", 1.0) or 1.0) for s in samp],
+                [int(s.get("top_k", 0) or 0) for s in samp],
+            ))
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            gen = self.model.generate(
+                input_ids=ids, attention_mask=mask, generation_config=gc, logits_processor=processors,
+            )
+        share = (time.perf_counter() - t0) / len(chunk)
+        new = gen[:, ids.shape[1]:].cpu().tolist()
+        out = []
+        for (_, prompt), toks in zip(chunk, new, strict=True):
+            n, finish = len(toks), "length"
+            for k, t in enumerate(toks):
+                if t in self.eos_ids:
+                    n, finish = k + 1, "stop"
+                    break
+            text = self.tokenizer.decode(toks[:n], skip_special_tokens=True).strip()
+            out.append(RawAnswer(text=text, tokens_in=len(prompt), tokens_out=n, latency_s=share,
+                                 finish_reason=finish))
+        return out
+
+    # -- resources -----------------------------------------------------------------------
+    def _free(self) -> None:
+        torch = getattr(self, "_torch", None)
+        if torch is not None and getattr(self, "device", None) is not None and self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def close(self) -> None:
+        if hasattr(self, "model"):
+            del self.model
+        self._free()
+
+
+class _SeededSampler:
+    """A logits processor that samples each row with that row's own generator.
+
+    Used with greedy decoding: it leaves only the sampled token finite, so the
+    greedy step takes it.  Rows at temperature 0 take the arg max.  Temperature,
+    top-k and top-p are applied per row, so one batch may mix temperatures.
+    """
+
+    def __init__(self, torch: Any, seeds: list[int], temps: list[float], top_ps: list[float], top_ks: list[int]):
+        self.torch = torch
+        self.gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
+        self.temps, self.top_ps, self.top_ks = temps, top_ps, top_ks
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        out = torch.full_like(scores, -math.inf)
+        for r in range(scores.shape[0]):
+            row = scores[r].float()
+            t = self.temps[r]
+            if t <= 0:
+                tok = int(torch.argmax(row))
+            else:
+                row = row / t
+                k = self.top_ks[r]
+                if 0 < k < row.shape[-1]:
+                    kth = torch.topk(row, k).values[-1]
+                    row = row.masked_fill(row < kth, -math.inf)
+                p = self.top_ps[r]
+                if 0 < p < 1:
+                    sorted_logits, order = torch.sort(row, descending=True)
+                    cum = torch.softmax(sorted_logits, dim=-1).cumsum(-1)
+                    drop = cum - torch.softmax(sorted_logits, dim=-1) >= p  # keep the first token always
+                    row = row.clone()
+                    row[order[drop]] = -math.inf
+                probs = torch.softmax(row, dim=-1).cpu()
+                tok = int(torch.multinomial(probs, 1, generator=self.gens[r]))
+            out[r, tok] = 0.0
+        return out
+
+
+def _chunks(items: list, n: int) -> list[list]:
+    # longest prompts together: less padding per batch
+    order = sorted(items, key=lambda it: -len(it[1]))
+    return [order[i:i + n] for i in range(0, len(order), n)]
+
+
+def _version_at_least(version: str, floor: tuple[int, int]) -> bool:
+    nums = [int(x) for x in re.findall(r"\d+", version)[:2]]
+    return tuple(nums + [0] * (2 - len(nums))) >= floor
