@@ -289,10 +289,11 @@ def parse_label(text: str | None, fmt: str = "think") -> Parsed:
     """Parse yes/no: the first yes/no word after ``</think>`` (else the last one anywhere)."""
     if text is None or not text.strip():
         return Parsed(None, CallStatus.UNPARSED, "empty")
-    reasoning, answer = split_think(text)
+    _, answer = split_think(text)
+    has_think = _THINK_END.search(text) is not None  # even after empty reasoning
     m = _YESNO.search(answer)
-    if m and (reasoning or fmt != "think"):
-        return Parsed(m.group(1).lower(), CallStatus.OK, "after_think" if reasoning else "word")
+    if m and (has_think or fmt != "think"):
+        return Parsed(m.group(1).lower(), CallStatus.OK, "after_think" if has_think else "word")
     if m:
         return Parsed(m.group(1).lower(), CallStatus.FALLBACK, "fallback:no_think")
     ms = _YESNO.findall(text)

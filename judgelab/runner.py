@@ -67,8 +67,9 @@ def run_requests(
     items = list(todo.items())
     with tqdm(total=len(items), desc=desc, unit="call", disable=not show or not items,
               mininterval=1.0, dynamic_ncols=True) as bar:
-        for i in range(0, len(items), max(1, judge.batch_size)):
-            batch = items[i : i + judge.batch_size]
+        step = max(1, judge.batch_size)
+        for i in range(0, len(items), step):
+            batch = items[i : i + step]
             answers = judge.answer([r for _, r in batch])
             if len(answers) != len(batch):
                 raise RuntimeError(f"backend {judge.spec.backend} returned {len(answers)} answers for {len(batch)} requests")

@@ -177,8 +177,10 @@ def test_logits_mode_scores_labels_and_text(logit_judge):
     assert s.error is None and s.text.startswith("[RESULT] ")
     assert set(s.logprobs) == {"1", "2", "3", "4", "5"}
     assert parse(OutputKind.SCORE, s.text, score_ids="numeric").value == int(max(s.logprobs, key=s.logprobs.get))
-    assert lab.error is None and lab.text in ("Yes", "No") and set(lab.logprobs) == {"Yes", "No"}
-    assert parse(OutputKind.LABEL, lab.text, fmt="think").value == lab.text.lower()
+    assert lab.error is None and lab.text in ("<think></think> Yes", "<think></think> No")
+    assert set(lab.logprobs) == {"Yes", "No"}
+    got = parse(OutputKind.LABEL, lab.text, fmt="think")
+    assert got.value == max(lab.logprobs, key=lab.logprobs.get).lower() and got.status.value == "ok"
     assert t.error is None and t.logprobs is None and 1 <= t.tokens_out <= 3  # text is always generated
 
 

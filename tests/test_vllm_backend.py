@@ -118,8 +118,9 @@ def test_format_choice_ties_scores_labels():
             assert (p.value, p.status) == (score, CallStatus.OK)
     with pytest.raises(ValueError):
         format_choice(OutputKind.SCORE, "result", "numeric", "6")
-    assert format_choice(OutputKind.LABEL, "think", "numeric", "Yes") == "Yes"
-    assert format_choice(OutputKind.LABEL, "think", "numeric", "no") == "No"
+    assert format_choice(OutputKind.LABEL, "think", "numeric", "Yes") == "<think></think> Yes"
+    assert format_choice(OutputKind.LABEL, "word", "numeric", "No") == "No"
+    assert format_choice(OutputKind.LABEL, "think", "numeric", "no") == "<think></think> No"
     assert parse(OutputKind.LABEL, "No").value == "no"
 
 

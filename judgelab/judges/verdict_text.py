@@ -175,7 +175,8 @@ def format_choice(kind: OutputKind | str, fmt: str, score_ids: str, choice: str)
         low = choice.strip().lower()
         if low not in ("yes", "no"):
             raise ValueError(f"not a yes/no choice: {choice!r}")
-        return low.capitalize()
+        # a logit verdict has no reasoning: say so with an empty think block
+        return f"<think></think> {low.capitalize()}" if fmt == "think" else low.capitalize()
     raise ValueError("text requests have no logit verdict")
 
 
