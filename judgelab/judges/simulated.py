@@ -446,3 +446,9 @@ def _rubric_order(prompt: str, scheme: str) -> str:
     if seq == sorted(seq, reverse=True):
         return "descending"
     return "random"
+
+
+# Study-specific generation tasks register themselves from their own modules.
+from judgelab.judges import sim_generators as _sim_generators  # noqa: E402
+
+_sim_generators.load_all()

@@ -1,0 +1,1 @@
+"""Rankings from pairwise comparisons (Bradley-Terry, Elo, bias-aware models)."""
