@@ -22,4 +22,4 @@ def test_ties_as_half_wins_and_elo_scale():
     est = fit_bradley_terry([0, 1], [1, 0], 2, weights=[0.5, 0.5])
     assert abs(est[0] - est[1]) < 1e-6
     elo = to_elo(np.array([0.0, 1.0]))
-    assert elo[1] - elo[0] == ELO_PER_LOGIT and elo.mean() == 1000.0
+    assert np.isclose(elo[1] - elo[0], ELO_PER_LOGIT) and np.isclose(elo.mean(), 1000.0)
