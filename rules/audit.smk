@@ -9,6 +9,7 @@
 
 AUDIT = config["audit"]
 AUDIT_SETS = list(AUDIT["datasets"])
+check_template(AUDIT["template"], "config: audit/template")
 
 
 AUDIT_VERDICTS = [

@@ -121,6 +121,13 @@ def test_unknown_backend_names_the_key(workdir: Path):
     assert "judges[0] (x): unknown backend 'vlm'" in proc.stdout + proc.stderr
 
 
+def test_unknown_template_fails_before_running(workdir: Path):
+    (workdir / "bad.yaml").write_text("audit:\n  template: json_verdikt\n")
+    proc = run_sm(workdir, "-n", "--configfile", "bad.yaml", check=False)
+    assert proc.returncode != 0
+    assert "unknown pairwise prompt template 'json_verdikt' (config: audit/template)" in proc.stdout + proc.stderr
+
+
 def test_malformed_pairs_row_fails_with_file_and_line_and_writes_nothing(workdir: Path):
     good = '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
     (workdir / "pairs.jsonl").write_text(good + '{"pair_id": "2", "prompt": "q", "response_a": \n')
