@@ -98,9 +98,11 @@ class CallCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Switching a new file to WAL needs an exclusive lock and SQLite reports BUSY at
+        # once (without its busy handler) when another process is doing the same; retry.
+        _retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), timeout_s)
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._write(lambda c: _exec_script(c, SCHEMA))
+        _retry_busy(lambda: self._write(lambda c: _exec_script(c, SCHEMA)), timeout_s)
 
     # -- plumbing -----------------------------------------------------------------
     def _write(self, fn) -> Any:
@@ -259,6 +261,20 @@ def _to_call(row: tuple) -> CachedCall:
         logprobs=None if row[6] is None else json.loads(row[6]), tokens_in=row[7],
         tokens_out=row[8], latency_s=row[9], cost_usd=row[10], finish_reason=row[11],
     )
+
+
+def _retry_busy(fn, timeout_s: float) -> Any:
+    """Call ``fn`` until it stops failing with 'database is locked' (bounded by timeout_s)."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(0.2, delay * 2)
 
 
 def _exec_script(conn: sqlite3.Connection, script: str) -> None:

@@ -481,3 +481,29 @@ def test_too_many_errors_raises_but_keeps_successes(tmp_path):
     with CallCache(tmp_path / "c2.sqlite") as cache:
         out = run_requests(judge2, reqs, cache, progress=False, max_error_rate=0.1)
         assert [r.status for r in out].count(CallStatus.ERROR) == 1
+
+
+def test_many_processes_opening_a_new_cache_at_once(tmp_path):
+    """Opening a brand-new cache file from several processes at once must not fail
+    (switching to WAL needs an exclusive lock; parallel Snakemake jobs all do it)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "fresh.sqlite"
+    import time
+
+    code = (
+        "import sys, time; from judgelab.cache import CallCache\n"
+        "start = float(sys.argv[2])\n"
+        "while time.time() < start: pass\n"  # all processes open the file at the same instant
+        "c = CallCache(sys.argv[1]); c.record_failures([('k', 'j', 'b', 'm', 'e')]); c.close()\n"
+    )
+    start = str(time.time() + 1.5)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), start], stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    errs = [p.communicate(timeout=60)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errs
+    import sqlite3
+
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT COUNT(*) FROM failures").fetchone()[0] == 8
