@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, load_config
+from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, default_config_paths, load_config
 
 
 def _config(args: argparse.Namespace) -> dict:
-    paths = [REPO_ROOT / "config" / "judges" / "simulated.yaml", REPO_ROOT / "config" / "config.yaml"]
-    paths += [Path(p) for p in args.configfile or []]
+    paths = default_config_paths() + [Path(p) for p in args.configfile or []]
     return load_config(*paths)
 
 

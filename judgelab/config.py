@@ -154,18 +154,6 @@ def check_judges(config: dict[str, Any], *, source: str = "config") -> list[Judg
     return specs
 
 
-def judge_specs(config: dict[str, Any]) -> list[JudgeSpec]:
-    return check_judges(config)
-
-
-def judge_spec(config: dict[str, Any], name: str) -> JudgeSpec:
-    for spec in judge_specs(config):
-        if spec.name == name:
-            return spec
-    known = ", ".join(s.name for s in judge_specs(config))
-    raise ConfigError(f"no judge named {name!r} in config; known: {known}")
-
-
 def config_hash(config: dict[str, Any]) -> str:
     """Short hash of the whole (validated) config, recorded in every output table."""
     return sha256_hex(canonical_json(config))[:12]
