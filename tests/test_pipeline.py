@@ -22,7 +22,8 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-WORKFLOW_PARTS = ["Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "pyproject.toml"]
+WORKFLOW_PARTS = ["Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data",
+                  "pyproject.toml"]
 
 
 def snakemake_bin() -> str:
@@ -36,6 +37,8 @@ def workdir(tmp_path: Path, data_root: Path) -> Path:
     wd.mkdir()
     for part in WORKFLOW_PARTS:
         src = REPO / part
+        if not src.exists():
+            continue
         if src.is_dir():
             shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
         else:
