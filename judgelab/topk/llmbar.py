@@ -1,0 +1,92 @@
+"""External validity on LLMBar (paper 002, Sec. 6 and Technical Appendix).
+
+Every judge answers every LLMBar pair in both presentation orders.  Per subset and judge:
+
+* ``judge_score`` -- the order-averaged preference for output 1 (1 per order that picks
+  output 1, 0 per order that picks output 2, 1/2 for an order without a usable verdict);
+* ``raw_acc`` -- agreement of the judge score with gold (score > 1/2 picks output 1,
+  < 1/2 output 2, = 1/2 counts half);
+* ``prefers_longer`` / ``gold_longer`` -- how often the judge (score) and gold pick the
+  output with more words (pairs of equal length excluded);
+* ``corrected_acc`` -- the 5-fold cross-validated accuracy of an l2-regularised logistic
+  model predicting gold from the judge score and the length and format differences
+  (word-count difference and markdown-marker difference, output 1 minus output 2,
+  standardised inside each training fold), the pairwise analogue of the covariate model.
+
+Wilson 95% intervals on the accuracies.  Replayed real judges count as judges here too,
+on the subsets they were recorded on.
+
+Columns: ``dataset, judge, simulated, n_pairs, n_unparsed, raw_acc, raw_ci_low,
+raw_ci_high, corrected_acc, corr_ci_low, corr_ci_high, prefers_longer, gold_longer``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+
+from judgelab.features import markdown_score, word_count
+
+
+def pair_features(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per pair: gold (1 = output 1 better), word-count and markdown differences."""
+    return pd.DataFrame({
+        "pair_id": pairs["pair_id"],
+        "gold1": (pairs["expected_verdict"] == "A").astype(int),
+        "d_words": [word_count(a) - word_count(b) for a, b in zip(pairs["response_a"], pairs["response_b"], strict=True)],
+        "d_markdown": [markdown_score(a) - markdown_score(b)
+                       for a, b in zip(pairs["response_a"], pairs["response_b"], strict=True)],
+    })
+
+
+def judge_scores(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Order-averaged preference for output 1 per pair (module docstring)."""
+    v = verdicts.assign(pref1=np.where(verdicts["verdict"] == "A", 1.0, np.where(verdicts["verdict"] == "B", 0.0, 0.5)))
+    out = v.groupby("pair_id", sort=True).agg(judge_score=("pref1", "mean"), n_calls=("pref1", "size"))
+    out["n_unparsed"] = v.assign(u=~v["verdict"].isin(["A", "B"])).groupby("pair_id", sort=True)["u"].sum()
+    return out.reset_index()
+
+
+def _wilson(k: float, n: int) -> tuple[float, float]:
+    if n == 0:
+        return np.nan, np.nan
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return float(lo), float(hi)
+
+
+def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: int = 5, C: float = 1.0,
+                      seed: int = 0) -> dict:
+    """One row of the LLMBar table for one judge on one subset."""
+    # scikit-learn is imported here: the querying environments do not need it
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    feats = pair_features(pairs).merge(judge_scores(verdicts), on="pair_id", how="inner")
+    n = len(feats)
+    s = feats["judge_score"].to_numpy()
+    gold = feats["gold1"].to_numpy()
+    raw_hits = np.where(s > 0.5, gold == 1, np.where(s < 0.5, gold == 0, 0.5)).astype(float)
+    raw = float(raw_hits.mean()) if n else np.nan
+    X = feats[["judge_score", "d_words", "d_markdown"]].to_numpy(float)
+    folds = min(n_folds, int(np.bincount(gold, minlength=2).min())) if n else 0
+    if folds >= 2:
+        model = make_pipeline(StandardScaler(), LogisticRegression(C=C))  # l2 penalty (the default)
+        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+        pred = cross_val_predict(model, X, gold, cv=cv)
+        corrected = float((pred == gold).mean())
+    else:
+        corrected = np.nan
+    neq = feats["d_words"] != 0
+    judge_longer = np.where(feats["d_words"] > 0, s, 1.0 - s)[neq]
+    gold_longer = np.where(feats["d_words"] > 0, gold, 1 - gold)[neq]
+    rlo, rhi = _wilson(raw * n, n)
+    clo, chi = _wilson(corrected * n, n) if np.isfinite(corrected) else (np.nan, np.nan)
+    return {
+        "n_pairs": n, "n_unparsed": int(feats["n_unparsed"].sum()), "raw_acc": raw, "raw_ci_low": rlo,
+        "raw_ci_high": rhi, "corrected_acc": corrected, "corr_ci_low": clo, "corr_ci_high": chi,
+        "prefers_longer": float(judge_longer.mean()) if neq.any() else np.nan,
+        "gold_longer": float(gold_longer.mean()) if neq.any() else np.nan,
+    }

@@ -1,0 +1,164 @@
+"""Oracle collection: one judge answers every ordered pair of every item pool once.
+
+Paper 002 (Technical Appendix): "for each judge we query all N(N-1) ordered pairs once at
+temperature 0 and cache the verdict matrix"; the prompt is the A/B prompt (template
+``ab_letter``: "Which answer is more accurate and complete? Respond with ONLY the single
+letter A or B."), and open-weight judges answer with the arg max of the A/B next-token
+logits.  :func:`study_judge_entry` applies both to a configured judge: its sampling
+parameters are overridden (``topk.sampling``, default temperature 0) and local backends
+(``transformers``, ``vllm``) are switched to ``verdict_mode: logits`` when
+``topk.logit_verdicts`` is on.  Every call goes through :func:`judgelab.runner.run_requests`
+(cached; failures recorded; unparsed answers kept and counted).
+
+The oracle table is a verdict table (columns of :mod:`judgelab.pairwise`, so the call
+summary counts it) with four more columns: ``oracle`` (pool), ``first_item`` and
+``second_item`` (item indices in the shown order) and ``y`` (1 = first-shown preferred,
+0 = second, empty = no usable verdict).  ``pair_id`` is ``o<pool>:<i>-<j>`` with ``i < j``;
+``order`` is ``AB`` when item ``i`` was shown first.  ``expected_verdict`` is the better
+item by true quality in the stored order (``tie`` for equal quality).
+
+How the simulated panel meets Eq. (1).  A simulated judge answering the letter format has
+no tie margin, so it prefers the first-shown item with probability
+``sigma(competence * (q_a - q_b) + c_verb * log2((w_a + 1)/(w_b + 1)) + c_pos)`` at
+temperature 0, where ``q = theta * quality_scale`` is what the request's ``truth`` carries
+and ``w`` are word counts.  That *is* Eq. (1) with the covariate ``log2_length`` and
+``c = c_verb``, ``kappa = c_pos``; with the binary ``verbosity`` covariate the planted
+coefficient is ``c_verb`` times the pool's mean log2 length gap between verbose and terse
+items (:func:`planted_bias`).  ``c_verb`` and ``c_pos`` are the panel's b-scores converted on
+their reference contrasts (:func:`judgelab.judges.simulated.coefficient_for_bias`); the
+elaboration clauses make an item about 2.8x longer, the verbosity reference contrast, so
+``c`` is close to the coefficient the configured b-score gives on that contrast.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.cache import CallCache
+from judgelab.judges.base import Judge
+from judgelab.pairwise import VERDICT_COLUMNS
+from judgelab.prompts import pairwise_request, to_original_frame
+from judgelab.records import JudgeRequest
+from judgelab.runner import run_requests
+from judgelab.topk.experiment import PoolOracle
+from judgelab.topk.items import covariate_matrix, pools
+
+ORACLE_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "y"]
+LOGIT_BACKENDS = ("transformers", "vllm")
+
+
+def study_judge_entry(entry: dict[str, Any], sampling: dict[str, Any] | None = None,
+                      logit_verdicts: bool = True) -> dict[str, Any]:
+    """The judge as this study queries it: sampling overrides and logit verdicts applied.
+
+    Replayed judges are returned unchanged (their answers are recordings).
+    """
+    e = copy.deepcopy(entry)
+    if e.get("backend") == "replay":
+        return e
+    if sampling:
+        e["sampling"] = {**(e.get("sampling") or {}), **sampling}
+    if logit_verdicts and e.get("backend") in LOGIT_BACKENDS:
+        e["options"] = {**(e.get("options") or {}), "verdict_mode": "logits"}
+    return e
+
+
+def oracle_requests(items: pd.DataFrame, template: str, quality_scale: float) -> list[JudgeRequest]:
+    """Every ordered pair (a, b), a != b, of every pool, ``a`` shown first."""
+    reqs = []
+    for pool in pools(items):
+        texts, theta = pool["text"].tolist(), pool["theta"].to_numpy()
+        question, o = str(pool["question"].iloc[0]), int(pool["oracle"].iloc[0])
+        n = len(pool)
+        for a in range(n):
+            for b in range(n):
+                if a == b:
+                    continue
+                gold = "A" if theta[a] > theta[b] else ("B" if theta[a] < theta[b] else "tie")
+                reqs.append(pairwise_request(
+                    template, question=question, first=texts[a], second=texts[b], gold=gold,
+                    truth={"quality_a": float(theta[a]) * quality_scale, "quality_b": float(theta[b]) * quality_scale},
+                    meta={"oracle": o, "first_item": a, "second_item": b},
+                ))
+    return reqs
+
+
+def collect_oracle(judge: Judge, items: pd.DataFrame, cache: CallCache, *, template: str = "ab_letter",
+                   quality_scale: float = 0.2, label: str | None = "topk oracle",
+                   max_error_rate: float | None = 0.0) -> pd.DataFrame:
+    """Ask ``judge`` every ordered pair of every pool; return the oracle table."""
+    reqs = oracle_requests(items, template, quality_scale)
+    responses = run_requests(judge, reqs, cache, label=label, max_error_rate=max_error_rate)
+    theta = {(int(o), int(i)): float(t) for o, i, t in items[["oracle", "item", "theta"]].itertuples(index=False)}
+    rows = []
+    for req, resp in zip(reqs, responses, strict=True):
+        o, a, b = req.meta["oracle"], req.meta["first_item"], req.meta["second_item"]
+        lo, hi = min(a, b), max(a, b)
+        order = "AB" if a == lo else "BA"
+        shown = resp.value if resp.status.has_value and resp.value in ("A", "B") else None
+        verdict = to_original_frame(shown, order)
+        tl, th = theta[(o, lo)], theta[(o, hi)]
+        expected = "A" if tl > th else ("B" if tl < th else "tie")
+        rows.append({
+            "pair_id": f"o{o}:{lo}-{hi}", "order": order, "judge": judge.name, "backend": judge.spec.backend,
+            "model": judge.spec.model, "family": judge.spec.family, "template": template,
+            "verdict_shown": shown or "", "verdict": verdict or "", "expected_verdict": expected,
+            "correct": verdict == expected, "status": resp.status.value, "parse_method": resp.parse_method,
+            "raw_text": resp.raw_text or "", "tokens_in": resp.tokens_in, "tokens_out": resp.tokens_out,
+            "cost_usd": resp.cost_usd, "latency_s": resp.latency_s, "simulated": judge.simulated,
+            "judge_seed": int(judge.spec.sampling.get("seed", 0)), "key": resp.key, "bias_type": "none",
+            "category": str(o), "oracle": o, "first_item": a, "second_item": b,
+            "y": {"A": 1.0, "B": 0.0}.get(shown or "", np.nan),
+        })
+    return pd.DataFrame(rows, columns=ORACLE_COLUMNS)
+
+
+def pool_oracles(oracle_table: pd.DataFrame, items: pd.DataFrame, covariates: Sequence[str],
+                 family: str = "unknown") -> list[PoolOracle]:
+    """Verdict matrices per pool, with the pools' covariates and true quality.
+
+    The cost per call is the mean recorded cost (for the cost-quality frontier).
+    """
+    out = []
+    by_pool = dict(tuple(oracle_table.groupby("oracle", sort=True)))
+    for pool in pools(items):
+        o = int(pool["oracle"].iloc[0])
+        if o not in by_pool:
+            continue
+        g = by_pool[o]
+        n = len(pool)
+        Y = np.full((n, n), np.nan)
+        Y[g["first_item"].to_numpy(int), g["second_item"].to_numpy(int)] = g["y"].to_numpy(float)
+        out.append(PoolOracle(
+            oracle_id=o, theta=pool["theta"].to_numpy(float), X=covariate_matrix(pool, covariates, family),
+            covariate_names=list(covariates), Y=Y, cost_per_call=float(g["cost_usd"].mean()),
+        ))
+    return out
+
+
+def planted_bias(judge: Judge, items: pd.DataFrame, covariates: Sequence[str]) -> dict[str, float]:
+    """The Eq. (1) coefficients a simulated judge plants on these pools (see module docstring).
+
+    Returns ``{"c[<cov>]": ..., "kappa": ...}`` for covariates with a known mapping
+    (``verbosity``, ``log2_length``, ``markdown``); an empty dict for other judges.
+    """
+    coef = getattr(judge, "coef", None)
+    if not judge.simulated or coef is None:
+        return {}
+    out: dict[str, float] = {"kappa": float(coef["position"])}
+    lg = np.log2(items["words"].to_numpy(float) + 1.0)
+    verbose = items["verbose"].to_numpy(int) == 1
+    if "verbosity" in covariates:
+        gap = float(lg[verbose].mean() - lg[~verbose].mean()) if verbose.any() and (~verbose).any() else math.nan
+        out["c[verbosity]"] = float(coef["verbosity"]) * gap
+    if "log2_length" in covariates:
+        out["c[log2_length]"] = float(coef["verbosity"])
+    if "markdown" in covariates:
+        out["c[markdown]"] = float(coef["markdown"])
+    return out

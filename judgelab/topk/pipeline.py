@@ -1,0 +1,277 @@
+"""What each rule of ``rules/topk.smk`` does, as library functions (the rule scripts are thin).
+
+``cfg`` is the validated ``topk`` config section (``config/schema.yaml`` documents every key).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.cache import CallCache
+from judgelab.config import ConfigError, JudgeSpec
+from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
+from judgelab.judges import make_judge
+from judgelab.pairwise import judge_pairs
+from judgelab.topk import llmbar as llmbar_mod
+from judgelab.topk import tables as T
+from judgelab.topk.experiment import (
+    TopkSettings,
+    evaluate_budget,
+    evaluate_full,
+    parse_strategies,
+    single_threaded_blas,
+)
+from judgelab.topk.items import PoolDesign, build_items, load_banks
+from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
+from judgelab.topk.probes import planted_probabilities, probe_pairs, probe_summary
+from judgelab.topk.simulator import Scenario, SyntheticJudge, run_synthetic, synthetic_summary
+
+log = logging.getLogger(__name__)
+
+
+def settings_from_config(cfg: dict[str, Any], seed: int = 0) -> TopkSettings:
+    m = cfg.get("model", {})
+    return TopkSettings(
+        k=int(cfg.get("items", {}).get("k", 5)), lam=float(m.get("lam", 1.0)), lam_b=float(m.get("lam_b", 0.1)),
+        lam_b_sweep=tuple(float(x) for x in m.get("lam_b_sweep", (0.1, 1.0, 2.0))),
+        refit_every=int(m.get("refit_every", 8)), n_samples=int(m.get("n_samples", 1500)),
+        k_values=tuple(int(x) for x in cfg.get("k_values", (1, 3, 5, 10))),
+        n_anchors=int(cfg.get("n_anchors", 60)), anchor_seed=int(seed),
+    )
+
+
+def pool_design(cfg: dict[str, Any]) -> PoolDesign:
+    it = dict(cfg.get("items", {}))
+    if "other_true_counts" in it:
+        it["other_true_counts"] = tuple(int(x) for x in it["other_true_counts"])
+    return PoolDesign(**it)
+
+
+def focus_judge(cfg: dict[str, Any], judge_names: Sequence[str]) -> str:
+    """The configured focus judge, or the first judge when it is not in this judge set."""
+    f = cfg.get("focus_judge")
+    return f if f in judge_names else judge_names[0]
+
+
+# -- rule topk_items -----------------------------------------------------------------
+
+
+def make_items(cfg: dict[str, Any], seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The item pools and the bias-probe pairs."""
+    banks = load_banks(cfg["banks"])
+    design = pool_design(cfg)
+    items = build_items(banks, design, int(cfg["n_oracles"]), int(seed))
+    probes = probe_pairs(banks, int(cfg.get("probes", {}).get("n_per_topic", 6)), design.n_statements, int(seed))
+    return items, pairs_frame(probes)
+
+
+# -- rule topk_query -----------------------------------------------------------------
+
+
+def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
+                cache_path: str, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Oracle collection and the bias probes for one judge, through the call cache."""
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    try:
+        with CallCache(cache_path) as cache:
+            oracle = collect_oracle(judge, items, cache, template=cfg["template"],
+                                    quality_scale=float(cfg["quality_scale"]), label="topk oracle",
+                                    max_error_rate=max_error_rate)
+            probe = judge_pairs(judge, probes, cache, template=cfg["template"], label="topk probes",
+                                max_error_rate=max_error_rate)
+    finally:
+        judge.close()
+    return oracle, probe
+
+
+# -- rule topk_evaluate --------------------------------------------------------------
+
+
+def evaluate_judge(oracle: pd.DataFrame, items: pd.DataFrame, entry: dict[str, Any], cfg: dict[str, Any],
+                   seed: int, *, focus: bool) -> dict[str, pd.DataFrame]:
+    """Full-data fits and budget runs of one judge over all its pools (tables of
+    :mod:`judgelab.topk.experiment`, with ``judge``, ``family``, ``simulated`` columns;
+    params also carry ``planted`` for simulated judges)."""
+    covs = list(cfg["covariates"])
+    family = str(entry.get("family", "unknown"))
+    settings = settings_from_config(cfg, seed)
+    strategies = parse_strategies(list(cfg["strategies"]) + (list(cfg.get("focus_strategies", [])) if focus else []))
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}")) if entry["backend"] == "simulated" else None
+    planted = planted_bias(judge, items, covs) if judge is not None else {}
+    full, params, scores, budget, alloc, queries = [], [], [], [], [], []
+    with single_threaded_blas():
+        for pool in pool_oracles(oracle, items, covs, family):
+            r = evaluate_full(pool, settings)
+            full.append(r.recall)
+            params.append(r.params)
+            scores.append(r.scores)
+            b = evaluate_budget(pool, strategies, cfg["seeds"], cfg["budgets"], settings, base_seed=seed,
+                                allocation_budget=int(cfg["allocation_budget"]) if focus else None)
+            budget.append(b.recall)
+            alloc.append(b.allocation)
+            queries.append(b.queries)
+    meta = {"judge": entry["name"], "family": family, "simulated": entry["backend"] == "simulated"}
+    out = {name: pd.concat(fr, ignore_index=True).assign(**meta) if fr else pd.DataFrame()
+           for name, fr in (("recall", full), ("params", params), ("scores", scores), ("budget", budget),
+                            ("allocation", alloc), ("queries", queries))}
+    out["params"]["planted"] = out["params"]["param"].map(planted).astype(float) if len(out["params"]) else []
+    n_missing = int(oracle["y"].isna().sum())
+    if n_missing:
+        log.info("%s: %d of %d oracle verdicts unusable (unparsed/refused/error); they spend budget and "
+                 "reveal nothing", entry["name"], n_missing, len(oracle))
+    return out
+
+
+# -- rule topk_synthetic -------------------------------------------------------------
+
+
+def synthetic_tables(cfg: dict[str, Any], seed: int) -> dict[str, pd.DataFrame]:
+    syn = cfg["synthetic"]
+    scenarios = [Scenario(name, SyntheticJudge(c=tuple(float(x) for x in s["c"]), kappa=float(s["kappa"]),
+                                               theta_sd=float(s.get("theta_sd", 1.25)),
+                                               max_corr=float(cfg["items"]["max_corr"]),
+                                               legitimate=bool(s.get("legitimate", False))))
+                 for name, s in syn["scenarios"].items()]
+    settings = settings_from_config(cfg, seed)
+    with single_threaded_blas():
+        full, params, budget = run_synthetic(
+            scenarios, n_oracles=int(syn["n_oracles"]), n_items=int(cfg["items"]["n_items"]), seeds=syn["seeds"],
+            budgets=cfg["budgets"], strategies=parse_strategies(syn["strategies"]), settings=settings, seed=seed)
+    at = int(cfg["ablation_budget"])
+    summary = synthetic_summary(full, params, budget, k=settings.k, lam_b=settings.lam_b,
+                                at_budget=at if at in set(cfg["budgets"]) else max(cfg["budgets"]), seed=seed)
+    return {"recall": full, "params": params, "budget": budget, "summary": summary}
+
+
+# -- rules topk_llmbar_* -------------------------------------------------------------
+
+
+def llmbar_pairs(cfg: dict[str, Any]) -> pd.DataFrame:
+    """Every configured LLMBar subset as one pairs table (``category`` = the subset key)."""
+    frames = []
+    for name, source in cfg["llmbar"]["datasets"].items():
+        ps = load_pairset("llmbar", source, name=name)
+        for p in ps:
+            p.category = name
+        frames.append(pairs_frame(ps))
+    if not frames:
+        raise ConfigError("topk.llmbar.datasets is empty")
+    return pd.concat(frames, ignore_index=True)
+
+
+def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str,
+                 max_error_rate: float | None) -> pd.DataFrame:
+    """One judge on every LLMBar pair, both orders; a replayed judge only on the subset it
+    was recorded on, with its recorded prompt template."""
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    opts = entry.get("options") or {}
+    if entry["backend"] == "replay":
+        pairs = pairs[pairs["category"] == opts.get("dataset")]
+    template = opts.get("prompt_template", cfg["template"])
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(pairs.to_dict("records"))]
+    try:
+        with CallCache(cache_path) as cache:
+            return judge_pairs(judge, plist, cache, template=template, label="topk llmbar",
+                               max_error_rate=max_error_rate)
+    finally:
+        judge.close()
+
+
+def llmbar_table(verdicts: pd.DataFrame, pairs: pd.DataFrame, cfg: dict[str, Any], seed: int) -> pd.DataFrame:
+    rows = []
+    for (ds, judge), g in verdicts.groupby(["category", "judge"], sort=True):
+        p = pairs[pairs["category"] == ds]
+        row = {"dataset": ds, "judge": judge, "simulated": bool(g["simulated"].iloc[0])}
+        row.update(llmbar_mod.external_validity(g, p, n_folds=int(cfg["llmbar"]["n_folds"]),
+                                                C=float(cfg["llmbar"]["C"]), seed=seed))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# -- rule topk_tables ----------------------------------------------------------------
+
+
+def probe_table(probe_verdicts: pd.DataFrame, probe_pairs_df: pd.DataFrame, entries: list[dict[str, Any]],
+                cfg: dict[str, Any]) -> pd.DataFrame:
+    plist = [pair_from_row(r, where=f"probe pairs row {i}") for i, r in enumerate(probe_pairs_df.to_dict("records"))]
+    planted = {}
+    for e in entries:
+        if e["backend"] == "simulated":
+            j = make_judge(JudgeSpec.from_dict(study_judge_entry(e, cfg.get("sampling") or {}), where=e["name"]))
+            planted[e["name"]] = planted_probabilities(j, plist, cfg["template"])
+    return probe_summary(probe_verdicts, planted)
+
+
+def read_eval_tables(paths: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Stack the per-judge ``recall``, ``params`` and ``budget`` tables (by file name)."""
+    from pathlib import Path
+
+    from judgelab.io import read_table
+
+    frames: dict[str, list[pd.DataFrame]] = {"recall": [], "params": [], "budget": []}
+    for p in paths:
+        frames[Path(p).stem].append(read_table(p))
+    return tuple(pd.concat(frames[t], ignore_index=True) for t in ("recall", "params", "budget"))  # type: ignore[return-value]
+
+
+def study_tables(recall: pd.DataFrame, params: pd.DataFrame, budget: pd.DataFrame, cfg: dict[str, Any],
+                 seed: int) -> dict[str, pd.DataFrame]:
+    s = settings_from_config(cfg, seed)
+    judges = T.table_judges(recall, params, k=s.k, lam_b=s.lam_b)
+    at = int(cfg["ablation_budget"])
+    at = at if at in set(budget["budget"]) else int(budget["budget"].max())
+    return {
+        "table1_judges": judges,
+        "table2_correctness": T.table_correctness(recall, k=s.k, lam_b=s.lam_b, seed=seed),
+        "shrinkage": T.table_shrinkage(recall, k=s.k),
+        "table3_budget": T.table_budget(budget, seed=seed),
+        "table4_ablation": T.table_ablation(budget, at_budget=at),
+        "table4_recall_at_k": T.table_recall_at_k(recall, lam_b=s.lam_b),
+        "frontier": T.table_frontier(budget, recall, n_items=int(cfg["items"]["n_items"]), k=s.k, lam_b=s.lam_b),
+        "spearman": T.table_spearman(judges),
+    }
+
+
+# -- rule topk_figures ---------------------------------------------------------------
+
+
+def _any_simulated(df: pd.DataFrame) -> bool:
+    return bool(np.asarray(df["simulated"], dtype=bool).any()) if "simulated" in df and len(df) else False
+
+
+def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores: pd.DataFrame,
+                 allocation: pd.DataFrame, judges: pd.DataFrame, frontier: pd.DataFrame, cfg: dict[str, Any],
+                 focus: str, config_hash: str, outputs: dict[str, str]) -> None:
+    """Figs. 2, 3, 4, 5, 7, 8 (judgelab.plots.topk); the synthetic simulator counts as simulated."""
+    from judgelab.plots import topk as P
+
+    k = int(cfg["items"]["k"])
+    judge_budget = pd.concat(budgets, ignore_index=True)
+    panel = judge_budget.assign(source=judge_budget["judge"])
+    syn = synthetic.assign(source="synthetic: " + synthetic["scenario"].astype(str), simulated=True)
+    sim = _any_simulated(judge_budget)
+    P.recall_vs_budget(pd.concat([panel, syn], ignore_index=True), outputs["recall_vs_budget"], simulated=True,
+                       config_hash=config_hash)
+    first = scores[scores["oracle"] == scores["oracle"].min()]
+    cov = str(cfg["covariates"][0]) if cfg["covariates"] else ""
+    P.naive_vs_true(first, outputs["naive_vs_true"], k=k, covariate=cov,
+                    title=f"{focus}, pool {int(first['oracle'].iloc[0])}, full data", simulated=_any_simulated(scores),
+                    config_hash=config_hash)
+    P.allocation(allocation, outputs["allocation"], title=f"{focus}: where the budget goes",
+                 simulated=_any_simulated(allocation), config_hash=config_hash)
+    at = int(cfg["ablation_budget"])
+    fb = judge_budget[judge_budget["judge"] == focus]
+    at = at if at in set(fb["budget"]) else int(fb["budget"].max())
+    P.ablation(fb, outputs["ablation"], at_budget=at, title=f"{focus}: acquisition-score ablation",
+               simulated=_any_simulated(fb), config_hash=config_hash)
+    P.judges_recall_vs_c(judges, outputs["judges_recall_vs_c"], covariate=cov, simulated=_any_simulated(judges),
+                         config_hash=config_hash)
+    P.frontier(frontier, outputs["frontier"], simulated=sim, config_hash=config_hash)

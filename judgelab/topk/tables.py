@@ -1,0 +1,186 @@
+"""The paper's tables, from the per-judge evaluation tables (paper 002, Tables 1-4).
+
+Inputs carry a ``judge`` column (plus ``family`` and ``simulated``) and are the outputs of
+:func:`judgelab.topk.experiment.evaluate_full` / :func:`evaluate_budget` stacked over
+judges.  ``aware`` means the bias-aware model at the main ``lambda_b``.
+
+* **Table 1** (:func:`table_judges`): per judge, full data -- ``n_oracles``; the mean
+  estimates ``c_<covariate>`` and ``kappa`` with their mean Laplace s.e.; the planted values
+  for simulated judges (``planted_c_<covariate>``, ``planted_kappa``), the share of
+  oracles whose 95% Laplace interval covers the planted value (``cover_*``) and the worst
+  identifiability status over oracles; the share of oracle verdicts without a usable value
+  (``unusable_rate``: unparsed, refused or failed calls); naive and bias-aware recall and their difference
+  ``delta``; sorted by the first covariate's coefficient, largest first.
+* **Table 2** (:func:`table_correctness`): per judge and pooled over judge x oracle --
+  naive and bias-aware recall, ``delta`` with a paired-bootstrap 95% CI and a paired
+  t-test over oracles, and the baselines (order-swap majority vote, post-hoc length
+  residualisation), the hierarchical model and the trusted-anchor gate.
+* **Shrinkage** (:func:`table_shrinkage`): recall and ``delta`` per ``lambda_b`` of the
+  sweep and for the hierarchical model (with its learned ``tau^2``).
+* **Table 3** (:func:`table_budget`): mean recall +/- s.e. per strategy and budget with
+  paired t-test p-values (over oracle x seed runs) of each bias-aware rule against the
+  global-uncertainty rule and round-robin.
+* **Table 4** (:func:`table_ablation`, :func:`table_recall_at_k`): the 2 x 2 of
+  acquisition model x rule at one budget (with residualise-then-acquire), and full-data
+  recall@k of naive vs bias-aware.
+* **Frontier** (:func:`table_frontier`): recall of bias-aware top-k acquisition against
+  money spent (budget x mean cost per call), per judge (Fig. 7).
+* **Spearman** (:func:`table_spearman`): across judges, rho between naive recall and the
+  bias-aware gain, and between naive recall and the first covariate's coefficient (Q3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgelab.topk.stats import paired_comparison, spearman
+
+_STATUS_RANK = {"identified": 0, "weak": 1, "not identified": 2}
+
+
+def _main(df: pd.DataFrame, estimator: str, lam_b: float | None = None) -> pd.DataFrame:
+    sel = df["estimator"] == estimator
+    if lam_b is not None:
+        sel &= np.isclose(df["lam_b"].astype(float), lam_b)
+    return df[sel]
+
+
+def _per_oracle(full: pd.DataFrame, estimator: str, k: int, lam_b: float | None = None) -> pd.Series:
+    d = _main(full[full["k"] == k], estimator, lam_b)
+    return d.set_index(["judge", "oracle"])["recall"]
+
+
+def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: float) -> pd.DataFrame:
+    naive = _per_oracle(full, "naive", k)
+    aware = _per_oracle(full, "aware", k, lam_b)
+    p = _main(params, "aware", lam_b)
+    rows = []
+    for judge, g in p.groupby("judge", sort=True):
+        meta = full[full["judge"] == judge].iloc[0]
+        row = {"judge": judge, "family": meta.get("family", ""), "simulated": bool(meta.get("simulated", False)),
+               "n_oracles": int(g["oracle"].nunique())}
+        worst = "identified"
+        for param, gp in g.groupby("param", sort=False):
+            col = "kappa" if param == "kappa" else "c_" + param[2:-1]
+            row[col] = float(gp["estimate"].mean())
+            row[f"{col}_se"] = float(gp["se"].mean())
+            if "planted" in gp and gp["planted"].notna().any():
+                row[f"planted_{col}"] = float(gp["planted"].mean())
+                row[f"cover_{col}"] = float(((gp["ci_low"] <= gp["planted"]) & (gp["planted"] <= gp["ci_high"])).mean())
+            st = max(gp["status"], key=lambda s: _STATUS_RANK.get(s, 0))
+            worst = max(worst, st, key=lambda s: _STATUS_RANK.get(s, 0))
+        row["identifiability"] = worst
+        fr = _main(full[(full["judge"] == judge) & (full["k"] == k)], "naive")
+        if "n_unusable" in fr:
+            row["unusable_rate"] = float((fr["n_unusable"] / (fr["n_unusable"] + fr["n_comparisons"])).mean())
+        nv, aw = naive.loc[judge], aware.loc[judge]
+        row.update(naive_recall=float(nv.mean()), aware_recall=float(aw.mean()), delta=float((aw - nv).mean()))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    ccols = [c for c in out.columns if c.startswith("c_") and not c.endswith("_se")]
+    if ccols:
+        out = out.sort_values(ccols[0], ascending=False, kind="stable")
+    return out.reset_index(drop=True)
+
+
+def table_correctness(full: pd.DataFrame, *, k: int, lam_b: float, seed: int = 0) -> pd.DataFrame:
+    naive = _per_oracle(full, "naive", k)
+    aware = _per_oracle(full, "aware", k, lam_b)
+    others = {name: _per_oracle(full, name, k) for name in ("swap_majority", "resid", "aware_hier", "gated")}
+    rows = []
+    groups = [(j, naive.index.get_level_values(0) == j) for j in sorted(naive.index.get_level_values(0).unique())]
+    groups.append(("pooled", np.ones(len(naive), dtype=bool)))
+    for name, sel in groups:
+        idx = naive.index[sel]
+        cmp = paired_comparison(aware.loc[idx].to_numpy(), naive.loc[idx].to_numpy(), seed=seed)
+        row = {"judge": name, "n": cmp["n"], "naive": cmp["mean_b"], "aware": cmp["mean_a"], "delta": cmp["delta"],
+               "ci_low": cmp["ci_low"], "ci_high": cmp["ci_high"], "t": cmp["t"], "p": cmp["p"]}
+        for oname, s in others.items():
+            row[oname] = float(s.reindex(idx).mean())
+        if name != "pooled":
+            ge = _main(full[(full["k"] == k) & (full["judge"] == name)], "gated")["gate_enabled"]
+            row["gate_enabled_rate"] = float(ge.astype(float).mean()) if len(ge) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_shrinkage(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
+    naive = _per_oracle(full, "naive", k)
+    rows = []
+    for (judge, est, lb), g in full[(full["k"] == k) & full["estimator"].isin(["aware", "aware_hier"])].groupby(
+            ["judge", "estimator", "lam_b"], sort=True, dropna=False):
+        r = g.set_index(["judge", "oracle"])["recall"]
+        rows.append({"judge": judge, "model": "hierarchical" if est == "aware_hier" else "fixed",
+                     "lam_b": np.nan if est == "aware_hier" else lb, "recall": float(r.mean()),
+                     "delta": float((r - naive.reindex(r.index)).mean()),
+                     "tau2": float(g["tau2"].mean()) if est == "aware_hier" else 1.0 / lb})
+    return pd.DataFrame(rows)
+
+
+def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "round_robin"),
+                 seed: int = 0) -> pd.DataFrame:
+    own = budget[((budget["model"] == "aware") & (budget["estimator"] == "aware"))
+                 | ((budget["model"] == "naive") & (budget["estimator"] == "naive"))]
+    rows = []
+    for (judge, model, rule, b), g in own.groupby(["judge", "model", "rule", "budget"], sort=True):
+        r = g["recall"].to_numpy(float)
+        row = {"judge": judge, "model": model, "rule": rule, "budget": int(b), "recall": float(r.mean()),
+               "se": float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else np.nan, "n_runs": len(r)}
+        mine = g.set_index(["oracle", "seed"])["recall"]
+        for ref in against:
+            other = own[(own["judge"] == judge) & (own["model"] == model) & (own["rule"] == ref) & (own["budget"] == b)]
+            other = other.set_index(["oracle", "seed"])["recall"]
+            common = mine.index.intersection(other.index)
+            if rule == ref or len(common) < 2:
+                row[f"p_vs_{ref}"] = np.nan
+                continue
+            row[f"p_vs_{ref}"] = paired_comparison(mine.loc[common].to_numpy(), other.loc[common].to_numpy(),
+                                                   seed=seed)["p"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_ablation(budget: pd.DataFrame, *, at_budget: int) -> pd.DataFrame:
+    """2 x 2 (model x rule) at one budget, plus residualise-then-acquire."""
+    d = budget[budget["budget"] == at_budget]
+    out = (d.groupby(["judge", "model", "rule", "estimator"], sort=True)["recall"]
+           .agg(recall="mean", se=lambda r: float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else np.nan,
+                n_runs="size")
+           .reset_index())
+    out.insert(1, "budget", at_budget)
+    return out
+
+
+def table_recall_at_k(full: pd.DataFrame, *, lam_b: float) -> pd.DataFrame:
+    rows = []
+    for (judge, k), g in full.groupby(["judge", "k"], sort=True):
+        rows.append({"judge": judge, "k": int(k), "naive": float(_main(g, "naive")["recall"].mean()),
+                     "aware": float(_main(g, "aware", lam_b)["recall"].mean())})
+    return pd.DataFrame(rows)
+
+
+def table_frontier(budget: pd.DataFrame, full: pd.DataFrame, *, n_items: int, k: int, lam_b: float,
+                   rule: str = "topk") -> pd.DataFrame:
+    d = budget[(budget["model"] == "aware") & (budget["rule"] == rule) & (budget["estimator"] == "aware")]
+    rows = []
+    for (judge, b), g in d.groupby(["judge", "budget"], sort=True):
+        cpc = float(g["cost_per_call"].mean())
+        rows.append({"judge": judge, "budget": int(b), "cost_per_call": cpc, "cost_usd": cpc * b,
+                     "recall": float(g["recall"].mean()), "acquisition": rule})
+    full_b = n_items * (n_items - 1)
+    for judge, g in _main(full[full["k"] == k], "aware", lam_b).groupby("judge", sort=True):
+        cpc = float(d.loc[d["judge"] == judge, "cost_per_call"].mean()) if (d["judge"] == judge).any() else np.nan
+        rows.append({"judge": judge, "budget": full_b, "cost_per_call": cpc, "cost_usd": cpc * full_b,
+                     "recall": float(g["recall"].mean()), "acquisition": "full data"})
+    return pd.DataFrame(rows).sort_values(["judge", "budget"], kind="stable").reset_index(drop=True)
+
+
+def table_spearman(judges: pd.DataFrame) -> pd.DataFrame:
+    ccols = [c for c in judges.columns if c.startswith("c_") and not c.endswith("_se")]
+    rows = [{"x": "naive_recall", "y": "delta", **spearman(judges["naive_recall"], judges["delta"])}]
+    if ccols:
+        rows.append({"x": "naive_recall", "y": ccols[0], **spearman(judges["naive_recall"], judges[ccols[0]])})
+    return pd.DataFrame(rows)

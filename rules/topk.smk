@@ -1,0 +1,287 @@
+# Study `topk`: bias-aware Bayesian Bradley-Terry and top-k-aware active acquisition (paper 002).
+#
+# Method.  Items answer "Give an accurate and informative overview of <topic>" with C = 6
+# statements drawn from a bank of 12 true and 12 false statements per topic; quality is
+# theta = #true - #false and the true top-k (k = 5) are the fully-correct items.  Verbosity is
+# binary and independent of quality: the elaborated form appends a content-free,
+# authoritative clause to every statement, assigned by a balanced shuffle rejected unless
+# |corr(theta, verbosity)| < 0.12.  For every judge we query all N(N-1) ordered pairs of every
+# pool once with the A/B prompt at temperature 0 (logit verdicts for local backends) and cache
+# the verdict matrix (the oracle).  Strategies are then evaluated offline against the fixed
+# oracle, randomness entering only through the strategy seed: the bias-aware Bradley-Terry
+# model (Eqs. 1-2, L-BFGS MAP with warm starts, Laplace posterior, top-k membership from 1500
+# posterior draws, bias-prior precision lambda_b = 0.1, refit every 8 acquisitions) against the
+# naive model, post-hoc length residualisation, order-swap majority vote, the hierarchical
+# empirical-Bayes shrinkage and the trusted-anchor gate; acquisition by the top-k-aware score
+# (Eq. 3), global uncertainty (D-optimal), round-robin, random, entropy-only and the ablations
+# dropping each factor, with presentation order randomised and recorded.  Recall of the true
+# top-k is compared with paired t-tests and paired-bootstrap CIs over oracles; Spearman's rho
+# relates naive recall and the gain across judges; isolated bias probes get Wilson CIs.  The
+# synthetic simulator (theta ~ N(0, 1.25^2), controllable c*, kappa*) repeats the study with
+# known parameters, and LLMBar (both orders, 5-fold cross-validated l2 logistic correction on
+# the judge score plus length/format differences) tests external validity.
+
+from judgelab.topk.pipeline import focus_judge
+
+TOPK = config["topk"]
+TOPK_JUDGES = list(JUDGE_SPECS)
+TOPK_FOCUS = focus_judge(TOPK, TOPK_JUDGES)
+TOPK_REPLAY = [n for n, s in REPLAY_SPECS.items() if s.options.get("dataset") in TOPK["llmbar"]["datasets"]]
+TOPK_LLMBAR_JUDGES = TOPK_JUDGES + TOPK_REPLAY
+TOPK_TABLES = [
+    "table1_judges",
+    "table2_correctness",
+    "shrinkage",
+    "table3_budget",
+    "table4_ablation",
+    "table4_recall_at_k",
+    "frontier",
+    "spearman",
+]
+TOPK_FIGURES = ["recall_vs_budget", "naive_vs_true", "allocation", "ablation", "judges_recall_vs_c", "frontier"]
+TOPK_EVAL = ["recall", "params", "scores", "budget", "allocation", "queries"]
+
+TOPK_ORACLES = [f"results/topk/oracle/{j}.parquet" for j in TOPK_JUDGES]
+TOPK_PROBE_VERDICTS = [f"results/topk/probes/verdicts/{j}.parquet" for j in TOPK_JUDGES]
+TOPK_LLMBAR_VERDICTS = [f"results/topk/llmbar/verdicts/{j}.parquet" for j in TOPK_LLMBAR_JUDGES]
+VERDICT_TABLES.extend(TOPK_ORACLES + TOPK_PROBE_VERDICTS + TOPK_LLMBAR_VERDICTS)
+
+TOPK_OUTPUTS = (
+    [f"results/topk/tables/{t}.csv" for t in TOPK_TABLES]
+    + [f"results/topk/figures/{f}.png" for f in TOPK_FIGURES]
+    + [
+        "results/topk/probes/summary.csv",
+        "results/topk/llmbar/summary.csv",
+        "results/topk/synthetic/summary.csv",
+    ]
+)
+
+
+# params of every judge-querying rule: the judge as configured, the study config, the cache
+_TOPK_Q = lambda w: dict(
+    judge=judge_entry(w.judge),
+    cfg=TOPK,
+    cache=CACHE,
+    max_error_rate=config["max_error_rate"],
+    provenance=provenance_for([w.judge]),
+)
+
+
+rule topk_items:
+    """Item pools (theta = #true - #false, balanced verbosity with |corr| < max_corr) and the
+    isolated bias-probe pairs, from the project's statement banks."""
+    input:
+        TOPK["banks"],
+    output:
+        pools="results/topk/items.parquet",
+        probes="results/topk/probes/pairs.parquet",
+    params:
+        cfg=TOPK,
+        provenance=provenance_for([]),
+    log:
+        "results/logs/topk_items.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_items.py"
+
+
+_TOPK_QUERY = dict(
+    input=dict(
+        pools="results/topk/items.parquet",
+        probes="results/topk/probes/pairs.parquet",
+        llmbar="results/topk/llmbar/pairs.parquet",
+    ),
+    output=dict(
+        oracle="results/topk/oracle/{judge}.parquet",
+        probes="results/topk/probes/verdicts/{judge}.parquet",
+        llmbar="results/topk/llmbar/verdicts/{judge}.parquet",
+    ),
+    log="results/logs/topk_query/{judge}.log",
+)
+
+
+rule topk_query:
+    """Oracle collection: the judge answers all N(N-1) ordered pairs of every pool once (A/B
+    prompt, temperature 0); then the bias probes and every LLMBar pair, in both orders; all
+    through the call cache."""
+    input:
+        **_TOPK_QUERY["input"],
+    output:
+        **_TOPK_QUERY["output"],
+    wildcard_constraints:
+        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+    params:
+        q=_TOPK_Q,
+    resources:
+        api_slots=lambda w: api_slots_for(w.judge),
+    log:
+        _TOPK_QUERY["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/topk_query.py"
+
+
+rule topk_query_vllm:
+    """The same on GPUs for vLLM judges (verdict = arg max of the A/B next-token logits)."""
+    input:
+        **_TOPK_QUERY["input"],
+    output:
+        **_TOPK_QUERY["output"],
+    wildcard_constraints:
+        judge=name_regex(judges_of("vllm")),
+    params:
+        q=_TOPK_Q,
+    resources:
+        gpu=lambda w: gpus_for(w.judge),
+    log:
+        _TOPK_QUERY["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/topk_query.py"
+
+
+rule topk_evaluate:
+    """Offline evaluation against the judge's fixed oracles: full-data fits of every estimator
+    (naive, bias-aware over the lambda_b sweep, hierarchical, residualisation, order-swap
+    majority, gate) and the active loop of every strategy and seed, recall at each budget."""
+    input:
+        pools="results/topk/items.parquet",
+        oracle="results/topk/oracle/{judge}.parquet",
+    output:
+        **{t: f"results/topk/eval/{{judge}}/{t}.parquet" for t in TOPK_EVAL},
+    wildcard_constraints:
+        judge=name_regex(TOPK_JUDGES),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        cfg=TOPK,
+        focus=lambda w: w.judge == TOPK_FOCUS,
+        seed=config["seed"],
+        provenance=lambda w: provenance_for([w.judge]),
+    log:
+        "results/logs/topk_evaluate/{judge}.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_evaluate.py"
+
+
+rule topk_synthetic:
+    """The synthetic simulator: Eq. (1) verdicts with planted c*, kappa* per scenario (biased,
+    the unbiased control, a legitimate covariate for the gate), evaluated like the judges."""
+    output:
+        recall="results/topk/synthetic/recall.parquet",
+        params="results/topk/synthetic/params.parquet",
+        budget="results/topk/synthetic/budget.parquet",
+        summary=report(
+            "results/topk/synthetic/summary.csv",
+            caption="../report/topk_synthetic.rst",
+            category="Top-k ranking",
+        ),
+    params:
+        cfg=TOPK,
+        seed=config["seed"],
+        provenance=provenance_for([]),
+    log:
+        "results/logs/topk_synthetic.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_synthetic.py"
+
+
+rule topk_llmbar_pairs:
+    """The configured LLMBar subsets as one pairs table (category = subset)."""
+    output:
+        "results/topk/llmbar/pairs.parquet",
+    params:
+        cfg=TOPK,
+        provenance=provenance_for([]),
+    log:
+        "results/logs/topk_llmbar_pairs.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_llmbar_pairs.py"
+
+
+rule topk_llmbar_replay:
+    """A replayed real judge (LLMBar authors' recorded verdicts) on the LLMBar subset it was
+    recorded on, both orders, with its recorded prompt template."""
+    input:
+        "results/topk/llmbar/pairs.parquet",
+    output:
+        "results/topk/llmbar/verdicts/{judge}.parquet",
+    wildcard_constraints:
+        judge=name_regex(TOPK_REPLAY),
+    params:
+        q=_TOPK_Q,
+    resources:
+        api_slots=lambda w: api_slots_for(w.judge),
+    log:
+        "results/logs/topk_llmbar_replay/{judge}.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/topk_llmbar_query.py"
+
+
+rule topk_tables:
+    """Tables 1-4, shrinkage sweep, cost-quality frontier, Spearman across judges, the bias
+    probes (Wilson CIs) and LLMBar external validity."""
+    input:
+        eval=[f"results/topk/eval/{j}/{t}.parquet" for j in TOPK_JUDGES for t in ("recall", "params", "budget")],
+        probe_pairs="results/topk/probes/pairs.parquet",
+        probes=TOPK_PROBE_VERDICTS,
+        llmbar_pairs="results/topk/llmbar/pairs.parquet",
+        llmbar=TOPK_LLMBAR_VERDICTS,
+    output:
+        **{
+            t: report(f"results/topk/tables/{t}.csv", caption=f"../report/topk_{t}.rst", category="Top-k ranking")
+            for t in TOPK_TABLES
+        },
+        probes=report(
+            "results/topk/probes/summary.csv", caption="../report/topk_probes.rst", category="Top-k ranking"
+        ),
+        llmbar=report(
+            "results/topk/llmbar/summary.csv", caption="../report/topk_llmbar.rst", category="Top-k ranking"
+        ),
+    params:
+        cfg=TOPK,
+        judges=[judge_entry(j) for j in TOPK_JUDGES],
+        seed=config["seed"],
+        provenance=provenance_for(TOPK_LLMBAR_JUDGES),
+    log:
+        "results/logs/topk_tables.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_tables.py"
+
+
+rule topk_figures:
+    """Figs. 2-5, 7, 8 of the paper (stamped when any judge is simulated)."""
+    input:
+        budget=[f"results/topk/eval/{j}/budget.parquet" for j in TOPK_JUDGES],
+        synthetic="results/topk/synthetic/budget.parquet",
+        scores=f"results/topk/eval/{TOPK_FOCUS}/scores.parquet",
+        allocation=f"results/topk/eval/{TOPK_FOCUS}/allocation.parquet",
+        judges="results/topk/tables/table1_judges.csv",
+        frontier="results/topk/tables/frontier.csv",
+    output:
+        **{
+            f: report(f"results/topk/figures/{f}.png", caption=f"../report/topk_fig_{f}.rst", category="Top-k ranking")
+            for f in TOPK_FIGURES
+        },
+    params:
+        cfg=TOPK,
+        focus=TOPK_FOCUS,
+        config_hash=CONFIG_HASH,
+    log:
+        "results/logs/topk_figures.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/topk_figures.py"

@@ -1,0 +1,218 @@
+"""The bias-aware Bradley-Terry model of paper 002 (judgelab.ranking.bias_aware).
+
+* the MAP of Eq. (2) is an l2-penalised logistic regression: with lambda = lambda_b it
+  equals scikit-learn's independent solver on the same design, and its Laplace covariance
+  is the inverse of the numerically differentiated Hessian;
+* on the synthetic simulator the 95% Laplace intervals of c-hat and kappa-hat cover the
+  planted c*, kappa* in >= 90% of seeded runs (one and two covariates);
+* designs that cannot identify c or kappa (no cross-covariate pair, one presentation order
+  only, items tied to slots) are reported with IdentifiabilityWarning, not silently;
+* top-k membership probabilities, hierarchical shrinkage, residualisation and order-swap
+  majority behave as the paper describes.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from judgelab.ranking.bias_aware import (
+    NAIVE,
+    Comparisons,
+    FitOptions,
+    IdentifiabilityWarning,
+    design_matrix,
+    fit_bias_aware,
+    residualize,
+    swap_majority,
+    topk_membership,
+)
+from judgelab.topk.experiment import single_threaded_blas
+from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with single_threaded_blas():
+        yield
+
+
+def all_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.nonzero(~np.eye(n, dtype=bool))
+    return a, b
+
+
+def simulate(theta, X, c, kappa, first, second, rng):
+    eta = theta[first] - theta[second] + (X[first] - X[second]) @ np.atleast_1d(c) + kappa
+    return (rng.random(len(first)) < expit(eta)).astype(float)
+
+
+def test_map_is_l2_logistic_regression_and_laplace_is_inverse_hessian():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    n = 12
+    theta = rng.normal(0, 1, n)
+    X = rng.integers(0, 2, (n, 1)).astype(float)
+    a, b = all_pairs(n)
+    y = simulate(theta, X, [0.8], 0.3, a, b, rng)
+    comp = Comparisons(a, b, y)
+    opts = FitOptions(lam=0.5, lam_b=0.5)
+    fit = fit_bias_aware(comp, n, X, options=opts, warn=False)
+    Z = design_matrix(comp, n, X, opts)
+    ref = LogisticRegression(C=1 / 0.5, fit_intercept=False, tol=1e-10, max_iter=10_000).fit(Z, y)
+    np.testing.assert_allclose(fit.beta, ref.coef_[0], atol=2e-5)
+
+    def grad(beta):
+        return Z.T @ (expit(Z @ beta) - y) + 0.5 * beta
+
+    h = 1e-6
+    H = np.column_stack([(grad(fit.beta + h * e) - grad(fit.beta - h * e)) / (2 * h) for e in np.eye(len(fit.beta))])
+    np.testing.assert_allclose(fit.cov, np.linalg.inv(H), rtol=1e-4, atol=1e-8)
+    np.testing.assert_allclose(grad(fit.beta), 0.0, atol=1e-4)
+
+
+@pytest.mark.parametrize("c_star", [(1.0,), (1.0, -0.6)])
+def test_laplace_intervals_cover_planted_bias_in_90_percent_of_runs(c_star):
+    judge = SyntheticJudge(c=c_star, kappa=0.5)
+    covered = {}
+    runs = 40
+    for seed in range(runs):
+        pool = synthetic_oracle(judge, seed, n_items=30, seed=123)
+        fit = fit_bias_aware(pool.full_comparisons(), pool.n_items, pool.X, covariate_names=pool.covariate_names)
+        planted = {f"c[x{m}]": c for m, c in enumerate(c_star)} | {"kappa": 0.5}
+        for name, value in planted.items():
+            lo, hi = fit.interval(name)
+            covered[name] = covered.get(name, 0) + int(lo <= value <= hi)
+        assert fit.identifiability == {name: "identified" for name in planted}
+    for name, k in covered.items():
+        assert k / runs >= 0.9, f"{name}: 95% Laplace interval covered the planted value in {k}/{runs} runs"
+
+
+def test_estimates_track_the_planted_bias_not_the_prior():
+    # a clearly biased and a clearly unbiased judge are told apart by c-hat
+    big = [fit_bias_aware((p := synthetic_oracle(SyntheticJudge(c=(1.5,), kappa=-0.8), s, seed=9)).full_comparisons(),
+                          30, p.X) for s in range(5)]
+    none = [fit_bias_aware((p := synthetic_oracle(SyntheticJudge(c=(0.0,), kappa=0.0), s, seed=9)).full_comparisons(),
+                           30, p.X) for s in range(5)]
+    assert np.mean([f.c[0] for f in big]) > 1.0 and abs(np.mean([f.c[0] for f in none])) < 0.3
+    assert np.mean([f.kappa for f in big]) < -0.6 and abs(np.mean([f.kappa for f in none])) < 0.15
+
+
+def _fit_catching(comp, n, X):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fit = fit_bias_aware(comp, n, X, covariate_names=["verbosity"])
+    return fit, [str(m.message) for m in w if issubclass(m.category, IdentifiabilityWarning)]
+
+
+def test_no_cross_covariate_pair_is_reported_not_estimated():
+    rng = np.random.default_rng(1)
+    n = 20
+    X = np.zeros((n, 1))
+    X[: n // 2] = 1.0
+    theta = rng.normal(0, 1, n)
+    a, b = all_pairs(n)
+    keep = X[a, 0] == X[b, 0]  # every comparison within one verbosity level
+    y = simulate(theta, X, [2.0], 0.0, a[keep], b[keep], rng)
+    fit, msgs = _fit_catching(Comparisons(a[keep], b[keep], y), n, X)
+    assert fit.identifiability["c[verbosity]"] == "not identified"
+    assert any("c[verbosity] is not identified" in m and "crosses the levels" in m for m in msgs)
+    # what it returns is the prior (mean 0, prior sd), not a measurement of the planted 2.0
+    assert abs(fit.c[0]) < 1e-6 and fit.se("c[verbosity]") == pytest.approx(np.sqrt(10.0), rel=1e-3)
+    assert fit.identifiability["kappa"] == "identified"
+
+
+@pytest.mark.parametrize("design", ["stored order only", "items tied to slots"])
+def test_one_presentation_order_is_reported(design):
+    rng = np.random.default_rng(2)
+    n = 20
+    X = np.zeros((n, 1))
+    X[rng.permutation(n)[: n // 2]] = 1.0
+    theta = rng.normal(0, 1, n)
+    if design == "stored order only":  # every pair once, always the lower index first
+        a, b = np.triu_indices(n, 1)
+        expected = {"weak", "not identified"}
+    else:  # half the items always shown first, the other half always second
+        a, b = np.meshgrid(np.arange(n // 2), np.arange(n // 2, n), indexing="ij")
+        a, b = a.ravel(), b.ravel()
+        expected = {"not identified"}
+    y = simulate(theta, X, [0.5], 1.0, a, b, rng)
+    fit, msgs = _fit_catching(Comparisons(a, b, y), n, X)
+    assert fit.identifiability["kappa"] in expected
+    assert any(m.startswith("kappa is") and "presentation order" in m for m in msgs)
+
+
+def test_randomised_order_design_raises_no_warning():
+    rng = np.random.default_rng(3)
+    n = 20
+    X = np.zeros((n, 1))
+    X[rng.permutation(n)[: n // 2]] = 1.0
+    i, j = np.triu_indices(n, 1)
+    flip = rng.random(len(i)) < 0.5
+    a, b = np.where(flip, j, i), np.where(flip, i, j)
+    fit, msgs = _fit_catching(Comparisons(a, b, simulate(rng.normal(0, 1, n), X, [1.0], 0.5, a, b, rng)), n, X)
+    assert msgs == [] and set(fit.identifiability.values()) == {"identified"}
+
+
+def test_membership_probabilities():
+    rng = np.random.default_rng(4)
+    theta = np.array([3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
+    p = topk_membership(theta, np.eye(6) * 1e-6, 2, 1500, rng)
+    np.testing.assert_allclose(p, [1, 1, 0, 0, 0, 0])
+    p = topk_membership(np.zeros(6), np.eye(6), 2, 3000, rng)
+    assert p.sum() == pytest.approx(2.0)  # every draw has exactly k members
+    assert np.all(np.abs(p - 2 / 6) < 0.04)  # exchangeable items: k/N each (MC s.e. ~0.009)
+    # two items, independent N(0,1) and N(1,1): P(item 1 on top) = Phi(1/sqrt(2))
+    from scipy.stats import norm
+
+    p = topk_membership(np.array([0.0, 1.0]), np.eye(2), 1, 20_000, rng)
+    assert p[1] == pytest.approx(norm.cdf(1 / np.sqrt(2)), abs=0.01)
+
+
+def test_hierarchical_tau_adapts_to_the_judge():
+    tau = {}
+    for name, c in (("biased", 1.5), ("unbiased", 0.0)):
+        vals = []
+        for s in range(4):
+            pool = synthetic_oracle(SyntheticJudge(c=(c,), kappa=0.0 if c == 0 else 0.8), s, seed=5)
+            vals.append(fit_bias_aware(pool.full_comparisons(), 30, pool.X,
+                                       options=FitOptions(hierarchical=True)).tau2)
+        tau[name] = np.mean(vals)
+    assert tau["biased"] > 0.3 and tau["unbiased"] < 0.05 and tau["biased"] > 10 * tau["unbiased"]
+
+
+def test_naive_model_absorbs_the_bias_into_quality():
+    # Prop. 1: naive theta ~ theta + c* x; the bias-aware model removes the shift
+    pool = synthetic_oracle(SyntheticJudge(c=(2.0,), kappa=0.0), 0, seed=6)
+    comp = pool.full_comparisons()
+    naive = fit_bias_aware(comp, 30, options=NAIVE).theta
+    aware = fit_bias_aware(comp, 30, pool.X).theta
+    x = pool.X[:, 0]
+    gap = lambda s: (s[x == 1] - pool.theta[x == 1]).mean() - (s[x == 0] - pool.theta[x == 0]).mean()  # noqa: E731
+    assert gap(naive) > 1.2 and abs(gap(aware)) < 0.5
+
+
+def test_residualize_and_swap_majority():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(15, 2))
+    r = residualize(rng.normal(size=15) + X @ [2.0, -1.0], X)
+    np.testing.assert_allclose(np.column_stack([np.ones(15), X]).T @ r, 0.0, atol=1e-9)
+    # pair (0, 1) split by order (each shown-first item wins): a tie; item 2 beats both in both orders
+    comp = Comparisons([0, 1, 2, 0, 2, 1], [1, 0, 0, 2, 1, 2], [1, 1, 1, 0, 1, 0])
+    s = swap_majority(comp, 3)
+    assert s[0] == pytest.approx(s[1], abs=1e-6) and s[2] > s[0] + 0.5
+
+
+def test_bad_inputs_fail_clearly():
+    with pytest.raises(ValueError, match="y must be 0 or 1"):
+        Comparisons([0], [1], [0.5])
+    with pytest.raises(ValueError, match="compared with itself"):
+        Comparisons([1], [1], [1.0])
+    with pytest.raises(ValueError, match="needs item covariates"):
+        fit_bias_aware(Comparisons([0], [1], [1.0]), 2)
+    with pytest.raises(ValueError, match="X has 3 rows for 2 items"):
+        fit_bias_aware(Comparisons([0], [1], [1.0]), 2, np.zeros((3, 1)))
