@@ -1,0 +1,30 @@
+"""Rule scoring_tables: Table 3, fluctuation, score distributions and aggregation over variants."""
+
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+import pandas as pd
+
+from judgelab.io import write_table
+from judgelab.scoring.metrics import aggregation_table, correlation_tables, distributions, gold_frame, table3_wide
+from judgelab.workflow import provenance, run_script
+
+
+def main(sm):
+    p = sm.params
+    items = pd.concat([pd.read_parquet(f) for f in sm.input.item_tables], ignore_index=True)
+    items = items[items["in_sample"].astype(bool)]
+    gold_scores = pd.read_parquet(sm.input.gold)
+    scores = pd.concat([pd.read_parquet(f) for f in sm.input.scores], ignore_index=True)
+    golds = gold_frame(items, gold_scores)
+    m = p.metrics
+    table3, fluct = correlation_tables(scores, golds, n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
+    agg = aggregation_table(scores, golds, p.aggregation["variant_sets"], p.aggregation["aggregators"],
+                            n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
+    pv = provenance(p.provenance["config_hash"], p.provenance["seed"], p.provenance["judges"])
+    write_table(table3, sm.output.table3, provenance=pv)
+    write_table(table3_wide(table3), sm.output.table3_wide, provenance=pv)
+    write_table(fluct, sm.output.fluctuation, provenance=pv)
+    write_table(distributions(scores, golds), sm.output.distributions, provenance=pv)
+    write_table(agg, sm.output.aggregation, provenance=pv)
+
+
+run_script(snakemake, main)
