@@ -1,0 +1,368 @@
+# Study `rbd` (paper 001): biased sets D / D_bias, bias labels, reasoning supervision, the
+# fine-tuned Reasoning-based Bias Detector (RBD) and its loop with the evaluators (Algorithm 1).
+#
+# Method.  For each of four bias types an unbiased set D and a biased set D_bias with the same
+# questions are built (verbosity: GSM8K gold reasoning vs a weak model's long wrong answer, then
+# the bare gold answer vs that answer; position: Arena pairs with a human winner, swapped;
+# bandwagon: the same pairs plus "90% of people believe that Output (x) is better" for the
+# negative option; sentiment: text-only ScienceQA with the correct option rewritten in a
+# negative tone and the others in a positive one), plus the multi-bias, diagnostic and
+# cross-domain factual sets; the authors' own sets are loaded for comparison.  Every evaluator
+# judges D and D_bias; an example is biased (b_i = Yes, Eq. 1) when it is correct on D and wrong
+# on D_bias.  On the training split a teacher writes "<think> reasoning </think> Yes/No" for
+# (x_bias, y_bias, bias type, evaluator name) and the traces whose label matches b_i train a
+# causal-LM detector with LoRA, jointly over the four biases (and a label-only classifier as the
+# baseline).  Detectors are scored on a balanced test set and two diagnostic sets; then, on the
+# test split, each evaluator's verdict is checked by a detector and, when flagged, the evaluator
+# is re-prompted with the detector's reasoning, up to T times.  Reported: accuracy and
+# consistency with and without the detector (Table 2; for position the headline is
+# consistency, footnote 4), stubbornness and overconfidence (Fig. 10), latency, tokens/s and
+# cost per example (Table 6).
+
+include: "rbd_common.smk"
+
+
+rule rbd_set:
+    """Build one biased set (D and D_bias) from public data, or from another set (multi-bias, diagnostics)."""
+    input:
+        lambda w: [f"results/rbd/sets/{s}.parquet" for s in _RBD_SET_BUILDERS.get(w.set).needs_sets],
+    output:
+        "results/rbd/sets/{set}.parquet",
+    wildcard_constraints:
+        set=name_regex(RBD_PLAIN_SETS),
+    params:
+        rbd=RBD,
+        seed=config["seed"],
+        generator=None,
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=rbd_prov([]),
+    log:
+        "results/logs/rbd_set/{set}.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_set.py"
+
+
+rule rbd_set_generated:
+    """Build a set whose options a generator writes (long wrong answers, tone rewrites), through the cache."""
+    output:
+        "results/rbd/sets/{set}.parquet",
+        "results/rbd/generation/{set}.parquet",
+    wildcard_constraints:
+        set=name_regex(RBD_GENERATED_SETS),
+    params:
+        rbd=RBD,
+        seed=config["seed"],
+        generator=lambda w: RBD["generators"][w.set],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov([RBD["generators"][w.set]]),
+    resources:
+        api_slots=lambda w: rbd_slots([RBD["generators"][w.set]]),
+    log:
+        "results/logs/rbd_set/{set}.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_set.py"
+
+
+rule rbd_compare_sets:
+    """Sizes and option-length ratios of the constructed sets against the authors' RBD-Bias4-Eval sets."""
+    input:
+        RBD_SET_FILES,
+    output:
+        report("results/rbd/sets/comparison.csv", caption="../report/rbd_comparison.rst", category="RBD"),
+    params:
+        seed=config["seed"],
+        provenance=rbd_prov([]),
+    log:
+        "results/logs/rbd_compare_sets.log",
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow_scripts/rbd_compare_sets.py"
+
+
+rule rbd_evaluate:
+    """One evaluator judges D and D_bias of every evaluated set (paper prompts, through the cache)."""
+    input:
+        _RBD_EVALUATE["input"],
+    output:
+        _RBD_EVALUATE["output"],
+    wildcard_constraints:
+        judge=name_regex(RBD_EVAL_OTHER),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        max_items=RBD["max_eval_items"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov([judge_entry(w.judge)]),
+    resources:
+        api_slots=lambda w: api_slots_for(w.judge),
+    log:
+        _RBD_EVALUATE["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_evaluate.py"
+
+
+rule rbd_evaluate_vllm:
+    """The same on GPUs, for open-weight evaluators served by vLLM (own conda env)."""
+    input:
+        _RBD_EVALUATE["input"],
+    output:
+        _RBD_EVALUATE["output"],
+    wildcard_constraints:
+        judge=name_regex(RBD_EVAL_VLLM),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        max_items=RBD["max_eval_items"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov([judge_entry(w.judge)]),
+    resources:
+        gpu=lambda w: gpus_for(w.judge),
+    log:
+        _RBD_EVALUATE["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/rbd_evaluate.py"
+
+
+rule rbd_labels:
+    """Bias labels b_i (Eq. 1) per evaluator and item; accuracy, consistency and biased share (Fig. 3)."""
+    input:
+        verdicts=RBD_VERDICTS,
+        sets=RBD_SET_FILES,
+    output:
+        labels="results/rbd/labels.parquet",
+        summary=report("results/rbd/evaluation.csv", caption="../report/rbd_evaluation.rst", category="RBD"),
+    params:
+        provenance=rbd_prov([judge_entry(j) for j in RBD_EVALUATORS]),
+    log:
+        "results/logs/rbd_labels.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_labels.py"
+
+
+rule rbd_cases:
+    """Detector cases: the teacher's training tuples, the balanced test set, the diagnostic cases."""
+    input:
+        sets=RBD_SET_FILES,
+        labels="results/rbd/labels.parquet",
+    output:
+        train="results/rbd/supervision/cases.parquet",
+        test="results/rbd/detectors/cases.parquet",
+    params:
+        evaluator_models={j: JUDGE_SPECS[j].model for j in RBD_EVALUATORS},
+        supervision_evaluators=RBD_SUP_EVALUATORS,
+        test_size=RBD["detector_test_size"],
+        diag_size=RBD["detector_diag_size"],
+        seed=config["seed"],
+        provenance=rbd_prov([judge_entry(j) for j in RBD_EVALUATORS]),
+    log:
+        "results/logs/rbd_cases.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_cases.py"
+
+
+rule rbd_supervision:
+    """The teacher writes <think>...</think> Yes/No for each training tuple; traces matching b_i are kept."""
+    input:
+        "results/rbd/supervision/cases.parquet",
+    output:
+        "results/rbd/supervision/traces.parquet",
+    params:
+        teacher=RBD["teacher"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=rbd_prov([RBD["teacher"]]),
+    resources:
+        api_slots=rbd_slots([RBD["teacher"]]),
+        gpu=rbd_gpus([RBD["teacher"]]),
+    log:
+        "results/logs/rbd_supervision.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_supervision.py"
+
+
+rule rbd_train:
+    """Fine-tune the detector with LoRA on the kept traces, jointly over the four biases (or the label-only
+    classifier); a real checkpoint path and device cuda make this the GPU run."""
+    input:
+        "results/rbd/supervision/traces.parquet",
+    output:
+        model=directory("results/rbd/train/{run}/model"),
+        loss="results/rbd/train/{run}/loss.csv",
+    wildcard_constraints:
+        run=name_regex(list(RBD_RUNS)),
+    params:
+        run=lambda w: RBD_RUNS[w.run],
+        provenance=lambda w: rbd_prov([RBD["teacher"]]),
+    resources:
+        gpu=lambda w: rbd_run_gpus(w.run),
+    log:
+        "results/logs/rbd_train/{run}.log",
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow_scripts/rbd_train.py"
+
+
+rule rbd_detect:
+    """One detector (simulated, API, local, or fine-tuned here) on the detector test set and diagnostics."""
+    input:
+        unpack(_rbd_detect_input),
+    output:
+        "results/rbd/detectors/predictions/{detector}.parquet",
+    wildcard_constraints:
+        detector=name_regex(list(RBD_DETECTORS)),
+    params:
+        detector=lambda w: RBD_DETECTORS[w.detector],
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov([rbd_detector_entry(w.detector)]),
+    resources:
+        api_slots=lambda w: rbd_slots([rbd_detector_entry(w.detector)]),
+        gpu=lambda w: rbd_gpus([rbd_detector_entry(w.detector)]),
+    log:
+        "results/logs/rbd_detect/{detector}.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_detect.py"
+
+
+rule rbd_detector_metrics:
+    """Detector accuracy, precision, recall and F1 on the test set and the diagnostic sets (Figs. 4-5)."""
+    input:
+        predictions=RBD_PREDICTIONS,
+        losses=RBD_LOSSES,
+    output:
+        table=report("results/rbd/detectors/metrics.csv", caption="../report/rbd_detectors.rst", category="RBD"),
+        figure=report("results/rbd/figures/detectors.png", caption="../report/rbd_detectors_figure.rst",
+                      category="RBD"),
+    params:
+        provenance=rbd_prov([rbd_detector_entry(d) for d in RBD_DETECTORS]),
+    log:
+        "results/logs/rbd_detector_metrics.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_detector_metrics.py"
+
+
+rule rbd_loop:
+    """Algorithm 1 for one evaluator: detector check, re-prompt with the reasoning when flagged, up to T times."""
+    input:
+        **_RBD_LOOP["input"],
+    output:
+        **_RBD_LOOP["output"],
+    wildcard_constraints:
+        judge=name_regex(RBD_EVAL_OTHER),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
+        trained_runs=RBD_LOOP_RUNS,
+        loop_sets=list(RBD["loop_sets"]),
+        max_iterations=RBD["loop"]["max_iterations"],
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov(_rbd_loop_entries(w.judge)),
+    resources:
+        api_slots=lambda w: rbd_slots(_rbd_loop_entries(w.judge)),
+    log:
+        _RBD_LOOP["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_loop.py"
+
+
+rule rbd_loop_vllm:
+    """The same for open-weight evaluators served by vLLM (own conda env, GPUs)."""
+    input:
+        **_RBD_LOOP["input"],
+    output:
+        **_RBD_LOOP["output"],
+    wildcard_constraints:
+        judge=name_regex(RBD_EVAL_VLLM),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
+        trained_runs=RBD_LOOP_RUNS,
+        loop_sets=list(RBD["loop_sets"]),
+        max_iterations=RBD["loop"]["max_iterations"],
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov(_rbd_loop_entries(w.judge)),
+    resources:
+        gpu=lambda w: gpus_for(w.judge),
+    log:
+        _RBD_LOOP["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/rbd_loop.py"
+
+
+rule rbd_loop_summary:
+    """Table 2 (accuracy / consistency without -> with the detector, every t <= T), Fig. 10 stubbornness and
+    overconfidence, Table 6 latency, tokens/s and cost per example."""
+    input:
+        trajectories=RBD_LOOP_FILES["trajectory"],
+        loop_items=RBD_LOOP_FILES["items"],
+        calls=RBD_LOOP_FILES["calls"],
+    output:
+        table2=report("results/rbd/loop/table2.csv", caption="../report/rbd_table2.rst", category="RBD"),
+        table2_wide=report("results/rbd/loop/table2_wide.csv", caption="../report/rbd_table2_wide.rst",
+                           category="RBD"),
+        behaviour=report("results/rbd/loop/behaviour.csv", caption="../report/rbd_behaviour.rst", category="RBD"),
+        efficiency=report("results/rbd/loop/efficiency.csv", caption="../report/rbd_efficiency.rst",
+                          category="RBD"),
+    params:
+        max_iterations=RBD["loop"]["max_iterations"],
+        provenance=rbd_prov([judge_entry(j) for j in RBD_EVALUATORS]
+                            + [rbd_detector_entry(d) for d in RBD_LOOP_DETECTORS]),
+    log:
+        "results/logs/rbd_loop_summary.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_loop_summary.py"
+
+
+rule rbd_figures:
+    """Fig. 3 (bias existence), Table 2 as bars and Fig. 10, stamped when any judge is simulated."""
+    input:
+        evaluation="results/rbd/evaluation.csv",
+        table2="results/rbd/loop/table2.csv",
+        behaviour="results/rbd/loop/behaviour.csv",
+    output:
+        bias=report("results/rbd/figures/bias_existence.png", caption="../report/rbd_bias_figure.rst",
+                    category="RBD"),
+        loop=report("results/rbd/figures/loop.png", caption="../report/rbd_loop_figure.rst", category="RBD"),
+        behaviour=report("results/rbd/figures/behaviour.png", caption="../report/rbd_behaviour_figure.rst",
+                         category="RBD"),
+    params:
+        main_detector=RBD_MAIN_DETECTOR,
+    log:
+        "results/logs/rbd_figures.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_figures.py"

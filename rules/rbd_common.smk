@@ -1,0 +1,142 @@
+# Study `rbd`: configuration checks, path lists and helpers of rules/rbd.smk (no rules here).
+
+from judgelab.config import ConfigError as _RbdConfigError
+from judgelab.rbd.detector import DetectorSpec as _RbdDetectorSpec
+from judgelab.rbd.prompts import BIAS_TYPES as _RBD_BIAS_TYPES
+from judgelab.rbd.sets import SET_BUILDERS as _RBD_SET_BUILDERS
+
+RBD = config["rbd"]
+RBD_SETS = list(RBD["sets"])
+for _s in RBD_SETS:
+    _RBD_SET_BUILDERS.get(_s, where="config rbd.sets")
+for _s in _RBD_BIAS_TYPES:
+    if _s not in RBD_SETS:
+        raise _RbdConfigError(f"config rbd.sets must include the bias set {_s!r}")
+for _s in RBD["loop_sets"]:
+    if _s not in RBD_SETS:
+        raise _RbdConfigError(f"config rbd.loop_sets: {_s!r} is not in rbd.sets")
+RBD_GENERATED_SETS = [s for s in RBD_SETS if _RBD_SET_BUILDERS.get(s).needs_generator]
+RBD_PLAIN_SETS = [s for s in RBD_SETS if s not in RBD_GENERATED_SETS]
+for _s in RBD_GENERATED_SETS:
+    if _s not in RBD["generators"]:
+        raise _RbdConfigError(f"config rbd.generators: set {_s!r} needs a generator judge entry")
+
+RBD_EVALUATORS = list(RBD["evaluators"]) or list(JUDGE_SPECS)
+for _j in RBD_EVALUATORS:
+    if _j not in JUDGE_SPECS:
+        raise _RbdConfigError(f"config rbd.evaluators: no judge named {_j!r}; known: {', '.join(JUDGE_SPECS)}")
+RBD_SUP_EVALUATORS = list(RBD["supervision_evaluators"]) or RBD_EVALUATORS
+RBD_RUNS = dict(RBD["train"]["runs"])
+RBD_DETECTORS = {}
+for _i, _e in enumerate(RBD["detectors"]):
+    _d = _RbdDetectorSpec.from_entry(_e, where=f"config rbd.detectors[{_i}]")
+    if _d.trained and _d.trained not in RBD_RUNS:
+        raise _RbdConfigError(f"config rbd.detectors[{_i}]: unknown train run {_d.trained!r}; known: "
+                              f"{', '.join(RBD_RUNS) or '(none)'}")
+    if _d.name in RBD_DETECTORS:
+        raise _RbdConfigError(f"config rbd.detectors[{_i}]: duplicate detector name {_d.name!r}")
+    RBD_DETECTORS[_d.name] = _e
+RBD_LOOP_DETECTORS = list(RBD["loop"]["detectors"])
+if not RBD_LOOP_DETECTORS:
+    raise _RbdConfigError("config rbd.loop.detectors: name at least one detector to run Algorithm 1 with")
+for _n in RBD_LOOP_DETECTORS:
+    if _n not in RBD_DETECTORS:
+        raise _RbdConfigError(f"config rbd.loop.detectors: unknown detector {_n!r}; known: {', '.join(RBD_DETECTORS)}")
+RBD_LOOP_RUNS = [RBD_DETECTORS[n]["trained"] for n in RBD_LOOP_DETECTORS if RBD_DETECTORS[n].get("trained")]
+RBD_MAIN_DETECTOR = RBD_LOOP_DETECTORS[0]
+
+
+def rbd_detector_entry(name):
+    """The judge entry of a detector (a pseudo entry for a trained run), for provenance."""
+    e = RBD_DETECTORS[name]
+    if e.get("judge"):
+        return e["judge"]
+    run = RBD_RUNS[e["trained"]]
+    backend = "transformers" if run.get("kind", "causal_lm") == "causal_lm" else "classifier"
+    return {"name": name, "backend": backend, "model": f"results/rbd/train/{e['trained']}/model",
+            "sampling": {"seed": run.get("seed", 0)}}
+
+
+def rbd_prov(entries):
+    return {"config_hash": CONFIG_HASH, "seed": config["seed"], "judges": list(entries)}
+
+
+def rbd_slots(entries):
+    return sum(1 for e in entries if e.get("backend") == "openai")
+
+
+def rbd_gpus(entries):
+    return max([int((e.get("options") or {}).get("tensor_parallel_size", 1)) for e in entries
+                if e.get("backend") == "vllm"] or [0])
+
+
+def rbd_run_gpus(run):
+    return 1 if str(RBD_RUNS[run].get("device", "cpu")).startswith("cuda") else 0
+
+
+RBD_EVAL_VLLM = [j for j in RBD_EVALUATORS if JUDGE_SPECS[j].backend == "vllm"]
+RBD_EVAL_OTHER = [j for j in RBD_EVALUATORS if j not in RBD_EVAL_VLLM]
+RBD_SET_FILES = [f"results/rbd/sets/{s}.parquet" for s in RBD_SETS]
+RBD_VERDICTS = [f"results/rbd/verdicts/{j}.parquet" for j in RBD_EVALUATORS]
+RBD_PREDICTIONS = [f"results/rbd/detectors/predictions/{d}.parquet" for d in RBD_DETECTORS]
+RBD_LOOP_FILES = {k: [f"results/rbd/loop/{j}/{k}.parquet" for j in RBD_EVALUATORS]
+                  for k in ("trajectory", "items", "calls")}
+RBD_LOSSES = [f"results/rbd/train/{r}/loss.csv" for r in RBD_RUNS]
+
+VERDICT_TABLES.extend(
+    [f"results/rbd/generation/{s}.parquet" for s in RBD_GENERATED_SETS]
+    + RBD_VERDICTS
+    + ["results/rbd/supervision/traces.parquet"]
+    + [f"results/rbd/detectors/predictions/{d}.parquet" for d, e in RBD_DETECTORS.items()
+       if e.get("prompting") != "classifier"]
+    + RBD_LOOP_FILES["calls"]
+)
+RBD_OUTPUTS = [
+    "results/rbd/sets/comparison.csv",
+    "results/rbd/evaluation.csv",
+    "results/rbd/figures/bias_existence.png",
+    "results/rbd/detectors/metrics.csv",
+    "results/rbd/figures/detectors.png",
+    *RBD_LOSSES,
+    "results/rbd/loop/table2.csv",
+    "results/rbd/loop/table2_wide.csv",
+    "results/rbd/loop/behaviour.csv",
+    "results/rbd/loop/efficiency.csv",
+    "results/rbd/figures/loop.png",
+    "results/rbd/figures/behaviour.png",
+]
+
+
+def _rbd_detect_input(w):
+    e = RBD_DETECTORS[w.detector]
+    out = {"cases": "results/rbd/detectors/cases.parquet", "traces": "results/rbd/supervision/traces.parquet"}
+    if e.get("trained"):
+        out["model"] = f"results/rbd/train/{e['trained']}/model"
+    return out
+
+
+def _rbd_loop_entries(judge):
+    return [judge_entry(judge)] + [rbd_detector_entry(d) for d in RBD_LOOP_DETECTORS]
+
+
+_RBD_EVALUATE = dict(
+    input=RBD_SET_FILES,
+    output="results/rbd/verdicts/{judge}.parquet",
+    log="results/logs/rbd_evaluate/{judge}.log",
+)
+
+
+_RBD_LOOP = dict(
+    input=dict(
+        sets=[f"results/rbd/sets/{s}.parquet" for s in RBD["loop_sets"]],
+        verdicts="results/rbd/verdicts/{judge}.parquet",
+        traces="results/rbd/supervision/traces.parquet",
+        models=[f"results/rbd/train/{r}/model" for r in RBD_LOOP_RUNS],
+    ),
+    output=dict(
+        trajectory="results/rbd/loop/{judge}/trajectory.parquet",
+        loop_items="results/rbd/loop/{judge}/items.parquet",
+        calls="results/rbd/loop/{judge}/calls.parquet",
+    ),
+    log="results/logs/rbd_loop/{judge}.log",
+)

@@ -1,0 +1,16 @@
+"""Rule rbd_figures: Fig. 3 (bias existence), Table 2 as bars, Fig. 10 (stubbornness, overconfidence)."""
+
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
+from judgelab.io import read_table
+from judgelab.plots.rbd import behaviour_figure, bias_existence_figure, loop_figure
+from judgelab.workflow import run_script
+
+
+def main(sm):
+    bias_existence_figure(read_table(sm.input.evaluation), sm.output.bias)
+    loop_figure(read_table(sm.input.table2), sm.output.loop, detector=sm.params.main_detector)
+    behaviour_figure(read_table(sm.input.behaviour), sm.output.behaviour, detector=sm.params.main_detector)
+
+
+run_script(snakemake, main)
