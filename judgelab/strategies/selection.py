@@ -1,0 +1,158 @@
+"""Cost-accuracy Pareto front (paper 003, Appendix H / Fig. 4) and the strategy selector (Algorithm 1).
+
+Pareto front: on one dataset, every judge x strategy configuration is a point (cost per
+instance from the recorded tokens and the judges' configured prices, agreement with gold);
+a configuration is on the front when no other one is at most as expensive and at least as
+accurate, and strictly better in one of the two.
+
+Selector: paper 003's Algorithm 1 (JUDGESTRATEGYSELECTOR) states its recommendations as
+constants read off its tables.  :func:`recommend` derives each branch from the measured
+tables instead, so the same rules give the paper's answers on the paper's numbers and
+data-driven answers on any other panel:
+
+====== =========================================== ==============================================
+line   situation                                    rule applied to the measured results
+====== =========================================== ==============================================
+1-2    adversarial / high-stakes task               on the adversarial set, each judge's best
+                                                    strategy within budget; return the strategy
+                                                    that is best for the most judges, with them
+4-5    no preferred model, cost matters             the most accurate Pareto-front configuration
+                                                    on the natural set within budget (cheapest on
+                                                    ties; optionally under a cost cap)
+7-14   preferred model measured                     its strategy with the largest significant
+                                                    improvement over B0 (mixed model, p < alpha,
+                                                    Holm if asked) within budget; none: B0, with
+                                                    the best non-significant gain as alternative
+                                                    ("gains within MDE")
+16     model not measured                           the strategy that improves on B0 for the most
+                                                    judges (positive mixed-model coefficient)
+====== =========================================== ==============================================
+
+Budget k caps the calls per instance (a strategy's verdict calls, plus one when it generates a
+reference answer); ``None`` is no cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def pareto_table(agreement: pd.DataFrame, dataset: str, *, exclude: Iterable[str] = ()) -> pd.DataFrame:
+    """Configurations of ``dataset`` with cost, agreement, CI and an ``on_front`` flag."""
+    ex = set(exclude) | {"gold"}
+    d = agreement[(agreement["dataset"] == dataset) & ~agreement["judge"].isin(ex)].copy()
+    cols = ["dataset", "judge", "strategy", "simulated", "agreement", "ci_low", "ci_high", "kappa",
+            "cost_per_instance", "calls_per_instance"]
+    d = d[cols].reset_index(drop=True)
+    cost, acc = d["cost_per_instance"].to_numpy(), d["agreement"].to_numpy()
+    front = []
+    for i in range(len(d)):
+        dominated = np.any((cost <= cost[i]) & (acc >= acc[i]) & ((cost < cost[i]) | (acc > acc[i])))
+        front.append(not dominated)
+    d["on_front"] = front
+    return d.sort_values(["cost_per_instance", "agreement", "judge", "strategy"],
+                         ascending=[True, False, True, True]).reset_index(drop=True)
+
+
+def strategy_budget_costs(strategy_rows: Sequence[Mapping]) -> dict[str, int]:
+    """Calls per instance each strategy needs (verdict calls, +1 with a reference generation)."""
+    return {r["strategy"]: int(r["verdict_calls"]) + int(bool(r["reference_per_question"])) for r in strategy_rows}
+
+
+def _within(strats: Iterable[str], costs: Mapping[str, int], k: int | None) -> list[str]:
+    return [s for s in strats if k is None or costs.get(s, 10**6) <= k]
+
+
+def _best_per_judge(acc: pd.DataFrame, allowed: Sequence[str], costs: Mapping[str, int]) -> dict[str, str]:
+    out = {}
+    for judge, g in acc[acc["strategy"].isin(allowed)].groupby("judge", sort=True):
+        g = g.assign(_c=g["strategy"].map(costs)).sort_values(["agreement", "_c", "strategy"],
+                                                                ascending=[False, True, True])
+        out[judge] = str(g["strategy"].iloc[0])
+    return out
+
+
+def recommend(
+    agreement: pd.DataFrame,
+    mixed: pd.DataFrame,
+    costs: Mapping[str, int],
+    *,
+    natural: str,
+    adversarial: str | None,
+    budgets: Sequence[int | None] = (1, 2, 3, None),
+    alpha: float = 0.05,
+    use_holm: bool = False,
+    exclude: Iterable[str] = (),
+    cost_cap: float | None = None,
+) -> pd.DataFrame:
+    """Algorithm 1's recommendations for every (task, budget, model) scenario (module docstring)."""
+    ex = set(exclude) | {"gold"}
+    acc = agreement[~agreement["judge"].isin(ex) & (agreement["strategy"] != "")]
+    nat = acc[acc["dataset"] == natural]
+    mix = mixed[(mixed["dataset"] == natural) & ~mixed["judge"].isin(ex)]
+    judges = sorted(nat["judge"].unique())
+    pcol = "lpm_p_holm" if use_holm else "lpm_p"
+    rows = []
+    for k in budgets:
+        kname = "any" if k is None else str(k)
+        # lines 1-2: adversarial
+        if adversarial is not None and adversarial in set(acc["dataset"]):
+            adv = acc[acc["dataset"] == adversarial]
+            best = _best_per_judge(adv, _within(adv["strategy"].unique(), costs, k), costs)
+            if best:
+                tally = pd.Series(list(best.values())).value_counts()
+                top = tally[tally == tally.max()].index
+                mean_acc = adv[adv["strategy"].isin(top)].groupby("strategy", as_index=False)["agreement"].mean()
+                strat = str(mean_acc.sort_values(["agreement", "strategy"], ascending=[False, True])["strategy"].iloc[0])
+                who = [j for j, s in best.items() if s == strat]
+                delta = adv[(adv["strategy"] == strat) & adv["judge"].isin(who)]["delta_vs_B0"].mean()
+                rows.append({"task": "adversarial", "budget": kname, "model": "any", "judges": ",".join(who),
+                             "strategy": strat, "algorithm_line": "1-2",
+                             "evidence": f"best on {adversarial} for {len(who)} of {len(best)} judges; "
+                                         f"mean change vs B0 {100 * delta:+.1f} pp"})
+        # lines 4-5: no model preference, cost matters
+        pool = nat[nat["strategy"].isin(_within(nat["strategy"].unique(), costs, k))]
+        if cost_cap is not None:
+            pool = pool[pool["cost_per_instance"] <= cost_cap]
+        if len(pool):
+            front = pareto_table(pool, natural)
+            front = front[front["on_front"]].sort_values(["agreement", "cost_per_instance", "judge", "strategy"],
+                                                         ascending=[False, True, True, True])
+            top = front.iloc[0]
+            rows.append({"task": "natural", "budget": kname, "model": "unspecified", "judges": top["judge"],
+                         "strategy": top["strategy"], "algorithm_line": "4-5",
+                         "evidence": f"most accurate Pareto point on {natural}: agreement {top['agreement']:.3f} "
+                                     f"at ${top['cost_per_instance']:.5f}/instance"})
+        # lines 7-14: a preferred, measured model
+        for judge in judges:
+            m = mix[(mix["judge"] == judge) & mix["strategy"].isin(_within(mix["strategy"].unique(), costs, k))]
+            sig = m[(m[pcol] < alpha) & (m["lpm_coef"] > 0)].sort_values(["lpm_coef", "strategy"],
+                                                                         ascending=[False, True])
+            if len(sig):
+                r = sig.iloc[0]
+                rows.append({"task": "natural", "budget": kname, "model": judge, "judges": judge,
+                             "strategy": r["strategy"], "algorithm_line": "7-12",
+                             "evidence": f"{100 * r['lpm_coef']:+.1f} pp vs B0, p = {r[pcol]:.4f}"
+                                         + (" (Holm)" if use_holm else "")})
+            else:
+                pos = m[m["lpm_coef"] > 0].sort_values(["lpm_coef", "strategy"], ascending=[False, True])
+                alt = f"; best non-significant: {pos.iloc[0]['strategy']} ({100 * pos.iloc[0]['lpm_coef']:+.1f} pp)" \
+                    if len(pos) else ""
+                rows.append({"task": "natural", "budget": kname, "model": judge, "judges": judge, "strategy": "B0",
+                             "algorithm_line": "13-14",
+                             "evidence": f"no significant improvement at alpha {alpha} (gains within MDE){alt}"})
+        # line 16: an unmeasured model
+        m = mix[mix["strategy"].isin(_within(mix["strategy"].unique(), costs, k))]
+        if len(m):
+            agg = m.groupby("strategy").agg(n_pos=("lpm_coef", lambda x: int((x > 0).sum())), mean=("lpm_coef", "mean"))
+            agg = agg.reset_index().sort_values(["n_pos", "mean", "strategy"], ascending=[False, False, True])
+            agg = agg.set_index("strategy")
+            s = agg.index[0]
+            rows.append({"task": "natural", "budget": kname, "model": "unknown", "judges": "", "strategy": s,
+                         "algorithm_line": "16",
+                         "evidence": f"improves on B0 for {agg.loc[s, 'n_pos']} of {m['judge'].nunique()} judges "
+                                     f"(mean {100 * agg.loc[s, 'mean']:+.1f} pp)"})
+    return pd.DataFrame(rows, columns=["task", "budget", "model", "judges", "strategy", "algorithm_line", "evidence"])

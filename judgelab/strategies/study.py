@@ -1,0 +1,122 @@
+"""The strategies study's DAG plumbing (rules/strategies.smk), checked at DAG construction.
+
+Which judges answer which pair set, which judge generates which controlled-set texts, the
+output lists, and the params of each rule -- derived once from the config, so a bad name in the
+config fails before anything runs, with the key in the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from judgelab.config import ConfigError, JudgeSpec
+from judgelab.prompts import PAIRWISE_TEMPLATES
+from judgelab.strategies import ROLE_TEMPLATES, get_strategies
+
+TABLES = "results/strategies/tables"
+FIGURES = "results/strategies/figures"
+BIAS_TABLES = ("bias_scores", "topic_style", "length_ablation", "cross_bias")
+GOLD_TABLES = ("agreement", "category_agreement", "mcnemar", "mixed_effects", "mde")
+
+
+class StrategiesStudy:
+    def __init__(self, config: Mapping[str, Any], judge_specs: Mapping[str, JudgeSpec],
+                 replay_specs: Mapping[str, JudgeSpec]) -> None:
+        self.cfg = config["strategies"]
+        self.judge_specs, self.replay_specs = dict(judge_specs), dict(replay_specs)
+        self.panel = list(self.cfg["judges"]) if self.cfg["judges"] is not None else list(judge_specs)
+        for n in self.panel:
+            if n not in judge_specs:
+                raise ConfigError(f"config: strategies/judges: unknown judge {n!r}; known: {', '.join(judge_specs)}")
+        get_strategies(self.cfg["strategies"])
+        for ds, spec in self.cfg["datasets"].items():
+            if spec.get("strategies"):
+                get_strategies(spec["strategies"], where=f"config: strategies/datasets/{ds}/strategies")
+        for role, t in {**ROLE_TEMPLATES, **self.cfg["templates"]}.items():
+            PAIRWISE_TEMPLATES.get(t, where=f"config: strategies/templates/{role}")
+        self.datasets = list(self.cfg["datasets"])
+        self.controlled = [d for d, s in self.cfg["datasets"].items() if s["loader"] == "controlled"]
+        self.gold_sets = [d for d, s in self.cfg["datasets"].items() if s["loader"] != "controlled" and self.judges(d)]
+        self.replay_sets = [d for d in self.gold_sets if self.cfg["datasets"][d].get("judges") == "replay"]
+        sel = self.cfg["selector"]
+        if sel["natural"] not in self.gold_sets:
+            raise ConfigError(f"config: strategies/selector/natural: {sel['natural']!r} is not a gold-labelled data set "
+                              f"with judges; known: {', '.join(self.gold_sets) or '(none)'}")
+        if sel["adversarial"] is not None and sel["adversarial"] not in self.gold_sets:
+            raise ConfigError(f"config: strategies/selector/adversarial: {sel['adversarial']!r} is not a gold-labelled "
+                              f"data set with judges; known: {', '.join(self.gold_sets) or '(none)'}")
+        self.ctl = self.cfg["controlled"]
+        fams = [*self.ctl["original_pairing"], *[f for p in self.ctl["round_robin"] for f in p]]
+        self.families = list(dict.fromkeys(fams))
+        self.expander = self._pick(self.ctl["expansion_generator"])
+        self.origin = {f: self._pick(self.ctl["origin_generators"].get(f, ""), f) for f in self.families}
+        self.gen_tasks: dict[str, dict[str, Any]] = {}
+        if self.controlled and self.expander is not None:
+            self.gen_tasks.setdefault(self.expander, {"expansion": False, "families": []})["expansion"] = True
+            for f, j in self.origin.items():
+                if j is not None:
+                    self.gen_tasks.setdefault(j, {"expansion": False, "families": []})["families"].append(f)
+        self.all_judges = sorted({j for ds in self.datasets for j in self.judges(ds)})
+
+    # -- judges and strategies per data set --------------------------------------------
+    def judges(self, ds: str) -> list[str]:
+        """The panel, or (``judges: replay``) the replayed judges recorded on this set."""
+        if self.cfg["datasets"][ds].get("judges", "panel") == "replay":
+            return [n for n, s in self.replay_specs.items() if s.options.get("dataset") == ds]
+        return list(self.panel)
+
+    def strategies(self, ds: str) -> list[str]:
+        return list(self.cfg["datasets"][ds].get("strategies") or self.cfg["strategies"])
+
+    def judge_strategies(self, ds: str) -> dict[str, list[str]]:
+        return {j: self.strategies(ds) for j in self.judges(ds)}
+
+    def families_of(self, ds: str, entries: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+        return [(j, str(entries[j].get("family", "unknown"))) for j in self.judges(ds)]
+
+    def _pick(self, name: str, family: str | None = None) -> str | None:
+        """A configured judge by name, else the first of the family (None when there is none)."""
+        if name in self.judge_specs:
+            return name
+        if family is not None:
+            return next((n for n, s in self.judge_specs.items() if s.family == family), None)
+        return next(iter(self.judge_specs), None)
+
+    def vllm(self, names: list[str]) -> list[str]:
+        specs = {**self.judge_specs, **self.replay_specs}
+        return [n for n in names if specs[n].backend == "vllm"]
+
+    # -- files ---------------------------------------------------------------------------
+    def generations(self) -> list[str]:
+        return [f"results/strategies/generations/{j}.parquet" for j in self.gen_tasks]
+
+    def calls(self, ds: str) -> list[str]:
+        return [f"results/strategies/calls/{ds}/{j}.parquet" for j in self.judges(ds)]
+
+    def verdict_tables(self) -> list[str]:
+        """Tables with per-call accounting rows (the call summary reads them)."""
+        return [*self.generations(), *[p for ds in self.datasets for p in self.calls(ds)]]
+
+    def figures(self) -> list[str]:
+        figs = ["agreement", "pareto", "category_agreement"] + (["bias_heatmap", "cross_bias"] if self.controlled else [])
+        return [f"{FIGURES}/{f}.png" for f in figs]
+
+    def outputs(self) -> list[str]:
+        out = [f"{TABLES}/strategies.csv", *[f"{TABLES}/{t}.csv" for t in GOLD_TABLES], f"{TABLES}/pareto.csv",
+               f"{TABLES}/recommendations.csv", *self.figures()]
+        if self.controlled:
+            out += [f"{TABLES}/controlled_summary.csv", *[f"{TABLES}/{t}.csv" for t in BIAS_TABLES]]
+            if self.cfg["human_annotations"]:
+                out.append(f"{TABLES}/human_style_gap.csv")
+        if self.replay_sets:
+            out.append(f"{TABLES}/replay_s1.csv")
+        return out
+
+    # -- params ----------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        return {"temperatures": list(self.cfg["temperatures"]), "cross_family_size": int(self.cfg["cross_family_size"])}
+
+    def analysis(self, seed: int, provenance: dict[str, Any]) -> dict[str, Any]:
+        return {"seed": seed, "bootstrap": self.cfg["bootstrap"], "alpha": self.cfg["alpha"], "power": self.cfg["power"],
+                "glmm_nodes": self.cfg["glmm_nodes"], "provenance": provenance}
