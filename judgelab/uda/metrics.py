@@ -1,0 +1,201 @@
+"""Paper 000's evaluation metrics over judge x model score matrices, and its table layouts.
+
+Definitions (paper 000, "Metrics", and the values they reproduce from its appendix):
+
+* **inter-judge standard deviation** of a model: the *sample* standard deviation (ddof = 1)
+  of its scores across judges; the paper's Tables 1-2 report it per model and its mean
+  (Table 2 baseline row = column sample std of Table 6's baseline block, mean 193.95);
+* **reduction %** = 100 (std_baseline - std_method) / std_baseline;
+* **relative inter-judge std** (ours, not the paper's) = mean inter-judge std / the sample std
+  over models of the consensus scores: the std is in Elo points, so a method that merely
+  compresses every judge's scale lowers it; the ratio does not move under compression;
+* **Pearson with a reference** (human scores, or the planted true quality of a simulated
+  tournament): per judge over the models that have a reference value, its mean over judges,
+  and the Pearson of the *consensus* (the mean score over judges) -- Fig. 4, Table 3;
+* **alignment with the baseline consensus** G (mean baseline score over judges): per judge
+  the Pearson with G and the mean squared difference to G over models -- Table 4;
+* **self-preference deviation** of a judge: (its score of its own model - the mean score the
+  other judges give that model) / that mean, in % -- "-21% to +56%" for the baseline of the
+  paper's transfer set (Table 6).
+
+**Column order.**  Paper 000's Table 2 header lists the models as gpt-4o, claude-3.5,
+glm-4-air, glm-4-plus, glm-4-flash, doubao, qwen-max, deepseek-v3, gemini, deepseek-r1, but
+its values are the column stds of Table 6 in Table 6's order (gpt-4o, deepseek-v3,
+claude-3.5, glm-4-plus, glm-4-air, glm-4-flash, doubao, qwen-max, gemini, deepseek-r1): the
+header is permuted.  We follow Table 6/7's order (tests/test_uda_metrics.py).  Table 7's
+"UDA (Full)" block has the mean std (65.64) that Table 3 reports for the *ablated* model.
+
+**Long score table** (``scores.parquet``): dataset, method (baseline / uda / uda_ablated),
+trained_on (dataset the adapter was trained on; empty for baseline), judge, model, score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+METHOD_ORDER = ("baseline", "uda", "uda_ablated")
+
+
+def inter_judge_std(S: pd.DataFrame) -> pd.Series:
+    """Sample std (ddof 1) of each model's scores across judges (rows = judges, columns = models)."""
+    return S.std(axis=0, ddof=1)
+
+
+def reduction_pct(base: float | pd.Series, new: float | pd.Series) -> float | pd.Series:
+    return 100.0 * (base - new) / base
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    if ok.sum() < 3 or np.std(x[ok]) == 0 or np.std(y[ok]) == 0:
+        return float("nan")
+    return float(stats.pearsonr(x[ok], y[ok]).statistic)
+
+
+def pearson_with(S: pd.DataFrame, ref: pd.Series) -> pd.Series:
+    """Pearson of every judge's scores with ``ref`` over the models where ``ref`` is known."""
+    r = ref.reindex(S.columns).to_numpy(dtype=float)
+    return pd.Series({j: _pearson(S.loc[j].to_numpy(dtype=float), r) for j in S.index}, name="pearson")
+
+
+def consensus(S: pd.DataFrame) -> pd.Series:
+    return S.mean(axis=0)
+
+
+def consensus_alignment(S: pd.DataFrame, G: pd.Series) -> pd.DataFrame:
+    """Per judge: Pearson with G and mean squared difference to G over models (Table 4)."""
+    g = G.reindex(S.columns).to_numpy(dtype=float)
+    rows = {j: {"pearson": _pearson(S.loc[j].to_numpy(dtype=float), g),
+                "mse": float(np.mean((S.loc[j].to_numpy(dtype=float) - g) ** 2))} for j in S.index}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def self_preference(S: pd.DataFrame, own: Mapping[str, str]) -> pd.DataFrame:
+    """Deviation of each judge's score of its own model from the other judges' mean, in %."""
+    rows = []
+    for j in S.index:
+        m = own.get(j)
+        if not m or m not in S.columns:
+            continue
+        others = S.loc[S.index != j, m]
+        mean = float(others.mean())
+        rows.append({"judge": j, "own_model": m, "own_score": float(S.loc[j, m]), "others_mean": mean,
+                     "deviation_pct": 100.0 * (float(S.loc[j, m]) - mean) / mean})
+    return pd.DataFrame(rows, columns=["judge", "own_model", "own_score", "others_mean", "deviation_pct"])
+
+
+# ---------------------------------------------------------------------------------
+# the paper's tables from the long score table
+
+
+def method_keys(scores: pd.DataFrame) -> list[tuple[str, str]]:
+    keys = scores[["method", "trained_on"]].drop_duplicates().itertuples(index=False, name=None)
+    return sorted(keys, key=lambda k: (METHOD_ORDER.index(k[0]) if k[0] in METHOD_ORDER else 99, k[1]))
+
+
+def label(method: str, trained_on: str, dataset: str) -> str:
+    if method == "baseline" or trained_on in ("", dataset):
+        return method
+    return f"{method} [from {trained_on}]"
+
+
+def matrix(scores: pd.DataFrame, method: str, trained_on: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+    sub = scores[(scores["method"] == method) & (scores["trained_on"] == trained_on)]
+    return sub.pivot(index="judge", columns="model", values="score").reindex(index=judges, columns=models)
+
+
+def std_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+    """Tables 1-2: per method the inter-judge std per model and its mean; reduction rows vs baseline."""
+    base = inter_judge_std(matrix(scores, "baseline", "", models, judges))
+    rows = []
+    for method, src in method_keys(scores):
+        sd = inter_judge_std(matrix(scores, method, src, models, judges))
+        lab = label(method, src, dataset)
+        rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": float(sd.mean())})
+        if method != "baseline":
+            red = reduction_pct(base, sd)
+            rows.append({"row": "reduction_pct", "method": lab, **red.to_dict(),
+                         "mean": float(reduction_pct(base.mean(), sd.mean()))})
+    return pd.DataFrame(rows, columns=["row", "method", *models, "mean"])
+
+
+def methods_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                  reference: pd.Series | None, reference_name: str) -> pd.DataFrame:
+    """Table 3: mean inter-judge std, mean per-judge Pearson with the reference, consensus Pearson."""
+    base_m = matrix(scores, "baseline", "", models, judges)
+    base_std = float(inter_judge_std(base_m).mean())
+    base_r = float(pearson_with(base_m, reference).mean()) if reference is not None else float("nan")
+    rows = []
+    for method, src in method_keys(scores):
+        S = matrix(scores, method, src, models, judges)
+        sd = float(inter_judge_std(S).mean())
+        r = pearson_with(S, reference) if reference is not None else pd.Series(dtype=float)
+        mean_r = float(r.mean()) if len(r) else float("nan")
+        rows.append({
+            "method": label(method, src, dataset), "trained_on": src, "mean_inter_judge_std": sd,
+            "std_reduction_pct": float(reduction_pct(base_std, sd)),
+            "consensus_spread": float(consensus(S).std(ddof=1)),
+            "relative_inter_judge_std": sd / float(consensus(S).std(ddof=1)),
+            "reference": reference_name, "n_reference_models": int(reference.reindex(models).notna().sum()) if reference is not None else 0,
+            "mean_pearson_reference": mean_r,
+            "pearson_change_pct": 100.0 * (mean_r - base_r) / abs(base_r) if reference is not None else float("nan"),
+            "consensus_pearson_reference": _pearson(consensus(S).to_numpy(float), reference.reindex(models).to_numpy(float))
+            if reference is not None else float("nan"),
+        })
+    return pd.DataFrame(rows)
+
+
+def alignment_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+    """Table 4: every judge's Pearson and MSE to the baseline consensus, per method, with averages."""
+    G = consensus(matrix(scores, "baseline", "", models, judges))
+    rows = []
+    for method, src in method_keys(scores):
+        al = consensus_alignment(matrix(scores, method, src, models, judges), G)
+        lab = label(method, src, dataset)
+        for j in judges:
+            rows.append({"judge": j, "method": lab, "pearson_consensus": al.loc[j, "pearson"], "mse_consensus": al.loc[j, "mse"]})
+        rows.append({"judge": "Average", "method": lab, "pearson_consensus": float(al["pearson"].mean()),
+                     "mse_consensus": float(al["mse"].mean())})
+    return pd.DataFrame(rows)
+
+
+def self_preference_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                          own: Mapping[str, str]) -> pd.DataFrame:
+    frames = []
+    for method, src in method_keys(scores):
+        sp = self_preference(matrix(scores, method, src, models, judges), own)
+        sp.insert(1, "method", label(method, src, dataset))
+        frames.append(sp)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def reference_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                    reference: pd.Series) -> pd.DataFrame:
+    """Fig. 4 data: Pearson with the reference per judge and method, plus the consensus."""
+    rows = []
+    ref = reference.reindex(models)
+    for method, src in method_keys(scores):
+        S = matrix(scores, method, src, models, judges)
+        lab = label(method, src, dataset)
+        for j, r in pearson_with(S, ref).items():
+            rows.append({"judge": j, "method": lab, "pearson_reference": r})
+        rows.append({"judge": "consensus", "method": lab,
+                     "pearson_reference": _pearson(consensus(S).to_numpy(float), ref.to_numpy(float))})
+    return pd.DataFrame(rows)
+
+
+def matrix_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                 reference: pd.Series | None, reference_name: str) -> pd.DataFrame:
+    """Tables 5-7: the judge x model score matrices of every method, and the reference row."""
+    frames = []
+    for method, src in method_keys(scores):
+        S = matrix(scores, method, src, models, judges).reset_index()
+        S.insert(0, "method", label(method, src, dataset))
+        frames.append(S)
+    if reference is not None:
+        frames.append(pd.DataFrame([{"method": reference_name, "judge": reference_name, **reference.reindex(models).to_dict()}]))
+    return pd.concat(frames, ignore_index=True)[["method", "judge", *models]]

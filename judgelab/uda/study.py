@@ -1,0 +1,194 @@
+"""The steps of study ``uda`` as functions of tables, so the rule scripts stay thin.
+
+``rules/uda.smk`` runs, per tournament (config ``uda.datasets``): build the tournament table
+-> every judge answers and judges (``judge_tournament``) -> embed every answer once
+(:func:`embed_tournament`) -> train the full and the ablated adapter (:func:`train_variants`)
+-> baseline and UDA scores, in-domain and zero-shot transferred (:func:`score_tournament`)
+-> the paper's tables (:func:`study_tables`) and figures.
+
+**Scores table** (``scores.parquet``): dataset, method (baseline / uda / uda_ablated),
+trained_on (the tournament the adapter was trained on; empty for baseline), judge, model,
+score (final Elo).  **Trajectories** (``trajectories.parquet``): the same keys plus
+``step`` (number of prompts processed, 0 = initial ratings) and ``score``.
+
+**Summary** (``results/uda/summary.csv``): per tournament and method the mean inter-judge std,
+its reduction, the relative std, Pearson with the reference (mean over judges, consensus), the
+self-preference range, and for in-domain adapters the std on the held-out validation prompts
+(``heldout_std``) next to the baseline's on those prompts (``heldout_baseline_std``): the
+other numbers are in-sample, as in the paper.
+
+**Judges table** (``tables/judges.csv``): per judge its own model, answers, verdict counts by
+status (ok, fallback, unparsed, refusal, error), share of presentations with a usable
+verdict, tie rate and first-slot win rate; unparsed answers are comparisons that no Elo
+update uses, and they are counted here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.records import CallStatus
+from judgelab.uda import metrics
+from judgelab.uda.data import TournamentData, from_tables
+from judgelab.uda.embeddings import EmbeddingConfig, embed_texts, make_embedder
+from judgelab.uda.human import human_reference
+
+if TYPE_CHECKING:  # torch is imported only by the steps that train or apply adapters
+    from judgelab.uda.elo import EloConfig
+    from judgelab.uda.training import TrainConfig, TrainResult
+
+log = logging.getLogger(__name__)
+
+EMBEDDING_COLUMNS = ["dataset", "kind", "prompt_id", "name", "embedder", "embedding"]
+
+
+def embed_tournament(tournament: pd.DataFrame, answers: pd.DataFrame, cfg: EmbeddingConfig) -> pd.DataFrame:
+    """One embedding per model answer (kind = model) and per judge's own answer (kind = judge)."""
+    embedder = make_embedder(cfg)
+    rows = [("model", r.prompt_id, r.model, r.answer) for r in tournament.itertuples(index=False)]
+    rows += [("judge", r.prompt_id, r.judge, r.answer) for r in answers.itertuples(index=False)]
+    E = embed_texts(embedder, [str(t) for *_, t in rows])
+    dataset = str(tournament["dataset"].iloc[0])
+    return pd.DataFrame({
+        "dataset": dataset, "kind": [r[0] for r in rows], "prompt_id": [str(r[1]) for r in rows],
+        "name": [r[2] for r in rows], "embedder": embedder.name, "embedding": list(E.astype(np.float32)),
+    }, columns=EMBEDDING_COLUMNS)
+
+
+def load_data(dataset: str, tournament: pd.DataFrame, verdicts: pd.DataFrame, embeddings: pd.DataFrame,
+              judges: Sequence[str]) -> TournamentData:
+    return from_tables(dataset, tournament, verdicts, embeddings, judges=list(judges))
+
+
+def train_variants(data: TournamentData, variants: Sequence[str], cfg: TrainConfig, elo: EloConfig,
+                   order_seed: int) -> dict[str, TrainResult]:
+    from judgelab.uda.training import train_adapter
+
+    return {v: train_adapter(data, v, cfg, elo, order_seed=order_seed) for v in variants}
+
+
+def _long(dataset: str, method: str, trained_on: str, R: np.ndarray, data: TournamentData) -> pd.DataFrame:
+    M, N = R.shape
+    return pd.DataFrame({
+        "dataset": dataset, "method": method, "trained_on": trained_on,
+        "judge": np.repeat(data.judges, N), "model": np.tile(data.models, M), "score": R.reshape(-1),
+    })
+
+
+def _traj(dataset: str, method: str, trained_on: str, T: np.ndarray, data: TournamentData) -> pd.DataFrame:
+    M, steps, N = T.shape
+    return pd.DataFrame({
+        "dataset": dataset, "method": method, "trained_on": trained_on,
+        "judge": np.repeat(data.judges, steps * N), "step": np.tile(np.repeat(np.arange(steps), N), M),
+        "model": np.tile(data.models, M * steps), "score": T.reshape(-1),
+    })
+
+
+def score_tournament(data: TournamentData, adapters: Sequence[tuple[str, str]], elo: EloConfig, *,
+                     order_seed: int, chunk: int = 65536) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Baseline Elo and every adapter in ``adapters`` ((checkpoint path, trained_on) pairs) on ``data``."""
+    from judgelab.config import ConfigError
+    from judgelab.uda.training import apply_adapter, baseline_scores, load_adapter
+
+    R, T = baseline_scores(data, elo, order_seed=order_seed)
+    scores = [_long(data.dataset, "baseline", "", R, data)]
+    trajs = [_traj(data.dataset, "baseline", "", T, data)]
+    for path, trained_on in adapters:
+        adapter, standardizer, meta = load_adapter(path)
+        if meta.get("embedder") and data.embedder and meta["embedder"] != data.embedder:
+            raise ConfigError(f"uda: adapter {path} was trained on {meta['embedder']} embeddings, tournament "
+                              f"{data.dataset!r} has {data.embedder}")
+        method = "uda" if adapter.variant.self_features else "uda_ablated"
+        R, T = apply_adapter(adapter, standardizer, data, elo, order_seed=order_seed, chunk=chunk)
+        scores.append(_long(data.dataset, method, trained_on, R, data))
+        trajs.append(_traj(data.dataset, method, trained_on, T, data))
+    return pd.concat(scores, ignore_index=True), pd.concat(trajs, ignore_index=True)
+
+
+def reference_scores(spec: dict[str, Any], tournament: pd.DataFrame, human: pd.DataFrame | None,
+                     elo: EloConfig) -> tuple[pd.Series | None, str]:
+    """The external reference of a tournament on the Elo scale: human BT scores or the latent quality."""
+    kind = str(spec.get("reference", "none"))
+    models = list(dict.fromkeys(tournament["model"]))
+    if kind == "human_bt":
+        if human is None:
+            raise ValueError("reference human_bt needs the human Bradley-Terry table")
+        return human_reference(human, models, spec.get("human_aliases")), "human_bt"
+    if kind == "model_quality":
+        q = tournament.drop_duplicates("model").set_index("model")["model_quality"].reindex(models)
+        if q.isna().all():
+            return None, "none"
+        return elo.initial + (q - q.mean()) / elo.c, str(spec.get("reference_name", "model_quality"))
+    if kind == "none":
+        return None, "none"
+    raise ValueError(f"unknown reference {kind!r} (human_bt, model_quality, none)")
+
+
+def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, str]) -> pd.DataFrame:
+    rows = []
+    for judge, g in verdicts.groupby("judge", sort=True):
+        counts = g["status"].value_counts()
+        has = g["verdict"].isin(["A", "B", "tie"])
+        a = answers[answers["judge"] == judge]
+        rows.append({
+            "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
+            "simulated": bool(g["simulated"].iloc[0]), "answers": len(a),
+            "answers_ok": int(a["status"].isin([CallStatus.OK.value, CallStatus.FALLBACK.value]).sum()),
+            "presentations": len(g), **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},
+            "usable_share": float(has.mean()), "tie_rate": float((g["verdict"] == "tie").mean()),
+            "first_slot_win_rate": float((g["verdict"] == "A").sum() / max(1, (g["verdict"].isin(["A", "B"])).sum())),
+            "tokens_in": int(g["tokens_in"].sum() + a["tokens_in"].sum()),
+            "tokens_out": int(g["tokens_out"].sum() + a["tokens_out"].sum()),
+            "cost_usd": float(g["cost_usd"].sum() + a["cost_usd"].sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def study_tables(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                 reference: pd.Series | None, reference_name: str, own: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """The paper's tables for one tournament (see :mod:`judgelab.uda.metrics`)."""
+    out = {
+        "std": metrics.std_table(scores, dataset, models, judges),
+        "methods": metrics.methods_table(scores, dataset, models, judges, reference, reference_name),
+        "alignment": metrics.alignment_table(scores, dataset, models, judges),
+        "self_preference": metrics.self_preference_table(scores, dataset, models, judges, own),
+        "matrix": metrics.matrix_table(scores, dataset, models, judges, reference, reference_name),
+    }
+    if reference is not None:
+        out["reference"] = metrics.reference_table(scores, dataset, models, judges, reference)
+    else:
+        out["reference"] = pd.DataFrame(columns=["judge", "method", "pearson_reference"])
+    return out
+
+
+def summary_row(dataset: str, methods: pd.DataFrame, self_pref: pd.DataFrame,
+                history: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Summary rows of one tournament; in-domain adapters also get their held-out (validation-prompt)
+    inter-judge std at the kept checkpoint next to the baseline's on the same prompts."""
+    rows = []
+    held: dict[str, tuple[float, float]] = {}
+    if history is not None and len(history):
+        for variant, h in history.groupby("variant"):
+            best = h[h["best"].astype(bool)].iloc[0]
+            held["uda" if variant == "full" else f"uda_{variant}"] = (float(best["val_baseline_judge_std"]),
+                                                                      float(best["val_mean_judge_std"]))
+    for r in methods.itertuples(index=False):
+        sp = self_pref[self_pref["method"] == r.method]["deviation_pct"] if len(self_pref) else pd.Series(dtype=float)
+        hb, hm = held.get(r.method, (math.nan, math.nan))
+        rows.append({
+            "dataset": dataset, "method": r.method, "mean_inter_judge_std": r.mean_inter_judge_std,
+            "std_reduction_pct": r.std_reduction_pct, "relative_inter_judge_std": r.relative_inter_judge_std,
+            "reference": r.reference,
+            "mean_pearson_reference": r.mean_pearson_reference,
+            "consensus_pearson_reference": r.consensus_pearson_reference,
+            "self_preference_min_pct": float(sp.min()) if len(sp) else math.nan,
+            "self_preference_max_pct": float(sp.max()) if len(sp) else math.nan,
+            "heldout_baseline_std": hb, "heldout_std": hm,
+        })
+    return rows

@@ -1,0 +1,340 @@
+"""The tournament of study ``uda``: N answer models x P prompts, judged by every judge on every ordered pair.
+
+Paper 000's data pipeline: each candidate model answers each prompt; each judge answers the
+prompts itself with the paper's answer prompt (its own answer, e_k in Algorithm 1) and then
+judges every ordered pair of answers (both presentation orders, P N(N-1) judgments per
+judge) with the paper's A/B/C prompt.
+
+**Tournament table** (``results/uda/<dataset>/tournament.parquet``), one row per prompt x model:
+
+================ =================================================================
+dataset          tournament name (config key)
+prompt_id        prompt id (MT-Bench question_id, Arena-Hard question_id, sim-NNNN)
+prompt           the user prompt (MT-Bench: turn 1)
+category         MT-Bench category / Arena-Hard cluster / "simulated"
+model, family    answering model and its family (own-model and self-preference analyses)
+answer           the model's answer text
+model_quality    latent strength of the model the simulated panel reads (logit scale;
+                 NaN when the dataset has none); for the simulated tournament it is
+                 the planted true quality the results are compared with
+quality          per-answer latent quality = model_quality + answer noise (NaN if none)
+================ =================================================================
+
+Where the latent quality comes from is a registry (:data:`QUALITY_SOURCES`): ``planted``
+(the simulated tournament's configured strengths), ``human_bt`` (MT-Bench: the human
+Bradley-Terry strengths -- the simulated judges then *know* the human ranking and only
+their planted biases pull them off it, which is what UDA should undo), ``prior`` (fixed
+per-model values from the config, e.g. Arena-Hard-Auto's published scores) or ``none``.
+Real judges never see it.
+
+**Own answers** (``answers/<judge>.parquet``): one row per prompt with the judge's answer
+(``answer``) and the usual call columns (status, tokens, cost, key...).  A simulated judge
+whose own model is in the tournament (``own_models``: family -> model) answers with a near
+copy of that model's answer; the others write a family-signed answer.
+
+**Verdicts** (``verdicts/<judge>.parquet``): the verdict-table columns of
+:mod:`judgelab.pairwise` (``pair_id`` = prompt_id|model_a|model_b, ``order`` = AB: each
+presentation is its own row) plus dataset, prompt_id, model_a (shown as A), model_b,
+score_a (1 / 0.5 / 0 for A / tie / B, empty without a verdict).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.cache import CallCache
+from judgelab.config import ConfigError
+from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
+from judgelab.io import InputError, iter_jsonl
+from judgelab.judges.base import Judge
+from judgelab.pairwise import VERDICT_COLUMNS
+from judgelab.prompts import pairwise_request
+from judgelab.records import JudgeRequest
+from judgelab.registry import Registry
+from judgelab.runner import run_requests
+from judgelab.uda import prompts as uda_prompts
+from judgelab.uda.data import SCORE_OF_VERDICT
+from judgelab.uda.simulate import synthetic_prompts, write_answer
+
+log = logging.getLogger(__name__)
+
+TOURNAMENT_COLUMNS = ["dataset", "prompt_id", "prompt", "category", "model", "family", "answer",
+                      "model_quality", "quality"]
+ANSWER_COLUMNS = ["dataset", "prompt_id", "judge", "backend", "model", "family", "own_model", "answer", "status",
+                  "parse_method", "raw_text", "tokens_in", "tokens_out", "cost_usd", "latency_s", "simulated",
+                  "judge_seed", "key"]
+UDA_VERDICT_COLUMNS = [*VERDICT_COLUMNS, "dataset", "prompt_id", "model_a", "model_b", "score_a"]
+
+# ---------------------------------------------------------------------------------
+# loaders: (name, spec, seed) -> rows of prompt x model (without quality columns)
+
+TournamentLoader = Callable[[str, dict[str, Any], int], pd.DataFrame]
+TOURNAMENT_LOADERS: Registry[TournamentLoader] = Registry("UDA tournament loader")
+
+
+def _answer_file(prefix: str, model: str) -> Any:
+    key = f"{prefix}/model_answer/{model}"
+    return source_path(key) if key in SOURCES else resolve_data_path(f"{prefix}/model_answer/{model}.jsonl")
+
+
+def _pick_prompts(ids: list[str], n: int | None, seed: int) -> list[str]:
+    if n is None or n >= len(ids):
+        return ids
+    chosen = set(np.random.default_rng(seed).choice(len(ids), size=int(n), replace=False).tolist())
+    return [p for i, p in enumerate(ids) if i in chosen]
+
+
+def _families(name: str, spec: dict[str, Any], models: list[str]) -> dict[str, str]:
+    fam = dict(spec.get("families") or {})
+    return {m: str(fam.get(m, "unknown")) for m in models}
+
+
+def _real_tournament(name: str, spec: dict[str, Any], seed: int, *, prefix: str, questions: Any,
+                     prompt_of: Callable[[dict], str], answer_of: Callable[[dict], str],
+                     category_of: Callable[[dict], str]) -> pd.DataFrame:
+    models = [str(m) for m in spec.get("models") or []]
+    if len(models) < 2:
+        raise ConfigError(f"uda.datasets.{name}.models: give at least two answer models")
+    qs: dict[str, dict] = {}
+    for n, obj in iter_jsonl(questions):
+        if "question_id" not in obj:
+            raise InputError(f"{questions}:{n}: missing field 'question_id'")
+        qs[str(obj["question_id"])] = {"prompt": prompt_of(obj), "category": category_of(obj)}
+    ids = _pick_prompts(list(qs), spec.get("n_prompts"), seed)
+    answers: dict[str, dict[str, str]] = {}
+    for m in models:
+        path = _answer_file(prefix, m)
+        got: dict[str, str] = {}
+        for n, obj in iter_jsonl(path):
+            try:
+                got[str(obj["question_id"])] = answer_of(obj)
+            except (KeyError, IndexError, TypeError):
+                raise InputError(f"{path}:{n}: no answer text (expected choices[0].turns[0])") from None
+        answers[m] = got
+    fam = _families(name, spec, models)
+    rows = []
+    for q in ids:
+        for m in models:
+            if q not in answers[m]:
+                raise InputError(f"{_answer_file(prefix, m)}: no answer to question {q!r}")
+            text = answers[m][q]
+            if not isinstance(text, str):
+                raise InputError(f"{_answer_file(prefix, m)}: answer to question {q!r} is not text")
+            if not text.strip():  # a real (bad) answer: judges compare it like any other
+                log.warning("%s: %s gave an empty answer to question %s", name, m, q)
+            rows.append({"dataset": name, "prompt_id": q, "prompt": qs[q]["prompt"], "category": qs[q]["category"],
+                         "model": m, "family": fam[m], "answer": text})
+    return pd.DataFrame(rows)
+
+
+@TOURNAMENT_LOADERS.register("mt_bench")
+def _load_mt_bench(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
+    """MT-Bench: the 80 questions' first turns and the models' first-turn answers."""
+    return _real_tournament(
+        name, spec, seed, prefix="mt_bench", questions=source_path("mt_bench/question"),
+        prompt_of=lambda o: str(o["turns"][0]), answer_of=lambda o: o["choices"][0]["turns"][0],
+        category_of=lambda o: str(o.get("category", "")),
+    )
+
+
+@TOURNAMENT_LOADERS.register("arena_hard")
+def _load_arena_hard(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
+    """Arena-Hard-Auto v0.1: 500 prompts and the models' answers (``choices[0].turns[0].content``)."""
+    return _real_tournament(
+        name, spec, seed, prefix="arena_hard", questions=source_path("arena_hard/question"),
+        prompt_of=lambda o: str(o["turns"][0]["content"]), answer_of=lambda o: o["choices"][0]["turns"][0]["content"],
+        category_of=lambda o: str(o.get("cluster", "")),
+    )
+
+
+@TOURNAMENT_LOADERS.register("simulated")
+def _load_simulated(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
+    """A simulated tournament: synthetic prompts, family-signed answers by configured models."""
+    models = list(spec.get("models") or [])
+    if len(models) < 2:
+        raise ConfigError(f"uda.datasets.{name}.models: give at least two answer models")
+    for i, m in enumerate(models):
+        if not isinstance(m, dict) or "name" not in m or "family" not in m:
+            raise ConfigError(f"uda.datasets.{name}.models[{i}]: a simulated model needs name and family")
+    n = int(spec.get("n_prompts") or 30)
+    rows = []
+    for p, text in enumerate(synthetic_prompts(n, seed)):
+        for m in models:
+            ans = write_answer(text, m["family"], sentences=int(m.get("sentences", 5)),
+                               markdown=bool(m.get("markdown", False)), seed=seed + p)
+            rows.append({"dataset": name, "prompt_id": f"sim-{p:04d}", "prompt": text, "category": "simulated",
+                         "model": str(m["name"]), "family": str(m["family"]), "answer": ans})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------
+# latent quality the simulated panel reads
+
+QualitySource = Callable[[str, dict[str, Any], dict[str, Any], list[str], dict[str, Any]], dict[str, float] | None]
+QUALITY_SOURCES: Registry[QualitySource] = Registry("UDA quality source")
+
+
+@QUALITY_SOURCES.register("none")
+def _q_none(name, qspec, spec, models, context):
+    return None
+
+
+@QUALITY_SOURCES.register("planted")
+def _q_planted(name, qspec, spec, models, context):
+    by = {str(m["name"]): m for m in spec.get("models") or [] if isinstance(m, dict)}
+    missing = [m for m in models if "quality" not in by.get(m, {})]
+    if missing:
+        raise ConfigError(f"uda.datasets.{name}.models: no planted quality for {missing}")
+    return {m: float(by[m]["quality"]) for m in models}
+
+
+@QUALITY_SOURCES.register("prior")
+def _q_prior(name, qspec, spec, models, context):
+    values = dict(qspec.get("values") or {})
+    missing = [m for m in models if m not in values]
+    if missing:
+        raise ConfigError(f"uda.datasets.{name}.quality.values: no value for {missing}")
+    transform = qspec.get("transform", "identity")
+    if transform == "logit_percent":
+        return {m: float(math.log(values[m] / (100.0 - values[m]))) for m in models}
+    if transform == "identity":
+        return {m: float(values[m]) for m in models}
+    raise ConfigError(f"uda.datasets.{name}.quality.transform: unknown {transform!r} (identity, logit_percent)")
+
+
+@QUALITY_SOURCES.register("human_bt")
+def _q_human(name, qspec, spec, models, context):
+    table = context.get("human")
+    if table is None:
+        raise ConfigError(f"uda.datasets.{name}.quality: source human_bt needs the human Bradley-Terry table")
+    aliases = dict(spec.get("human_aliases") or {})
+    by = table.set_index("model")["theta"]
+    missing = [m for m in models if aliases.get(m, m) not in by.index]
+    if missing:
+        raise ConfigError(f"uda.datasets.{name}: no human votes for {missing} (map them with human_aliases)")
+    return {m: float(by[aliases.get(m, m)]) for m in models}
+
+
+def build_tournament(name: str, spec: dict[str, Any], seed: int, *, context: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The tournament table of one dataset (module docstring), deterministic in ``seed``."""
+    loader = TOURNAMENT_LOADERS.get(str(spec.get("loader", "")), where=f"uda.datasets.{name}.loader")
+    df = loader(name, spec, seed)
+    models = list(dict.fromkeys(df["model"]))
+    qspec = dict(spec.get("quality") or {"source": "none"})
+    src = QUALITY_SOURCES.get(str(qspec.get("source", "none")), where=f"uda.datasets.{name}.quality.source")
+    theta = src(name, qspec, spec, models, dict(context or {}))
+    if theta is None:
+        df["model_quality"] = np.nan
+        df["quality"] = np.nan
+    else:
+        scale = float(qspec.get("scale", 1.0))
+        noise = float(qspec.get("answer_noise", 0.0))
+        rng = np.random.default_rng([seed, 7])
+        df["model_quality"] = df["model"].map(theta).astype(float) * scale
+        df["quality"] = df["model_quality"] + noise * rng.standard_normal(len(df))
+    return df[TOURNAMENT_COLUMNS].reset_index(drop=True)
+
+
+def own_model_of(family: str, spec: dict[str, Any], table: pd.DataFrame) -> str | None:
+    """The answer model that is the judge's own: ``own_models[family]``, else the first model of that family."""
+    own = dict(spec.get("own_models") or {})
+    models = list(dict.fromkeys(table["model"]))
+    if family in own:
+        if own[family] not in models:
+            raise ConfigError(f"uda own_models: {own[family]!r} (family {family!r}) is not an answer model")
+        return str(own[family])
+    fam = table.drop_duplicates("model").set_index("model")["family"]
+    same = [m for m in models if fam[m] == family]
+    return same[0] if same else None
+
+
+# ---------------------------------------------------------------------------------
+# querying one judge
+
+
+def own_answer_requests(table: pd.DataFrame, own_model: str | None) -> list[JudgeRequest]:
+    """One answer request per prompt (paper 000's answer prompt); ``meta.prompt_id`` names the prompt."""
+    reqs = []
+    for pid, g in table.groupby("prompt_id", sort=False):
+        gen: dict[str, Any] = {"task": "uda_answer"}
+        if own_model is not None:
+            gen["family_answer"] = str(g.loc[g["model"] == own_model, "answer"].iloc[0])
+        reqs.append(uda_prompts.answer_request(str(g["prompt"].iloc[0]), truth={"gen": gen}, meta={"prompt_id": pid}))
+    return reqs
+
+
+def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
+                  template: str = uda_prompts.TEMPLATE_NAME) -> list[JudgeRequest]:
+    """Every ordered pair of every prompt (model_a shown as A); truth carries the latent quality and the
+    judge's own answer for the simulated panel (real backends never see it)."""
+    reqs = []
+    for pid, g in table.groupby("prompt_id", sort=False):
+        rows = list(g.itertuples(index=False))
+        for a in rows:
+            for b in rows:
+                if a.model == b.model:
+                    continue
+                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(pid, "")}}
+                gold = ""
+                if not (pd.isna(a.quality) or pd.isna(b.quality)):
+                    truth.update(quality_a=float(a.quality), quality_b=float(b.quality))
+                    gold = "A" if a.quality > b.quality else ("B" if b.quality > a.quality else "tie")
+                reqs.append(pairwise_request(
+                    template, question=a.prompt, first=a.answer, second=b.answer, truth=truth,
+                    meta={"prompt_id": pid, "model_a": a.model, "model_b": b.model, "gold": gold},
+                ))
+    return reqs
+
+
+def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallCache, *, own_model: str | None,
+                     template: str = uda_prompts.TEMPLATE_NAME, label: str | None = None,
+                     max_error_rate: float | None = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judge answers every prompt, then judges every ordered pair; returns (answers, verdicts)."""
+    dataset = str(table["dataset"].iloc[0])
+    seed = int(judge.spec.sampling.get("seed", 0))
+
+    # 1. own answers (paper 000's answer prompt)
+    reqs = own_answer_requests(table, own_model)
+    resp = run_requests(judge, reqs, cache, label=f"{label or dataset}:answers", max_error_rate=max_error_rate)
+    ans_rows = []
+    own: dict[str, str] = {}
+    for req, r in zip(reqs, resp, strict=True):
+        text = str(r.value) if r.status.has_value and r.value is not None else ""
+        own[req.meta["prompt_id"]] = text
+        ans_rows.append({
+            "dataset": dataset, "prompt_id": req.meta["prompt_id"], "judge": judge.name, "backend": judge.spec.backend,
+            "model": judge.spec.model, "family": judge.spec.family, "own_model": own_model or "", "answer": text,
+            "status": r.status.value, "parse_method": r.parse_method, "raw_text": r.raw_text or "",
+            "tokens_in": r.tokens_in, "tokens_out": r.tokens_out, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+            "simulated": judge.simulated, "judge_seed": seed, "key": r.key,
+        })
+    answers = pd.DataFrame(ans_rows, columns=ANSWER_COLUMNS)
+
+    # 2. every ordered pair, paper 000's judging prompt
+    vreqs = pair_requests(table, own, judge.spec.family, template)
+    vresp = run_requests(judge, vreqs, cache, label=f"{label or dataset}:pairs", max_error_rate=max_error_rate)
+    rows = []
+    for req, r in zip(vreqs, vresp, strict=True):
+        m = req.meta
+        v = r.value if r.status.has_value else None
+        rows.append({
+            "pair_id": f"{m['prompt_id']}|{m['model_a']}|{m['model_b']}", "order": "AB", "judge": judge.name,
+            "backend": judge.spec.backend, "model": judge.spec.model, "family": judge.spec.family,
+            "template": template, "verdict_shown": v or "", "verdict": v or "", "expected_verdict": m["gold"],
+            "correct": bool(v is not None and v == m["gold"]), "status": r.status.value,
+            "parse_method": r.parse_method, "raw_text": r.raw_text or "", "tokens_in": r.tokens_in,
+            "tokens_out": r.tokens_out, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+            "simulated": judge.simulated, "judge_seed": seed, "key": r.key, "bias_type": "none",
+            "category": "", "dataset": dataset, "prompt_id": m["prompt_id"], "model_a": m["model_a"],
+            "model_b": m["model_b"], "score_a": SCORE_OF_VERDICT.get(v, np.nan) if v else np.nan,
+        })
+    verdicts = pd.DataFrame(rows, columns=UDA_VERDICT_COLUMNS)
+    cat = table.drop_duplicates("prompt_id").set_index("prompt_id")["category"]
+    verdicts["category"] = verdicts["prompt_id"].map(cat).fillna("")
+    return answers, verdicts

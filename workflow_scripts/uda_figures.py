@@ -1,0 +1,31 @@
+"""Rule uda_figures: trajectories (Fig. 3), heatmaps (Fig. 5), Pearson markers (Fig. 4), training curves."""
+
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+
+from judgelab.io import read_table
+from judgelab.plots.uda import heatmap_figure, pearson_figure, training_figure, trajectories_figure
+from judgelab.uda.metrics import method_keys
+from judgelab.workflow import run_script
+
+
+def main(sm):
+    prov = sm.params.provenance
+    ds = sm.wildcards.dataset
+    simulated = any(j["backend"] == "simulated" for j in prov["judges"])
+    ch = prov["config_hash"]
+    traj = read_table(sm.input.trajectories)
+    methods = read_table(sm.input.methods)
+    ref_name = str(methods["reference"].iloc[0]) if len(methods) else "none"
+    trajectories_figure(traj, sm.output.trajectories, title=f"{ds}: Elo trajectories of every judge (Fig. 3)",
+                        simulated=simulated, config_hash=ch, methods=method_keys(traj))
+    heatmap_figure(read_table(sm.input.matrix), sm.output.heatmap, title=f"{ds}: judge x model scores (Fig. 5)", simulated=simulated,
+                   config_hash=ch, reference_name=None if ref_name == "none" else ref_name)
+    pearson_figure(read_table(sm.input.reference), sm.output.pearson, title=f"{ds}: Pearson with {ref_name} (Fig. 4)",
+                   reference_name=ref_name, simulated=simulated, config_hash=ch)
+    hist = read_table(sm.input.history[0]) if len(sm.input.history) else None
+    histories = {} if hist is None else {v: g for v, g in hist.groupby("variant", sort=True)}
+    training_figure(histories, sm.output.training, title=f"{ds}: adapter training (Eq. 3)", simulated=simulated,
+                    config_hash=ch)
+
+
+run_script(snakemake, main)
