@@ -21,11 +21,21 @@ validate(config, "config/schema.yaml")
 
 include: "rules/common.smk"
 include: "rules/audit.smk"
+include: "rules/strategies.smk"
+include: "rules/scoring.smk"
+include: "rules/topk.smk"
+include: "rules/uda.smk"
+include: "rules/rbd.smk"
 include: "rules/report.smk"
 
 
 rule all:
     input:
         AUDIT_OUTPUTS,
+        STRAT_OUTPUTS,
+        SCORING_OUTPUTS,
+        TOPK_OUTPUTS,
+        UDA_OUTPUTS,
+        RBD_OUTPUTS,
         REPORT_OUTPUTS,
     default_target: True

@@ -38,6 +38,10 @@ _LLMBAR = "https://raw.githubusercontent.com/princeton-nlp/LLMBar/900616bff90b6c
 _FASTCHAT = "https://raw.githubusercontent.com/lm-sys/FastChat/0e6d3e4beaab66f4d3f93db72541a4abab8af28d/fastchat/llm_judge/data"
 _JAVICUNA = "https://raw.githubusercontent.com/ku-nlp/ja-vicuna-qa-benchmark/d5bcc37a3061a7edc31ecdfbc20d1d1e369fffd3/fastchat/llm_judge/data"
 _GSM8K = "https://raw.githubusercontent.com/openai/grade-school-math/3101c7d5072418e28b9008a6636bde82a006892c/grade_school_math/data"
+_PROMETHEUS = "https://raw.githubusercontent.com/prometheus-eval/prometheus-eval/dcfb44272d5d0414832f5dbb8c2a05ebc2614234/eval/benchmark/data"
+_FLASK = "https://raw.githubusercontent.com/kaistAI/FLASK/3b4e22bc34aa9dc15ea0c51be3cbf5f3c8b1b5e5"
+_RBD = "https://raw.githubusercontent.com/Joyyang158/Reasoning-Bias-Detector/e3f3fe7e7b98d6b5c82649537c24ed207fff9f8f/data/RBD-Bias4-Eval"
+_ARENA_HARD = "https://raw.githubusercontent.com/meltemi-ai/arena-hard-auto-english/74d985fed4eed51b2dca4dcb37a5753567b43dea/data/arena-hard-v0.1"
 
 SOURCES: dict[str, Source] = {
     **{
@@ -60,6 +64,38 @@ SOURCES: dict[str, Source] = {
         for m in ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.3")
     },
     "gsm8k/test": Source("gsm8k/test.jsonl", f"{_GSM8K}/test.jsonl"),
+    # paper 000 (uda): Arena-Hard-Auto v0.1 prompts and nine models' answers (MANIFEST 5)
+    "arena_hard/question": Source("arena_hard/question.jsonl", f"{_ARENA_HARD}/question.jsonl"),
+    **{
+        f"arena_hard/model_answer/{m}": Source(
+            f"arena_hard/model_answer/{m}.jsonl", f"{_ARENA_HARD}/model_answer/{m}.jsonl"
+        )
+        for m in ("gpt-4-0314", "gpt-3.5-turbo-0125", "gpt-4-0613", "claude-3-haiku-20240307",
+                  "claude-3-opus-20240229", "llama-3-8b-instruct", "gemma-7b-it", "mixtral-8x7b-instruct-v0.1",
+                  "qwen1.5-72b-chat")
+    },
+    # paper 003 (strategies): MT-Bench human votes (turn 1; compact export of the `human` split of
+    # lmsys/mt_bench_human_judgments, MANIFEST 1.5) and GPT-4 reference answers (math/reasoning/coding)
+    "mt_bench/human_judgments_turn1": Source(
+        "mt_bench/human_judgments_turn1.jsonl",
+        "https://raw.githubusercontent.com/cprentice9/eval-platform/a138b749b2eb55903ceb1dfcfc378a82dc464307"
+        "/data/mt_bench/human_judgments.jsonl",
+    ),
+    "mt_bench/reference_answer/gpt-4": Source(
+        "mt_bench/reference_answer/gpt-4.jsonl", f"{_FASTCHAT}/mt_bench/reference_answer/gpt-4.jsonl"
+    ),
+    # paper 004: Prometheus absolute-grading sets (instance rubrics, score-5 reference, 3 GPT-4 scores), FLASK
+    "prometheus_eval/mt_bench": Source("prometheus_eval/mt_bench_eval.json", f"{_PROMETHEUS}/mt_bench_eval.json"),
+    "prometheus_eval/vicuna_bench": Source("prometheus_eval/vicuna_eval.json", f"{_PROMETHEUS}/vicuna_eval.json"),
+    "flask/hard": Source("flask/flask_hard_evaluation.jsonl", f"{_FLASK}/evaluation_set/flask_hard_evaluation.jsonl"),
+    "flask/skillset": Source("flask/skillset_description.json",
+                             f"{_FLASK}/metadata_annotation/skillset/src/skillset_description.json"),
+    # paper 001's own biased sets (RBD-Bias4-Eval); ScienceQA_Sentiment doubles as the text-only
+    # ScienceQA multiple-choice subset
+    **{
+        f"rbd_bias4_eval/{name}": Source(f"rbd_bias4_eval/{name}.json", f"{_RBD}/{name}.json")
+        for name in ("Arena_Position_and_Bandwagon", "GSM8K_Verbosity", "ScienceQA_Sentiment")
+    },
 }
 
 

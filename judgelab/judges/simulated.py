@@ -30,7 +30,8 @@ of scale ``temperature * sample_noise``, so an ensemble at temperatures
 Scores (1-5) follow a latent ``true score + leniency`` pulled toward the
 reference answer's score by ``reference_anchor``, shifted and blurred by rubric
 order and score-ID effects, plus Gaussian noise; yes/no labels are right with
-probability ``label_accuracy``.  Every answer is written in the raw format the
+probability ``label_accuracy`` (or ``label_recall`` / ``label_specificity`` for yes / no
+truths).  Every answer is written in the raw format the
 prompt asks for (JSON verdict, ``[[A]]``, ``A``, ``Output (a)``,
 ``Feedback: ... [RESULT] iv``, ``<think>...</think> Yes``), with planted rates of
 refusals and malformed answers, so the parser is exercised as with real judges.
@@ -117,6 +118,43 @@ class OrderEffect:
 
 
 @dataclass(frozen=True)
+class StyleEffect:
+    """A judge's pairwise behaviour under one recognised prompt style (see :data:`PROMPT_STYLES`).
+
+    Debiasing prompts change how a judge weighs cues (paper 003: chain of thought lowers the
+    style bias, a merged CoT+rubric prompt raises agreement).  ``biases`` replaces the judge's
+    own b-scores for the biases listed (same reference contrasts); ``competence_delta`` is
+    added to its competence; ``tie_margin`` replaces its tie margin when set.
+    """
+
+    competence_delta: float = 0.0
+    tie_margin: float | None = None
+    biases: dict[str, float] = field(default_factory=dict)
+
+
+def _style_effects(raw: Any, *, where: str) -> dict[str, StyleEffect]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: prompt_styles must be a mapping of style name -> effect")
+    out = {}
+    known = {f.name for f in fields(StyleEffect)}
+    for name, eff in raw.items():
+        w = f"{where}: prompt_styles/{name}"
+        if name not in PROMPT_STYLES:
+            raise ConfigError(f"{w}: unknown prompt style; known: {', '.join(PROMPT_STYLES.names()) or '(none)'}")
+        eff = dict(eff or {})
+        if set(eff) - known:
+            raise ConfigError(f"{w}: unknown key(s) {sorted(set(eff) - known)}; known: {sorted(known)}")
+        biases = {k: float(v) for k, v in (eff.pop("biases", None) or {}).items()}
+        for k, v in biases.items():
+            if k not in BIAS_NAMES:
+                raise ConfigError(f"{w}: unknown bias {k!r}; known: {list(BIAS_NAMES)}")
+            if not -1.0 < v < 1.0:
+                raise ConfigError(f"{w}: bias {k!r} = {v} must lie strictly in (-1, 1)")
+        out[str(name)] = StyleEffect(biases=biases, **eff)
+    return out
+
+
+@dataclass(frozen=True)
 class SimProfile:
     """A simulated judge's planted behaviour (see module docstring)."""
 
@@ -124,6 +162,9 @@ class SimProfile:
     tie_margin: float = 0.4
     sample_noise: float = 1.0
     biases: dict[str, float] = field(default_factory=dict)  # b-scores on REFERENCE_CONTRASTS
+    # behaviour under recognised debiasing prompts (paper 003; StyleEffect, PROMPT_STYLES);
+    # empty = the same behaviour under every prompt
+    prompt_styles: dict[str, StyleEffect] = field(default_factory=dict)
     # scoring (1-5)
     score_competence: float = 1.0  # weight of the true score in the latent score
     leniency: float = 0.0  # constant shift of the latent score
@@ -135,6 +176,17 @@ class SimProfile:
     label_accuracy: float = 0.8
     refusal_rate: float = 0.0
     malformed_rate: float = 0.0
+    # bias detection (paper 001): P(yes | truth yes) and P(no | truth no) of yes/no labels;
+    # None falls back to label_accuracy (a symmetric detector)
+    label_recall: float | None = None
+    label_specificity: float | None = None
+    # revising a verdict flagged as biased by a detector (paper 001, Fig. 10; used by the
+    # study's writers in judges/sim_generators/rbd.py): the probability of keeping a flagged
+    # verdict that is wrong (refusing a warranted correction) and one that is right
+    stubbornness: float = 0.0
+    keep_correct: float = 1.0
+    # simulated decoding time per output token, so latency/throughput tables have a value
+    seconds_per_output_token: float = 0.0
 
     @classmethod
     def from_options(cls, options: dict[str, Any], *, where: str) -> SimProfile:
@@ -152,6 +204,8 @@ class SimProfile:
                 raise ConfigError(f"{where}: bias {k!r} = {v} must lie strictly in (-1, 1)")
         for k in ("rubric_order", "score_id_effects"):
             raw[k] = {name: OrderEffect(**eff) for name, eff in (raw.get(k) or {}).items()}
+        if "prompt_styles" in raw:
+            raw["prompt_styles"] = _style_effects(raw["prompt_styles"], where=where)
         return cls(biases={k: float(v) for k, v in biases.items()}, **raw)
 
     def coefficients(self) -> dict[str, float]:
@@ -229,6 +283,23 @@ REFUSAL_TEXT = "I'm sorry, but I can't help with evaluating these responses."
 # free-text generation: a deterministic template writer, labelled as such
 
 GeneratorFn = Callable[[JudgeRequest, "SimulatedJudge", _Draws], str]
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """A pairwise prompt style the simulated judge recognises by a marker phrase in the prompt.
+
+    ``writer(fmt, verdict, reasoning, draws)`` returns the raw answer in the layout that style
+    asks for (criterion scores, step-by-step analysis before the JSON); None keeps the plain
+    writer.  A prompt containing several markers has the style with the longest marker.
+    Studies register styles from their ``sim_generators`` module.
+    """
+
+    marker: str
+    writer: Callable[[str, str, str, _Draws], str] | None = None
+
+
+PROMPT_STYLES: Registry[PromptStyle] = Registry("simulated prompt style")
 GENERATORS: Registry[GeneratorFn] = Registry("simulated generation task")
 SIMULATED_TEXT_NOTE = "[simulated text]"
 
@@ -296,6 +367,9 @@ class SimulatedJudge(Judge):
         super().__init__(spec)
         self.profile = SimProfile.from_options(spec.options, where=f"judge {spec.name!r} options")
         self.coef = self.profile.coefficients()
+        self._style_params: dict[str | None, tuple[dict[str, float], float, float]] = {
+            None: (self.coef, self.profile.competence, self.profile.tie_margin)
+        }
         self._salt = (spec.name + "|" + str(spec.sampling.get("seed", 0))).encode()
 
     def identity_extra(self) -> dict[str, Any]:
@@ -323,15 +397,39 @@ class SimulatedJudge(Judge):
             else:
                 task = str(req.truth.get("gen", {}).get("task", "answer"))
                 text = GENERATORS.get(task, where=f"judge {self.name!r}")(req, self, d)
-            out.append(RawAnswer(text=text, tokens_in=len(prompt) // 4 + 1, tokens_out=len(text) // 4 + 1))
+            n_out = len(text) // 4 + 1
+            out.append(RawAnswer(text=text, tokens_in=len(prompt) // 4 + 1, tokens_out=n_out,
+                                 latency_s=n_out * self.profile.seconds_per_output_token))
         return out
 
     # -- pairwise ----------------------------------------------------------------------
+    def prompt_style(self, prompt: str) -> str | None:
+        """The registered prompt style of ``prompt`` (longest matching marker), or None."""
+        best, size = None, 0
+        for name in PROMPT_STYLES:
+            marker = PROMPT_STYLES.get(name).marker
+            if len(marker) > size and marker in prompt:
+                best, size = name, len(marker)
+        return best
+
+    def decision_params(self, prompt: str) -> tuple[dict[str, float], float, float]:
+        """(bias coefficients, competence, tie margin) this judge uses for ``prompt``."""
+        style = self.prompt_style(prompt) if PROMPT_STYLES.names() else None
+        key = style if style in self.profile.prompt_styles else None
+        if key not in self._style_params:
+            eff = self.profile.prompt_styles[key]
+            margin = self.profile.tie_margin if eff.tie_margin is None else eff.tie_margin
+            biases = {**self.profile.biases, **eff.biases}
+            coef = {name: coefficient_for_bias(biases.get(name, 0.0), margin, contrast)
+                    for name, contrast in REFERENCE_CONTRASTS.items()}
+            self._style_params[key] = (coef, self.profile.competence + eff.competence_delta, margin)
+        return self._style_params[key]
+
     def preference_logit(self, req: JudgeRequest, prompt: str) -> tuple[float, dict[str, float]]:
         """The deterministic part of the preference for slot A, and the cues it read."""
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
         fa, fb = text_features(a), text_features(b)
-        c = self.coef
+        c, competence, _ = self.decision_params(prompt)
         cues = {
             "len": length_log_ratio(a, b),
             "md": fa.markdown - fb.markdown,
@@ -344,7 +442,7 @@ class SimulatedJudge(Judge):
             cue = bandwagon_cue(prompt)
             if cue is not None:
                 z += c["bandwagon"] * cue[1] * (1.0 if cue[0] == "A" else -1.0)
-        z += self.profile.competence * _quality_gap(req.truth)
+        z += competence * _quality_gap(req.truth)
         return z, cues
 
     def _own(self, text: str, req: JudgeRequest) -> float:
@@ -356,7 +454,7 @@ class SimulatedJudge(Judge):
 
     def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float) -> str:
         z, cues = self.preference_logit(req, prompt)
-        margin = self.profile.tie_margin if req.fmt in _TIE_FORMATS else 0.0
+        margin = self.decision_params(prompt)[2] if req.fmt in _TIE_FORMATS else 0.0
         noisy = z + _logistic(d[0])
         if d2 is not None:
             noisy += temp * self.profile.sample_noise * _logistic(d2[0])
@@ -364,6 +462,10 @@ class SimulatedJudge(Judge):
         reasoning = _reasoning(cues, verdict)
         if d[6] < self.profile.malformed_rate:
             return _malformed_pairwise(req.fmt, d[7], reasoning)
+        style = self.prompt_style(prompt) if PROMPT_STYLES.names() else None
+        writer = PROMPT_STYLES.get(style).writer if style is not None else None
+        if writer is not None:
+            return writer(req.fmt, verdict, reasoning, d)
         return _write_pairwise(req.fmt, verdict, reasoning)
 
     # -- scores -----------------------------------------------------------------------
@@ -398,9 +500,18 @@ class SimulatedJudge(Judge):
         return f"Feedback: The response meets the level described for this score. [RESULT] {sid}"
 
     # -- labels -----------------------------------------------------------------------
+    def label_skill(self, label: str) -> float:
+        """P(answering ``label`` correctly): recall for yes, specificity for no, else label_accuracy."""
+        p = self.profile
+        if label == "yes" and p.label_recall is not None:
+            return p.label_recall
+        if label == "no" and p.label_specificity is not None:
+            return p.label_specificity
+        return p.label_accuracy
+
     def _label(self, req: JudgeRequest, d: _Draws) -> str:
         label = str(req.truth.get("label", "no")).lower()
-        correct = d[0] < self.profile.label_accuracy
+        correct = d[0] < self.label_skill(label)
         ans = label if correct else ("no" if label == "yes" else "yes")
         if d[6] < self.profile.malformed_rate:
             return "<think>The evaluation may or may not be biased.</think>"
