@@ -8,7 +8,9 @@ killed with SIGKILL loses only the calls in flight.
 
 What is stored:
 
-* ``calls`` -- one row per answered request, keyed by :meth:`JudgeRequest.key`.
+* ``calls`` -- one row per answered request, keyed by :meth:`JudgeRequest.key`, with the
+  full request kept for audit (zlib-compressed JSON: prompts dominate the file's size;
+  read it back with :func:`decode_request` or :meth:`CallCache.request`).
   The *raw* text is stored, not only the parsed value: parsing happens on read, so
   a better parser applies to old answers without asking again.  Unparsable answers
   and refusals are answers and are cached; errors (no answer) are not.
@@ -24,6 +26,7 @@ import json
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,7 +166,7 @@ class CallCache:
         rows = [
             (
                 c.key, c.judge, c.backend, c.model, c.kind,
-                json.dumps(req, sort_keys=True, ensure_ascii=False, default=str),
+                encode_request(req),
                 c.raw_text,
                 None if c.logprobs is None else json.dumps(c.logprobs),
                 c.tokens_in, c.tokens_out, c.latency_s, c.cost_usd, c.finish_reason, now,
@@ -209,6 +212,11 @@ class CallCache:
                  started_at, time.time()),
             )
         )
+
+    def request(self, key: str) -> dict[str, Any] | None:
+        """The stored request of a call (for audits), or None if the key is not cached."""
+        row = self._conn.execute("SELECT request_json FROM calls WHERE key = ?", (key,)).fetchone()
+        return None if row is None else decode_request(row[0])
 
     # -- reports ------------------------------------------------------------------
     def stats(self) -> list[dict[str, Any]]:
@@ -261,6 +269,17 @@ def _to_call(row: tuple) -> CachedCall:
         logprobs=None if row[6] is None else json.loads(row[6]), tokens_in=row[7],
         tokens_out=row[8], latency_s=row[9], cost_usd=row[10], finish_reason=row[11],
     )
+
+
+def encode_request(req: dict[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(req, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"), 6)
+
+
+def decode_request(blob: bytes | str) -> dict[str, Any]:
+    """Inverse of :func:`encode_request`; plain JSON text (older caches) is read as is."""
+    if isinstance(blob, str):
+        return json.loads(blob)
+    return json.loads(zlib.decompress(blob).decode("utf-8"))
 
 
 def _retry_busy(fn, timeout_s: float) -> Any:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.cache import CachedCall, CallCache
+from judgelab.cache import CachedCall, CallCache, decode_request
 from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind, RawAnswer
@@ -70,8 +70,8 @@ def test_put_get_round_trip(tmp_path):
         assert cache.put_many([]) == 0
         assert {c.key for c in cache.iter_calls("j1")} == {"k1", "k2"}
         assert list(cache.iter_calls("other")) == []
-        req_json = sqlite3.connect(cache.path).execute("SELECT request_json FROM calls WHERE key='k1'").fetchone()[0]
-        assert json.loads(req_json) == {"messages": [{"role": "user", "content": "héllo"}]}
+        assert cache.request("k1") == {"messages": [{"role": "user", "content": "héllo"}]}
+        assert cache.request("missing") is None
     # persisted: a new connection sees the same rows
     with CallCache(tmp_path / "c.sqlite") as cache:
         assert cache.get("k1") == c1
@@ -228,7 +228,7 @@ def test_two_processes_write_concurrently_without_loss(tmp_path):
         else:
             winners[who] += 1
         assert raw == f"{key}|{who}|" + "x" * (len(key) % 7)
-        assert json.loads(req) == {"key": key, "writer": who}
+        assert decode_request(req) == {"key": key, "writer": who}
         assert tokens_in == len(key)
         assert json.loads(lp) == {"A": -0.5}
     assert sum(winners.values()) == n // 10
