@@ -9,10 +9,10 @@ class with :meth:`Judge.answer` and one registry entry.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgelab.config import JudgeSpec
+from judgelab.config import ConfigError, JudgeSpec
 from judgelab.records import JudgeRequest, RawAnswer
 
 
@@ -64,3 +64,13 @@ class Judge(ABC):
     def close(self) -> None:
         """Release resources (HTTP clients, GPU memory); nothing to release by default."""
         return None
+
+
+def bool_option(options: Mapping[str, Any], key: str, default: bool | None, where: str) -> bool | None:
+    """A yes/no backend option (YAML booleans or true/false/yes/no/1/0 strings)."""
+    v = options.get(key, default)
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "1", "0"):
+        return v.lower() in ("true", "yes", "1")
+    raise ConfigError(f"{where}: option {key!r} must be true or false, got {v!r}")

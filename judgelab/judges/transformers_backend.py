@@ -38,7 +38,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import BACKENDS
-from judgelab.judges.base import BackendUnavailable, Judge
+from judgelab.judges.base import BackendUnavailable, Judge, bool_option
 from judgelab.judges.verdict_text import (
     VERDICT_MODES,
     answer_choices,
@@ -73,15 +73,6 @@ def resolve_checkpoint(spec: JudgeSpec) -> str:
     raise ConfigError(f"judge {spec.name!r}: checkpoint path {model!r} does not exist")
 
 
-def _bool_option(options: dict[str, Any], key: str, default: bool | None, where: str) -> bool | None:
-    v = options.get(key, default)
-    if v is None or isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "1", "0"):
-        return v.lower() in ("true", "yes", "1")
-    raise ConfigError(f"{where}: option {key!r} must be true or false, got {v!r}")
-
-
 @BACKENDS.register("transformers")
 class TransformersJudge(Judge):
     batch_size = 8
@@ -103,9 +94,9 @@ class TransformersJudge(Judge):
             raise ConfigError(f"{where}: batch_size must be an integer, got {opts.get('batch_size')!r}") from None
         if self.batch_size < 1:
             raise ConfigError(f"{where}: batch_size must be >= 1, got {self.batch_size}")
-        want_template = _bool_option(opts, "chat_template", None, where)
-        trust = bool(_bool_option(opts, "trust_remote_code", False, where))
-        local_only = bool(_bool_option(opts, "local_files_only", False, where))
+        want_template = bool_option(opts, "chat_template", None, where)
+        trust = bool(bool_option(opts, "trust_remote_code", False, where))
+        local_only = bool(bool_option(opts, "local_files_only", False, where))
         path = resolve_checkpoint(spec)
 
         try:

@@ -32,7 +32,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import BACKENDS
-from judgelab.judges.base import BackendUnavailable, Judge
+from judgelab.judges.base import BackendUnavailable, Judge, bool_option
 from judgelab.judges.transformers_backend import resolve_checkpoint
 from judgelab.judges.verdict_text import (
     VERDICT_MODES,
@@ -114,13 +114,6 @@ def read_logit_verdict(
     return format_choice(request.kind, request.fmt, request.score_ids, win), scores, None
 
 
-def _bool(opts: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
-    v = opts.get(key, default)
-    if isinstance(v, bool):
-        return v
-    raise ConfigError(f"{where}: option {key!r} must be true or false, got {v!r}")
-
-
 @BACKENDS.register("vllm")
 class VLLMJudge(Judge):
     batch_size = 512
@@ -156,8 +149,8 @@ class VLLMJudge(Judge):
             raise ConfigError(f"{where}: logprobs_top, tensor_parallel_size and batch_size must be >= 1")
         if not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise ConfigError(f"{where}: gpu_memory_utilization must lie in (0, 1], got {self.gpu_memory_utilization}")
-        self.enable_prefix_caching = _bool(opts, "enable_prefix_caching", True, where)
-        self.trust_remote_code = _bool(opts, "trust_remote_code", False, where)
+        self.enable_prefix_caching = bool(bool_option(opts, "enable_prefix_caching", True, where))
+        self.trust_remote_code = bool(bool_option(opts, "trust_remote_code", False, where))
         self.dtype = str(opts.get("dtype", "auto"))
         self.chat_template_kwargs = opts.get("chat_template_kwargs") or None
         if self.chat_template_kwargs is not None and not isinstance(self.chat_template_kwargs, dict):
