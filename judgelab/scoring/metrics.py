@@ -182,6 +182,18 @@ def _variant_order(names: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda v: (_ORDER.index(v) if v in _ORDER else len(_ORDER), v))
 
 
+def _gold_sets(scores: pd.DataFrame, golds: pd.DataFrame):
+    """Yield (dataset, gold source, items, gold scores, first-repeat scores) per gold set
+    with at least 3 items scored by the judges -- the unit every correlation table uses."""
+    s = scores[scores["repeat"] == 0]
+    for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True):
+        gold = g.set_index("item_id")["gold"]
+        sd = s[s["dataset"] == ds]
+        items = sorted(set(gold.index) & set(sd["item_id"]))
+        if len(items) >= 3:
+            yield ds, src, items, gold.loc[items].to_numpy(float), sd
+
+
 class _Resampled:
     """Correlations of one gold vector with score vectors, on the data and on shared resamples.
 
@@ -224,15 +236,8 @@ def correlation_tables(
     baseline: str = "baseline",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(table3, fluctuation) -- see the module docstring for the columns."""
-    s = scores[scores["repeat"] == 0]
     t3_rows, fl_rows = [], []
-    for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True):
-        gold = g.set_index("item_id")["gold"]
-        sd = s[s["dataset"] == ds]
-        items = sorted(set(gold.index) & set(sd["item_id"]))
-        if len(items) < 3:
-            continue
-        x = gold.loc[items].to_numpy(float)
+    for ds, src, items, x, sd in _gold_sets(scores, golds):
         rs = _Resampled(x, bootstrap_indices(len(items), n_boot, stable_seed(seed, ds, src)))
         for judge, sj in sd.groupby("judge", sort=True):
             rs.forget(f"{judge}\0")
@@ -402,14 +407,7 @@ def aggregation_table(
     over items.
     """
     rows = []
-    s = scores[scores["repeat"] == 0]
-    for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True):
-        gold = g.set_index("item_id")["gold"]
-        sd = s[s["dataset"] == ds]
-        items = sorted(set(gold.index) & set(sd["item_id"]))
-        if len(items) < 3:
-            continue
-        x = gold.loc[items].to_numpy(float)
+    for ds, src, items, x, sd in _gold_sets(scores, golds):
         rs = _Resampled(x, bootstrap_indices(len(items), n_boot, stable_seed(seed, "aggregation", ds, src)))
         for judge, sj in sd.groupby("judge", sort=True):
             rs.forget(f"{judge}\0")
