@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from judgelab.records import canonical_json, sha256_hex
+from judgelab.records import DEFAULT_OUTPUT_LIMITS, OUTPUT_TASKS, canonical_json, sha256_hex
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
@@ -42,6 +42,12 @@ class JudgeSpec:
     answers from its own family); ``sampling`` holds temperature, max_tokens, seed
     and friends; ``options`` are backend-specific (base URL and key env var for
     ``openai``, tensor parallelism for ``vllm``, the bias profile for ``simulated``).
+
+    Request-level output control (:meth:`judgelab.judges.base.Judge.sampling_for`):
+    ``output_limits`` maps a request's task (verdict, cot, generation, reasoning) to
+    its ``max_tokens``; ``drop_params`` names sampling keys never sent (a reasoning
+    model that rejects ``temperature``); ``rename_params`` sends a key under another
+    name (``{max_tokens: max_completion_tokens}`` for OpenAI's reasoning models).
     """
 
     name: str
@@ -52,6 +58,9 @@ class JudgeSpec:
     price: Price = field(default_factory=Price)
     concurrency: int = 4
     options: dict[str, Any] = field(default_factory=dict)
+    output_limits: dict[str, int] = field(default_factory=dict)
+    drop_params: tuple[str, ...] = ()
+    rename_params: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], *, where: str = "judges") -> JudgeSpec:
@@ -59,6 +68,10 @@ class JudgeSpec:
         if missing:
             raise ConfigError(f"{where}: missing key(s) {missing}")
         price = d.get("price") or {}
+        limits = dict(d.get("output_limits") or {})
+        bad = sorted(set(limits) - set(OUTPUT_TASKS))
+        if bad:
+            raise ConfigError(f"{where}: output_limits: unknown task(s) {bad}; known: {list(OUTPUT_TASKS)}")
         return cls(
             name=str(d["name"]),
             backend=str(d["backend"]),
@@ -68,7 +81,14 @@ class JudgeSpec:
             price=Price(float(price.get("input_per_1k", 0.0)), float(price.get("output_per_1k", 0.0))),
             concurrency=int(d.get("concurrency", 4)),
             options=dict(d.get("options") or {}),
+            output_limits={k: int(v) for k, v in limits.items()},
+            drop_params=tuple(str(p) for p in (d.get("drop_params") or ())),
+            rename_params={str(k): str(v) for k, v in (d.get("rename_params") or {}).items()},
         )
+
+    def output_limit(self, task: str) -> int:
+        """``max_tokens`` for a request of this task: the judge's own limit, else the default."""
+        return int(self.output_limits.get(task, DEFAULT_OUTPUT_LIMITS[task]))
 
     @property
     def simulated(self) -> bool:
@@ -114,7 +134,32 @@ def validate_config(config: dict[str, Any], *, source: str = "config") -> dict[s
         e = errors[0]
         path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: invalid value at key '{path}': {e.message}")
+    fill_output_limits(config)
     check_judges(config, source=source)
+    return config
+
+
+def fill_output_limits(config: dict[str, Any]) -> dict[str, Any]:
+    """Give every entry of ``judges`` and ``replay_judges`` the top-level ``output_limits``
+    for the tasks it does not set itself (in place; returns ``config``).
+
+    Precedence of a request's ``max_tokens``: the request's own ``params``, the judge's
+    ``output_limits`` for the task, the judge's ``sampling.max_tokens``, the top-level
+    ``output_limits``, the built-in default.  So a judge that sets ``sampling.max_tokens``
+    (e.g. a small CPU model kept short) gets no top-level limits filled in.
+
+    Judges defined inside a study section (gold judges, rbd detectors) keep their own
+    ``output_limits`` and otherwise the built-in defaults
+    (:data:`judgelab.records.DEFAULT_OUTPUT_LIMITS`, the schema's defaults too).
+    """
+    top = config.get("output_limits") or {}
+    if not top:
+        return config
+    for key in ("judges", "replay_judges"):
+        for d in config.get(key) or []:
+            if (isinstance(d, dict) and d.get("backend") != "simulated"
+                    and (d.get("sampling") or {}).get("max_tokens") is None):
+                d["output_limits"] = {**top, **(d.get("output_limits") or {})}
     return config
 
 

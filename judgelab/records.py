@@ -31,6 +31,15 @@ class OutputKind(str, enum.Enum):
     TEXT = "text"  # free generation: answers, rewrites, reasoning traces
 
 
+#: Output-limit classes of a request (``JudgeRequest.task``); each has a ``max_tokens`` limit
+#: set per judge (``output_limits``) or for all judges (top-level ``output_limits``).
+#: ``verdict``: a short answer (JSON verdict, letter, score, label); ``cot``: free reasoning
+#: before the verdict; ``generation``: answers, rewrites, references; ``reasoning``: a
+#: reasoning teacher's trace (paper 001's teachers think for thousands of tokens).
+OUTPUT_TASKS = ("verdict", "cot", "generation", "reasoning")
+DEFAULT_OUTPUT_LIMITS = {"verdict": 1024, "cot": 4096, "generation": 2048, "reasoning": 8192}
+
+
 class CallStatus(str, enum.Enum):
     """Outcome of one call, counted in every summary table.
 
@@ -77,6 +86,13 @@ class JudgeRequest:
     temperatures of an ensemble); they are merged over the judge's own sampling
     parameters and are part of the key.  ``meta`` is free bookkeeping (item id,
     presentation order, strategy) carried to the output tables, not hashed.
+
+    Output control travels with the request, set by whoever writes the prompt:
+    ``task`` (one of :data:`OUTPUT_TASKS`; ``None`` = ``generation`` for text
+    requests, ``verdict`` otherwise) picks the judge's ``max_tokens`` limit, and
+    ``json_mode`` says the prompt asks for a JSON object *only*, so a backend may
+    switch on its JSON mode (never for CoT-then-JSON, ``[[A]]`` prompts or
+    generation).  Both enter the key only when set, so older keys stay valid.
     """
 
     messages: list[Message]
@@ -87,22 +103,39 @@ class JudgeRequest:
     slots: dict[str, str] = field(default_factory=dict)
     truth: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    task: str | None = None
+    json_mode: bool = False
 
     def __post_init__(self) -> None:
         self.kind = OutputKind(self.kind)
+        if self.task is not None and self.task not in OUTPUT_TASKS:
+            raise ValueError(f"unknown request task {self.task!r}; known: {', '.join(OUTPUT_TASKS)}")
+        self.json_mode = bool(self.json_mode)
         self.messages = [m if isinstance(m, Message) else Message(**m) for m in self.messages]
         if not self.messages:
             raise ValueError("a JudgeRequest needs at least one message")
 
+    @property
+    def output_task(self) -> str:
+        """The output-limit class: ``task`` if set, else by kind (text: generation)."""
+        if self.task is not None:
+            return self.task
+        return "generation" if self.kind is OutputKind.TEXT else "verdict"
+
     def payload(self) -> dict[str, Any]:
         """The part of the request that determines a real model's answer."""
-        return {
+        body: dict[str, Any] = {
             "messages": [asdict(m) for m in self.messages],
             "kind": self.kind.value,
             "fmt": self.fmt,
             "score_ids": self.score_ids,
             "params": self.params,
         }
+        if self.task is not None:
+            body["task"] = self.task
+        if self.json_mode:
+            body["json_mode"] = True
+        return body
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload."""
@@ -132,6 +165,20 @@ class RawAnswer:
     logprobs: dict[str, float] | None = None  # answer-token -> logprob (logit modes)
     error: str | None = None  # set when no answer was obtained
     finish_reason: str | None = None
+    #: reasoning a server returns beside the answer (``reasoning_content`` of DeepSeek and
+    #: vLLM's reasoning parsers); the runner keeps it in the cached text as a think block
+    reasoning: str | None = None
+
+
+def join_reasoning(text: str | None, reasoning: str | None) -> str | None:
+    """The answer text with separately returned reasoning put back in front as
+    ``<think>...</think>``, the form the label parser and the rbd traces read.  Text that
+    already has a think block, or no reasoning, is returned unchanged."""
+    if not reasoning or not reasoning.strip() or text is None:
+        return text
+    if "</think>" in text.lower():
+        return text
+    return f"<think>\n{reasoning.strip()}\n</think>\n{text}"
 
 
 @dataclass

@@ -9,6 +9,12 @@
    again on the next run;
 4. parses every answer (cached or new) with :mod:`judgelab.parsing` and returns one
    :class:`JudgeResponse` per request, in order, with its status.
+
+Reasoning a server returns in a separate field (``RawAnswer.reasoning``) is kept in the
+cached text as a leading ``<think>...</think>`` block (:func:`judgelab.records.join_reasoning`),
+so rbd teacher traces and label parsing see it; verdicts and scores are read from the
+answer after the think block only, so a verdict the model merely considered while
+reasoning is never taken for its answer.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from tqdm.auto import tqdm
 
 from judgelab.cache import CachedCall, CallCache
 from judgelab.judges.base import Judge
-from judgelab.parsing import parse
-from judgelab.records import CallStatus, JudgeRequest, JudgeResponse
+from judgelab.parsing import Parsed, parse, split_think
+from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, OutputKind, join_reasoning
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +89,7 @@ def run_requests(
                     continue
                 call = CachedCall(
                     key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
-                    kind=req.kind.value, raw_text=ans.text, logprobs=ans.logprobs,
+                    kind=req.kind.value, raw_text=join_reasoning(ans.text, ans.reasoning), logprobs=ans.logprobs,
                     tokens_in=ans.tokens_in, tokens_out=ans.tokens_out, latency_s=ans.latency_s,
                     cost_usd=judge.cost(ans.tokens_in, ans.tokens_out), finish_reason=ans.finish_reason,
                 )
@@ -117,7 +123,7 @@ def run_requests(
             ))
             continue
         c = stored[k]
-        p = parse(req.kind, c.raw_text, fmt=req.fmt, score_ids=req.score_ids)
+        p = parse_answer(req, c.raw_text)
         out.append(JudgeResponse(
             key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
             kind=req.kind.value, raw_text=c.raw_text, value=p.value, status=p.status,
@@ -126,3 +132,12 @@ def run_requests(
             cached=k not in new_keys, simulated=judge.simulated, meta=dict(req.meta),
         ))
     return out
+
+
+def parse_answer(req: JudgeRequest, raw_text: str | None) -> Parsed:
+    """Parse a cached answer; pairwise verdicts and scores come from the text after a
+    ``</think>`` block when there is one (labels parse the block themselves)."""
+    text = raw_text
+    if text is not None and req.kind in (OutputKind.PAIRWISE, OutputKind.SCORE) and "</think>" in text.lower():
+        text = split_think(text)[1]
+    return parse(req.kind, text, fmt=req.fmt, score_ids=req.score_ids)

@@ -205,11 +205,12 @@ def make(api: FakeAPI, monkeypatch: pytest.MonkeyPatch, *, concurrency: int = 4,
     return judge
 
 
-def req(pid: str, plan: str = "ok", **params: Any) -> JudgeRequest:
+def req(pid: str, plan: str = "ok", *, json_mode: bool = False, task: str | None = None,
+        **params: Any) -> JudgeRequest:
     return JudgeRequest(
         messages=[Message("system", "You are a fair judge."),
                   Message("user", f"id={pid} plan={plan} Which response is better?")],
-        kind=OutputKind.PAIRWISE, fmt="json", params=params,
+        kind=OutputKind.PAIRWISE, fmt="json", params=params, json_mode=json_mode, task=task,
     )
 
 
@@ -434,7 +435,7 @@ def test_concurrency_is_respected_and_order_kept(api, monkeypatch):
 def test_request_body_carries_sampling_and_options(api, monkeypatch):
     judge = make(api, monkeypatch, response_format_json=True, extra_body={"top_k": 5},
                  sampling={"temperature": 0.0, "max_tokens": 64, "seed": 7})
-    judge.answer([req("p1", temperature=0.7, sample=2)])
+    judge.answer([req("p1", json_mode=True, temperature=0.7, sample=2)])
     [body] = api.bodies
     assert body["model"] == "fake-model"
     assert body["messages"][0] == {"role": "system", "content": "You are a fair judge."}

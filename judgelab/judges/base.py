@@ -48,11 +48,66 @@ class Judge(ABC):
         return {}
 
     def key(self, request: JudgeRequest) -> str:
-        return request.key(self.identity(), include_truth=self.reads_truth)
+        ident = self.identity()
+        controls = self.output_controls(request)
+        if controls:
+            ident = {**ident, "controls": controls}
+        return request.key(ident, include_truth=self.reads_truth)
+
+    @property
+    def uses_output_controls(self) -> bool:
+        """False for backends whose answers ignore output limits (the simulated panel,
+        replayed verdicts): their keys stay what they were before output limits existed."""
+        return not self.simulated and self.spec.backend != "replay"
+
+    def output_controls(self, request: JudgeRequest) -> dict[str, Any]:
+        """What, beside the request, bounds this answer's output: part of the key (so a
+        raised limit asks again instead of reusing a truncated answer)."""
+        if not self.uses_output_controls:
+            return {}
+        out: dict[str, Any] = {"max_tokens": self._max_tokens(request)}
+        if self.spec.drop_params:
+            out["drop_params"] = sorted(self.spec.drop_params)
+        if self.spec.rename_params:
+            out["rename_params"] = dict(sorted(self.spec.rename_params.items()))
+        return out
+
+    def _limit_key(self, request: JudgeRequest) -> str:
+        """``max_completion_tokens`` where the judge or request names its limit so (OpenAI's
+        reasoning models), else ``max_tokens``."""
+        s = {**self.spec.sampling, **request.params}
+        if s.get("max_completion_tokens") is not None and s.get("max_tokens") is None:
+            return "max_completion_tokens"
+        return "max_tokens"
+
+    def _max_tokens(self, request: JudgeRequest) -> int:
+        key = self._limit_key(request)
+        if request.params.get(key) is not None:
+            return int(request.params[key])
+        task = request.output_task
+        if task in self.spec.output_limits or self.spec.sampling.get(key) is None:
+            return self.spec.output_limit(task)
+        return int(self.spec.sampling[key])
 
     def sampling_for(self, request: JudgeRequest) -> dict[str, Any]:
-        """The judge's sampling parameters with the request's overrides on top."""
-        return {**self.spec.sampling, **request.params}
+        """The judge's sampling parameters with the request's overrides on top.
+
+        ``max_tokens`` is the request's task limit (:meth:`JudgeSpec.output_limit`):
+        a request's own ``params.max_tokens`` wins, then the judge's ``output_limits``
+        for the task, then the judge's ``sampling.max_tokens``, then the default limit
+        of the task.  Keys in the judge's ``drop_params`` are removed (models that
+        reject them) and ``rename_params`` renames keys (``max_tokens`` ->
+        ``max_completion_tokens``).
+        """
+        s = {**self.spec.sampling, **request.params}
+        if self.uses_output_controls:
+            s[self._limit_key(request)] = self._max_tokens(request)
+        for k in self.spec.drop_params:
+            s.pop(k, None)
+        for old, new in self.spec.rename_params.items():
+            if old in s:
+                s[new] = s.pop(old)
+        return s
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return self.spec.price.cost(tokens_in, tokens_out)

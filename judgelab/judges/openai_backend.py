@@ -11,7 +11,9 @@ Works for api.openai.com, other providers with the same API, and a local
 * ``timeout_s`` (60), ``max_retries`` (5: up to 6 attempts), ``backoff_s`` (1.0,
   first backoff, doubled each retry, with jitter), ``max_backoff_s`` (30: cap on
   every wait, ``Retry-After`` included).
-* ``response_format_json`` (false) -- send ``response_format={"type": "json_object"}``.
+* ``response_format_json`` (false) -- send ``response_format={"type": "json_object"}``
+  on the requests whose prompt asks for a JSON object only (``JudgeRequest.json_mode``),
+  never on CoT, ``[[A]]``-style, generation or rewriting requests.
 * ``logprobs_top`` (None) -- ask for ``top_logprobs`` and return the first
   generated token's alternatives as ``{token: logprob}``.
 * ``extra_body`` -- dict merged into the request body (provider/vllm extras).
@@ -20,6 +22,11 @@ Sampling parameters (``temperature``, ``max_tokens``, ``max_completion_tokens``,
 ``top_p``, ``seed``, ``stop``, ``presence_penalty``, ``frequency_penalty``) come
 from :meth:`Judge.sampling_for`; keys not given are not sent, other keys (e.g.
 bookkeeping in ``request.params``) are ignored.
+
+``max_tokens`` is the request's task limit and ``drop_params`` / ``rename_params`` of
+the judge apply (:meth:`Judge.sampling_for`).  Reasoning returned beside the answer
+(``message.reasoning_content`` or ``message.reasoning``) comes back in
+``RawAnswer.reasoning``; the runner keeps it in the cached text as a think block.
 
 Retries are done here, not by the SDK (its ``max_retries`` is 0): on 408/409/429,
 5xx, timeouts, connection errors and bodies that are not a chat completion
@@ -202,7 +209,7 @@ class OpenAIJudge(Judge):
         for k in _SAMPLING_KEYS:
             if sampling.get(k) is not None:
                 body[k] = sampling[k]
-        if s.response_format_json:
+        if s.response_format_json and req.json_mode:  # only where the prompt asks for JSON only
             body["response_format"] = {"type": "json_object"}
         if s.logprobs_top is not None:
             body["logprobs"] = True
@@ -254,6 +261,10 @@ class OpenAIJudge(Judge):
             content = "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
         elif not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
+        # DeepSeek's and vLLM's reasoning parsers return the reasoning beside the answer.
+        reasoning = message.get("reasoning_content")
+        if reasoning is None:
+            reasoning = message.get("reasoning")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         tokens_in = _as_int(usage.get("prompt_tokens"))
         tokens_out = _as_int(usage.get("completion_tokens"))
@@ -269,6 +280,7 @@ class OpenAIJudge(Judge):
             latency_s=latency,
             logprobs=_first_token_logprobs(choice.get("logprobs")) if self.settings.logprobs_top is not None else None,
             finish_reason=None if finish is None else str(finish),
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
         )
 
     # -- helpers ---------------------------------------------------------------------------
