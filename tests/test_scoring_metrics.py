@@ -1,0 +1,239 @@
+"""Table 3's statistics against independent recomputations (scipy, hand-built resamples).
+
+Each test here recomputes a number of :func:`judgelab.scoring.metrics.correlation_tables`
+another way -- scipy's Spearman on the items both prompts scored, a bootstrap loop over
+the same resample indices, the quantile of max |delta* - delta| written out -- so a
+change of the estimator (an unpaired difference, a constant band, a lost item) shows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from judgelab.scoring.metrics import (
+    aggregation_table,
+    bootstrap_indices,
+    correlation_tables,
+    distributions,
+    gold_frame,
+    rank_rows,
+    stability,
+    stability_table,
+    stable_seed,
+    table3_wide,
+)
+
+
+def _scores(gold: np.ndarray, variants: dict[str, np.ndarray], *, dataset: str = "d", judge: str = "j") -> pd.DataFrame:
+    rows = []
+    for v, ys in variants.items():
+        for i, y in enumerate(ys):
+            rows.append({"dataset": dataset, "item_id": f"i{i:03d}", "judge": judge, "variant": v, "repeat": 0,
+                         "score": int(y)})
+    return pd.DataFrame(rows)
+
+
+def _golds(gold: np.ndarray, *, dataset: str = "d", source: str = "design") -> pd.DataFrame:
+    return pd.DataFrame({"dataset": dataset, "item_id": [f"i{i:03d}" for i in range(len(gold))],
+                         "gold_source": source, "gold": gold.astype(float)})
+
+
+def _world(n: int, seed: int, noise: float = 0.9):
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(1, 6, n).astype(float)
+
+    def judge(sd: float) -> np.ndarray:
+        return np.clip(np.floor(gold + rng.normal(0, sd, n) + 0.5), 1, 5)
+
+    return rng, gold, judge
+
+
+def _rho(x: np.ndarray, y: np.ndarray) -> float:
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def test_delta_rho_is_paired_on_the_items_both_prompts_scored():
+    rng, gold, judge = _world(80, 1)
+    base = judge(0.9)
+    var = judge(0.9)
+    var[rng.choice(80, 15, replace=False)] = -1  # unparsed: out of the variant, and out of its pairing
+    base[rng.choice(80, 6, replace=False)] = -1
+    t3, _ = correlation_tables(_scores(gold, {"baseline": base, "letter": var}), _golds(gold), n_boot=50, seed=3)
+    row = t3.set_index("variant").loc["letter"]
+    common = (base > 0) & (var > 0)
+    assert row["n_common"] == common.sum() < 80 - 15
+    expected = _rho(gold[common], var[common]) - _rho(gold[common], base[common])
+    assert row["delta_rho"] == pytest.approx(expected, abs=1e-12)
+    # and the variant's own rho uses every item it scored, not only the common ones
+    assert row["rho"] == pytest.approx(_rho(gold[var > 0], var[var > 0]), abs=1e-12)
+    # an unpaired difference (each prompt on its own items) is another number here
+    unpaired = _rho(gold[var > 0], var[var > 0]) - _rho(gold[base > 0], base[base > 0])
+    assert abs(unpaired - expected) > 1e-3
+
+
+def test_delta_ci_resamples_both_prompts_with_the_same_items():
+    """A variant that changes a few scores has a narrow paired interval; pairing is what makes it narrow."""
+    rng, gold, judge = _world(120, 2)
+    base = judge(1.0)
+    var = base.copy()
+    flip = rng.choice(120, 6, replace=False)
+    var[flip] = np.clip(var[flip] + rng.choice([-1, 1], 6), 1, 5)
+    n_boot, seed = 300, 5
+    t3, _ = correlation_tables(_scores(gold, {"baseline": base, "descending": var}), _golds(gold),
+                               n_boot=n_boot, seed=seed)
+    row = t3.set_index("variant").loc["descending"]
+    # the same resamples, written out: one index set per replicate for both prompts
+    idx = bootstrap_indices(120, n_boot, stable_seed(seed, "d", "design"))
+    paired = np.array([_rho(gold[i], var[i]) - _rho(gold[i], base[i]) for i in idx])
+    lo, hi = np.quantile(paired, [0.025, 0.975])
+    assert row["delta_ci_low"] == pytest.approx(lo, abs=1e-9)
+    assert row["delta_ci_high"] == pytest.approx(hi, abs=1e-9)
+    # independent resamples for the two prompts would give a far wider interval
+    other = bootstrap_indices(120, n_boot, 999)
+    unpaired = np.array([_rho(gold[i], var[i]) - _rho(gold[j], base[j]) for i, j in zip(idx, other, strict=True)])
+    assert (hi - lo) < 0.5 * np.subtract(*np.quantile(unpaired, [0.975, 0.025]))
+
+
+@pytest.mark.parametrize("n", [40, 400])
+def test_simultaneous_band_is_the_bootstrap_quantile_of_the_max_deviation(n):
+    _rng, gold, judge = _world(n, 7 + n)
+    variants = {"baseline": judge(0.9), "descending": judge(0.9), "random": judge(1.3)}
+    n_boot, seed, alpha = 200, 11, 0.05
+    t3, fl = correlation_tables(_scores(gold, variants), _golds(gold), n_boot=n_boot, seed=seed, alpha=alpha)
+    idx = bootstrap_indices(n, n_boot, stable_seed(seed, "d", "design"))
+    point = {v: _rho(gold, variants[v]) - _rho(gold, variants["baseline"]) for v in ("descending", "random")}
+    dev = np.array([max(abs(_rho(gold[i], variants[v][i]) - _rho(gold[i], variants["baseline"][i]) - point[v])
+                        for v in point) for i in idx])
+    c = float(np.quantile(dev, 1 - alpha))
+    row = fl.set_index("family").loc["rubric_order"]
+    assert row["sim_halfwidth"] == pytest.approx(c, abs=1e-9)
+    assert row["n_variants"] == 2
+    assert row["fluctuation"] == pytest.approx(max(abs(p) for p in point.values()), abs=1e-12)
+    assert row["argmax_variant"] == max(point, key=lambda v: abs(point[v]))
+    assert row["delta_at_max"] == pytest.approx(point[row["argmax_variant"]], abs=1e-12)
+    assert bool(row["significant"]) == (row["fluctuation"] > c)
+    t = t3.set_index("variant")
+    for v in point:  # each variant's simultaneous interval is delta +- c
+        assert t.loc[v, "delta_sim_ci_low"] == pytest.approx(point[v] - c, abs=1e-9)
+        assert t.loc[v, "delta_sim_ci_high"] == pytest.approx(point[v] + c, abs=1e-9)
+    # the simultaneous band is at least as wide as any one variant's own |delta* - delta| quantile
+    for v in point:
+        own = [abs(_rho(gold[i], variants[v][i]) - _rho(gold[i], variants["baseline"][i]) - point[v]) for i in idx]
+        assert c >= np.quantile(own, 1 - alpha) - 1e-12
+    maxabs = np.array([max(abs(_rho(gold[i], variants[v][i]) - _rho(gold[i], variants["baseline"][i]))
+                           for v in point) for i in idx])
+    assert row["max_abs_ci_low"] == pytest.approx(np.quantile(maxabs, 0.025), abs=1e-9)
+    assert row["max_abs_ci_high"] == pytest.approx(np.quantile(maxabs, 0.975), abs=1e-9)
+
+
+def test_simultaneous_band_shrinks_with_the_number_of_items():
+    widths = []
+    for n in (30, 1000):
+        _rng, gold, judge = _world(n, 3)
+        v = {"baseline": judge(1.0), "letter": judge(1.0), "roman": judge(1.0)}
+        _, fl = correlation_tables(_scores(gold, v), _golds(gold), n_boot=200, seed=1)
+        widths.append(fl.set_index("family").loc["score_ids", "sim_halfwidth"])
+    assert widths[0] > 0.1 > widths[1] > 0  # ~ 1/sqrt(n): no constant band
+
+
+def test_table3_point_estimates_cis_and_counts_match_scipy():
+    _rng, gold, judge = _world(60, 4)
+    base, ref = judge(0.8), judge(0.8)
+    ref[:4] = -1
+    n_boot, seed = 150, 2
+    t3, fl = correlation_tables(_scores(gold, {"baseline": base, "ref5": ref}), _golds(gold), n_boot=n_boot,
+                                seed=seed)
+    t = t3.set_index("variant")
+    assert list(t3["variant"]) == ["baseline", "ref5"]
+    assert t.loc["ref5", "n"] == 60 and t.loc["ref5", "n_unparsed"] == 4
+    assert t.loc["ref5", "perturbation"] == "reference" and t.loc["baseline", "perturbation"] == "baseline"
+    ok = ref > 0
+    assert t.loc["ref5", "r"] == pytest.approx(stats.pearsonr(gold[ok], ref[ok]).statistic, abs=1e-12)
+    assert t.loc["ref5", "delta_r"] == pytest.approx(
+        stats.pearsonr(gold[ok], ref[ok]).statistic - stats.pearsonr(gold[ok], base[ok]).statistic, abs=1e-12)
+    idx = bootstrap_indices(60, n_boot, stable_seed(seed, "d", "design"))
+    boot_rho = np.array([_rho(gold[i][ok[i]], ref[i][ok[i]]) for i in idx])
+    boot_r = np.array([stats.pearsonr(gold[i][ok[i]], ref[i][ok[i]]).statistic for i in idx])
+    assert t.loc["ref5", "rho_ci_low"] == pytest.approx(np.quantile(boot_rho, 0.025), abs=1e-9)
+    assert t.loc["ref5", "rho_ci_high"] == pytest.approx(np.quantile(boot_rho, 0.975), abs=1e-9)
+    assert t.loc["ref5", "r_ci_low"] == pytest.approx(np.quantile(boot_r, 0.025), abs=1e-9)
+    assert t.loc["ref5", "r_ci_high"] == pytest.approx(np.quantile(boot_r, 0.975), abs=1e-9)
+    assert t.loc["baseline", "delta_rho"] == 0.0
+    fam = fl.set_index("family")
+    assert set(fam.index) == {"reference", "all"} and fam.loc["all", "n_variants"] == 1
+    wide = table3_wide(t3)
+    assert list(wide["variant"]) == ["baseline", "ref5"]
+    assert wide.loc[1, "d/design rho"] == pytest.approx(t.loc["ref5", "rho"])
+    assert list(wide["strategy"]) == ["Unperturbed", "Reference 5"]
+
+
+def test_sets_with_fewer_than_three_scored_items_get_no_row():
+    gold = np.array([1.0, 3.0, 5.0, 2.0])
+    sc = _scores(gold[:2], {"baseline": np.array([1, 3])})
+    assert correlation_tables(sc, _golds(gold), n_boot=10)[0].empty
+    sc = _scores(gold[:3], {"baseline": np.array([1, 3, 5])})
+    assert len(correlation_tables(sc, _golds(gold), n_boot=10)[0]) == 1
+
+
+def test_distributions_count_every_score_and_round_human_means():
+    gold = np.array([1.0, 2.5, 4.4, 4.5, 5.0])
+    sc = _scores(gold, {"baseline": np.array([1, -1, 4, 4, 5])})
+    d = distributions(sc, _golds(gold, source="human"))
+    j = d[d["judge"] == "j"].set_index("score")
+    assert list(j.index) == [-1, 1, 2, 3, 4, 5]
+    assert list(j["count"]) == [1, 1, 0, 0, 2, 1] and j["share"].sum() == pytest.approx(1.0)
+    g = d[d["judge"] == "[gold:human]"].set_index("score")["count"]
+    assert list(g) == [0, 1, 0, 1, 1, 2]  # 2.5 -> 3, 4.4 -> 4, 4.5 -> 5
+
+
+def test_gold_frame_takes_the_majority_of_the_gold_judge_and_each_recorded_gold():
+    items = pd.DataFrame({"dataset": "d", "item_id": ["a", "b", "c"], "gold_gpt4": [4.0, None, 2.0],
+                          "human_score": [None, 3.5, None], "design_score": [None, None, None]})
+    gs = pd.DataFrame({"dataset": "d", "item_id": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+                       "score": [4, 4, 2, 1, 2, 3, -1, -1, 5]})
+    g = gold_frame(items, gs).set_index(["gold_source", "item_id"])["gold"]
+    assert g[("gold_judge", "a")] == 4.0 and g[("gold_judge", "b")] == 2.0 and g[("gold_judge", "c")] == 5.0
+    assert g[("gpt4", "a")] == 4.0 and ("gpt4", "b") not in g.index and g[("human", "b")] == 3.5
+
+
+def test_aggregation_is_paired_against_the_baseline():
+    _rng, gold, judge = _world(150, 9)
+    v = {"baseline": judge(1.0), "descending": judge(1.0), "random": judge(1.0)}
+    agg = aggregation_table(_scores(gold, v), _golds(gold), {"order": ["baseline", "descending", "random"]},
+                            ["mean", "median"], n_boot=200, seed=4)
+    mean = agg.set_index("aggregator").loc["mean"]
+    m = np.mean([v["baseline"], v["descending"], v["random"]], axis=0)
+    assert mean["rho_aggregate"] == pytest.approx(_rho(gold, m), abs=1e-12)
+    assert mean["rho_baseline"] == pytest.approx(_rho(gold, v["baseline"]), abs=1e-12)
+    assert mean["delta_rho"] == pytest.approx(_rho(gold, m) - _rho(gold, v["baseline"]), abs=1e-12)
+    idx = bootstrap_indices(150, 200, stable_seed(4, "aggregation", "d", "design"))
+    boot = np.array([_rho(gold[i], m[i]) - _rho(gold[i], v["baseline"][i]) for i in idx])
+    assert mean["delta_ci_low"] == pytest.approx(np.quantile(boot, 0.025), abs=1e-9)
+    assert mean["improves"] == (mean["delta_ci_low"] > 0)
+    med = agg.set_index("aggregator").loc["median"]
+    assert med["rho_aggregate"] == pytest.approx(_rho(gold, np.median([v["baseline"], v["descending"],
+                                                                        v["random"]], axis=0)), abs=1e-12)
+
+
+def test_stability_counts_and_agreement_by_hand():
+    runs = np.array([[3, 3, 3], [4, 4, 5], [1, 2, 3], [5, 5, 5], [2, np.nan, 2]], float)
+    s = stability(runs, n_boot=50, seed=0)
+    assert s["n_items"] == 5 and s["n_complete"] == 4 and s["n_repeats"] == 3 and s["n_unparsed"] == 1
+    assert s["exact_agreement"] == pytest.approx(2 / 4)
+    assert s["pairwise_agreement"] == pytest.approx(np.mean([3 / 4, 2 / 4, 2 / 4]))
+    assert s["n_score_3"] == 4 and s["n_score_5"] == 4 and s["n_majority_4"] == 1 and s["n_majority_2"] == 2
+    assert s["exact_wilson_low"] < 0.5 < s["exact_wilson_high"]
+    items = pd.DataFrame({"dataset": "d", "gpt4_1": runs[:, 0], "gpt4_2": runs[:, 1], "gpt4_3": runs[:, 2]})
+    tab = stability_table(items, None, n_boot=20)
+    assert list(tab["rater"]) == ["gpt4"] and tab.loc[0, "exact_agreement"] == pytest.approx(0.5)
+
+
+def test_rank_rows_handles_ties_nan_and_many_values():
+    a = np.array([[3.0, 1.0, 3.0, np.nan, 2.0]])
+    assert np.allclose(rank_rows(a), [[3.5, 1.0, 3.5, np.nan, 2.0]], equal_nan=True)
+    many = np.random.default_rng(0).normal(size=(2, 100))
+    assert np.allclose(rank_rows(many), stats.rankdata(many, axis=-1))
+    assert np.isnan(rank_rows(np.full((1, 3), np.nan))).all()
