@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Mutation testing of judgelab's estimator modules (issue 13): does a deliberately broken copy of the code
+# fail the tests? Uses mutmut 3 (the `dev` extra). On demand only; never part of .ci/run.
+#
+# Usage (from the repository root, or anywhere):
+#   scripts/mutation.sh                                  # every listed estimator module, one after the other
+#   scripts/mutation.sh judgelab/topk/gate.py            # one module (tests from the map below)
+#   scripts/mutation.sh judgelab/stats/                  # every .py of a package (except __init__.py)
+#   scripts/mutation.sh --tests "tests/test_a.py tests/test_b.py" judgelab/x.py   # override the test files
+#   scripts/mutation.sh --survivors judgelab/parsing.py  # also print the diff of every surviving mutant
+#   scripts/mutation.sh --list                           # print the module -> tests map and exit
+#   scripts/mutation.sh --again judgelab/parsing.py      # re-test only last run's survivors (after adding tests)
+#
+# What it does, per module: copies the working tree (no .venv/.git/results) to its own workspace
+# $MUTATION_DIR/<module> (default /tmp/judgelab-mutation-$USER), so mutants never touch the shared tree
+# and two modules (or two people) never collide; writes a [tool.mutmut] section that mutates only
+# that module and runs only its mapped test files (not marked `slow`: subprocess pipelines import the
+# unmutated package and cannot kill anything); runs `mutmut run`; prints the share killed.
+# Killed share = (killed + timeout) / (all mutants - skipped). "no tests" mutants count as survivors.
+# Equivalent mutants (same behaviour as the original, so no test can kill them) are listed by name,
+# with a reason, in tests/mutation_equivalent.md; a listed survivor is reported as `equivalent` and
+# the second share leaves it out of the denominator. The target (issue 13) is >= 85% per module.
+# Inspect one survivor: cd $MUTATION_DIR/<module> && .venv/bin/mutmut show <name> (or --survivors).
+# Each run starts fresh (all mutants), except --again, which re-tests only the survivors of the module's
+# last run (fast loop while writing tests; killed mutants stay killed, so do a full run at the end).
+#
+# Environment:
+#   MUTATION_DIR   workspace root (default /tmp/judgelab-mutation-$USER)
+#   MUTATION_JOBS  parallel mutant workers (default 1: the machine is shared; raise it on your own box)
+#   PYTHON         interpreter of the venv with mutmut (default .venv/bin/python of this repo)
+#   JUDGELAB_DATA  public data root for the tests that read it (default ../shared/data)
+# Prefix with `nice -n 15` on a shared machine.
+#
+# Output: one line per module, `MUTATION <module> killed=K/T (P%) equivalent=E killed_of_non_equivalent=Q%
+# survived=S no_tests=N timeout=O`, and a final table, also in $MUTATION_DIR/summary.tsv.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-$REPO/.venv/bin/python}"
+MUTMUT="$(dirname "$PYTHON")/mutmut"
+MUTATION_DIR="${MUTATION_DIR:-/tmp/judgelab-mutation-$(id -un)}"
+MUTATION_JOBS="${MUTATION_JOBS:-1}"
+export JUDGELAB_DATA="${JUDGELAB_DATA:-$(cd "$REPO/.." && pwd)/shared/data}"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 JUDGELAB_PROGRESS=0
+
+# module -> the test files that exercise it (space separated). Keep it to the tests that import the
+# module or its direct callers: every mutant runs only the tests that reach the mutated function.
+declare -A TESTS=(
+  [judgelab/parsing.py]="tests/test_parsing.py tests/test_scoring.py tests/test_simulated.py"
+  [judgelab/cache.py]="tests/test_cache.py tests/test_replay_and_config.py"
+  [judgelab/stats/agreement.py]="tests/test_replay_and_config.py tests/test_simulated.py tests/test_strategies_stats.py"
+  [judgelab/stats/bias.py]="tests/test_strategies_stats.py tests/test_strategies_bias.py tests/test_simulated.py"
+  [judgelab/stats/mcnemar.py]="tests/test_strategies_stats.py tests/test_simulated.py"
+  [judgelab/stats/mixed.py]="tests/test_strategies_stats.py tests/test_simulated.py"
+  [judgelab/ranking/acquisition.py]="tests/test_topk_acquisition.py tests/test_topk_model.py"
+  [judgelab/ranking/bias_aware.py]="tests/test_topk_model.py tests/test_topk_acquisition.py tests/test_bradley_terry.py"
+  [judgelab/ranking/bradley_terry.py]="tests/test_bradley_terry.py tests/test_topk_model.py"
+  [judgelab/uda/elo.py]="tests/test_uda_core.py tests/test_uda_metrics.py"
+  [judgelab/uda/autograd.py]="tests/test_uda_core.py"
+  [judgelab/uda/adapter.py]="tests/test_uda_core.py"
+  [judgelab/uda/features.py]="tests/test_uda_core.py"
+  [judgelab/uda/training.py]="tests/test_uda_core.py tests/test_uda_study.py"
+  [judgelab/uda/metrics.py]="tests/test_uda_metrics.py tests/test_uda_core.py"
+  [judgelab/scoring/metrics.py]="tests/test_scoring.py"
+  [judgelab/rbd/metrics.py]="tests/test_rbd_metrics.py tests/test_rbd_loop.py"
+  [judgelab/rbd/supervision.py]="tests/test_rbd_train.py tests/test_rbd_sets.py tests/test_rbd_loop.py"
+  [judgelab/rbd/detector.py]="tests/test_rbd_train.py tests/test_rbd_loop.py"
+  [judgelab/rbd/loop.py]="tests/test_rbd_loop.py tests/test_rbd_metrics.py"
+  [judgelab/strategies/aggregate.py]="tests/test_strategies_bias.py tests/test_strategies_run.py"
+  [judgelab/strategies/analysis.py]="tests/test_strategies_stats.py tests/test_strategies_bias.py tests/test_strategies_outputs.py tests/test_strategies_run.py"
+  [judgelab/topk/experiment.py]="tests/test_topk_model.py tests/test_topk_acquisition.py tests/test_topk_study.py"
+  [judgelab/topk/gate.py]="tests/test_topk_study.py tests/test_topk_model.py"
+)
+# The listed estimator modules, in the order of a full run.
+DEFAULT_MODULES=(
+  judgelab/parsing.py judgelab/cache.py
+  judgelab/stats/agreement.py judgelab/stats/bias.py judgelab/stats/mcnemar.py judgelab/stats/mixed.py
+  judgelab/ranking/acquisition.py judgelab/ranking/bias_aware.py judgelab/ranking/bradley_terry.py
+  judgelab/uda/elo.py judgelab/uda/autograd.py judgelab/uda/adapter.py judgelab/uda/features.py
+  judgelab/uda/training.py judgelab/uda/metrics.py judgelab/scoring/metrics.py
+  judgelab/rbd/metrics.py judgelab/rbd/supervision.py judgelab/rbd/detector.py judgelab/rbd/loop.py
+  judgelab/strategies/aggregate.py judgelab/strategies/analysis.py
+  judgelab/topk/experiment.py judgelab/topk/gate.py
+)
+
+usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+override_tests="" survivors=0 again=0 modules=()
+while (($#)); do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --tests) override_tests="$2"; shift 2 ;;
+    --survivors) survivors=1; shift ;;
+    --again) again=1; shift ;;
+    --list) for m in "${DEFAULT_MODULES[@]}"; do echo "$m: ${TESTS[$m]}"; done; exit 0 ;;
+    -*) echo "mutation.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    *) modules+=("$1"); shift ;;
+  esac
+done
+((${#modules[@]})) || modules=("${DEFAULT_MODULES[@]}")
+
+[[ -x "$MUTMUT" ]] || { echo "mutation.sh: $MUTMUT not found; pip install -e '.[dev]' into the venv" >&2; exit 2; }
+
+# expand directories to their modules; make paths relative to the repo
+expanded=()
+for m in "${modules[@]}"; do
+  m="${m#./}"; [[ "$m" = /* ]] && m="$(realpath --relative-to="$REPO" "$m")"
+  if [[ -d "$REPO/$m" ]]; then
+    while IFS= read -r f; do expanded+=("$f"); done < <(cd "$REPO" && find "${m%/}" -maxdepth 1 -name '*.py' ! -name '__init__.py' | sort)
+  elif [[ -f "$REPO/$m" ]]; then expanded+=("$m")
+  else echo "mutation.sh: no such module $m" >&2; exit 2
+  fi
+done
+
+mkdir -p "$MUTATION_DIR"
+summary="$(mktemp "$MUTATION_DIR/summary.XXXXXX")"
+printf 'module\tkilled\ttotal\tpercent\tequivalent\tpercent_non_equivalent\tsurvived\tno_tests\ttimeout\tskipped\n' >"$summary"
+status=0
+for mod in "${expanded[@]}"; do
+  tests="${override_tests:-${TESTS[$mod]:-}}"
+  if [[ -z "$tests" ]]; then
+    echo "mutation.sh: no tests mapped for $mod; add it to TESTS in scripts/mutation.sh or pass --tests" >&2
+    status=2; continue
+  fi
+  slug="${mod//\//_}"; slug="${slug%.py}"
+  ws="$MUTATION_DIR/$slug"
+  mkdir -p "$ws"
+  exec 9>"$ws.lock"
+  flock -n 9 || { echo "mutation.sh: $mod is being mutated by another run ($ws.lock)" >&2; status=1; continue; }
+  rerun=()
+  if ((again)); then
+    [[ -s "$ws/mutmut-results.txt" ]] || { echo "mutation.sh: no previous run of $mod to redo" >&2; status=1; continue; }
+    while IFS= read -r n; do rerun+=("$n"); done < <(sed -nE 's/^ *([^ ]+): (survived|no tests)$/\1/p' "$ws/mutmut-results.txt")
+    ((${#rerun[@]})) || { echo "mutation.sh: $mod had no survivors"; }
+  else
+    rm -rf "$ws/mutants"
+  fi
+  # fresh copy of the sources and tests (keep mutmut's cache in $ws/mutants between runs of one module;
+  # mutmut re-mutates the functions whose source changed)
+  (cd "$REPO" && tar --exclude=./.venv --exclude=./.git --exclude=./results --exclude=./.snakemake \
+      --exclude='*/__pycache__' --exclude=./mutants --exclude='./*.egg-info' -cf - .) | (cd "$ws" && tar -xf -)
+  # tests as a TOML list
+  tlist="" ; for t in $tests; do tlist+="\"$t\", "; done
+  cat >>"$ws/pyproject.toml" <<EOF
+
+[tool.mutmut]
+source_paths = ["judgelab"]
+only_mutate = ["$mod"]
+pytest_add_cli_args_test_selection = [${tlist%, }]
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q", "-o", "addopts="]
+also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks"]
+use_git_change_detection = false
+EOF
+  echo "=== mutation: $mod  (tests: $tests)  workspace: $ws"
+  log="$ws/mutmut-run.log"
+  if ! (cd "$ws" && "$MUTMUT" run --max-children "$MUTATION_JOBS" "${rerun[@]}" >"$log" 2>&1); then
+    echo "mutation.sh: mutmut failed on $mod; tail of $log:" >&2; tail -30 "$log" >&2; status=1; continue
+  fi
+  # count from mutmut's own stats; survivors listed in tests/mutation_equivalent.md (by mutant name)
+  # are equivalent mutants: reported apart and left out of the denominator of the adjusted share
+  (cd "$ws" && "$MUTMUT" export-cicd-stats >/dev/null 2>&1 && "$MUTMUT" results >mutmut-results.txt 2>/dev/null) || true
+  line="$("$PYTHON" - "$mod" "$ws" "$REPO/tests/mutation_equivalent.md" <<'PY'
+import json, re, sys
+from pathlib import Path
+mod, ws, eq_file = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+s = json.loads((ws / "mutants/mutmut-cicd-stats.json").read_text())
+left = {}
+for row in (ws / "mutmut-results.txt").read_text().splitlines():
+    name, _, status = row.strip().rpartition(": ")
+    if name:
+        left[name] = status
+listed = set(re.findall(r"judgelab\.[\w.]+__mutmut_\d+", eq_file.read_text())) if eq_file.exists() else set()
+equiv = sorted(n for n in listed if left.get(n) in ("survived", "no tests"))
+tested = s["total"] - s["skipped"]
+killed = s["killed"] + s["timeout"]
+pct = 100.0 * killed / tested if tested else float("nan")
+adj = 100.0 * killed / (tested - len(equiv)) if tested - len(equiv) > 0 else float("nan")
+print(f"{mod}\t{killed}\t{tested}\t{pct:.1f}\t{len(equiv)}\t{adj:.1f}\t{s['survived']}\t{s['no_tests']}\t{s['timeout']}\t{s['skipped']}")
+PY
+)"
+  printf '%s\n' "$line" >>"$summary"
+  IFS=$'\t' read -r m k t p eq adj sv nt to sk <<<"$line"
+  echo "MUTATION $m killed=$k/$t ($p%) equivalent=$eq killed_of_non_equivalent=$adj% survived=$sv no_tests=$nt timeout=$to"
+  if ((survivors)); then
+    (cd "$ws" && "$MUTMUT" results 2>/dev/null | grep -E 'survived|no tests' | awk -F: '{print $1}' | while read -r name; do
+        echo "--- $name"; "$MUTMUT" show "$name" 2>/dev/null | sed -n '1,40p'; done)
+  fi
+done
+echo
+column -t -s $'\t' "$summary"
+cp "$summary" "$MUTATION_DIR/summary.tsv"; rm -f "$summary"
+exit "$status"
