@@ -3,50 +3,54 @@
 Real judges' raw outputs (e.g. the six LLMBar evaluators' completions, both
 presentation orders) answer requests whose candidate texts match a recorded
 presentation.  The raw completion is returned, not the recorded winner, so the
-pipeline's own parser produces the verdict exactly as for a live judge.  A request
-that was never recorded is an error (never cached), with a message saying so.
+pipeline's own parser produces the verdict exactly as for a live judge.  A log that
+holds only labels (no raw text) answers with the recorded verdict written in the
+request's format.  A request that was never recorded is an error (never cached),
+with a message saying so.
 
-Sources are a registry (:data:`REPLAY_SOURCES`): a loader returns
-``{(text_shown_first, text_shown_second): [(instruction, raw_completion), ...]}``.
-Options: ``source`` (registry name), ``path`` (file; relative paths are resolved
-against the data root, see :mod:`judgelab.datasets.sources`).
+Recordings come from the generic import (:mod:`judgelab.verdict_import`), so any
+format it reads can be replayed.  Options:
+
+* ``source``: a preset name of :data:`judgelab.verdict_import.PRESETS` (``llmbar``,
+  ``arena_hard``, ``fastchat_pairwise``, ``judgebench``, ``alpaca_eval``, ``judgelab``),
+  or ``mapping``: a custom mapping dict (``{preset: name, ...}`` overrides a preset);
+* ``path``: the file (relative paths are resolved against the data root, see
+  :mod:`judgelab.datasets.sources`); ``tables``: side-table files by name;
+* ``recorded_judge``: keep only this judge's rows when the file holds several.
+
+Two identical responses in one pair give one text for both orders; the two recorded
+answers are then told apart by the request's presentation order, which also enters
+the cache key of such requests (their prompts are identical).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import BACKENDS
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, OutputKind, RawAnswer
-from judgelab.registry import Registry
-
-Recording = dict[tuple[str, str], list[tuple[str, str]]]
-REPLAY_SOURCES: Registry[Callable[[Path], Recording]] = Registry("replay source")
+from judgelab.verdict_import import import_verdicts, mapping_from_config, replay_recording
+from judgelab.verdict_import.importer import Recording, ReplayEntry
 
 
-@REPLAY_SOURCES.register("llmbar")
-def load_llmbar_result(path: Path) -> Recording:
-    """LLMBar ``evaluators/<judge>/<strategy>/result.json``: both orders per pair."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
-    rec: Recording = {}
-    for i, item in enumerate(data):
-        try:
-            res = item["results"][0]
-            o1, o2, instr = item["output_1"], item["output_2"], item["input"]
-            shown = {"swap = False": (o1, o2), "swap = True": (o2, o1)}
-            for flag, (first, second) in shown.items():
-                completion = res[flag]["completion"][0]
-                rec.setdefault((first, second), []).append((instr, completion or ""))
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ConfigError(f"{path}: element {i} lacks field {exc}") from None
-    return rec
+def load_recording(options: dict, *, where: str) -> Recording:
+    from judgelab.datasets.sources import resolve_data_path
+
+    if "path" not in options:
+        raise ConfigError(f"{where}: replay needs option 'path'")
+    if "source" not in options and "mapping" not in options:
+        raise ConfigError(f"{where}: replay needs option 'source' (a log format preset) or 'mapping'")
+    mapping = mapping_from_config(options.get("mapping") or str(options["source"]), where=f"{where}/mapping")
+    path = resolve_data_path(str(options["path"]))
+    tables = {k: [str(resolve_data_path(str(p)))] for k, p in (options.get("tables") or {}).items()}
+    table = import_verdicts([path], mapping, tables=tables)
+    if options.get("recorded_judge"):
+        table = table[table["judge"] == str(options["recorded_judge"])]
+        if table.empty:
+            raise ConfigError(f"{where}: no verdicts of recorded_judge {options['recorded_judge']!r} in {path}")
+    return replay_recording(table)
 
 
 @BACKENDS.register("replay")
@@ -58,27 +62,44 @@ class ReplayJudge(Judge):
         from judgelab.datasets.sources import resolve_data_path
 
         where = f"judge {spec.name!r} options"
-        for k in ("source", "path"):
-            if k not in spec.options:
-                raise ConfigError(f"{where}: replay needs option {k!r}")
-        loader = REPLAY_SOURCES.get(str(spec.options["source"]), where=where)
+        self.recording = load_recording(dict(spec.options), where=where)
         self.path = resolve_data_path(str(spec.options["path"]))
-        self.recording = loader(self.path)
 
     def identity_extra(self) -> dict:
-        return {"source": self.spec.options["source"], "path": str(self.spec.options["path"])}
+        return {"source": self.spec.options.get("source", "mapping"), "path": str(self.spec.options["path"])}
+
+    def key(self, request: JudgeRequest) -> str:
+        a, b = request.slots.get("A"), request.slots.get("B")
+        if a is not None and a == b and "order" in request.meta:
+            return request.key({**self.identity(), "order": request.meta["order"]})
+        return super().key(request)
+
+    def _pick(self, req: JudgeRequest, hits: list[ReplayEntry]) -> ReplayEntry | None:
+        prompt = req.prompt_text()
+        match = [e for e in hits if e.instruction and e.instruction in prompt] or list(hits)
+        if req.slots.get("A") == req.slots.get("B") and "order" in req.meta:
+            same = [e for e in match if e.order == req.meta["order"]]
+            match = same or match
+        return match[0] if match else None
 
     def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
+        from judgelab.judges.verdict_text import format_choice
+
         out = []
         for req in requests:
             if req.kind is not OutputKind.PAIRWISE:
                 out.append(RawAnswer(text=None, error=f"replay judge {self.name!r} only has pairwise verdicts"))
                 continue
-            hits = self.recording.get((req.slots.get("A", ""), req.slots.get("B", "")), [])
-            prompt = req.prompt_text()
-            match = [c for instr, c in hits if instr in prompt] or [c for _, c in hits]
-            if not match:
+            hit = self._pick(req, self.recording.get((req.slots.get("A", ""), req.slots.get("B", "")), []))
+            if hit is None:
                 out.append(RawAnswer(text=None, error=f"not recorded in {self.path.name}: this pair in this order"))
-            else:
-                out.append(RawAnswer(text=match[0], tokens_in=len(prompt) // 4 + 1, tokens_out=len(match[0]) // 4 + 1))
+                continue
+            text = hit.raw_text
+            if not text and hit.verdict_shown:
+                try:
+                    text = format_choice(req.kind, req.fmt, req.score_ids, hit.verdict_shown)
+                except ValueError:
+                    text = hit.verdict_shown
+            prompt = req.prompt_text()
+            out.append(RawAnswer(text=text, tokens_in=len(prompt) // 4 + 1, tokens_out=len(text) // 4 + 1))
         return out

@@ -1,0 +1,253 @@
+"""The column mapping from a recorded-verdict file to judgelab's recorded verdict table.
+
+A mapping (a dict from config or a preset, validated against
+``config/schema.yaml#/$defs/verdict_mapping``) says where each field lives in one
+record of the file:
+
+* **field specs** (:class:`FieldSpec`) locate a value: a dotted path
+  (``"games.0.score"``) or a list of keys (``["results", 0, "swap = False", "winner"]``),
+  ``{const: v}``, ``{path_part: -3}`` (a component of the file's path),
+  ``{row: true, width: 4}`` (the record's index), ``{concat: [...], sep: "|"}``,
+  ``{first_of: [...]}`` (first non-empty) or ``{table: name, key: [...], value: path}``
+  (a look-up in a side table, e.g. FastChat model answers by question and model).
+  ``upto: <spec>`` keeps the first N items of a list value (multi-turn: turn 2 shows
+  both turns).
+* **games**: the presentation orders recorded in one record.  A record holding both
+  orders (FastChat ``g1``/``g2``, Arena-Hard ``games``) lists two games with literal
+  orders ``AB``/``BA``; a log with one row per call gives one game whose ``order`` is a
+  field spec with a ``values`` map, and rows of the same pair share ``pair_id``.
+* **verdict** of each game: ``text`` (raw answer) plus ``parse`` (a parser format of
+  :mod:`judgelab.parsing`), or ``label`` with a ``values`` map, or a continuous
+  ``weight`` scaled by ``weight_range`` to P(second response preferred); ``frame`` says
+  whether A/B name the slots as shown in that game (``shown``) or the pair's stored
+  order (``stored``).
+* **gold** (optional): ``label`` + ``values`` in the stored order.
+
+Why hand-written: the published judge logs nest both orders inside one record in
+four different ways; no library maps nested JSON to one row per presentation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from judgelab.config import SCHEMA_PATH, ConfigError, load_yaml
+
+ORDERS = ("AB", "BA")
+VERDICT_TARGETS = ("A", "B", "tie", "unparsed", "refusal", "error")
+FILE_FORMATS = ("auto", "json", "jsonl", "csv", "tsv", "parquet")
+
+
+def value_key(v: Any) -> str | None:
+    """Canonical string of a recorded value for ``values`` maps (``2``, ``2.0`` and ``"2"`` agree)."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        if v != v:  # NaN: a missing cell
+            return None
+        if v.is_integer():
+            return str(int(v))
+    s = str(v).strip()
+    if s == "":
+        return None
+    try:
+        f = float(s)
+    except ValueError:
+        return s
+    if f != f:
+        return None
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Where one value lives in a record (see the module docstring for the forms)."""
+
+    kind: str  # path | const | path_part | row | concat | first_of | table
+    path: tuple[Any, ...] = ()
+    const: Any = None
+    part: int = 0
+    width: int = 0
+    parts: tuple[FieldSpec, ...] = ()
+    sep: str = "|"
+    table: str = ""
+    key: tuple[FieldSpec, ...] = ()
+    upto: FieldSpec | None = None
+
+    @staticmethod
+    def parse(raw: Any, *, where: str) -> FieldSpec:
+        if isinstance(raw, FieldSpec):
+            return raw
+        if isinstance(raw, str):
+            return FieldSpec("path", path=_split_path(raw))
+        if isinstance(raw, list):
+            return FieldSpec("path", path=tuple(raw))
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: a field spec is a path, a list of keys or a mapping, got {raw!r}")
+        upto = FieldSpec.parse(raw["upto"], where=f"{where}/upto") if "upto" in raw else None
+        if "const" in raw:
+            return FieldSpec("const", const=raw["const"])
+        if "path_part" in raw:
+            return FieldSpec("path_part", part=int(raw["path_part"]))
+        if raw.get("row"):
+            return FieldSpec("row", width=int(raw.get("width", 0)))
+        if "concat" in raw:
+            parts = tuple(FieldSpec.parse(p, where=f"{where}/concat/{i}") for i, p in enumerate(raw["concat"]))
+            return FieldSpec("concat", parts=parts, sep=str(raw.get("sep", "|")))
+        if "first_of" in raw:
+            parts = tuple(FieldSpec.parse(p, where=f"{where}/first_of/{i}") for i, p in enumerate(raw["first_of"]))
+            return FieldSpec("first_of", parts=parts)
+        if "table" in raw:
+            key = tuple(FieldSpec.parse(p, where=f"{where}/key/{i}") for i, p in enumerate(raw.get("key", [])))
+            value = raw.get("value")
+            path = _split_path(value) if isinstance(value, str) else tuple(value or ())
+            return FieldSpec("table", table=str(raw["table"]), key=key, path=path, upto=upto)
+        if "path" in raw:
+            p = raw["path"]
+            return FieldSpec("path", path=_split_path(p) if isinstance(p, str) else tuple(p), upto=upto)
+        raise ConfigError(f"{where}: unknown field spec {raw!r}")
+
+
+def _split_path(s: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.lstrip("-").isdigit() else p for p in s.split("."))
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    text: FieldSpec | None = None
+    parse: str | None = None
+    label: FieldSpec | None = None
+    weight: FieldSpec | None = None
+    weight_range: tuple[float, float] = (0.0, 1.0)
+    values: dict[str, str] = field(default_factory=dict)
+    frame: str = "shown"
+    status: FieldSpec | None = None
+    parse_method: FieldSpec | None = None
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    order: str | None  # literal AB/BA, or None when order_field decides
+    order_field: FieldSpec | None
+    order_values: dict[str, str]
+    verdict: VerdictSpec
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A side table (answers, questions, pairs) looked up by key."""
+
+    key: tuple[FieldSpec, ...]
+    format: str = "auto"
+    records: tuple[Any, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerdictMapping:
+    name: str
+    format: str
+    records: tuple[Any, ...]
+    games: tuple[GameSpec, ...]
+    fields: dict[str, FieldSpec]
+    gold: VerdictSpec | None
+    responses_frame: str
+    tables: dict[str, TableSpec]
+    raw: dict[str, Any]
+
+    def field(self, name: str) -> FieldSpec | None:
+        return self.fields.get(name)
+
+
+#: record-level fields a mapping may set (all optional; ``response_a/b`` may be lists = turns)
+FIELD_NAMES = ("judge", "family", "model", "pair_id", "item_id", "instruction", "response_a", "response_b",
+               "model_a", "model_b", "category", "simulated")
+
+
+@lru_cache(maxsize=1)
+def mapping_schema() -> dict[str, Any]:
+    schema = load_yaml(SCHEMA_PATH)
+    return {"$ref": "#/$defs/verdict_mapping", "$defs": schema["$defs"]}
+
+
+def validate_mapping(raw: dict[str, Any], *, where: str) -> None:
+    import jsonschema
+
+    validator_cls = jsonschema.validators.validator_for(mapping_schema())
+    errors = sorted(validator_cls(mapping_schema()).iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ConfigError(f"{where}: invalid verdict mapping at key '{path}': {e.message}")
+
+
+def _values(raw: dict[str, Any] | None, *, where: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in (raw or {}).items():
+        if v not in VERDICT_TARGETS:
+            raise ConfigError(f"{where}: value {k!r} maps to {v!r}; use one of {list(VERDICT_TARGETS)}")
+        out["null" if k is None else value_key(k) or "null"] = v
+    return out
+
+
+def _verdict(raw: dict[str, Any], *, where: str) -> VerdictSpec:
+    def fs(k: str) -> FieldSpec | None:
+        return FieldSpec.parse(raw[k], where=f"{where}/{k}") if raw.get(k) is not None else None
+
+    vs = VerdictSpec(
+        text=fs("text"), parse=raw.get("parse"), label=fs("label"), weight=fs("weight"),
+        weight_range=tuple(float(x) for x in raw.get("weight_range", (0.0, 1.0))),  # type: ignore[arg-type]
+        values=_values(raw.get("values"), where=f"{where}/values"), frame=raw.get("frame", "shown"),
+        status=fs("status"), parse_method=fs("parse_method"),
+    )
+    if vs.label is None and vs.weight is None and (vs.text is None or vs.parse is None):
+        raise ConfigError(f"{where}: a verdict needs a label, a weight, or text with a parse format")
+    lo, hi = vs.weight_range
+    if not hi > lo:
+        raise ConfigError(f"{where}/weight_range: need low < high, got {list(vs.weight_range)}")
+    return vs
+
+
+def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "verdict mapping") -> VerdictMapping:
+    """Validate a mapping dict and compile it."""
+    validate_mapping(raw, where=where)
+    if raw.get("verdict") is not None and raw.get("games"):
+        raise ConfigError(f"{where}: give either 'verdict' (one game per record) or 'games', not both")
+    games_raw = raw.get("games") or [{"order": raw.get("order", "AB"), "verdict": raw.get("verdict")}]
+    games = []
+    for i, g in enumerate(games_raw):
+        w = f"{where}/games/{i}"
+        if g.get("verdict") is None:
+            raise ConfigError(f"{w}: missing 'verdict'")
+        order = g.get("order", "AB")
+        if isinstance(order, str) and order in (*ORDERS, "auto"):
+            games.append(GameSpec(order, None, {}, _verdict(g["verdict"], where=f"{w}/verdict")))
+        else:
+            spec = order if isinstance(order, dict) else {"path": order}
+            values = {value_key(k) or "null": v for k, v in (spec.get("values") or {}).items()}
+            bad = [v for v in values.values() if v not in ORDERS]
+            if bad:
+                raise ConfigError(f"{w}/order/values: orders must be AB or BA, got {bad}")
+            fspec = FieldSpec.parse({k: v for k, v in spec.items() if k != "values"}, where=f"{w}/order")
+            games.append(GameSpec(None, fspec, values, _verdict(g["verdict"], where=f"{w}/verdict")))
+    fields_ = {k: FieldSpec.parse(raw[k], where=f"{where}/{k}") for k in FIELD_NAMES if raw.get(k) is not None}
+    gold = _verdict({**raw["gold"], "frame": raw["gold"].get("frame", "stored")}, where=f"{where}/gold") \
+        if raw.get("gold") else None
+    tables = {}
+    for tname, t in (raw.get("tables") or {}).items():
+        key = tuple(FieldSpec.parse(k, where=f"{where}/tables/{tname}/key") for k in t["key"])
+        recs = t.get("records")
+        tables[tname] = TableSpec(key=key, format=t.get("format", "auto"),
+                                  records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
+                                  files=tuple(str(f) for f in (t.get("files") or [])))
+    recs = raw.get("records")
+    return VerdictMapping(
+        name=name, format=raw.get("format", "auto"),
+        records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
+        games=tuple(games), fields=fields_, gold=gold, responses_frame=raw.get("responses", "stored"),
+        tables=tables, raw=raw,
+    )

@@ -1,0 +1,165 @@
+"""Named mappings for published judge-log formats (one registry, :data:`PRESETS`).
+
+Each preset is a mapping dict (see :mod:`judgelab.verdict_import.mapping`) written from
+the format's published schema:
+
+``alpaca_eval``
+    AlpacaEval ``annotations.json``: ``instruction``, ``output_1``/``generator_1``,
+    ``output_2``/``generator_2``, ``preference`` (1 = output_1, 2 = output_2, 1.5 = tie,
+    0 = identical outputs, null = failure; weighted annotators give a float in [1, 2],
+    kept as ``preference`` = P(output_2)), ``annotator``, ``raw_completion``.  One game
+    per pair: AlpacaEval un-swaps its randomised order before writing, so position
+    statistics are not identified from these files (the card says so).
+``fastchat_pairwise``
+    FastChat MT-Bench pairwise judgments JSONL: ``question_id``, ``model_1``, ``model_2``,
+    ``g1_winner``/``g2_winner`` (``model_1``/``model_2``/``tie``/``error``, already in the
+    stored order; g2 is the swapped game), ``g1_judgment``/``g2_judgment``, ``judge``
+    (``[judge model, prompt name]``), ``turn``.  The file has no texts: side tables
+    ``answers`` (FastChat ``model_answer/*.jsonl``) and ``questions`` (``question.jsonl``)
+    fill them; turn 2 shows both turns.
+``arena_hard``
+    Arena-Hard judgment JSONL: ``question_id``, ``model``, ``judge``, ``games`` (game 1:
+    baseline shown as A, the model as B; game 2 swapped), each with ``judgment`` and
+    ``score`` in ``A>>B`` .. ``B>>A`` (letters of that game, null = unparsed).  The
+    stored order is (baseline, model); the baseline is ``gpt-4-0314`` (v0.1).  Side
+    tables ``answers`` / ``questions`` as for FastChat.
+``judgebench``
+    JudgeBench outputs JSONL: ``pair_id``, ``question``, ``response_A``, ``response_B``,
+    ``response_model``, ``label`` (gold ``A>B``/``B>A``), ``judge_name``, ``judge_model``,
+    ``judgments`` (two games, the second swapped; ``decision`` in that game's letters,
+    ``A=B`` tie, null unparsable; ``judgment`` the raw answer).
+``llmbar``
+    LLMBar ``evaluators/<judge>/<strategy>/result.json``: ``input``, ``output_1``,
+    ``output_2``, ``label`` (gold 1/2), ``results[0]["swap = False"|"swap = True"]`` with
+    ``completion[0]`` (raw text) and ``winner`` ("1"/"2", stored order; null when the
+    authors' parser found none).  The verdict is the recorded winner, so the card
+    reproduces the authors' ``statistics.json``; the replay backend serves the raw text.
+``judgelab``
+    judgelab's verdict tables (``pairwise.VERDICT_COLUMNS``) and recorded verdict tables
+    (``importer.RECORDED_COLUMNS``), parquet or CSV; a verdict table gets its texts from
+    the side table ``pairs`` (a judgelab pairs table).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from judgelab.registry import Registry
+from judgelab.verdict_import.mapping import VerdictMapping, build_mapping
+
+PRESETS: Registry[dict[str, Any]] = Registry("verdict-log format")
+
+_AB = {"A": "A", "B": "B", "tie": "tie"}
+_ARENA = {"A>>B": "A", "A>B": "A", "A=B": "tie", "B>A": "B", "B>>A": "B"}
+_FASTCHAT = {"model_1": "A", "model_2": "B", "tie": "tie", "error": "unparsed"}
+_FASTCHAT_TABLES = {
+    "answers": {"key": ["question_id", "model_id"], "format": "jsonl"},
+    "questions": {"key": ["question_id"], "format": "jsonl"},
+}
+
+PRESETS.add("alpaca_eval", {
+    "format": "json",
+    "judge": {"first_of": ["annotator", {"const": "alpaca_eval_annotator"}]},
+    "pair_id": {"concat": ["instruction", "generator_1", "generator_2"]},
+    "item_id": "instruction",
+    "instruction": "instruction", "response_a": "output_1", "response_b": "output_2",
+    "model_a": "generator_1", "model_b": "generator_2", "category": "dataset",
+    "verdict": {"text": "raw_completion", "weight": "preference", "weight_range": [1, 2],
+                "values": {"0": "tie"}, "frame": "stored"},
+})
+
+PRESETS.add("fastchat_pairwise", {
+    "format": "jsonl",
+    "judge": {"concat": ["judge.0", "judge.1"], "sep": "/"}, "model": "judge.0",
+    "pair_id": {"concat": ["question_id", "model_1", "model_2", "turn"]},
+    "item_id": "question_id",
+    "instruction": {"table": "questions", "key": ["question_id"], "value": "turns", "upto": "turn"},
+    "response_a": {"table": "answers", "key": ["question_id", "model_1"], "value": "choices.0.turns", "upto": "turn"},
+    "response_b": {"table": "answers", "key": ["question_id", "model_2"], "value": "choices.0.turns", "upto": "turn"},
+    "model_a": "model_1", "model_b": "model_2",
+    "games": [
+        {"order": "AB", "verdict": {"text": "g1_judgment", "label": "g1_winner", "values": _FASTCHAT, "frame": "stored"}},
+        {"order": "BA", "verdict": {"text": "g2_judgment", "label": "g2_winner", "values": _FASTCHAT, "frame": "stored"}},
+    ],
+    "tables": _FASTCHAT_TABLES,
+})
+
+PRESETS.add("arena_hard", {
+    "format": "jsonl",
+    "judge": "judge",
+    "pair_id": {"concat": ["question_id", "model"]},
+    "item_id": "question_id",
+    "instruction": {"table": "questions", "key": ["question_id"], "value": "turns"},
+    "response_a": {"table": "answers", "key": ["question_id", {"const": "gpt-4-0314"}], "value": "choices.0.turns"},
+    "response_b": {"table": "answers", "key": ["question_id", "model"], "value": "choices.0.turns"},
+    "model_a": {"const": "gpt-4-0314"}, "model_b": "model",
+    "games": [
+        {"order": "AB", "verdict": {"text": "games.0.judgment", "label": "games.0.score", "values": _ARENA}},
+        {"order": "BA", "verdict": {"text": "games.1.judgment", "label": "games.1.score", "values": _ARENA}},
+    ],
+    "tables": _FASTCHAT_TABLES,
+})
+
+PRESETS.add("judgebench", {
+    "format": "jsonl",
+    "judge": {"concat": ["judge_name", "judge_model"], "sep": "/"}, "model": "judge_model",
+    "pair_id": "pair_id", "item_id": {"first_of": ["original_id", "pair_id"]},
+    "instruction": "question", "response_a": "response_A", "response_b": "response_B",
+    "model_a": "response_model", "model_b": "response_model", "category": "source",
+    "gold": {"label": "label", "values": {"A>B": "A", "B>A": "B", "A=B": "tie"}},
+    "games": [
+        {"order": "AB", "verdict": {"text": "judgments.0.judgment", "label": "judgments.0.decision", "values": _ARENA}},
+        {"order": "BA", "verdict": {"text": "judgments.1.judgment", "label": "judgments.1.decision", "values": _ARENA}},
+    ],
+})
+
+
+def _llmbar_game(flag: str, order: str) -> dict[str, Any]:
+    return {"order": order, "verdict": {
+        "text": ["results", 0, flag, "completion", 0], "label": ["results", 0, flag, "winner"],
+        "values": {"1": "A", "2": "B"}, "frame": "stored"}}
+
+
+PRESETS.add("llmbar", {
+    "format": "json",
+    "judge": {"concat": [{"path_part": -3}, {"path_part": -2}], "sep": "-"}, "model": {"path_part": -3},
+    "pair_id": {"concat": [{"path_part": -5}, {"row": True, "width": 4}], "sep": "-"},
+    "instruction": "input", "response_a": "output_1", "response_b": "output_2",
+    "category": {"path_part": -5},
+    "gold": {"label": "label", "values": {"1": "A", "2": "B"}},
+    "games": [_llmbar_game("swap = False", "AB"), _llmbar_game("swap = True", "BA")],
+})
+
+PRESETS.add("judgelab", {
+    "judge": "judge", "model": "model", "family": "family", "simulated": "simulated",
+    "pair_id": "pair_id", "item_id": {"first_of": ["item_id", "pair_id"]},
+    "instruction": {"first_of": ["instruction", {"table": "pairs", "key": ["pair_id"], "value": "prompt"}]},
+    "response_a": {"first_of": ["response_a", {"table": "pairs", "key": ["pair_id"], "value": "response_a"}]},
+    "response_b": {"first_of": ["response_b", {"table": "pairs", "key": ["pair_id"], "value": "response_b"}]},
+    "model_a": "model_a", "model_b": "model_b",
+    "category": {"first_of": ["category", {"table": "pairs", "key": ["pair_id"], "value": "category"}]},
+    "games": [{"order": {"path": "order", "values": {"AB": "AB", "BA": "BA"}},
+               "verdict": {"label": "verdict", "values": _AB, "frame": "stored", "text": "raw_text",
+                           "status": "status", "parse_method": "parse_method"}}],
+    "gold": {"label": "expected_verdict", "values": _AB},
+    "tables": {"pairs": {"key": ["pair_id"]}},
+})
+
+
+def preset_mapping(name: str, overrides: dict[str, Any] | None = None) -> VerdictMapping:
+    """Compile a preset, optionally with keys replaced (e.g. another Arena-Hard baseline)."""
+    raw = copy.deepcopy(PRESETS.get(name, where="--format / format"))
+    raw.update(overrides or {})
+    return build_mapping(raw, name=name, where=f"preset {name!r}")
+
+
+def mapping_from_config(spec: str | dict[str, Any], *, where: str = "mapping") -> VerdictMapping:
+    """A preset name, ``{preset: name, ...overrides}`` or a full custom mapping dict."""
+    if isinstance(spec, str):
+        return preset_mapping(spec)
+    spec = dict(spec)
+    if "preset" in spec:
+        name = spec.pop("preset")
+        return preset_mapping(name, spec)
+    return build_mapping(spec, name="custom", where=where)
