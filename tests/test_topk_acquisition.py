@@ -4,7 +4,7 @@ The issue's claims, on the synthetic simulator (pure numpy, Eq. (1) verdicts):
 
 * with c* > 0, naive top-k recall plateaus below the bias-aware model at full data (paired
   over 30 oracles), and top-k-aware acquisition beats round-robin at B = 120 (paired t-test
-  over 60 oracle x seed runs);
+  over 30 oracles, 2 strategy seeds averaged within each);
 * with c* = kappa* = 0 (the unbiased-judge control) bias-aware recall is within 0.1 of naive;
 * the mechanism of Fig. 4: top-k-aware acquisition spends more comparisons near the boundary.
 """
@@ -69,7 +69,7 @@ def test_unbiased_control_bias_aware_within_0_1_of_naive():
 
 
 def test_topk_aware_beats_round_robin_at_b120():
-    # 30 oracles x 2 strategy seeds = 60 paired runs, S = 1500 membership draws (the paper's)
+    # 30 oracles x 2 strategy seeds, S = 1500 membership draws (the paper's)
     judge = SyntheticJudge(c=(1.0,), kappa=0.5)
     frames = []
     for o in range(30):
@@ -77,8 +77,9 @@ def test_topk_aware_beats_round_robin_at_b120():
                             Strategy("aware", "round_robin")], seeds=[0, 1], budgets=[120],
                             settings=TopkSettings(lam_b_sweep=(0.1,)))
         frames.append(b.recall)
-    w = pd.concat(frames).pivot_table(index=["oracle", "seed"], columns="rule", values="recall")
-    assert len(w) >= 30
+    # oracle-level test: the two seeds re-run one oracle and are averaged within it
+    w = pd.concat(frames).pivot_table(index="oracle", columns="rule", values="recall", aggfunc="mean")
+    assert len(w) == 30
     cmp = paired_comparison(w["topk"].to_numpy(), w["round_robin"].to_numpy())
     assert cmp["delta"] > 0 and cmp["p"] < 0.05, cmp
 
@@ -169,3 +170,50 @@ def test_unknown_rule_names_the_known_ones():
         make_rule("roundrobin")
     assert {"topk", "global", "round_robin", "random", "entropy", "no_variance", "no_informativeness"} <= set(
         ACQUISITION_RULES)
+
+
+def test_variance_factor_is_the_contrast_variance():
+    # Var(theta_i - theta_j) = Sigma_ii + Sigma_jj - 2 Sigma_ij: items 0 and 1 are strongly
+    # positively correlated, so their contrast is nearly certain although each item is not
+    n = 3
+    space = PairSpace(n)
+    sigma = np.array([[1.0, 0.95, 0.0], [0.95, 1.0, 0.0], [0.0, 0.0, 0.5]])
+    fit = fit_bias_aware(Comparisons.empty(), n, options=NAIVE, warn=False)
+    fit.theta, fit.cov = np.zeros(n), sigma
+    post = Posterior(fit, np.full(n, 1 / 3), k=1)
+    rule = make_rule("global")
+    rule.rescore(post, space)
+    var = sigma[space.i, space.i] + sigma[space.j, space.j] - 2 * sigma[space.i, space.j]
+    np.testing.assert_allclose(rule.scores, 0.25 * var)  # p_ij(1 - p_ij) = 1/4 at equal theta
+    m = rule.choose(space, np.random.default_rng(0))
+    assert {int(space.i[m]), int(space.j[m])} != {0, 1}
+    # and the full rule multiplies in the boundary term H(p_i) + H(p_j)
+    top = make_rule("topk")
+    top.rescore(post, space)
+    np.testing.assert_allclose(top.scores, 0.25 * var * 2 * binary_entropy(np.array(1 / 3)))
+
+
+def test_table3_tests_at_the_oracle_level():
+    # issue 13: seeds re-run one oracle; the test's units are the oracles (seed means), so 3
+    # oracles x 8 seeds is n = 3, not 24 -- here the seeds agree within each oracle, and
+    # treating them as independent runs would shrink the p-value by orders of magnitude
+    from judgelab.topk.tables import table_budget
+
+    rng = np.random.default_rng(0)
+    rows = []
+    gain = {0: 0.05, 1: 0.20, 2: 0.10}
+    for o in range(3):
+        base = rng.uniform(0.4, 0.6)
+        for seed in range(8):
+            for rule, r in (("topk", base + gain[o]), ("global", base), ("round_robin", base - 0.1)):
+                rows.append({"judge": "j", "oracle": o, "seed": seed, "model": "aware", "rule": rule,
+                             "estimator": "aware", "budget": 120, "recall": r + 0.01 * (seed % 2)})
+    t = table_budget(pd.DataFrame(rows)).set_index("rule")
+    means = pd.DataFrame(rows).groupby(["rule", "oracle"])["recall"].mean()
+    expected = paired_comparison(means["topk"].to_numpy(), means["global"].to_numpy())
+    assert t.loc["topk", "n_oracles"] == 3 and t.loc["topk", "n_runs"] == 24
+    assert t.loc["topk", "p_vs_global"] == pytest.approx(expected["p"], rel=1e-9)
+    assert 0.01 < t.loc["topk", "p_vs_global"] < 0.2  # three oracles cannot give p < 1e-3
+    assert t.loc["topk", "recall"] == pytest.approx(means["topk"].mean())
+    assert t.loc["topk", "se"] == pytest.approx(means["topk"].std(ddof=1) / np.sqrt(3))
+    assert np.isnan(t.loc["global", "p_vs_global"])

@@ -208,11 +208,69 @@ def test_residualize_and_swap_majority():
 
 
 def test_bad_inputs_fail_clearly():
-    with pytest.raises(ValueError, match="y must be 0 or 1"):
-        Comparisons([0], [1], [0.5])
+    for bad in (1.5, -0.1, np.nan):
+        with pytest.raises(ValueError, match=r"y must lie in \[0, 1\]"):
+            Comparisons([0], [1], [bad])
     with pytest.raises(ValueError, match="compared with itself"):
         Comparisons([1], [1], [1.0])
     with pytest.raises(ValueError, match="needs item covariates"):
         fit_bias_aware(Comparisons([0], [1], [1.0]), 2)
     with pytest.raises(ValueError, match="X has 3 rows for 2 items"):
         fit_bias_aware(Comparisons([0], [1], [1.0]), 2, np.zeros((3, 1)))
+
+
+def test_empirical_bayes_returns_the_tau2_behind_its_estimates():
+    # issue 13: the fit's tau^2 is the one that produced theta, c, kappa -- refitting with that
+    # tau^2 held fixed gives the same estimates -- and at convergence it is the evidence fixed
+    # point tau^2 = mean over bias terms of (estimate^2 + posterior variance)
+    pool = synthetic_oracle(SyntheticJudge(c=(1.2,), kappa=0.6), 0, seed=12)
+    comp = pool.full_comparisons()
+    for max_iter in (1, 2, 3, 100):
+        opts = FitOptions(hierarchical=True, eb_max_iter=max_iter, eb_tol=1e-8)
+        fit = fit_bias_aware(comp, 30, pool.X, options=opts, warn=False)
+        fixed = fit_bias_aware(comp, 30, pool.X, options=FitOptions(lam_b=1.0 / fit.tau2), warn=False)
+        np.testing.assert_allclose(fit.beta, fixed.beta, atol=1e-5)
+        np.testing.assert_allclose(fit.cov, fixed.cov, atol=1e-6)
+    assert max_iter == 100 and fit.n_iter > 0
+    bias = np.array([fit.c[0], fit.kappa])
+    var = np.diag(fit.cov)[30:]
+    assert var.mean() > 0.01  # the posterior-variance term is not negligible here
+    assert fit.tau2 == pytest.approx(np.mean(bias**2 + var), rel=1e-5)
+    assert fit.tau2 > np.mean(bias**2) * 1.01
+
+
+def test_membership_uses_posterior_correlations():
+    # items 0 and 1 are almost perfectly correlated a posteriori: theta_0 - theta_1 has sd
+    # ~0.014, so item 0 is ahead in essentially every draw although each is N(., 1) alone
+    theta = np.array([0.1, 0.0, -6.0])
+    rho = 0.9999
+    sigma = np.array([[1.0, rho, 0.0], [rho, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    p = topk_membership(theta, sigma, 1, 4000, np.random.default_rng(0))
+    assert p[0] > 0.99 and p[1] < 0.01  # ignoring the correlation gives ~0.53 / ~0.47
+    # anti-correlated items: the contrast is twice as uncertain as the marginals suggest
+    sigma = np.array([[0.05, -0.05, 0.0], [-0.05, 0.05, 0.0], [0.0, 0.0, 1.0]])
+    theta = np.array([0.2, 0.0, -6.0])
+    from scipy.stats import norm
+
+    p = topk_membership(theta, sigma, 1, 20_000, np.random.default_rng(1))
+    assert p[0] == pytest.approx(norm.cdf(0.2 / np.sqrt(0.2)), abs=0.01)  # Var(t0 - t1) = 0.2, not 0.1
+
+
+def test_soft_labels_keep_the_margin():
+    # a soft label is the cross-entropy target: the MAP's gradient vanishes against the
+    # probabilities themselves, a 0.5 margin is no preference, and a 0.7 preference moves the
+    # estimates less than the 0/1 verdict it would be rounded to
+    rng = np.random.default_rng(13)
+    n = 8
+    a, b = all_pairs(n)
+    p = expit(rng.normal(0, 1, n)[a] - rng.normal(0, 1, n)[b])
+    soft = fit_bias_aware(Comparisons(a, b, p), n, options=NAIVE).theta
+    Z = design_matrix(Comparisons(a, b, p), n, None, NAIVE)
+    np.testing.assert_allclose(Z.T @ (expit(Z @ soft) - p) + soft, 0.0, atol=1e-4)
+    flat = fit_bias_aware(Comparisons(a, b, np.full(len(a), 0.5)), n, options=NAIVE).theta
+    np.testing.assert_allclose(flat, 0.0, atol=1e-6)
+    gap = {}
+    for name, yy in (("soft", [0.7, 0.3]), ("hard", [1.0, 0.0])):
+        th = fit_bias_aware(Comparisons([0, 1], [1, 0], yy), 2, options=NAIVE).theta
+        gap[name] = th[0] - th[1]
+    assert 0 < gap["soft"] < gap["hard"]

@@ -254,3 +254,20 @@ def test_documented_panel_mapping():
     assert p["c[verbosity]"] == pytest.approx(ref, rel=0.1)
     assert p["kappa"] == pytest.approx(coefficient_for_bias(0.1, 0.4, 1.0))
     assert math.isclose(word_count("a b c"), 3)
+
+
+def test_gate_threshold_is_exactly_as_good_as_naive():
+    # 40 anchors (better, worse); the bias-aware ranking gets one more anchor wrong than the
+    # naive one (agreement 0.975 vs 1.0): the gate must stay off; a tie enables it
+    theta = np.arange(41, dtype=float)
+    anchors = np.column_stack([np.arange(1, 41), np.arange(0, 40)])
+    naive = theta.copy()
+    aware = theta.copy()
+    aware[[20, 21]] = aware[[21, 20]]  # flips exactly the anchor (21, 20)
+    d = gate(naive, aware, anchors)
+    assert d.agree_naive == 1.0 and d.agree_aware == pytest.approx(39 / 40)
+    assert d.enabled is False and d.n_anchors == 40
+    assert gate(naive, naive.copy(), anchors).enabled is True
+    worse_naive = naive.copy()
+    worse_naive[[20, 21]] = worse_naive[[21, 20]]
+    assert gate(worse_naive, aware, anchors).enabled is True  # equal agreement: correction on

@@ -73,7 +73,14 @@ class IdentifiabilityWarning(UserWarning):
 @dataclass(frozen=True)
 class Comparisons:
     """Revealed verdicts: item ``first[t]`` was shown in slot A, ``second[t]`` in slot B, and
-    ``y[t] = 1`` when the judge preferred the first-shown item."""
+    ``y[t] = 1`` when the judge preferred the first-shown item, 0 when it preferred the second.
+
+    A value strictly between 0 and 1 is a *soft label*: the judge's own probability of
+    preferring the first-shown item (from its A/B logit margin, ``sigma(logp_A - logp_B)``).
+    Eq. (2)'s Bernoulli log-likelihood becomes the cross-entropy against that probability,
+    which keeps the margin instead of rounding it to the arg max; the Laplace Hessian does not
+    involve ``y`` and is unchanged.
+    """
 
     first: np.ndarray
     second: np.ndarray
@@ -87,8 +94,8 @@ class Comparisons:
             raise ValueError(f"first/second/y lengths differ: {len(f)}, {len(s)}, {len(y)}")
         if len(f) and np.any(f == s):
             raise ValueError("an item cannot be compared with itself")
-        if len(y) and not np.all((y == 0.0) | (y == 1.0)):
-            raise ValueError("y must be 0 or 1 (1 = first-shown item preferred)")
+        if len(y) and not np.all((y >= 0.0) & (y <= 1.0)):
+            raise ValueError("y must lie in [0, 1] (1 = first-shown item preferred; in between: a soft label)")
         object.__setattr__(self, "first", f)
         object.__setattr__(self, "second", s)
         object.__setattr__(self, "y", y)
@@ -350,7 +357,8 @@ def fit_bias_aware(
     tau2 = 1.0 / options.lam_b
     total_iter = 0
     for _ in range(options.eb_max_iter if options.hierarchical and n_bias else 1):
-        prior = np.concatenate([np.full(n_items, options.lam), np.full(n_bias, 1.0 / tau2)])
+        used = tau2  # the tau^2 behind this pass's beta and cov: the one the fit returns
+        prior = np.concatenate([np.full(n_items, options.lam), np.full(n_bias, 1.0 / used)])
         res = _map(Z, comp.y, prior, start, options.gtol)
         total_iter += int(res.nit)
         beta = res.x
@@ -365,6 +373,8 @@ def fit_bias_aware(
         new = max(options.tau2_floor, float(np.mean(b**2 + np.diag(cov)[n_items:])))
         if abs(new - tau2) <= options.eb_tol * max(tau2, 1.0):
             break
+        # the next pass fits with ``new``; if the iteration budget ends first, the fit
+        # still reports ``used`` (the tau^2 that produced its estimates), not ``new``
         tau2, start = new, beta
     d = len(cov_names)
     status, vif = identifiability(Z, n_items, names, X) if n_bias else ({}, {})
@@ -372,7 +382,7 @@ def fit_bias_aware(
         theta=beta[:n_items].copy(),
         c=beta[n_items : n_items + d].copy() if options.covariates else np.zeros(0),
         kappa=float(beta[-1]) if options.position else 0.0,
-        cov=cov, names=names, options=options, n_comparisons=len(comp), tau2=tau2,
+        cov=cov, names=names, options=options, n_comparisons=len(comp), tau2=used,
         converged=bool(res.success), n_iter=total_iter, nll=float(res.fun),
         identifiability=status, vif=vif,
     )
