@@ -18,6 +18,17 @@ What is stored:
 * ``runs`` -- one row per judge per runner invocation: requested, cache hits, new
   calls, failures.  This is what ``judgelab cache-stats`` and the call summary
   table report.
+
+Backends.  ``cache:`` in the config (and every ``CallCache(location)`` call) is either
+a file path -- this SQLite cache -- or a URL whose scheme names a registered backend,
+e.g. ``postgresql://host/db`` (:mod:`judgelab.cache_postgres`).  SQLite's WAL mode
+needs every process on one host (its shared-memory index does not work over NFS,
+Lustre or GPFS), so a cluster whose jobs run on more than one node needs a server
+backend.  ``CallCache(url)`` returns the registered subclass, so the many call sites
+that open a cache from the config need not know which backend they get; every
+backend keeps the same contract (first answer wins, one transaction per batch,
+failures kept apart from answers).  Register a new one with
+:func:`register_cache_backend`.
 """
 
 from __future__ import annotations
@@ -93,11 +104,66 @@ class CachedCall:
     finish_reason: str | None
 
 
+# URL scheme -> "module:Class" of a CallCache subclass; imported on first use so that
+# the SQLite path needs no database driver.
+CACHE_BACKENDS: dict[str, str] = {
+    "postgresql": "judgelab.cache_postgres:PostgresCallCache",
+    "postgres": "judgelab.cache_postgres:PostgresCallCache",
+}
+
+
+def register_cache_backend(scheme: str, target: str) -> None:
+    """Make ``CallCache("<scheme>://...")`` open ``target`` ("module:Class", a CallCache subclass)."""
+    CACHE_BACKENDS[scheme.lower()] = target
+
+
+def cache_scheme(location: str | os.PathLike[str]) -> str | None:
+    """The URL scheme of a cache location, or None for a file path (the SQLite cache)."""
+    if not isinstance(location, str) or "://" not in location:
+        return None
+    return location.split("://", 1)[0].lower()
+
+
+def cache_backend(location: str | os.PathLike[str]) -> type[CallCache]:
+    """The class that opens ``location``; a clear error for an unknown URL scheme."""
+    scheme = cache_scheme(location)
+    if scheme is None:
+        return CallCache
+    if scheme not in CACHE_BACKENDS:
+        raise ValueError(
+            f"cache {_redact(str(location))!r}: unknown cache backend {scheme!r}"
+            f" (known: a file path for SQLite, or {', '.join(s + '://' for s in sorted(CACHE_BACKENDS))})"
+        )
+    import importlib
+
+    module, _, name = CACHE_BACKENDS[scheme].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _redact(url: str) -> str:
+    """A URL with any password replaced by ***, for messages and logs."""
+    import re
+
+    return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
+
+
 class CallCache:
-    """SQLite-backed cache of judge calls. Safe to open from many processes."""
+    """SQLite-backed cache of judge calls. Safe to open from many processes on one host.
+
+    ``CallCache("postgresql://...")`` (any registered URL scheme) returns that backend
+    instead; see :data:`CACHE_BACKENDS`.
+    """
+
+    def __new__(cls, path: str | os.PathLike[str] = "", *args: Any, **kwargs: Any) -> CallCache:
+        if cls is CallCache:
+            backend = cache_backend(path)
+            if backend is not CallCache:
+                return super().__new__(backend)
+        return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 120.0) -> None:
         self.path = Path(path)
+        self.location = str(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")

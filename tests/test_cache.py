@@ -4,7 +4,13 @@ Covers the single-process contract of :class:`CallCache` (round trip, first answ
 wins, failures kept apart from answers, per-judge stats), two processes writing one
 cache file at once, a run killed with SIGKILL and resumed, and the retry of failed
 calls.  The multi-process tests start real interpreters (``sys.executable``) so
-that SQLite's file locking, not a shared connection, is what is exercised.
+that SQLite's file locking (or the PostgreSQL server's row locks: separate processes,
+separate connections, as jobs on two nodes would be), not a shared connection, is what
+is exercised.
+
+Every contract test runs against each backend (``location`` fixture): the SQLite file
+and a PostgreSQL server started on loopback for the session (tests/pg_server.py); the
+PostgreSQL cases skip, with the reason, where no server can be started.
 """
 
 from __future__ import annotations
@@ -30,8 +36,45 @@ from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind, RawAnswer
 from judgelab.runner import TooManyErrors, run_requests
+from tests import pg_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _new_location(backend: str, tmp_path: Path, name: str = "c.sqlite") -> str:
+    """A fresh, empty cache location of ``backend``: a file path or a new database's URL."""
+    if backend == "sqlite":
+        return str(tmp_path / name)
+    try:
+        srv = pg_server.server()
+    except pg_server.Unavailable as exc:
+        pytest.skip(f"PostgreSQL cache backend not tested: {exc}")
+    return srv.new_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def location(backend, tmp_path) -> str:
+    return _new_location(backend, tmp_path)
+
+
+def _sql(location: str, query: str) -> list[tuple]:
+    """Rows of ``query`` read through a separate connection (what another process would see)."""
+    if "://" not in location:
+        con = sqlite3.connect(location)
+        try:
+            return con.execute(query).fetchall()
+        finally:
+            con.close()
+    import psycopg
+
+    with psycopg.connect(location) as con:
+        return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in con.execute(query)]
 
 
 def _call(key: str, judge: str = "j1", text: str | None = "[[A]]", **kw) -> CachedCall:
@@ -54,8 +97,8 @@ def _subprocess_env() -> dict[str, str]:
 # single process
 
 
-def test_put_get_round_trip(tmp_path):
-    with CallCache(tmp_path / "c.sqlite") as cache:
+def test_put_get_round_trip(location):
+    with CallCache(location) as cache:
         c1 = _call("k1", logprobs={"A": -0.1, "B": -2.3}, finish_reason="length")
         c2 = _call("k2", text=None, tokens_in=0)
         n = cache.put_many([(c1, {"messages": [{"role": "user", "content": "héllo"}]}), (c2, {})])
@@ -73,12 +116,12 @@ def test_put_get_round_trip(tmp_path):
         assert cache.request("k1") == {"messages": [{"role": "user", "content": "héllo"}]}
         assert cache.request("missing") is None
     # persisted: a new connection sees the same rows
-    with CallCache(tmp_path / "c.sqlite") as cache:
+    with CallCache(location) as cache:
         assert cache.get("k1") == c1
 
 
-def test_get_many_beyond_parameter_chunk(tmp_path):
-    with CallCache(tmp_path / "c.sqlite") as cache:
+def test_get_many_beyond_parameter_chunk(location):
+    with CallCache(location) as cache:
         calls = [(_call(f"k{i:05d}", text=f"t{i}"), {}) for i in range(1234)]
         assert cache.put_many(calls) == 1234
         keys = [f"k{i:05d}" for i in range(0, 1300)]
@@ -87,8 +130,8 @@ def test_get_many_beyond_parameter_chunk(tmp_path):
         assert got["k01000"].raw_text == "t1000"
 
 
-def test_first_answer_wins(tmp_path):
-    with CallCache(tmp_path / "c.sqlite") as cache:
+def test_first_answer_wins(location):
+    with CallCache(location) as cache:
         assert cache.put_many([(_call("k", text="first"), {"n": 1})]) == 1
         # INSERT OR IGNORE: a second answer for the same key is dropped, not replaced
         assert cache.put_many([(_call("k", text="second", tokens_in=99), {"n": 2}), (_call("k2"), {})]) == 1
@@ -100,22 +143,20 @@ def test_first_answer_wins(tmp_path):
         assert cache.get("d").raw_text == "x"
 
 
-def test_failures_are_not_answers(tmp_path):
-    with CallCache(tmp_path / "c.sqlite") as cache:
+def test_failures_are_not_answers(location):
+    with CallCache(location) as cache:
         cache.record_failures([("kf", "j1", "fake", "m-j1", "HTTP 500"), ("kf", "j1", "fake", "m-j1", "timeout")])
         cache.record_failures([])
         assert len(cache) == 0
         assert "kf" not in cache
         assert cache.get("kf") is None
-        db = sqlite3.connect(cache.path)
-        rows = db.execute("SELECT key, judge, error FROM failures ORDER BY id").fetchall()
+        rows = _sql(location, "SELECT key, judge, error FROM failures ORDER BY id")
         assert rows == [("kf", "j1", "HTTP 500"), ("kf", "j1", "timeout")]
-        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0
-        db.close()
+        assert _sql(location, "SELECT COUNT(*) FROM calls")[0][0] == 0
 
 
-def test_stats_per_judge(tmp_path):
-    with CallCache(tmp_path / "c.sqlite") as cache:
+def test_stats_per_judge(location):
+    with CallCache(location) as cache:
         cache.put_many([(_call("a1", "j1"), {}), (_call("a2", "j1", tokens_out=5, cost_usd=0.5), {})])
         cache.put_many([(_call("b1", "j2", tokens_in=7), {})])
         cache.record_failures([("x", "j2", "fake", "m-j2", "boom"), ("y", "j3", "fake", "m-j3", "boom")])
@@ -179,8 +220,10 @@ _WRITER = textwrap.dedent(
 )
 
 
-def test_two_processes_write_concurrently_without_loss(tmp_path):
-    db = tmp_path / "shared.sqlite"
+def test_two_processes_write_concurrently_without_loss(backend, tmp_path):
+    """Two writers, each its own process and connection: two jobs on one host (SQLite) or
+    on two nodes (PostgreSQL)."""
+    db = _new_location(backend, tmp_path, "shared.sqlite")
     CallCache(db).close()  # create the schema once, so both writers start on equal terms
     script = tmp_path / "writer.py"
     script.write_text(_WRITER)
@@ -206,11 +249,9 @@ def test_two_processes_write_concurrently_without_loss(tmp_path):
         assert rc == 0, err
         assert out.startswith("done")
 
-    con = sqlite3.connect(db)
-    rows = con.execute(
-        "SELECT key, judge, raw_text, request_json, tokens_in, logprobs_json FROM calls ORDER BY rowid"
-    ).fetchall()
-    con.close()
+    # insertion order: SQLite's rowid; on the server the commit time of each batch
+    order = "rowid" if backend == "sqlite" else "created_at, key"
+    rows = _sql(db, f"SELECT key, judge, raw_text, request_json, tokens_in, logprobs_json FROM calls ORDER BY {order}")
     # the writers really did take turns (not one after the other)
     switches = sum(1 for a, b in itertools.pairwise(rows) if a[1] != b[1])
     assert switches >= 10, switches
@@ -303,7 +344,15 @@ def _asks(log: Path) -> list[str]:
     return [ln for ln in log.read_text().splitlines() if len(ln) == 64]
 
 
-def _count_rows_ro(db: Path) -> int:
+def _count_rows_ro(db: str) -> int:
+    if "://" in db:
+        import psycopg
+
+        try:
+            with psycopg.connect(db) as con:
+                return con.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        except psycopg.errors.UndefinedTable:
+            return 0
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
     except sqlite3.OperationalError:
@@ -316,10 +365,10 @@ def _count_rows_ro(db: Path) -> int:
         con.close()
 
 
-def test_sigkill_then_resume_asks_nothing_twice(tmp_path):
+def test_sigkill_then_resume_asks_nothing_twice(backend, tmp_path):
     helper = tmp_path / "slow_judge_helper.py"
     helper.write_text(_SLOW_JUDGE)
-    db = tmp_path / "calls.sqlite"
+    db = _new_location(backend, tmp_path, "calls.sqlite")
     log1, log2, log3 = tmp_path / "asks1.log", tmp_path / "asks2.log", tmp_path / "asks3.log"
     n, bs = 400, 10
 
@@ -377,7 +426,7 @@ def test_sigkill_then_resume_asks_nothing_twice(tmp_path):
         assert all(r.cached for r in out)
         assert [r.value for r in out] == ["AB"[i % 2] for i in range(n)]
         assert {r.status for r in out} == {CallStatus.OK}
-        runs = sqlite3.connect(db).execute("SELECT requested, hits, new_calls, failures FROM runs").fetchall()
+        runs = _sql(db, "SELECT requested, hits, new_calls, failures FROM runs ORDER BY id")
     # the killed run recorded no run row; the resumed and the cached one did
     assert runs == [(n, len(committed), n - len(committed), 0), (n, n, 0, 0)]
 
@@ -422,12 +471,12 @@ def _score_requests(n: int) -> list[JudgeRequest]:
     ]
 
 
-def test_failed_calls_are_retried_next_run(tmp_path):
+def test_failed_calls_are_retried_next_run(location):
     reqs = _score_requests(20)
     reqs.append(reqs[3])  # a duplicate request is asked once
     flaky = {1, 2, 3, 10, 17}
     judge = FlakyJudge(flaky)
-    with CallCache(tmp_path / "c.sqlite") as cache:
+    with CallCache(location) as cache:
         out = run_requests(judge, reqs, cache, progress=False, max_error_rate=None)
         assert sorted(judge.asked) == list(range(20))
         assert len(out) == 21
@@ -441,7 +490,7 @@ def test_failed_calls_are_retried_next_run(tmp_path):
                 assert r.cost_usd == pytest.approx(0.1 + 0.02)
         assert len(cache) == 20 - len(flaky)
         assert not any(judge.key(reqs[i]) in cache for i in flaky)
-        fails = sqlite3.connect(cache.path).execute("SELECT key FROM failures").fetchall()
+        fails = _sql(location, "SELECT key FROM failures")
         assert sorted(k for (k,) in fails) == sorted(judge.key(reqs[i]) for i in flaky)
 
         judge.asked.clear()
@@ -460,10 +509,10 @@ def test_failed_calls_are_retried_next_run(tmp_path):
         assert (s["requested"], s["hits"], s["new_calls"]) == (63, 0 + 15 + 21, 15 + 5 + 0)
 
 
-def test_too_many_errors_raises_but_keeps_successes(tmp_path):
+def test_too_many_errors_raises_but_keeps_successes(backend, tmp_path):
     reqs = _score_requests(12)
     judge = FlakyJudge({0, 5})
-    with CallCache(tmp_path / "c.sqlite") as cache:
+    with CallCache(_new_location(backend, tmp_path)) as cache:
         with pytest.raises(TooManyErrors, match=r"2 of 12 calls failed"):
             run_requests(judge, reqs, cache, progress=False)
         assert len(cache) == 10  # answered calls were committed before the raise
@@ -478,19 +527,16 @@ def test_too_many_errors_raises_but_keeps_successes(tmp_path):
 
     # a tolerance above the error share does not raise
     judge2 = FlakyJudge({0}, name="flaky2")
-    with CallCache(tmp_path / "c2.sqlite") as cache:
+    with CallCache(_new_location(backend, tmp_path, "c2.sqlite")) as cache:
         out = run_requests(judge2, reqs, cache, progress=False, max_error_rate=0.1)
         assert [r.status for r in out].count(CallStatus.ERROR) == 1
 
 
-def test_many_processes_opening_a_new_cache_at_once(tmp_path):
-    """Opening a brand-new cache file from several processes at once must not fail
-    (switching to WAL needs an exclusive lock; parallel Snakemake jobs all do it)."""
-    import subprocess
-    import sys
-
-    path = tmp_path / "fresh.sqlite"
-    import time
+def test_many_processes_opening_a_new_cache_at_once(backend, tmp_path):
+    """Opening a brand-new cache from several processes at once must not fail (SQLite:
+    switching to WAL needs an exclusive lock; PostgreSQL: CREATE TABLE IF NOT EXISTS
+    races with a concurrent creator); parallel Snakemake jobs all do it."""
+    path = _new_location(backend, tmp_path, "fresh.sqlite")
 
     code = (
         "import sys, time; from judgelab.cache import CallCache\n"
@@ -499,11 +545,9 @@ def test_many_processes_opening_a_new_cache_at_once(tmp_path):
         "c = CallCache(sys.argv[1]); c.record_failures([('k', 'j', 'b', 'm', 'e')]); c.close()\n"
     )
     start = str(time.time() + 1.5)
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), start], stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), start], stderr=subprocess.PIPE, text=True,
+                              env=_subprocess_env())
              for _ in range(8)]
     errs = [p.communicate(timeout=60)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errs
-    import sqlite3
-
-    with sqlite3.connect(path) as con:
-        assert con.execute("SELECT COUNT(*) FROM failures").fetchone()[0] == 8
+    assert _sql(path, "SELECT COUNT(*) FROM failures")[0][0] == 8
