@@ -64,6 +64,7 @@ from judgelab.scoring.prompt import (
     rubric_sequence,
 )
 from judgelab.scoring.query import judge_scores, scores_frame, with_scoring_profile
+from tests.conftest import REPO
 
 ALL_VARIANTS = ["baseline", "descending", "random", "letter", "roman", "ref1", "ref2", "ref3", "ref4", "ref5"]
 RUBRIC = Rubric("Is the answer good?", ("awful", "weak", "fair", "good", "excellent"))
@@ -453,30 +454,60 @@ def test_every_registered_variant_builds():
         assert p.endswith("###Feedback: ")
 
 
-def test_human_scored_loaders_feed_the_human_gold(tmp_path, data_root):
-    rub = {"criteria": "Is it right?", **{f"score{k}_description": f"level {k}" for k in range(1, 6)}}
-    rows = [{"id": f"t{i}", "capability": "reasoning", "input": f"q{i}", "response": f"a{i}", "reference_answer": "r",
-             "score_rubric": rub, "response_model_name": "m", "human_score": [i % 5 + 1, i % 5 + 1]}
-            for i in range(6)]
-    rows.append({**rows[0], "id": "multi", "capability": "multilingual"})
-    p = tmp_path / "biggen.json"
-    p.write_text(json.dumps(rows))
-    big = load_items("bgb", {"loader": "biggen", "source": str(p)})
-    assert len(big) == 6 and [it.human_score for it in big] == [float(i % 5 + 1) for i in range(6)]
-    assert all(it.truth_source == "human" for it in big)
-    golds = gold_frame(items_frame(big), None)
-    assert set(golds["gold_source"]) == {"human"}
+def _biggen_rows() -> list[dict]:
+    """Rows in the layout of BiGGen-Bench-Results' human_eval split (the shipped own-data example)."""
+    return [json.loads(line) for line in (REPO / "data/scoring/own_data_example.jsonl").read_text().splitlines()]
 
-    resp = tmp_path / "flask_responses.jsonl"
-    resp.write_text("\n".join(json.dumps({"idx": idx, "model": "m", "response": f"answer {idx}",
-                                          "human_scores": {"Comprehension": 4, "Factuality": 2}})
-                              for idx in (1, 2)) + "\n")
-    fl = load_items("flask", {"loader": "flask", "source": "flask/hard", "responses": str(resp), "skills_per_item": 3})
-    assert len(fl) == 6  # two instructions with responses x three annotated skills
-    by = {(it.group_id.split("-")[0], it.category): it.human_score for it in fl}
-    assert by[("1", "Comprehension")] == 4.0 and by[("1", "Logical Efficiency")] is None
-    assert by[("2", "Factuality")] == 2.0
+
+def test_biggen_loader_reads_the_published_human_eval_layout(tmp_path):
+    rows = _biggen_rows()
+    # the published split is parquet with score_rubric as a struct: write it so
+    p = tmp_path / "human_eval-00000-of-00001.parquet"
+    pd.DataFrame(rows).to_parquet(p)
+    for source in (p, REPO / "data/scoring/own_data_example.jsonl"):
+        big = load_items("bgb", {"loader": "biggen", "source": str(source)})
+        assert len(big) == 8  # the multilingual row is left out
+        assert {it.category for it in big} == {"reasoning", "planning"}
+        by = {it.item_id: it for it in big}
+        it = by["reasoning_unit_conversion_0-model-c"]
+        assert it.human_score == 5.0 and it.gpt4_1 == 5.0 and it.gold_gpt4 == 5.0 and it.truth_source == "human"
+        assert it.group_id == "reasoning_unit_conversion_0" and it.response_source == "model-c"
+        assert it.rubric_3 == "Right value but no explanation of the factor."
+        assert it.reference_5.startswith("750 ml is 0.75 litres")
+        assert by["planning_packing_list_1-model-b"].human_score == 2.0
+    golds = gold_frame(items_frame(big), None)
+    assert set(golds["gold_source"]) == {"human", "gpt4"}
+    assert len(load_items("bgb", {"loader": "biggen", "source": str(p), "multilingual": True})) == 9
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{**rows[0], "human_score": 9}]))
     with pytest.raises(InputError, match=r"bad.json element 0: human_score 9 is outside 1-5"):
         load_items("bgb", {"loader": "biggen", "source": str(bad)})
+    nomodel = tmp_path / "nomodel.json"
+    nomodel.write_text(json.dumps([{k: v for k, v in rows[0].items() if k != "model_name"}]))
+    with pytest.raises(InputError, match=r"nomodel.json element 0: missing field 'id' or 'model_name'"):
+        load_items("bgb", {"loader": "biggen", "source": str(nomodel)})
+
+
+def test_prometheus_loader_reads_flask_eval_human_scores():
+    """Prometheus' flask_eval.json (full FLASK with human scores): criteria and human_score are read."""
+    src = REPO / "data/scoring/fixtures/flask_eval.json"
+    rows = json.loads(src.read_text())
+    fl = load_items("flask_full", {"loader": "prometheus", "source": str(src)})
+    assert len(fl) == len(rows) == 7
+    for row, it in zip(rows, fl, strict=True):
+        assert it.human_score == pytest.approx(np.mean(row["human_score"]))  # the annotators' mean
+        assert it.gold_gpt4 == majority_score(row["gpt4_score"]) and it.truth_source == "human"
+        assert it.category == row["criteria"] and it.response_source == row["response_source"]
+    # one question graded on two skills: two rubric groups, each with its own rubric
+    groups = {it.group_id: it.criterion for it in fl}
+    assert set(groups) == {"3-Factuality", "3-Conciseness", "17-Logical_Correctness"}
+    assert groups["3-Factuality"] != groups["3-Conciseness"]
+    golds = gold_frame(items_frame(fl), None)
+    assert (golds["gold_source"] == "human").sum() == 7
+    # the MT-Bench file has no human scores: none appear
+    assert all(it.human_score is None for it in load_items("mt", {"loader": "prometheus", "source": "prometheus_eval/mt_bench"}))
+
+
+def test_flask_loader_rejects_the_old_invented_responses_format(tmp_path):
+    with pytest.raises(InputError, match=r"flask_eval\.json -- use loader: prometheus"):
+        load_items("flask", {"loader": "flask", "source": "flask/hard", "responses": str(tmp_path / "x.jsonl")})

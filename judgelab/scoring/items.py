@@ -2,20 +2,33 @@
 
 Loaders (a registry, :data:`ITEM_LOADERS`; config ``scoring.datasets.<name>.loader``):
 
-* ``prometheus`` -- the Prometheus evaluation sets of MT-Bench and Vicuna-Bench
-  (``prometheus_eval/{mt_bench,vicuna}_eval.json``): 80 questions x 4 responses with
-  hand-written instance rubrics, a score-5 reference answer and three GPT-4 scores.
-  The parts are read back out of the stored absolute-grading prompt.
-* ``flask`` -- FLASK: instructions with a reference answer and 3 annotated skills,
-  each scored on the skill's 1-5 rubric (``flask/skillset_description.json``).  The
-  hard subset in the public data has no responses; with ``responses`` set (a JSONL
-  of model outputs with per-skill human scores, the full FLASK release) those are
-  used, otherwise responses are synthesised to seeded target scores by the
-  generation-review pipeline (:mod:`judgelab.scoring.generation`).
-* ``biggen`` -- BiGGen-Bench human-evaluation rows (``input``, ``response``,
-  ``reference_answer``, ``score_rubric`` with ``criteria`` and
-  ``score1_description``..``score5_description``, ``human_score``), for users who
-  have the file; JSON, JSONL or parquet.
+* ``prometheus`` -- the Prometheus evaluation sets as published in
+  ``prometheus-eval/prometheus-eval`` ``eval/benchmark/data/*_eval.json``: one row per
+  (question, response) with ``idx``, ``response_source``, the full absolute-grading
+  prompt in ``instruction`` (instance rubric, score-5 reference; the parts are read back
+  out of it) and ``gpt4_score`` (GPT-4's scorings).  MT-Bench and Vicuna-Bench
+  (``{mt_bench,vicuna}_eval.json``, 80 x 4 rows, three GPT-4 scores) are in the public
+  data here.  ``flask_eval.json`` -- the full FLASK set with human scores that paper 004
+  uses -- has the same layout plus ``criteria`` (the FLASK skill the row is graded on)
+  and ``human_score`` (the list of human annotators' scores; the human gold is their
+  mean, as in Prometheus' own evaluation code); it is not in the public data here, so it
+  is read from a path and tested on a fixture in that layout.
+* ``flask`` -- the FLASK hard subset of ``kaistAI/FLASK`` (``flask/flask_hard_evaluation.jsonl``):
+  instructions with a reference answer and 3 annotated skills, each scored on the
+  skill's 1-5 rubric (``flask/skillset_description.json``).  It has no responses and no
+  scores: responses are synthesised to seeded target levels by the generation-review
+  pipeline (:mod:`judgelab.scoring.generation`).  (Full FLASK with human scores: the
+  ``prometheus`` loader on ``flask_eval.json``.)
+* ``biggen`` -- the ``human_eval`` split of the Hugging Face dataset
+  ``prometheus-eval/BiGGen-Bench-Results`` (``data/human_eval-00000-of-00001.parquet``;
+  the 2,780 non-multilingual responses paper 004 uses, 695 instances x 4 models): ``id``,
+  ``capability``, ``task``, ``instance_idx``, ``system_prompt``, ``input``,
+  ``reference_answer``, ``score_rubric`` (``criteria``, ``score1_description`` ..
+  ``score5_description``), ``response``, ``model_name``, ``human_score`` (one 1-5 score)
+  and the recorded judges' scores, of which ``gpt4_score`` (one score) is kept as the
+  GPT-4 gold ("GPT-4 scores are sourced from the original benchmark", paper 004 Table 2).
+  Parquet as published, or the same rows as JSON / JSONL.  Rows of the
+  ``multilingual`` capability (a separate split) are skipped unless ``multilingual``.
 * ``rubric_set`` -- the project's own small rubric set (``data/scoring/rubric_set.jsonl``):
   instructions with a rubric, a score-5 reference and responses written to a
   designed rubric level each.
@@ -179,27 +192,45 @@ def _resolve(source: str) -> Path:
     return source_path(source) if source in SOURCES else resolve_data_path(source)
 
 
+def _score_list(v: Any, where: str, key: str, *, required: bool) -> list[float]:
+    """A list of 1-5 scorings (a bare number counts as one); unparsed entries (None, -1) are left out."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        if required:
+            raise InputError(f"{where}: missing field {key!r}")
+        return []
+    vals = list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
+    unparsed = [x is None or (isinstance(x, (int, float, np.number)) and (np.isnan(x) or x == -1)) for x in vals]
+    out = [_score(x, where, key) for x, skip in zip(vals, unparsed, strict=True) if not skip]
+    if required and not out:
+        raise InputError(f"{where}: {key} has no score, got {v!r}")
+    return out
+
+
 @ITEM_LOADERS.register("prometheus")
 def load_prometheus(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
-    """Prometheus ``*_eval.json``: parts from the stored prompt, three GPT-4 scores."""
+    """Prometheus ``*_eval.json``: parts from the stored prompt, GPT-4's scorings, human scores where present."""
     path = _resolve(spec["source"])
     items = []
     for where, row in _read_records(path):
         prompt = _text(row, "instruction", where)
         parts = parse_prometheus_prompt(prompt, where=where)
-        scores = row.get("gpt4_score")
-        if not isinstance(scores, list) or len(scores) != 3:
-            raise InputError(f"{where}: gpt4_score must be a list of three scores, got {scores!r}")
-        g = [_score(s, where, "gpt4_score") for s in scores]
+        g = _score_list(row.get("gpt4_score"), where, "gpt4_score", required=True)
+        if len(g) > 3:
+            raise InputError(f"{where}: gpt4_score has {len(g)} scorings; at most three are kept, got {g!r}")
+        human = _score_list(row.get("human_score"), where, "human_score", required=False)
         idx, src = row.get("idx"), row.get("response_source")
         if idx is None or not src:
             raise InputError(f"{where}: missing field 'idx' or 'response_source'")
+        crit = row.get("criteria")
+        group = f"{idx}-{str(crit).replace(' ', '_')}" if crit else str(idx)
         items.append(_truth(ScoringItem(
-            dataset=name, item_id=f"{idx}-{src}", group_id=str(idx), instruction=parts.instruction,
+            dataset=name, item_id=f"{group}-{src}", group_id=group, instruction=parts.instruction,
             response=parts.response, criterion=parts.rubric.criterion,
             **{f"rubric_{k}": parts.rubric.description(k) for k in range(1, 6)},
-            reference_5=parts.reference, response_source=str(src), category=str(row.get("category", "")),
-            gpt4_1=g[0], gpt4_2=g[1], gpt4_3=g[2], gold_gpt4=majority_score(g),
+            reference_5=parts.reference, response_source=str(src),
+            category=str(crit or row.get("category", "")),
+            **{f"gpt4_{k + 1}": g[k] if k < len(g) else None for k in range(3)}, gold_gpt4=majority_score(g),
+            human_score=float(np.mean(human)) if human else None,
         )))
     return items
 
@@ -219,19 +250,18 @@ def _flask_rubrics(path: Path) -> dict[str, Rubric]:
 
 @ITEM_LOADERS.register("flask")
 def load_flask(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
-    """FLASK instructions x annotated skills; responses from ``responses`` or synthesised.
+    """FLASK instructions x annotated skills, responses to be synthesised.
 
     ``skills_per_item`` (default 1) takes that many of each instruction's annotated
-    skills, in the annotated order.  ``responses`` rows: ``idx``, ``model``,
-    ``response`` and ``human_scores`` ({skill: score}, optional).
+    skills, in the annotated order.  FLASK's model responses with human scores are
+    published in Prometheus' ``flask_eval.json``: load that with the ``prometheus`` loader.
     """
+    if spec.get("responses"):
+        raise InputError(f"scoring dataset {name!r}: 'responses' is not a FLASK field; full FLASK with human "
+                         "scores is Prometheus' flask_eval.json -- use loader: prometheus with it as source")
     path = _resolve(spec["source"])
     rubrics = _flask_rubrics(_resolve(spec.get("rubrics", "flask/skillset")))
     k_skills = int(spec.get("skills_per_item", 1))
-    responses: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    if spec.get("responses"):
-        for where, r in _read_records(_resolve(spec["responses"])):
-            responses.setdefault(str(r.get("idx")), []).append((where, r))
     items = []
     for where, row in _read_records(path):
         idx = row.get("idx")
@@ -244,25 +274,16 @@ def load_flask(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
                 raise InputError(f"{where}: skill {skill!r} has no rubric; known: {sorted(rubrics)}")
             rub = rubrics[skill]
             group = f"{idx}-{skill.replace(' ', '_')}"
-            base = dict(dataset=name, group_id=group, instruction=instruction, criterion=rub.criterion,
-                        **{f"rubric_{k}": rub.description(k) for k in range(1, 6)}, reference_5=reference,
-                        category=skill)
-            if responses:
-                for rwhere, r in responses.get(str(idx), []):
-                    human = (r.get("human_scores") or {}).get(skill)
-                    items.append(_truth(ScoringItem(
-                        item_id=f"{group}-{r.get('model', 'model')}", response=_text(r, "response", rwhere),
-                        response_source=str(r.get("model", "")),
-                        human_score=None if human is None else _score(human, rwhere, f"human_scores[{skill!r}]"),
-                        **base)))
-            else:
-                items.append(ScoringItem(item_id=f"{group}-synth", response="", response_source="", **base))
+            items.append(ScoringItem(
+                dataset=name, item_id=f"{group}-synth", group_id=group, instruction=instruction, response="",
+                criterion=rub.criterion, **{f"rubric_{k}": rub.description(k) for k in range(1, 6)},
+                reference_5=reference, response_source="", category=skill))
     return items
 
 
 @ITEM_LOADERS.register("biggen")
 def load_biggen(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
-    """BiGGen-Bench human-evaluation rows (non-multilingual, as in paper 004)."""
+    """BiGGen-Bench-Results ``human_eval`` rows (non-multilingual, as in paper 004)."""
     path = _resolve(spec["source"])
     items = []
     for where, row in _read_records(path):
@@ -279,20 +300,19 @@ def load_biggen(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
         descs = [rub.get(f"score{k}_description") for k in range(1, 6)]
         if not all(isinstance(d, str) for d in descs):
             raise InputError(f"{where}: score_rubric lacks a score<k>_description")
-        human = row.get("human_score")
-        if isinstance(human, list):
-            vals = [_score(h, where, "human_score") for h in human]
-            human = float(np.mean(vals)) if vals else None
-        elif human is not None:
-            human = _score(human, where, "human_score")
-        gid = str(row.get("id") or f"{row.get('task', '')}-{row.get('instance_idx', '')}")
-        model = str(row.get("response_model_name") or row.get("model_name") or "")
+        gid, model = row.get("id"), row.get("model_name")
+        if not gid or not model:
+            raise InputError(f"{where}: missing field 'id' or 'model_name'")
+        human = _score_list(row.get("human_score"), where, "human_score", required=False)
+        gpt4 = _score_list(row.get("gpt4_score"), where, "gpt4_score", required=False)
         items.append(_truth(ScoringItem(
-            dataset=name, item_id=f"{gid}-{model}" if model else f"{gid}-{len(items)}", group_id=gid,
+            dataset=name, item_id=f"{gid}-{model}", group_id=str(gid),
             instruction=_text(row, "input", where), response=_text(row, "response", where),
             criterion=rub["criteria"], **{f"rubric_{k}": descs[k - 1] for k in range(1, 6)},
-            reference_5=_text(row, "reference_answer", where), response_source=model,
-            category=str(row.get("capability", "")), human_score=human,
+            reference_5=_text(row, "reference_answer", where), response_source=str(model),
+            category=str(row.get("capability", "")),
+            human_score=float(np.mean(human)) if human else None,
+            gpt4_1=gpt4[0] if gpt4 else None, gold_gpt4=majority_score(gpt4),
         )))
     return items
 
