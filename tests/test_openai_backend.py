@@ -153,6 +153,11 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, _completion(model, None, refusal="I'm sorry, I can't help with that."))
             elif action == "empty":
                 self._send(200, _completion(model, ""))
+            elif action in ("reasoning_yes", "reasoning_no"):  # a reasoning parser's separate field
+                out = _completion(model, " Yes" if action.endswith("yes") else " No")
+                out["choices"][0]["message"]["reasoning_content"] = (
+                    f'id={pid}: the evaluator followed the cue. Draft: {{"verdict": "A"}}')
+                self._send(200, out)
             elif action == "logprobs":
                 lp = {"content": [{"token": "A", "logprob": -0.1, "top_logprobs": TOP},
                                   {"token": "!", "logprob": -0.5, "top_logprobs": []}]}

@@ -250,9 +250,24 @@ def test_answer_logits_mode_on_fake_engine(tmp_path):
     assert parse_pairwise(pair.text, "json").value == "B"
     assert pair.finish_reason == "logits" and pair.tokens_out == 1
     assert score.text == "[RESULT] 4" and set(score.logprobs) == {"3", "4", "5"}
-    assert none.text is None and NO_ANSWER_TOKEN in none.error
+    # neither letter in the top-k: an answer without a verdict, not an error
+    assert none.error is None and none.text == "" and NO_ANSWER_TOKEN in none.finish_reason
     assert text.text.startswith("[[A]]") and text.logprobs is None  # text is generated
     assert judge.identity()["verdict_mode"] == "logits"
+
+
+def test_logit_verdict_without_a_letter_is_counted_unparsed_not_failed(tmp_path):
+    """max_error_rate 0 must not fail the rule: the call is answered, unparsed, and cached."""
+    from judgelab.cache import CallCache
+    from judgelab.runner import run_requests
+
+    judge = _fake_judge(tmp_path, verdict_mode="logits", logprobs_top=3)
+    reqs = [_req(fmt="json", content="which is better"), _req(content="nothing useful")]
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        first = run_requests(judge, reqs, cache, max_error_rate=0.0, progress=False)
+        again = run_requests(judge, reqs, cache, max_error_rate=0.0, progress=False)
+    assert [r.status.value for r in first] == ["ok", "unparsed"]
+    assert [r.status.value for r in again] == ["ok", "unparsed"] and all(r.cached for r in again)
 
 
 def test_a_failing_request_does_not_sink_its_batch(tmp_path):

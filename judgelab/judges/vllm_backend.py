@@ -11,8 +11,12 @@ backend is built.  ``spec.model`` is a checkpoint directory or a hub id.  Option
   greedily with ``logprobs_top`` (20) top log-probabilities, and the verdict is the
   answer choice with the highest log-probability among them (paper 002's arg max
   of the ``A``/``B`` next-token logits).  A request none of whose choices is in
-  the top-k gets the error "no answer token among top-k logprobs".  Text requests
-  are always generated.  ``logit_choices`` as for the transformers backend;
+  the top-k is an *answer without a verdict*: empty text (parsed ``unparsed`` and
+  counted, cached like any answer, since asking the same deterministic call again
+  gives the same top-k) with ``finish_reason`` "no answer token among top-k
+  logprobs (k=...)".  It is not an error, which ``max_error_rate: 0`` would turn
+  into a rule that fails on every rerun.  Text requests are always generated.
+  ``logit_choices`` as for the transformers backend;
 * ``chat_template_kwargs`` -- passed to ``LLM.chat`` (e.g. ``{enable_thinking: false}``).
 
 Requests go through ``LLM.chat`` (a list of conversations, vLLM >= 0.6.3) with one
@@ -271,8 +275,10 @@ class VLLMJudge(Judge):
 
             top = top_logprobs_by_text(comp.logprobs[0], decode)
             text, scores, err = read_logit_verdict(request, top, choices, k=self.logprobs_top)
+            if err is not None:  # no verdict among the top-k: an unparsed answer, not a failed call
+                return RawAnswer(text="", tokens_in=n_in, tokens_out=n_out, latency_s=latency, finish_reason=err)
             return RawAnswer(text=text, tokens_in=n_in, tokens_out=n_out, latency_s=latency, logprobs=scores,
-                             error=err, finish_reason="logits" if err is None else None)
+                             finish_reason="logits")
         except Exception as e:
             return RawAnswer(text=None, error=f"{type(e).__name__}: {e}")
 

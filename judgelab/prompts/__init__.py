@@ -25,6 +25,10 @@ class PairwiseTemplate:
     user: str  # fields: {question}, {response_a}, {response_b}, {context}
     system: str | None = None
     allows_tie: bool = True
+    #: the prompt asks for a JSON object and nothing else: a backend may use its JSON mode
+    json_only: bool = False
+    #: output-limit class of its requests (judgelab.records.OUTPUT_TASKS): "cot" for free reasoning
+    task: str = "verdict"
 
 
 PAIRWISE_TEMPLATES: Registry[PairwiseTemplate] = Registry("pairwise prompt template")
@@ -37,6 +41,7 @@ def _add(t: PairwiseTemplate) -> None:
 _add(PairwiseTemplate(
     name="json_verdict",
     fmt="json",
+    json_only=True,
     system="You are an impartial judge evaluating the quality of two AI assistant responses.",
     user=(
         "Compare the two responses to the user's question and decide which is better, or "
@@ -119,6 +124,7 @@ def pairwise_request(
     return JudgeRequest(
         messages=msgs, kind=OutputKind.PAIRWISE, fmt=t.fmt, params=dict(params or {}),
         slots={"A": first, "B": second}, truth=tr, meta=dict(meta or {}),
+        task=t.task, json_mode=t.json_only,
     )
 
 

@@ -41,7 +41,7 @@ def teacher_request(case: DetectorCase) -> JudgeRequest:
     slots = {str(k): o for k, o in enumerate(case.options)}
     return JudgeRequest(
         messages=[Message("system", system), Message("user", user)], kind=OutputKind.TEXT, fmt="text",
-        slots=slots, meta={"case_id": case.case_id},
+        task="reasoning", slots=slots, meta={"case_id": case.case_id},
         truth={"gen": {"task": "rbd_teacher"}, "label": case.truth,
                "rbd": {"bias_type": case.bias_type, "evaluator": case.evaluator_model, "chosen": case.verdict,
                        "statement_option": _statement_option(case)}},

@@ -47,7 +47,7 @@ _VERDICT = '"verdict": "A" | "B" | "tie"'
 
 TEMPLATES: dict[str, PairwiseTemplate] = {
     "rubric5_json": PairwiseTemplate(
-        name="rubric5_json", fmt="json", system=SYSTEM,
+        name="rubric5_json", fmt="json", system=SYSTEM, json_only=True,
         user=(
             "Compare the two responses to the user's question using a calibrated rubric. "
             + STYLE_MARKERS["rubric"] + ": accuracy, relevance, completeness, clarity and reasoning depth "
@@ -59,7 +59,7 @@ TEMPLATES: dict[str, PairwiseTemplate] = {
         ),
     ),
     "cot_json": PairwiseTemplate(
-        name="cot_json", fmt="json", system=SYSTEM,
+        name="cot_json", fmt="json", system=SYSTEM, task="cot",
         user=(
             "Compare the two responses to the user's question and decide which is better, or whether they "
             "are of equal quality. " + STYLE_MARKERS["cot"] + ": first work out what a good answer must "
@@ -68,7 +68,7 @@ TEMPLATES: dict[str, PairwiseTemplate] = {
         ),
     ),
     "reference_json": PairwiseTemplate(
-        name="reference_json", fmt="json", system=SYSTEM,
+        name="reference_json", fmt="json", system=SYSTEM, json_only=True,
         user=(
             "Compare the two responses to the user's question and decide which is better, or whether they "
             "are of equal quality. " + STYLE_MARKERS["reference"] + "; a response that disagrees with the "
@@ -77,7 +77,7 @@ TEMPLATES: dict[str, PairwiseTemplate] = {
         ),
     ),
     "cot_rubric_json": PairwiseTemplate(
-        name="cot_rubric_json", fmt="json", system=SYSTEM,
+        name="cot_rubric_json", fmt="json", system=SYSTEM, json_only=True, task="cot",
         user=(
             "Compare the two responses to the user's question and decide which is better, or whether they "
             "are of equal quality. " + STYLE_MARKERS["cot_rubric"] + " (accuracy, relevance, completeness, "
@@ -87,7 +87,7 @@ TEMPLATES: dict[str, PairwiseTemplate] = {
         ),
     ),
     "full_json": PairwiseTemplate(
-        name="full_json", fmt="json", system=SYSTEM,
+        name="full_json", fmt="json", system=SYSTEM, json_only=True, task="cot",
         user=(
             "Compare the two responses to the user's question and decide which is better, or whether they "
             "are of equal quality. " + STYLE_MARKERS["full"] + " (accuracy, relevance, completeness, clarity, "
