@@ -236,12 +236,12 @@ rule uda_figures:
 
 rule uda_summary:
     """One row per tournament and method: mean inter-judge std and its reduction, Pearson with the
-    reference (mean over judges and of the consensus), self-preference range, and the held-out std
-    of each in-domain adapter on its validation prompts."""
+    reference (mean over judges and of the consensus), self-preference range, and the held-out raw
+    and relative std of every method (UDA and its controls) on the validation prompts."""
     input:
         methods=[f"results/uda/{ds}/tables/methods.csv" for ds in UDA_SETS],
         self_preference=[f"results/uda/{ds}/tables/self_preference.csv" for ds in UDA_SETS],
-        histories=[f"results/uda/{ds}/adapters/training.csv" for ds in UDA_TRAINED],
+        controls=[f"results/uda/{ds}/tables/controls.csv" for ds in UDA_SETS],
     output:
         report("results/uda/summary.csv", caption="../report/uda_summary.rst", category="UDA"),
     params:

@@ -19,7 +19,7 @@ for _n, _t in enumerate(UDA["transfer"]):
             raise _UdaConfigError(f"config uda.transfer[{_n}].{_k}: {_t[_k]!r} is not a tournament in uda.datasets")
     if _t["train"] not in UDA_TRAINED:
         raise _UdaConfigError(f"config uda.transfer[{_n}].train: no adapter is trained on {_t['train']!r} (train: false)")
-UDA_TABLES = ["std", "methods", "alignment", "self_preference", "matrix", "reference", "judges"]
+UDA_TABLES = ["std", "methods", "alignment", "self_preference", "matrix", "reference", "judges", "controls"]
 UDA_FIGURES = ["trajectories", "heatmap", "pearson", "training"]
 
 

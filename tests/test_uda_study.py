@@ -135,7 +135,13 @@ def test_uda_lowers_inter_judge_std_and_reports_planted_quality(tournament, tmp_
     # UDA pulls the judges together
     assert methods.loc["uda", "mean_inter_judge_std"] < 0.9 * base_std
     # correlations with the planted quality are reported for baseline, UDA and the ablation
-    assert {"baseline", "uda", "uda_ablated"} <= set(methods.index)
+    assert {"baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated"} == set(methods.index)
+    # the controls stand beside UDA, on every prompt and on the held-out ones
+    ctl = tables["controls"].set_index(["split", "method"])
+    assert set(ctl.index.get_level_values("split")) == {"all", "train", "heldout"}
+    for split in ("all", "train", "heldout"):
+        assert ctl.loc[(split, "uda_untrained"), "mean_inter_judge_std"] == pytest.approx(
+            ctl.loc[(split, "baseline"), "mean_inter_judge_std"])  # untrained = plain Elo
     assert methods["reference"].eq("planted_quality").all()
     assert methods["mean_pearson_reference"].between(-1, 1).all()
     assert methods.loc["baseline", "mean_pearson_reference"] > 0.5  # competent judges track quality
@@ -143,7 +149,8 @@ def test_uda_lowers_inter_judge_std_and_reports_planted_quality(tournament, tmp_
     ref_t = tables["reference"]
     assert set(ref_t["judge"]) == {*judges, "consensus"}
     # trajectories end at the final scores
-    last = traj[traj["step"] == traj["step"].max()].merge(scores, on=["method", "trained_on", "judge", "model"])
+    last = traj[traj["step"] == traj["step"].max()].merge(scores[scores["split"] == "all"],
+                                                          on=["method", "trained_on", "judge", "model"])
     np.testing.assert_allclose(last["score_x"], last["score_y"])
     # figures render (and are stamped: the judges are simulated)
     for fn, out in ((trajectories_figure, "traj.png"), (heatmap_figure, "heat.png"), (pearson_figure, "pearson.png")):

@@ -9,10 +9,10 @@ from judgelab.workflow import provenance, run_script
 
 
 def main(sm):
-    histories = {p.split("/")[-3]: read_table(p) for p in sm.input.histories}  # results/uda/<ds>/adapters/...
     rows = []
-    for ds, m, s in zip(sm.params.datasets, sm.input.methods, sm.input.self_preference, strict=True):
-        rows += summary_row(ds, read_table(m), read_table(s), histories.get(ds))
+    for ds, m, s, c in zip(sm.params.datasets, sm.input.methods, sm.input.self_preference, sm.input.controls,
+                           strict=True):
+        rows += summary_row(ds, read_table(m), read_table(s), read_table(c))
     prov = sm.params.provenance
     write_table(pd.DataFrame(rows), sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"], prov["judges"]))
 

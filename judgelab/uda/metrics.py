@@ -25,8 +25,14 @@ claude-3.5, glm-4-plus, glm-4-air, glm-4-flash, doubao, qwen-max, gemini, deepse
 header is permuted.  We follow Table 6/7's order (tests/test_uda_metrics.py).  Table 7's
 "UDA (Full)" block has the mean std (65.64) that Table 3 reports for the *ablated* model.
 
-**Long score table** (``scores.parquet``): dataset, method (baseline / uda / uda_ablated),
-trained_on (dataset the adapter was trained on; empty for baseline), judge, model, score.
+**Controls** (:func:`controls_table`, beyond the paper): UDA beside the same adapter untrained
+and a label-smoothing Elo, in-sample and on held-out prompts, raw and relative std -- a
+reduction only counts as learned where UDA beats both on prompts it was not trained on.
+
+**Long score table** (``scores.parquet``): dataset, method (baseline / label_smoothing /
+uda_untrained / uda / uda_ablated), trained_on (dataset the adapter was trained on; empty for
+baseline), split (all / train / heldout prompts; the paper's tables use ``all``), judge, model,
+score.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-METHOD_ORDER = ("baseline", "uda", "uda_ablated")
+METHOD_ORDER = ("baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated")
 
 
 def inter_judge_std(S: pd.DataFrame) -> pd.Series:
@@ -92,8 +98,13 @@ def self_preference(S: pd.DataFrame, own: Mapping[str, str]) -> pd.DataFrame:
 # the paper's tables from the long score table
 
 
+def _split(scores: pd.DataFrame, split: str = "all") -> pd.DataFrame:
+    """Rows of one prompt split (tables without a ``split`` column are all ``all``)."""
+    return scores[scores["split"] == split] if "split" in scores.columns else scores
+
+
 def method_keys(scores: pd.DataFrame) -> list[tuple[str, str]]:
-    keys = scores[["method", "trained_on"]].drop_duplicates().itertuples(index=False, name=None)
+    keys = _split(scores)[["method", "trained_on"]].drop_duplicates().itertuples(index=False, name=None)
     return sorted(keys, key=lambda k: (METHOD_ORDER.index(k[0]) if k[0] in METHOD_ORDER else 99, k[1]))
 
 
@@ -103,7 +114,9 @@ def label(method: str, trained_on: str, dataset: str) -> str:
     return f"{method} [from {trained_on}]"
 
 
-def matrix(scores: pd.DataFrame, method: str, trained_on: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+def matrix(scores: pd.DataFrame, method: str, trained_on: str, models: list[str], judges: list[str],
+           split: str = "all") -> pd.DataFrame:
+    scores = _split(scores, split)
     sub = scores[(scores["method"] == method) & (scores["trained_on"] == trained_on)]
     return sub.pivot(index="judge", columns="model", values="score").reindex(index=judges, columns=models)
 
@@ -147,6 +160,32 @@ def methods_table(scores: pd.DataFrame, dataset: str, models: list[str], judges:
             if reference is not None else float("nan"),
         })
     return pd.DataFrame(rows)
+
+
+def controls_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+    """UDA beside its controls, per prompt split: raw and relative inter-judge std and their reductions
+    against the baseline Elo on the same prompts (``all`` = in-sample as in the paper, ``heldout`` =
+    the validation prompts no adapter was trained on)."""
+    splits = list(dict.fromkeys(scores["split"])) if "split" in scores.columns else ["all"]
+    rows = []
+    for split in splits:
+        sub = _split(scores, split)
+        keys = sorted(sub[["method", "trained_on"]].drop_duplicates().itertuples(index=False, name=None),
+                      key=lambda k: (METHOD_ORDER.index(k[0]) if k[0] in METHOD_ORDER else 99, k[1]))
+        base = matrix(scores, "baseline", "", models, judges, split)
+        base_sd = float(inter_judge_std(base).mean())
+        base_rel = base_sd / float(consensus(base).std(ddof=1))
+        for method, src in keys:
+            S = matrix(scores, method, src, models, judges, split)
+            sd = float(inter_judge_std(S).mean())
+            spread = float(consensus(S).std(ddof=1))
+            rel = sd / spread if spread > 0 else float("nan")
+            rows.append({"split": split, "method": label(method, src, dataset), "trained_on": src,
+                         "mean_inter_judge_std": sd, "std_reduction_pct": float(reduction_pct(base_sd, sd)),
+                         "consensus_spread": spread, "relative_inter_judge_std": rel,
+                         "relative_std_reduction_pct": float(reduction_pct(base_rel, rel))})
+    return pd.DataFrame(rows, columns=["split", "method", "trained_on", "mean_inter_judge_std", "std_reduction_pct",
+                                       "consensus_spread", "relative_inter_judge_std", "relative_std_reduction_pct"])
 
 
 def alignment_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:

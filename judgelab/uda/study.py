@@ -6,16 +6,26 @@
 -> baseline and UDA scores, in-domain and zero-shot transferred (:func:`score_tournament`)
 -> the paper's tables (:func:`study_tables`) and figures.
 
-**Scores table** (``scores.parquet``): dataset, method (baseline / uda / uda_ablated),
-trained_on (the tournament the adapter was trained on; empty for baseline), judge, model,
-score (final Elo).  **Trajectories** (``trajectories.parquet``): the same keys plus
+**Scores table** (``scores.parquet``): dataset, method (baseline / label_smoothing /
+uda_untrained / uda / uda_ablated), trained_on (the tournament the adapter was trained on;
+empty for baseline), split (``all`` prompts -- the paper's protocol, in-sample for an
+in-domain adapter -- or, for a tournament an adapter was trained on, its ``train`` and
+held-out validation ``heldout`` prompts, each an Elo run of its own), judge, model, score
+(final Elo).  The two controls stand beside every full adapter: ``uda_untrained`` is the
+same network before training (plain Elo unless ``uda.training.init_label`` < 1) and
+``label_smoothing`` the constant-(K, label) Elo fitted by Eq. (3) on the adapter's training
+prompts.  **Trajectories** (``trajectories.parquet``): the keys of the ``all`` split plus
 ``step`` (number of prompts processed, 0 = initial ratings) and ``score``.
+
+**Controls table** (``tables/controls.csv``): per split and method the mean inter-judge std,
+its reduction against the baseline on the same prompts, the consensus spread and the
+relative std (std / spread) with its reduction: raw and relative, in-sample and held-out.
 
 **Summary** (``results/uda/summary.csv``): per tournament and method the mean inter-judge std,
 its reduction, the relative std, Pearson with the reference (mean over judges, consensus), the
-self-preference range, and for in-domain adapters the std on the held-out validation prompts
-(``heldout_std``) next to the baseline's on those prompts (``heldout_baseline_std``): the
-other numbers are in-sample, as in the paper.
+self-preference range (all on every prompt, as in the paper), and from the controls table the
+raw and relative std on the held-out validation prompts (``heldout_std``,
+``heldout_relative_std``) next to the baseline's on those prompts.
 
 **Judges table** (``tables/judges.csv``): per judge its own model, answers, verdict counts by
 status (ok, fallback, unparsed, refusal, error), share of presentations with a usable
@@ -73,10 +83,11 @@ def train_variants(data: TournamentData, variants: Sequence[str], cfg: TrainConf
     return {v: train_adapter(data, v, cfg, elo, order_seed=order_seed) for v in variants}
 
 
-def _long(dataset: str, method: str, trained_on: str, R: np.ndarray, data: TournamentData) -> pd.DataFrame:
+def _long(dataset: str, method: str, trained_on: str, R: np.ndarray, data: TournamentData,
+          split: str = "all") -> pd.DataFrame:
     M, N = R.shape
     return pd.DataFrame({
-        "dataset": dataset, "method": method, "trained_on": trained_on,
+        "dataset": dataset, "method": method, "trained_on": trained_on, "split": split,
         "judge": np.repeat(data.judges, N), "model": np.tile(data.models, M), "score": R.reshape(-1),
     })
 
@@ -90,24 +101,65 @@ def _traj(dataset: str, method: str, trained_on: str, T: np.ndarray, data: Tourn
     })
 
 
+def prompt_splits(data: TournamentData, metas: Sequence[dict[str, Any]]) -> dict[str, np.ndarray | None]:
+    """Prompt subsets scored: ``all`` (the paper's protocol) and, when an adapter was trained on this
+    tournament, its ``train`` and held-out validation (``heldout``) prompts."""
+    splits: dict[str, np.ndarray | None] = {"all": None}
+    for meta in metas:
+        if meta.get("dataset") != data.dataset:
+            continue
+        pos = {p: n for n, p in enumerate(data.prompt_ids)}
+        for name, key in (("train", "train_prompts"), ("heldout", "val_prompts")):
+            ids = [pos[p] for p in meta.get(key) or [] if p in pos]
+            if ids and name not in splits:
+                splits[name] = np.asarray(sorted(ids))
+    return splits
+
+
 def score_tournament(data: TournamentData, adapters: Sequence[tuple[str, str]], elo: EloConfig, *,
                      order_seed: int, chunk: int = 65536) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Baseline Elo and every adapter in ``adapters`` ((checkpoint path, trained_on) pairs) on ``data``."""
-    from judgelab.config import ConfigError
-    from judgelab.uda.training import apply_adapter, baseline_scores, load_adapter
+    """Baseline Elo, every adapter in ``adapters`` ((checkpoint path, trained_on) pairs) and the controls
+    beside each full adapter -- the same network untrained (``uda_untrained``) and the label-smoothing
+    Elo fitted on its training prompts (``label_smoothing``) -- on ``data``.
 
-    R, T = baseline_scores(data, elo, order_seed=order_seed)
-    scores = [_long(data.dataset, "baseline", "", R, data)]
-    trajs = [_traj(data.dataset, "baseline", "", T, data)]
+    Scores are computed on every prompt (``split`` = all) and, where an adapter was trained on this
+    tournament, on its training and held-out prompts separately (each split its own Elo run).
+    Trajectories are those of the ``all`` split.
+    """
+    from judgelab.config import ConfigError
+    from judgelab.uda.training import apply_adapter, baseline_scores, load_adapter, smoothing_elo
+
+    loaded = []
     for path, trained_on in adapters:
         adapter, standardizer, meta = load_adapter(path)
         if meta.get("embedder") and data.embedder and meta["embedder"] != data.embedder:
             raise ConfigError(f"uda: adapter {path} was trained on {meta['embedder']} embeddings, tournament "
                               f"{data.dataset!r} has {data.embedder}")
-        method = "uda" if adapter.variant.self_features else "uda_ablated"
-        R, T = apply_adapter(adapter, standardizer, data, elo, order_seed=order_seed, chunk=chunk)
-        scores.append(_long(data.dataset, method, trained_on, R, data))
-        trajs.append(_traj(data.dataset, method, trained_on, T, data))
+        loaded.append((path, trained_on, adapter, standardizer, meta))
+    splits = prompt_splits(data, [x[4] for x in loaded])
+    scores, trajs = [], []
+    for split, idx in splits.items():
+        every = np.arange(data.n_prompts) if idx is None else idx
+
+        def add(method: str, trained_on: str, R: np.ndarray, T: np.ndarray, split: str = split) -> None:
+            scores.append(_long(data.dataset, method, trained_on, R, data, split))
+            if split == "all":
+                trajs.append(_traj(data.dataset, method, trained_on, T, data))
+
+        add("baseline", "", *baseline_scores(data, elo, order_seed=order_seed, prompt_idx=idx))
+        for path, trained_on, adapter, standardizer, meta in loaded:
+            full = adapter.variant.self_features
+            add("uda" if full else "uda_ablated", trained_on,
+                *apply_adapter(adapter, standardizer, data, elo, order_seed=order_seed, chunk=chunk, prompt_idx=idx))
+            if not full:
+                continue
+            untrained, std0, _ = load_adapter(path, initial=True)
+            add("uda_untrained", trained_on,
+                *apply_adapter(untrained, std0, data, elo, order_seed=order_seed, chunk=chunk, prompt_idx=idx))
+            ls = meta.get("label_smoothing")
+            if ls:
+                add("label_smoothing", trained_on,
+                    *smoothing_elo(data, every, ls["k"], ls["label"], elo, order_seed=order_seed))
     return pd.concat(scores, ignore_index=True), pd.concat(trajs, ignore_index=True)
 
 
@@ -159,6 +211,7 @@ def study_tables(scores: pd.DataFrame, dataset: str, models: list[str], judges: 
         "alignment": metrics.alignment_table(scores, dataset, models, judges),
         "self_preference": metrics.self_preference_table(scores, dataset, models, judges, own),
         "matrix": metrics.matrix_table(scores, dataset, models, judges, reference, reference_name),
+        "controls": metrics.controls_table(scores, dataset, models, judges),
     }
     if reference is not None:
         out["reference"] = metrics.reference_table(scores, dataset, models, judges, reference)
@@ -168,19 +221,19 @@ def study_tables(scores: pd.DataFrame, dataset: str, models: list[str], judges: 
 
 
 def summary_row(dataset: str, methods: pd.DataFrame, self_pref: pd.DataFrame,
-                history: pd.DataFrame | None = None) -> list[dict[str, Any]]:
-    """Summary rows of one tournament; in-domain adapters also get their held-out (validation-prompt)
-    inter-judge std at the kept checkpoint next to the baseline's on the same prompts."""
+                controls: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Summary rows of one tournament; where the tournament has held-out prompts (an adapter was trained
+    on it), every method also gets its raw and relative inter-judge std there, beside the baseline's."""
+    held: dict[str, pd.Series] = {}
+    base_held = None
+    if controls is not None and len(controls):
+        h = controls[controls["split"] == "heldout"]
+        held = {str(r["method"]): r for _, r in h.iterrows()}
+        base_held = held.get("baseline")
     rows = []
-    held: dict[str, tuple[float, float]] = {}
-    if history is not None and len(history):
-        for variant, h in history.groupby("variant"):
-            best = h[h["best"].astype(bool)].iloc[0]
-            held["uda" if variant == "full" else f"uda_{variant}"] = (float(best["val_baseline_judge_std"]),
-                                                                      float(best["val_mean_judge_std"]))
     for r in methods.itertuples(index=False):
         sp = self_pref[self_pref["method"] == r.method]["deviation_pct"] if len(self_pref) else pd.Series(dtype=float)
-        hb, hm = held.get(r.method, (math.nan, math.nan))
+        hr = held.get(r.method)
         rows.append({
             "dataset": dataset, "method": r.method, "mean_inter_judge_std": r.mean_inter_judge_std,
             "std_reduction_pct": r.std_reduction_pct, "relative_inter_judge_std": r.relative_inter_judge_std,
@@ -189,6 +242,10 @@ def summary_row(dataset: str, methods: pd.DataFrame, self_pref: pd.DataFrame,
             "consensus_pearson_reference": r.consensus_pearson_reference,
             "self_preference_min_pct": float(sp.min()) if len(sp) else math.nan,
             "self_preference_max_pct": float(sp.max()) if len(sp) else math.nan,
-            "heldout_baseline_std": hb, "heldout_std": hm,
+            "heldout_baseline_std": float(base_held["mean_inter_judge_std"]) if base_held is not None else math.nan,
+            "heldout_std": float(hr["mean_inter_judge_std"]) if hr is not None else math.nan,
+            "heldout_baseline_relative_std": float(base_held["relative_inter_judge_std"]) if base_held is not None
+            else math.nan,
+            "heldout_relative_std": float(hr["relative_inter_judge_std"]) if hr is not None else math.nan,
         })
     return rows

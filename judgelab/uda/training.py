@@ -63,7 +63,8 @@ class TrainConfig:
     beta: float = 1.0
     hidden: tuple[int, int] = (128, 32)
     activation: str = "gelu"
-    k0: float = 32.0
+    k0: float | None = None  # the adapter's K at the start; None = the baseline's K (uda.elo.k)
+    init_label: float = 1.0  # the winner's soft label at the start: 1 = plain Elo (hard label)
     grad_clip: float | None = 1.0
     chunk: int = 65536
     seed: int = 0
@@ -265,6 +266,7 @@ class TrainResult:
     train_prompts: list[str]
     val_prompts: list[str]
     meta: dict[str, Any] = field(default_factory=dict)
+    initial_state: dict[str, torch.Tensor] | None = None  # the untrained adapter (a control)
 
 
 def _lr_lambda(cfg: TrainConfig):
@@ -286,7 +288,9 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
     tr_idx, va_idx = split_prompts(data.n_prompts, cfg.val_fraction, cfg.seed)
     # standardisation statistics from the training prompts only
     standardizer = Standardizer.fit(pair_table(data.E_models[tr_idx]), self_table(data.E_models[tr_idx], data.E_judges[tr_idx]))
-    adapter = UDAAdapter(data.dim, fv, hidden=cfg.hidden, k0=cfg.k0, activation=cfg.activation)
+    adapter = UDAAdapter(data.dim, fv, hidden=cfg.hidden, k0=elo.k if cfg.k0 is None else cfg.k0,
+                         activation=cfg.activation, init_label=cfg.init_label)
+    initial_state = copy.deepcopy(adapter.state_dict())
     M = len(data.judges)
 
     @dataclass
@@ -322,6 +326,9 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
             R = elo_final(K_full, s_full, pt.pres.sched, elo)
             loss, info = consensus_loss(R, pt.G, cfg)
         return float(loss), info
+
+    # the label-smoothing control: constant (K, winner's label), fitted by Eq. (3) on the same prompts
+    smoothing = fit_label_smoothing(data, tr_idx, elo, cfg, order_seed=order_seed) if fv.self_features else None
 
     history = []
     tr_loss, tr_info = evaluate(train)
@@ -367,7 +374,9 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
         adapter=adapter, standardizer=standardizer, history=hist, best_epoch=best[1],
         train_prompts=[data.prompt_ids[i] for i in tr_idx], val_prompts=[data.prompt_ids[i] for i in va_idx],
         meta={"dataset": data.dataset, "variant": variant, "embedder": data.embedder, "dim": data.dim,
-              "n_judgments": data.n_judgments, "train": asdict(cfg), "elo": asdict(elo), "order_seed": order_seed},
+              "n_judgments": data.n_judgments, "train": asdict(cfg), "elo": asdict(elo), "order_seed": order_seed,
+              "label_smoothing": smoothing},
+        initial_state=initial_state,
     )
 
 
@@ -380,17 +389,67 @@ def _hist_row(epoch: int, lr: float, tr_loss: float, tr: dict[str, float], va_lo
 
 
 # ---------------------------------------------------------------------------------
+# the label-smoothing control
+
+#: grid of the label-smoothing control: the winner's label and K (within the adapter's (0, 2 K0) range)
+SMOOTHING_LABELS = tuple(np.round(np.arange(0.55, 1.0001, 0.025), 4))
+SMOOTHING_K_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def smoothed_outcomes(outcomes: np.ndarray, label: float) -> np.ndarray:
+    """Label-smoothed Elo targets: a win scores ``label``, a loss 1 - label, a tie 0.5 (NaN stays NaN)."""
+    return 0.5 + (2.0 * label - 1.0) * (outcomes - 0.5)
+
+
+def smoothing_elo(data: TournamentData, prompt_idx: np.ndarray, k: float, label: float, elo: EloConfig, *,
+                  order_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Elo with a constant K and a constant soft label on the prompts ``prompt_idx``: final and trajectories."""
+    sched = make_schedule(np.asarray(prompt_idx), len(data.models), order_seed)
+    out = smoothed_outcomes(gather_outcomes(data.scores, sched), label)
+    return baseline_elo(out, sched, EloConfig(k=float(k), initial=elo.initial, scale=elo.scale))
+
+
+def fit_label_smoothing(data: TournamentData, prompt_idx: np.ndarray, elo: EloConfig, cfg: TrainConfig, *,
+                        order_seed: int) -> dict[str, float]:
+    """The control beside UDA: the constant (K, label) pair that minimises Eq. (3) on ``prompt_idx``.
+
+    An adapter whose output does not depend on its input is exactly this model, so UDA's
+    learned, per-comparison K and s must beat it to show that the features carry anything.
+    A grid search (labels 0.55..1 by 0.025, K = 0.25..2 x the baseline's K): Eq. (3) is not
+    smooth in (K, label) through Elo's order dependence, and the grid is cheap (one batched
+    Elo run per point).
+    """
+    sched = make_schedule(np.asarray(prompt_idx), len(data.models), order_seed)
+    outcomes = gather_outcomes(data.scores, sched)
+    R_base, _ = baseline_elo(outcomes, sched, elo)
+    G = torch.as_tensor(R_base.mean(axis=0))
+    best: dict[str, float] | None = None
+    for label in SMOOTHING_LABELS:
+        out = smoothed_outcomes(outcomes, float(label))
+        for f in SMOOTHING_K_FACTORS:
+            k = f * elo.k
+            R, _ = baseline_elo(out, sched, EloConfig(k=k, initial=elo.initial, scale=elo.scale))
+            loss, _ = consensus_loss(torch.as_tensor(R), G, cfg)
+            if best is None or float(loss) < best["loss"]:
+                best = {"k": float(k), "label": float(label), "loss": float(loss)}
+    assert best is not None
+    return best
+
+
+# ---------------------------------------------------------------------------------
 # applying an adapter; checkpoints
 
 
 def apply_adapter(adapter: UDAAdapter, standardizer: Standardizer, data: TournamentData, elo: EloConfig, *,
-                  order_seed: int, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
-    """UDA scores of every judge on every prompt of ``data``: final (M, N) and trajectories (M, P+1, N)."""
+                  order_seed: int, chunk: int = 65536,
+                  prompt_idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """UDA scores of every judge on the prompts ``prompt_idx`` of ``data`` (default all): final (M, N) and
+    trajectories (M, P'+1, N)."""
     if adapter.dim != data.dim:
         raise ConfigError(f"uda: adapter expects {adapter.dim}-dimensional embeddings, tournament "
                           f"{data.dataset!r} has {data.dim}")
     adapter.eval()
-    idx = np.arange(data.n_prompts)
+    idx = np.arange(data.n_prompts) if prompt_idx is None else np.asarray(prompt_idx)
     sched = make_schedule(idx, len(data.models), order_seed)
     pres = presentations(data, sched, idx)
     tables = prepare_tables(data, standardizer, adapter.variant.self_features, idx)
@@ -401,9 +460,12 @@ def apply_adapter(adapter: UDAAdapter, standardizer: Standardizer, data: Tournam
     return run_elo(K_full.double().numpy(), s_full.double().numpy(), sched, elo)
 
 
-def baseline_scores(data: TournamentData, elo: EloConfig, *, order_seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Baseline Elo (K constant) of every judge on every prompt: final (M, N) and trajectories."""
-    sched = make_schedule(np.arange(data.n_prompts), len(data.models), order_seed)
+def baseline_scores(data: TournamentData, elo: EloConfig, *, order_seed: int,
+                    prompt_idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline Elo (K constant) of every judge on the prompts ``prompt_idx`` (default all): final (M, N)
+    and trajectories."""
+    idx = np.arange(data.n_prompts) if prompt_idx is None else np.asarray(prompt_idx)
+    sched = make_schedule(idx, len(data.models), order_seed)
     return baseline_elo(gather_outcomes(data.scores, sched), sched, elo)
 
 
@@ -415,15 +477,21 @@ def save_adapter(path: str | Path, result: TrainResult) -> None:
         "standardizer": result.standardizer.to_dict(),
         "meta": {**result.meta, "best_epoch": result.best_epoch, "train_prompts": result.train_prompts,
                  "val_prompts": result.val_prompts},
+        "initial_state_dict": result.initial_state,
     }
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
 
 
-def load_adapter(path: str | Path) -> tuple[UDAAdapter, Standardizer, dict[str, Any]]:
+def load_adapter(path: str | Path, *, initial: bool = False) -> tuple[UDAAdapter, Standardizer, dict[str, Any]]:
+    """A checkpoint's adapter: the trained one, or with ``initial`` the same network before training."""
     payload = torch.load(path, map_location="cpu", weights_only=False)
     cfg = payload["adapter"]
-    adapter = UDAAdapter(cfg["dim"], cfg["variant"], hidden=cfg["hidden"], k0=cfg["k0"], activation=cfg["activation"])
-    adapter.load_state_dict(payload["state_dict"])
+    adapter = UDAAdapter(cfg["dim"], cfg["variant"], hidden=cfg["hidden"], k0=cfg["k0"], activation=cfg["activation"],
+                         init_label=cfg.get("init_label", 1.0))
+    state = payload.get("initial_state_dict") if initial else payload["state_dict"]
+    if state is None:
+        raise ConfigError(f"uda: checkpoint {path} holds no untrained state (written by an older version)")
+    adapter.load_state_dict(state)
     adapter.eval()
     return adapter, Standardizer.from_dict(payload["standardizer"]), payload["meta"]
