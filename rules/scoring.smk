@@ -51,6 +51,7 @@ SCORING_FIGURES = ["results/scoring/figures/reference_rho.png"] + [
 SCORING_OUTPUTS = [
     "results/scoring/table3.csv",
     "results/scoring/table3_wide.csv",
+    "results/scoring/reference_coverage.csv",
     "results/scoring/fluctuation.csv",
     "results/scoring/distributions.csv",
     "results/scoring/aggregation.csv",
@@ -148,6 +149,7 @@ rule scoring_gold:
         seed=config["seed"],
         cache=CACHE,
         max_error_rate=config["max_error_rate"],
+        on_reject=SCORING["generation"]["on_reject"],
         provenance=scoring_provenance([_GOLD]),
     resources:
         api_slots=scoring_api_slots(_GOLD),
@@ -170,6 +172,7 @@ _SCORING_QUERY = dict(
         seed=config["seed"],
         cache=CACHE,
         max_error_rate=config["max_error_rate"],
+        on_reject=SCORING["generation"]["on_reject"],
         provenance=lambda w: scoring_provenance([w.judge]),
     ),
 )
@@ -221,11 +224,13 @@ rule scoring_tables:
     simultaneous bands), fluctuation, score distributions N_k (Fig. 6 data) and the
     aggregation over prompt variants."""
     input:
-        item_tables=SCORING_ITEMS,
+        **SCORING_ITEM_INPUTS,
+        references="results/scoring/generation/references.parquet",
         gold=SCORING_GOLD,
         scores=SCORING_SCORES,
     output:
         table3=report("results/scoring/table3.csv", caption="../report/scoring_table3.rst", category="Scoring bias"),
+        reference_coverage="results/scoring/reference_coverage.csv",
         table3_wide="results/scoring/table3_wide.csv",
         fluctuation=report(
             "results/scoring/fluctuation.csv", caption="../report/scoring_fluctuation.rst", category="Scoring bias"
@@ -237,6 +242,7 @@ rule scoring_tables:
     params:
         metrics=SCORING["metrics"],
         aggregation=SCORING["aggregation"],
+        perturbations=SCORING["perturbations"],
         seed=config["seed"],
         provenance=scoring_provenance([*SCORING_JUDGES, _GOLD]),
     log:

@@ -43,7 +43,7 @@ from judgelab.scoring.generation import (
     run_generation_review,
     tasks_for,
 )
-from judgelab.scoring.items import ScoringItem, items_frame, load_items, majority_score
+from judgelab.scoring.items import ScoringItem, apply_synthesised, items_frame, load_items, majority_score
 from judgelab.scoring.metrics import (
     aggregation_table,
     correlation,
@@ -63,7 +63,7 @@ from judgelab.scoring.prompt import (
     parse_prometheus_prompt,
     rubric_sequence,
 )
-from judgelab.scoring.query import judge_scores, scores_frame, with_scoring_profile
+from judgelab.scoring.query import judge_scores, reference_coverage, scores_frame, with_scoring_profile
 from tests.conftest import REPO
 
 ALL_VARIANTS = ["baseline", "descending", "random", "letter", "roman", "ref1", "ref2", "ref3", "ref4", "ref5"]
@@ -511,3 +511,50 @@ def test_prometheus_loader_reads_flask_eval_human_scores():
 def test_flask_loader_rejects_the_old_invented_responses_format(tmp_path):
     with pytest.raises(InputError, match=r"flask_eval\.json -- use loader: prometheus"):
         load_items("flask", {"loader": "flask", "source": "flask/hard", "responses": str(tmp_path / "x.jsonl")})
+
+
+# ---------------------------------------------------------------------------------
+# on_reject: drop -- paper 004's "accept only matched references"
+
+
+def test_drop_policy_leaves_unmatched_items_out_of_their_variant_counted(tmp_path):
+    items = synthetic_items(40, seed=8)
+    tasks = tasks_for(items, "reference", {(it.dataset, it.group_id): [1, 2, 3, 4] for it in items})
+    models = [sim_judge("writer-a", seed=1, label_accuracy=0.95), sim_judge("writer-b", seed=2, label_accuracy=0.95)]
+    variants = [get_variant(v) for v in ALL_VARIANTS]
+    with CallCache(tmp_path / "gen.sqlite") as cache:
+        # a weak writer and one attempt: many references are never accepted, and under drop have no text
+        refs, _ = run_generation_review(tasks, models, cache, max_attempts=1, sim_hit_rate=0.3, on_reject="drop")
+        rejected = refs[~refs["accepted"]]
+        assert len(rejected) > 20 and rejected["text"].isna().all()
+        judge = sim_judge("control", score_noise=0.6)
+        with pytest.raises(InputError, match=r"no reference answer with score 1 .*generation\.on_reject: drop"):
+            judge_scores(judge, items, variants, cache, references=refs, max_error_rate=None)
+        scores = judge_scores(judge, items, variants, cache, references=refs, max_error_rate=None,
+                              missing_reference="drop")
+    cov = reference_coverage(items, variants, refs).set_index("variant")
+    for k in (1, 2, 3, 4):
+        lost = set(rejected.loc[rejected["level"] == k, "group_id"])
+        got = set(scores.loc[scores["variant"] == f"ref{k}", "group_id"])
+        assert got == {it.group_id for it in items} - lost  # exactly the unmatched items left the variant
+        assert cov.loc[f"ref{k}", "n_dropped"] == len(lost) and cov.loc[f"ref{k}", "n_items"] == 40
+        assert cov.loc[f"ref{k}", "n_with_reference"] == 40 - len(lost)
+    assert cov.loc["ref5", "n_dropped"] == 0  # the full-mark reference comes with the data
+    for v in ("baseline", "descending", "letter", "ref5"):
+        assert (scores["variant"] == v).sum() == 40  # every other variant keeps every item
+    t3, _ = correlation_tables(scores, design_golds(items), n_boot=100)
+    t = t3.set_index("variant")
+    for k in (1, 2, 3, 4):  # Table 3 counts each variant on its own items; delta rho is paired on the common ones
+        assert t.loc[f"ref{k}", "n"] == t.loc[f"ref{k}", "n_common"] == 40 - cov.loc[f"ref{k}", "n_dropped"]
+
+
+def test_rejected_synthesised_responses_take_their_item_out_with_a_warning():
+    items = synthetic_items(3)
+    for it in items:
+        it.response = ""
+    res = pd.DataFrame([{"dataset": "synth", "group_id": it.group_id, "level": 3,
+                         "text": None if i == 1 else "A text.", "generator": "w", "simulated_level": np.nan}
+                        for i, it in enumerate(items)])
+    with pytest.warns(UserWarning, match=r"1 item\(s\) left out.*synth/i1"):
+        kept = apply_synthesised(items, res)
+    assert [it.item_id for it in kept] == ["i0", "i2"] and all(it.response == "A text." for it in kept)

@@ -4,7 +4,10 @@ import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd
 
 from judgelab.io import write_table
+from judgelab.scoring.items import study_items
 from judgelab.scoring.metrics import aggregation_table, correlation_tables, distributions, gold_frame, table3_wide
+from judgelab.scoring.prompt import get_variant
+from judgelab.scoring.query import reference_coverage
 from judgelab.workflow import provenance, run_script
 
 
@@ -19,7 +22,14 @@ def main(sm):
     table3, fluct = correlation_tables(scores, golds, n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
     agg = aggregation_table(scores, golds, p.aggregation["variant_sets"], p.aggregation["aggregators"],
                             n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
+    # items without a matched reference at a score leave that variant (on_reject: drop): counted per variant
+    coverage = reference_coverage(study_items(sm.input.item_tables, sm.input.get("responses")),
+                                  [get_variant(v) for v in p.perturbations], pd.read_parquet(sm.input.references))
+    table3 = table3.merge(coverage[["dataset", "variant", "n_dropped"]].rename(columns={"n_dropped": "n_no_reference"}),
+                          on=["dataset", "variant"], how="left")
+    table3["n_no_reference"] = table3["n_no_reference"].fillna(0).astype(int)
     pv = provenance(p.provenance["config_hash"], p.provenance["seed"], p.provenance["judges"])
+    write_table(coverage, sm.output.reference_coverage, provenance=pv)
     write_table(table3, sm.output.table3, provenance=pv)
     write_table(table3_wide(table3), sm.output.table3_wide, provenance=pv)
     write_table(fluct, sm.output.fluctuation, provenance=pv)

@@ -61,6 +61,7 @@ in_sample            the item is in the seeded sample the judges score
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -393,17 +394,25 @@ def items_from_frame(df: pd.DataFrame, *, where: str = "items table") -> list[Sc
 
 
 def apply_synthesised(items: list[ScoringItem], responses: pd.DataFrame) -> list[ScoringItem]:
-    """Fill synthesised responses (generation results with purpose ``response``) into items."""
+    """Fill synthesised responses (generation results with purpose ``response``) into items.
+
+    A response the review never accepted under ``generation.on_reject: drop`` has no text:
+    its item leaves the study (nothing to grade), with a warning giving the count; the
+    rejections are counted per level in ``generation_summary.csv``.
+    """
     by_group = {(r["dataset"], r["group_id"]): r for r in responses.to_dict("records")}
+    kept, dropped = [], []
     for it in items:
         if it.response:
+            kept.append(it)
             continue
         r = by_group.get((it.dataset, it.group_id))
         if r is None:
             raise InputError(f"item {it.dataset}/{it.item_id}: no synthesised response for group {it.group_id!r}")
         if r["text"] is None or (isinstance(r["text"], float) and np.isnan(r["text"])):
-            raise InputError(f"item {it.dataset}/{it.item_id}: the synthesised response of group {it.group_id!r} was "
-                             "rejected and dropped (generation.on_reject: drop); nothing to grade")
+            dropped.append(f"{it.dataset}/{it.item_id}")
+            continue
+        kept.append(it)
         it.response = str(r["text"])
         it.target_score = float(r["level"])
         it.response_source = f"synthesised:{r['generator']}"
@@ -412,7 +421,11 @@ def apply_synthesised(items: list[ScoringItem], responses: pd.DataFrame) -> list
         if level is not None and np.isfinite(level):
             # a simulated writer says which level it really wrote: that is the true score
             it.truth_score, it.truth_source = float(level), "synthesised (simulated writer's level)"
-    return items
+    if dropped:
+        warnings.warn(f"{len(dropped)} item(s) left out: their synthesised response was never accepted "
+                      f"(generation.on_reject: drop): {', '.join(dropped[:5])}{' ...' if len(dropped) > 5 else ''}",
+                      stacklevel=2)
+    return kept
 
 
 def study_items(item_tables: Sequence[str | Path], responses_path: str | Path | None = None, *,

@@ -27,7 +27,9 @@ Tables (long form, CSV):
 ``table3`` -- one row per data set x gold source x judge x variant: ``n`` (items with a
 gold score), ``n_unparsed``, ``rho``, ``rho_ci_low/high``, ``r``, ``r_ci_low/high``,
 ``n_common``, ``delta_rho``, ``delta_ci_low/high`` (per variant) and
-``delta_sim_ci_low/high`` (simultaneous within the variant's family), ``delta_r``.
+``delta_sim_ci_low/high`` (simultaneous within the variant's family), ``delta_r``; the
+rule adds ``n_no_reference`` (items that left a reference variant for want of a matched
+reference, ``generation.on_reject: drop``; per variant in ``reference_coverage.csv``).
 
 ``fluctuation`` -- one row per data set x gold x judge x family (rubric_order,
 score_ids, reference, all): ``fluctuation`` = max |delta_rho|, ``argmax_variant``,

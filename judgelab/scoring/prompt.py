@@ -197,7 +197,8 @@ def build_prompt(
         refs = references or {}
         if variant.reference_score not in refs or refs[variant.reference_score] is None:
             raise InputError(f"item {item_key!r}: no reference answer with score {variant.reference_score} "
-                             f"for variant {variant.name!r}")
+                             f"for variant {variant.name!r} (none was accepted by the review; with "
+                             "scoring.generation.on_reject: drop such items leave the variant, counted)")
         parts.append(reference_part(refs[variant.reference_score], variant.reference_score, variant.score_ids))
     parts.append(rubric_part(rubric, variant.score_ids, rubric_sequence(variant.rubric_order, seed=seed, item_key=item_key)))
     return "\n\n".join(parts) + "\n\n" + FEEDBACK_CUE

@@ -104,6 +104,39 @@ def item_references(item: ScoringItem, index: dict[tuple[str, str], dict[int, st
     return {**index.get((item.dataset, item.group_id), {}), 5: item.reference_5}
 
 
+#: What to do with an (item, reference variant) whose reference answer was never written:
+#: ``error`` stops the run (the ``on_reject: last`` policy always leaves a text, so a gap is a
+#: defect); ``drop`` leaves the item out of that variant, counted (:func:`reference_coverage`) --
+#: paper 004's "accept only matched references" (``scoring.generation.on_reject: drop``).
+MISSING_REFERENCE_POLICIES = ("error", "drop")
+
+
+def _has_reference(v: Variant, refs: dict[int, str]) -> bool:
+    return v.reference_score is None or v.reference_score in refs
+
+
+def reference_coverage(
+    items: Sequence[ScoringItem], variants: Sequence[Variant], references: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per data set and reference variant: items, items with a matched reference, items dropped.
+
+    Columns: ``dataset``, ``variant``, ``reference_score``, ``n_items``, ``n_with_reference``,
+    ``n_dropped`` (no accepted reference at that score: the item leaves that variant).
+    """
+    index = reference_index(references)
+    rows = []
+    for ds in sorted({it.dataset for it in items}):
+        its = [it for it in items if it.dataset == ds]
+        for v in variants:
+            if v.reference_score is None:
+                continue
+            have = sum(_has_reference(v, item_references(it, index)) for it in its)
+            rows.append({"dataset": ds, "variant": v.name, "reference_score": v.reference_score,
+                         "n_items": len(its), "n_with_reference": have, "n_dropped": len(its) - have})
+    return pd.DataFrame(rows, columns=["dataset", "variant", "reference_score", "n_items", "n_with_reference",
+                                       "n_dropped"])
+
+
 def score_requests(
     items: Sequence[ScoringItem],
     variants: Sequence[Variant],
@@ -112,12 +145,17 @@ def score_requests(
     seed: int = 0,
     temperature: float = 0.0,
     repeats: int = 1,
+    missing_reference: str = "error",
 ) -> list[JudgeRequest]:
+    if missing_reference not in MISSING_REFERENCE_POLICIES:
+        raise ValueError(f"missing_reference must be one of {MISSING_REFERENCE_POLICIES}, got {missing_reference!r}")
     reqs = []
     index = reference_index(references)
     for it in items:
         refs = item_references(it, index)
         for v in variants:
+            if missing_reference == "drop" and not _has_reference(v, refs):
+                continue  # no matched reference at this score: the item leaves this variant (counted)
             prompt = build_prompt(v, instruction=it.instruction, response=it.response, rubric=it.rubric,
                                   references=refs, seed=seed, item_key=f"{it.dataset}/{it.item_id}")
             truth = {} if it.truth_score is None else {"score": float(it.truth_score)}
@@ -173,12 +211,17 @@ def judge_scores(
     repeats: int = 1,
     label: str | None = None,
     max_error_rate: float | None = 0.0,
+    missing_reference: str = "error",
 ) -> pd.DataFrame:
-    """Ask ``judge`` for a score of every item under every variant; return the score table."""
+    """Ask ``judge`` for a score of every item under every variant; return the score table.
+
+    ``missing_reference="drop"`` leaves an item out of a reference variant it has no
+    reference answer for (see :data:`MISSING_REFERENCE_POLICIES`); ``"error"`` stops.
+    """
     if not items:
         raise InputError(f"judge {judge.name!r}: no items to score ({label})")
     reqs = score_requests(items, variants, references=references, seed=seed, temperature=temperature,
-                          repeats=repeats)
+                          repeats=repeats, missing_reference=missing_reference)
     responses = run_requests(judge, reqs, cache, label=label, max_error_rate=max_error_rate)
     return scores_frame(judge, reqs, responses)
 
