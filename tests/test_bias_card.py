@@ -1,0 +1,118 @@
+"""Bias card: planted biases recovered inside their item-clustered CIs, an unbiased control at
+its null, and the replayed LLMBar judges' cards equal to the authors' statistics.json."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.bias_card import CARD_COLUMNS, CardSettings, bias_card
+from judgelab.bias_card.planted import PlantedJudge, planted_log, planted_truth
+from judgelab.verdict_import import import_verdicts, preset_mapping
+
+SEEDS = range(20)
+FAST = CardSettings(n_resamples=400)
+PLANTED = PlantedJudge(position=0.2, length=0.25, markdown=0.2, self_pref=0.15, tie=0.06, fail=0.04)
+CONTROL = PlantedJudge(tie=0.06, fail=0.04)
+#: the null of every bias metric: what an unbiased judge's card must cover
+NULLS = {"position_preference": 0.0, "length_preference": 0.5, "markdown_preference": 0.5,
+         "self_preference": 0.5, "length_controlled": 0.0, "markdown_controlled": 0.0}
+
+
+def _cards(judge: PlantedJudge) -> list[pd.DataFrame]:
+    return [bias_card(planted_log(judge, n_items=60, seed=s), FAST).set_index("metric") for s in SEEDS]
+
+
+@pytest.fixture(scope="module")
+def planted_cards():
+    return _cards(PLANTED)
+
+
+@pytest.fixture(scope="module")
+def control_cards():
+    return _cards(CONTROL)
+
+
+def _coverage(cards: list[pd.DataFrame], metric: str, truth: float) -> float:
+    return float(np.mean([c.loc[metric, "ci_low"] <= truth <= c.loc[metric, "ci_high"] for c in cards]))
+
+
+@pytest.mark.parametrize("metric", sorted(planted_truth(PLANTED)))
+def test_planted_biases_are_recovered_inside_their_ci(planted_cards, metric):
+    truth = planted_truth(PLANTED)[metric]
+    assert _coverage(planted_cards, metric, truth) >= 0.9
+    # and the estimate is centred on the truth, not merely covered by wide intervals
+    est = np.mean([c.loc[metric, "estimate"] for c in planted_cards])
+    assert est == pytest.approx(truth, abs=0.02)
+
+
+@pytest.mark.parametrize("metric", sorted(NULLS))
+def test_unbiased_control_is_inside_its_ci_at_the_null(control_cards, metric):
+    assert _coverage(control_cards, metric, NULLS[metric]) >= 0.9
+
+
+@pytest.mark.parametrize("metric", ["position_preference", "length_preference", "markdown_preference",
+                                    "self_preference", "length_controlled", "markdown_controlled"])
+def test_planted_biases_are_detected_and_the_control_is_not(planted_cards, control_cards, metric):
+    """The test on the planted log rejects its null in most seeds; on the control it rarely does."""
+    hit = np.mean([c.loc[metric, "p_value"] < 0.05 for c in planted_cards])
+    false = np.mean([c.loc[metric, "p_value"] < 0.05 for c in control_cards])
+    assert hit >= 0.6 and false <= 0.15
+    # in the planted direction
+    assert np.mean([c.loc[metric, "estimate"] > NULLS[metric] for c in planted_cards]) >= 0.9
+
+
+def test_card_columns_and_underpowered_flag():
+    card = bias_card(planted_log(PLANTED, n_items=60, seed=0), FAST)
+    assert list(card.columns) == CARD_COLUMNS
+    assert card["simulated"].all()
+    tiny = bias_card(planted_log(PLANTED, n_items=4, pairs_per_item=1, seed=0), FAST).set_index("metric")
+    # 8 verdicts cannot detect a 10-point length preference: the card says so
+    assert tiny.loc["length_preference", "underpowered"]
+    assert tiny.loc["length_preference", "mde"] > 0.1
+    # positional agreement uses only pairs with a verdict in both orders, and reports the share
+    log = planted_log(PlantedJudge(fail=0.3), n_items=40, seed=3)
+    c = bias_card(log, FAST).set_index("metric")
+    ab = log[log.order == "AB"].set_index("pair_id")
+    ba = log[log.order == "BA"].set_index("pair_id")
+    valid = (ab.verdict != "") & (ba.verdict != "")
+    assert c.loc["positional_agreement", "n"] == valid.sum()
+    assert c.loc["positional_agreement", "share"] == pytest.approx(valid.mean())
+    assert c.loc["positional_agreement", "estimate"] == pytest.approx((ab.verdict[valid] == ba.verdict[valid]).mean())
+    assert c.loc["parse_failures", "estimate"] == pytest.approx((log.verdict == "").mean())
+
+
+def test_single_order_log_warns_that_position_is_confounded():
+    log = planted_log(PLANTED, n_items=30, seed=0)
+    card = bias_card(log[log.order == "AB"], FAST).set_index("metric")
+    assert "one presentation order" in card.loc["position_preference", "note"]
+    assert card.loc["positional_agreement", "n"] == 0 and card.loc["positional_agreement", "underpowered"]
+
+
+def _pct(s: str) -> float:
+    m = re.match(r"\s*(\d+) / (\d+)", s)
+    assert m, s
+    return int(m.group(1)) / int(m.group(2))
+
+
+@pytest.mark.shared_data
+def test_llmbar_cards_equal_the_authors_statistics(data_root):
+    """Every subset and judge in llmbar_judge_outputs: card == statistics.json, through the import
+    and through a replayed verdict table re-imported with the judgelab preset."""
+    files = sorted((data_root / "llmbar_judge_outputs").glob("*/evaluators/*/*/result.json"))
+    assert files
+    card = bias_card(import_verdicts(files, preset_mapping("llmbar")), FAST).set_index(["judge", "metric"])
+    for f in files:
+        stats = json.loads((f.parent / "statistics.json").read_text())
+        judge = f"{f.parts[-3]}-{f.parts[-2]}"
+        c = card.loc[judge]
+        assert c.loc["accuracy_AB", "estimate"] == pytest.approx(_pct(stats["correct_False"]), abs=1e-12)
+        assert c.loc["accuracy_BA", "estimate"] == pytest.approx(_pct(stats["correct_True"]), abs=1e-12)
+        assert c.loc["correct_both", "estimate"] == pytest.approx(_pct(stats["correct_both"]), abs=1e-12)
+        assert c.loc["positional_agreement_all", "estimate"] == pytest.approx(_pct(stats["equal"]), abs=1e-12)
+        assert 100 * c.loc["accuracy_average", "estimate"] == pytest.approx(
+            float(stats["correct_average"].rstrip("%")), abs=1e-9)
