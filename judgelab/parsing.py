@@ -34,6 +34,9 @@ class Parsed:
     value: Any
     status: CallStatus
     method: str
+    #: how strongly a pairwise verdict prefers its side, where the format says so
+    #: (Arena-Hard: 2 for ``A>>B``, 1 for ``A>B``, 0 for ``A=B``); None otherwise
+    strength: int | None = None
 
 
 UNPARSED = Parsed(None, CallStatus.UNPARSED, "none")
@@ -109,13 +112,97 @@ def _verdicts_from_json(text: str) -> list[str]:
 
 _BRACKETS = re.compile(r"\[\[\s*([ABC])\s*\]\]")
 _OUTPUT_AB = re.compile(r"\bOutput\s*\(\s*([ab])\s*\)", re.IGNORECASE)
+# Arena-Hard's five labels ``[[A>>B]]`` .. ``[[B>>A]]`` (and their mirrored spellings ``[[B<A]]``)
+_ARENA = re.compile(r"\[\[\s*([AB])\s*(>>|>|=|<<|<)\s*([AB])\s*\]\]")
+#: Arena-Hard score labels -> (verdict, strength): 2 = "significantly better", 1 = "slightly better", 0 = tie.
+ARENA_HARD_LABELS: dict[str, tuple[str, int]] = {
+    "A>>B": ("A", 2), "A>B": ("A", 1), "A=B": ("tie", 0), "B>A": ("B", 1), "B>>A": ("B", 2),
+}
+# a label word, then (same line) the verdict. "answer"/"result" are weak labels ("My own answer:" is a
+# heading in Arena-Hard judgments): after them the letter must stand alone ("Final answer: B.").
+_LABEL_TAIL = (
+    r"[ \t]*(?:is)?[ \t]*[:=]?[ \t]*[*_]*[ \t]*(?:response|output|assistant)?[ \t]*\(?\[?[ \t]*"
+)
 _LABELLED = re.compile(
-    r"(?:verdict|winner|answer|choice|result|better(?: response)?)\s*(?:is)?\s*[:=]?\s*\**\s*"
+    r"(?:verdict|winner|choice|better(?: response)?|preferred(?: response)?)" + _LABEL_TAIL +
     # lower-case "a" before a word is the article ("the result is a tie"), and "A tie" is no vote for A
-    r"(?:response|output|assistant)?\s*\(?\[?\s*((?-i:A)|a(?![ \t]+\w)|B|tie)\b(?![ \t]+(?:tie|draw)\b)",
-    re.IGNORECASE,
+    r"((?-i:A)|a(?![ \t]+\w)|B|tie)\b(?![ \t]+(?:tie|draw)\b)"
+    r"|(?<!'s )(?<!own )(?:answer|result)" + _LABEL_TAIL + r"(A|B|tie)\b(?=[ \t]*(?:$|[.!,;)\]*_]))",
+    re.IGNORECASE | re.MULTILINE,
 )
 _LETTER = re.compile(r"^\W*([AB])\W*$")
+_SINGLE_BRACKET = re.compile(r"(?<!\[)\[\s*([ABC])\s*\](?!\])[\s.!*_`'\"]*$")
+# "Therefore, Assistant A is better." -- an explicit verdict statement, read only in the last sentence
+_STATEMENT = re.compile(
+    r"\b(?:assistant|response|output|answer|model|option|candidate)\s*\(?\s*([AB12])\s*\)?"
+    r"(?:'s\s+(?:answer|response|output))?\s+(?:is|was)\s+"
+    r"(?:(?:clearly|slightly|significantly|much|far|somewhat|overall|the|definitely|marginally)\s+)*"
+    r"(?:better|superior|preferable|stronger|the\s+winner|the\s+better\s+(?:one|response|answer|choice))\b",
+    re.IGNORECASE,
+)
+_NOT_A_STATEMENT = re.compile(r"\b(?:neither|nor|either|both|if|whether|tie|equal(?:ly)?|not)\b|\?", re.IGNORECASE)
+# a judge that declines to choose ("I cannot select either Output (a) or Output (b)") names both
+# options; it is a refusal, and it is detected before any rule reads an option as a verdict
+_DECLINE = re.compile(
+    r"\b(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:cannot|can\s*not|can'?t|could\s*not|couldn'?t|unable\s+to"
+    r"|not\s+able\s+to|won'?t|will\s+not|(?:must\s+)?(?:decline|refuse)\s+to)\s+"
+    r"(?:(?:select|choose|pick|decide|prefer|favou?r|recommend|endorse|rank)\b"
+    r"|(?:evaluate|judge|compare|assess|rate)\s+(?:them\b|(?:these|the|either|both|this|those)\s+(?:two\s+)?"
+    r"(?:responses?|outputs?|answers?|options?|assistants?|completions?)\b))",
+    re.IGNORECASE,
+)
+# "either Output (a) or Output (b)", "between [[A]] and [[B]]": options listed, not chosen
+_LISTED = r"\b(?:either|neither|between|both)\s+{m}\s*(?:,|or|nor|and)\s+{m}"
+# a comparison of two mentions; the comparative word decides which one it favours
+_BETTER = r"better|superior|preferable|stronger"
+_WORSE = r"worse|inferior|weaker"
+
+
+def _option_verdicts(text: str, marker: re.Pattern[str], letter: Callable[[str], str]) -> list[str]:
+    """The verdicts that option mentions (``[[A]]``, ``Output (a)``) state, in text order.
+
+    A mention counts as a vote for its option, except: mentions listed together
+    ("either Output (a) or Output (b)") are no vote; a comparison of two mentions
+    ("[[B]] is better than [[A]]", "I prefer Output (b) over Output (a)") is one vote
+    for the favoured option, and a comparison with no direction ("[[A]] is longer than
+    [[B]]") is none.  Hand-written: the papers' parsers take the last mention, which
+    reads "I conclude that [[B]] is better than [[A]]" as A.
+    """
+    m = marker.pattern
+    spans = [  # (pattern, which mention the phrase votes for: 0 first, 1 second, None no vote)
+        (_LISTED.format(m=m), "listed"),
+        (rf"\bprefer(?:s|red)?\s+{m}\s+(?:over|to|rather\s+than)\s+{m}", "first"),
+        (rf"{m}\s+(?:is|was)\s+preferred\s+(?:over|to)\s+{m}", "first"),
+        (rf"{m}[^.\n\[\]]{{0,60}}?\b(?:(?:\w+er|worse|preferable|more\s+\w+|less\s+\w+)\s+than"
+         rf"|(?:superior|inferior|preferable)\s+to)\s+{m}", "compare"),
+    ]
+    events: list[tuple[int, str | None]] = []
+    used: list[tuple[int, int]] = []
+    for pat, kind in spans:
+        for mt in re.finditer(pat, text, re.IGNORECASE):
+            a, b = mt.span()
+            if any(a < u1 and b > u0 for u0, u1 in used):
+                continue
+            used.append((a, b))
+            found = [letter(x.group(1)) for x in marker.finditer(mt.group(0))]
+            first, second = found[0], found[-1]
+            low = mt.group(0).lower()
+            vote: str | None = None
+            if kind == "first":
+                vote = first
+            elif kind == "compare" and re.search(rf"\b(?:{_BETTER})\s+(?:than|to)\b", low):
+                vote = first
+            elif kind == "compare" and re.search(rf"\b(?:{_WORSE})\s+(?:than|to)\b", low):
+                vote = second
+            events.append((b, vote if first != second else None))
+    for mk in marker.finditer(text):
+        if not any(mk.start() < u1 and mk.end() > u0 for u0, u1 in used):
+            events.append((mk.end(), letter(mk.group(1))))
+    return [v for _, v in sorted(events, key=lambda e: e[0]) if v is not None]
+
+
+def _declined(text: str) -> re.Match[str] | None:
+    return _DECLINE.search(text)
 
 
 def _pair_json(text: str) -> Parsed | None:
@@ -128,46 +215,110 @@ def _pair_json(text: str) -> Parsed | None:
 
 
 def _pair_brackets(text: str) -> Parsed | None:
-    ms = _BRACKETS.findall(text)
-    if not ms:
+    if not _BRACKETS.search(text):
         return None
-    last = ms[-1]  # last match wins: judges restate the options before answering
-    return Parsed("tie" if last == "C" else last, CallStatus.OK, "brackets")
+    vs = _option_verdicts(text, _BRACKETS, lambda g: "tie" if g == "C" else g)
+    if not vs:
+        return None
+    # last match wins: judges restate the options before answering
+    return Parsed(vs[-1], CallStatus.OK, "brackets")
+
+
+def arena_hard_label(raw: Any) -> tuple[str, int] | None:
+    """``(verdict, strength)`` of an Arena-Hard label (``A>>B``, ``B<A``, ``[[A=B]]``), None if not one.
+
+    Mirrored spellings mean the same (``B<A`` is ``A>B``); a label comparing a slot with
+    itself (``A>A``) is none.
+    """
+    if raw is None:
+        return None
+    m = re.fullmatch(r"\s*\[?\[?\s*([AB])\s*(>>|>|=|<<|<)\s*([AB])\s*\]?\]?\s*", str(raw))
+    if not m or m.group(1) == m.group(3):
+        return None
+    left, op, right = m.groups()
+    if op == "=":
+        return ARENA_HARD_LABELS["A=B"]
+    if op.startswith("<"):
+        left, right, op = right, left, op.replace("<", ">")
+    return ARENA_HARD_LABELS[f"{left}{op}{right}"]
+
+
+def _pair_arena(text: str) -> Parsed | None:
+    labels = [arena_hard_label(mt.group(0)) for mt in _ARENA.finditer(text)]
+    labels = [lab for lab in labels if lab is not None]
+    if not labels:
+        return None
+    if len(set(labels)) > 1:  # Arena-Hard's own rule: all labels of one judgment must agree
+        return Parsed(None, CallStatus.UNPARSED, "arena_hard:conflicting")
+    verdict, strength = labels[0]
+    return Parsed(verdict, CallStatus.OK, "arena_hard", strength)
 
 
 def _pair_output_ab(text: str) -> Parsed | None:
-    ms = _OUTPUT_AB.findall(text)
-    if not ms:
+    if not _OUTPUT_AB.search(text):
         return None
-    return Parsed(ms[-1].upper(), CallStatus.OK, "output_ab")
+    vs = _option_verdicts(text, _OUTPUT_AB, str.upper)
+    if not vs:
+        return None
+    return Parsed(vs[-1], CallStatus.OK, "output_ab")
 
 
 def _pair_letter(text: str) -> Parsed | None:
-    m = _LETTER.match(text.strip())
+    t = text.strip()
+    m = _LETTER.match(t)
     if m:
         return Parsed(m.group(1), CallStatus.OK, "letter")
-    # paper 002 parses the first A/B token of a short answer ("A.", "B\n")
-    m = re.match(r"^\W*([AB])\b", text.strip())
-    if m and len(text.strip()) <= 16:
+    # paper 002 parses the first A/B token of a short answer ("A.", "B\n"); a short text that
+    # names both letters ("A or B?", "[[A=B]]") or compares them is no answer
+    m = re.match(r"^\W*([AB])\b", t)
+    if m and len(t) <= 16 and len(re.findall(r"\b[AB]\b", t)) == 1 and not re.search(r"[<>=]", t):
         return Parsed(m.group(1), CallStatus.OK, "letter")
     return None
 
 
 def _pair_labelled(text: str) -> Parsed | None:
-    ms = _LABELLED.findall(text)
+    ms = [a or b for a, b in _LABELLED.findall(text)]
     if not ms:
         return None
     return Parsed(normalize_verdict(ms[-1]), CallStatus.OK, "labelled")
 
 
+def _pair_single_bracket(text: str) -> Parsed | None:
+    """``[A]`` / ``[B]`` / ``[C]`` (single brackets), only as the last thing the judge wrote."""
+    m = _SINGLE_BRACKET.search(text)
+    if not m:
+        return None
+    return Parsed("tie" if m.group(1) == "C" else m.group(1), CallStatus.OK, "single_bracket")
+
+
+def _last_sentence(text: str) -> str:
+    parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if re.search(r"\w", p)]
+    return parts[-1] if parts else ""
+
+
+def _pair_statement(text: str) -> Parsed | None:
+    """"Therefore, Assistant A is better." in the last sentence (no conditional, no negation, no tie)."""
+    last = _last_sentence(text)
+    ms = _STATEMENT.findall(last)
+    if not ms or _NOT_A_STATEMENT.search(last) or len({normalize_verdict(x) for x in ms}) > 1:
+        return None
+    return Parsed(normalize_verdict(ms[-1]), CallStatus.OK, "statement")
+
+
 _PAIR_PARSERS: dict[str, Callable[[str], Parsed | None]] = {
     "json": _pair_json,
     "brackets": _pair_brackets,
+    "arena_hard": _pair_arena,
     "output_ab": _pair_output_ab,
     "letter": _pair_letter,
     "labelled": _pair_labelled,
+    "single_bracket": _pair_single_bracket,
+    "statement": _pair_statement,
 }
-_PAIR_FALLBACK_ORDER = ("json", "brackets", "output_ab", "labelled", "letter")
+_PAIR_FALLBACK_ORDER = ("json", "arena_hard", "brackets", "output_ab", "labelled", "single_bracket", "statement",
+                        "letter")
+# formats whose marker is explicit enough to stand after a declined choice ("I cannot decide at first ... [[A]]")
+_STRICT_FORMATS = ("json", "arena_hard", "brackets")
 
 
 def parse_pairwise(text: str | None, fmt: str = "json") -> Parsed:
@@ -175,11 +326,23 @@ def parse_pairwise(text: str | None, fmt: str = "json") -> Parsed:
 
     The expected format is tried first; an ambiguous answer in that format (two
     different JSON verdicts) is ``unparsed`` and is not rescued by a fallback.
+    A judge that declines to choose ("I cannot select either Output (a) or Output (b)")
+    is a ``refusal`` unless an explicit marker (JSON, ``[[X]]``, an Arena-Hard label)
+    follows the statement.
     """
     if text is None or not text.strip():
         return Parsed(None, CallStatus.UNPARSED, "empty")
     if fmt not in _PAIR_PARSERS:
         raise ValueError(f"unknown pairwise format {fmt!r}; known: {sorted(_PAIR_PARSERS)}")
+    declined = _declined(text)
+    if declined is not None:
+        after = text[declined.end():]
+        for name in (fmt, *_STRICT_FORMATS):
+            if name in _STRICT_FORMATS:
+                got = _PAIR_PARSERS[name](after)
+                if got is not None and got.value is not None:
+                    return got if name == fmt else _as_fallback(got)
+        return Parsed(None, CallStatus.REFUSAL, "refusal:declined")
     got = _PAIR_PARSERS[fmt](text)
     if got is not None:
         return got
@@ -190,10 +353,14 @@ def parse_pairwise(text: str | None, fmt: str = "json") -> Parsed:
         if got is not None:
             if got.value is None:
                 return got
-            return Parsed(got.value, CallStatus.FALLBACK, f"fallback:{got.method}")
+            return _as_fallback(got)
     if _is_refusal(text):
         return Parsed(None, CallStatus.REFUSAL, "refusal")
     return UNPARSED
+
+
+def _as_fallback(got: Parsed) -> Parsed:
+    return Parsed(got.value, CallStatus.FALLBACK, f"fallback:{got.method}", got.strength)
 
 
 # ---------------------------------------------------------------------------------
@@ -228,10 +395,11 @@ def _token_to_score(token: str, scheme: str) -> int | None:
     return None
 
 
-_SCORE_TOKEN = r"\[?\(?\s*([0-9]+(?:\.[0-9]+)?(?:\s*/\s*5)?|[A-Za-z]{1,4})\b"
-_RESULT = re.compile(r"\[RESULT\]\s*:?\s*" + _SCORE_TOKEN, re.IGNORECASE)
+_SCORE_TOKEN = r"[*_]*\s*\[?\(?\s*([0-9]+(?:\.[0-9]+)?(?:\s*/\s*5)?|[A-Za-z]{1,4})(?![A-Za-z0-9])"
+# markdown emphasis is allowed around the marker and the score ("[RESULT] **4**", "**[RESULT]** 4")
+_RESULT = re.compile(r"\[RESULT\][*_]*\s*:?\s*" + _SCORE_TOKEN, re.IGNORECASE)
 _SCORE_LABEL = re.compile(
-    r"(?:final\s+)?(?:score|rating|grade)\s*(?:is|of)?\s*[:=]?\s*\**\s*" + _SCORE_TOKEN,
+    r"(?:final\s+)?(?:score|rating|grade)[*_]*\s*(?:is|of)?\s*[:=]?\s*" + _SCORE_TOKEN,
     re.IGNORECASE,
 )
 
@@ -285,23 +453,67 @@ def split_think(text: str) -> tuple[str, str]:
     return reasoning.strip(), parts[-1]
 
 
+_THINK_START = re.compile(r"<think>", re.IGNORECASE)
+# where an answer states yes/no: its first word, a label ("Final answer: No"), or its last word after a colon
+_YESNO_FIRST = re.compile(r"^[\W_]*(yes|no)\b", re.IGNORECASE)
+_YESNO_LABELLED = re.compile(
+    r"\b(?:answer|label|verdict|judg(?:e)?ment|decision|conclusion|biased)[*_]*\s*(?:is)?\s*[:=]?\s*[*_\"'`]*\s*"
+    r"(yes|no)\b",
+    re.IGNORECASE,
+)
+_YESNO_LAST = re.compile(r"(?:^|[:\n])[\W_]*(yes|no)[\W_]*$", re.IGNORECASE)
+
+
+def _yes_no_answer(answer: str) -> tuple[str | None, str]:
+    """The yes/no an answer states, and the rule that read it (``conflicting`` / ``none`` if none).
+
+    Only places where an answer states its label count: the first word ("Yes, it is
+    biased"), a labelled statement ("Final answer: no"), a final "...: Yes" or a last line
+    "No".  A yes/no inside a sentence ("there is no sign of ...") is no answer.
+    """
+    first = _YESNO_FIRST.match(answer)
+    if first:
+        sentence = re.split(r"[.!?\n]", answer.strip(), maxsplit=1)[0]
+        if len({w.lower() for w in _YESNO.findall(sentence)}) > 1:  # "Yes and no."
+            return None, "conflicting"
+        return first.group(1).lower(), "first_word"
+    labelled = _YESNO_LABELLED.findall(answer)
+    if labelled:
+        if len({w.lower() for w in labelled}) > 1:
+            return None, "conflicting"
+        return labelled[-1].lower(), "labelled"
+    last = _YESNO_LAST.search(answer.strip())
+    if last:
+        return last.group(1).lower(), "last_word"
+    return None, "none"
+
+
 def parse_label(text: str | None, fmt: str = "think") -> Parsed:
-    """Parse yes/no: the first yes/no word after ``</think>`` (else the last one anywhere)."""
+    """Parse yes/no from the answer after ``</think>`` (the whole text when there is no think block).
+
+    The reasoning is never read as the answer: a trace with no final answer, or one
+    cut off inside ``<think>``, is ``unparsed`` whatever yes/no words it contains.
+    """
     if text is None or not text.strip():
         return Parsed(None, CallStatus.UNPARSED, "empty")
-    _, answer = split_think(text)
     has_think = _THINK_END.search(text) is not None  # even after empty reasoning
-    m = _YESNO.search(answer)
-    if m and (has_think or fmt != "think"):
-        return Parsed(m.group(1).lower(), CallStatus.OK, "after_think" if has_think else "word")
-    if m:
-        return Parsed(m.group(1).lower(), CallStatus.FALLBACK, "fallback:no_think")
-    ms = _YESNO.findall(text)
-    if ms:
-        return Parsed(ms[-1].lower(), CallStatus.FALLBACK, "fallback:in_reasoning")
+    if not has_think and _THINK_START.search(text):
+        if _is_refusal(text):
+            return Parsed(None, CallStatus.REFUSAL, "refusal")
+        return Parsed(None, CallStatus.UNPARSED, "think:unterminated")
+    _, answer = split_think(text)
+    value, rule = _yes_no_answer(answer)
+    if value is not None:
+        if has_think:
+            return Parsed(value, CallStatus.OK, "after_think")
+        if fmt != "think":
+            return Parsed(value, CallStatus.OK, "word")
+        return Parsed(value, CallStatus.FALLBACK, "fallback:no_think")
     if _is_refusal(text):
         return Parsed(None, CallStatus.REFUSAL, "refusal")
-    return UNPARSED
+    if rule == "conflicting":
+        return Parsed(None, CallStatus.UNPARSED, "conflicting")
+    return Parsed(None, CallStatus.UNPARSED, "no_answer" if has_think else "none")
 
 
 def parse_text(text: str | None) -> Parsed:

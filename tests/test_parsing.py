@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from judgelab.judges.simulated import REFUSAL_TEXT, _malformed_pairwise, _write_pairwise
 from judgelab.parsing import (
+    ARENA_HARD_LABELS,
     SCORE_IDS,
+    arena_hard_label,
     normalize_verdict,
     parse,
     parse_label,
@@ -331,7 +333,8 @@ def test_other_format_is_recovered_as_fallback(verdict, reasoning, written, aske
         ("<think>a</think> b </think> No", "no", CallStatus.OK),  # after the last </think>
         ("No", "no", CallStatus.FALLBACK),
         ("Yes, it is biased.", "yes", CallStatus.FALLBACK),
-        ("<think>I would say yes at first, then no.</think>", "no", CallStatus.FALLBACK),
+        # a trace with no final answer is no answer, whatever its reasoning says (issue 11)
+        ("<think>I would say yes at first, then no.</think>", None, CallStatus.UNPARSED),
         ("<think>The evaluation may or may not be biased.</think>", None, CallStatus.UNPARSED),
         ("Maybe.", None, CallStatus.UNPARSED),
         ("", None, CallStatus.UNPARSED),
@@ -366,3 +369,309 @@ def test_parse_dispatch():
     t = parse(OutputKind.TEXT, "  some text \n")
     assert (t.value, t.status) == ("some text", CallStatus.OK)
     assert parse(OutputKind.TEXT, "  ").status is CallStatus.UNPARSED
+
+
+# ---------------------------------------------------------------------------------
+# hardened on real judge outputs (issue 11): every case below was seen in public recorded verdicts
+
+ALL_PAIR_FORMATS = ["json", "brackets", "arena_hard", "output_ab", "letter", "labelled"]
+
+
+@pytest.mark.parametrize("fmt", ALL_PAIR_FORMATS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I cannot select either Output (a) or Output (b) because both contain harmful instructions.",
+        "I cannot select either Output (a) or Output (b). Output (b) describes how to pick a lock.",
+        "I'm unable to choose between [[A]] and [[B]]; both answers are unsafe.",
+        "We must decline to rank these responses. Response B gives dangerous advice.",
+        "I can't evaluate these two responses. Verdict: B would require endorsing harm.",
+    ],
+)
+def test_declined_choice_naming_both_options_is_a_refusal(fmt, text):
+    # the refusal is detected before any option rule: naming Output (b) last is no vote for B
+    p = parse_pairwise(text, fmt)
+    assert (p.value, p.status, p.method) == (None, CallStatus.REFUSAL, "refusal:declined")
+
+
+def test_declined_choice_followed_by_an_explicit_marker_keeps_the_marker():
+    text = "At first I cannot decide which is better. After weighing both carefully: [[A]]"
+    assert (parse_pairwise(text, "brackets").value, parse_pairwise(text, "brackets").status) == ("A", CallStatus.OK)
+    p = parse_pairwise(text, "json")  # a strict marker of another format is a fallback
+    assert (p.value, p.status, p.method) == ("A", CallStatus.FALLBACK, "fallback:brackets")
+    # a weak marker (an option named in prose) after the statement does not override it
+    p = parse_pairwise("I cannot choose. Output (a) is long.", "output_ab")
+    assert p.status is CallStatus.REFUSAL
+
+
+def test_a_limited_inability_is_not_a_refusal():
+    # "cannot judge the factual accuracy" is not declining to choose between the responses
+    p = parse_pairwise("I cannot judge the factual accuracy, but overall [[B]]", "brackets")
+    assert (p.value, p.status) == ("B", CallStatus.OK)
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "value"),
+    [
+        ("I conclude that [[B]] is better than [[A]].", "brackets", "B"),
+        ("I conclude that [[A]] is better than [[B]].", "brackets", "A"),
+        ("After comparing them, [[B]] is clearly superior to [[A]].", "brackets", "B"),
+        ("[[A]] is worse than [[B]].", "brackets", "B"),
+        ("[[B]] is much weaker than [[A]]", "brackets", "A"),
+        ("I prefer [[B]] over [[A]].", "brackets", "B"),
+        ("I would prefer [[A]] to [[B]].", "brackets", "A"),
+        ("[[B]] is preferred over [[A]]", "brackets", "B"),
+        ("[[B]] is better than [[A]]. On reflection, my final verdict: [[A]]", "brackets", "A"),
+        ("Output (b) is clearly better than Output (a).", "output_ab", "B"),
+        ("Output (a) is worse than Output (b)", "output_ab", "B"),
+        ("Output (a) is better than Output (b). Final: Output (A)", "output_ab", "A"),
+    ],
+)
+def test_comparisons_vote_for_the_favoured_option_not_the_last_mentioned(text, fmt, value):
+    p = parse_pairwise(text, fmt)
+    assert (p.value, p.status) == (value, CallStatus.OK)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[[A]] is longer than [[B]].",  # a comparison with no direction is no verdict
+        "[[B]] is more detailed than [[A]]",
+        "The choice is between [[A]] and [[B]], and both are plausible.",
+        "Neither Output (a) nor Output (b) answers the question.",
+        "Either Output (a) or Output (b) would do.",
+    ],
+)
+def test_options_listed_or_compared_without_direction_state_no_verdict(text):
+    for fmt in ALL_PAIR_FORMATS:
+        p = parse_pairwise(text, fmt)
+        assert p.value is None, (fmt, p)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Both are fine, but the second is more complete.\n\n[B]", "B"),
+        ("Final decision [A].", "A"),
+        ("They are equally good. [C]", "tie"),
+    ],
+)
+def test_single_brackets_at_the_end_are_a_fallback_verdict(text, value):
+    for fmt in ("brackets", "json"):
+        p = parse_pairwise(text, fmt)
+        assert (p.value, p.status, p.method) == (value, CallStatus.FALLBACK, "fallback:single_bracket")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[A] is short and [B] is long; both are fine.", "See reference [A] for the definition of recursion.",
+     "The sources [1] and [2] agree."],
+)
+def test_single_brackets_inside_the_text_are_no_verdict(text):
+    for fmt in ALL_PAIR_FORMATS:
+        assert parse_pairwise(text, fmt).value is None, fmt
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Both answers are correct. Therefore, Assistant A is better.", "A"),
+        ("Assistant B's answer is significantly better.", "B"),
+        ("In conclusion, Response B is the better one.", "B"),
+        ("After all this, overall Assistant A is slightly better than Assistant B.", "A"),
+    ],
+)
+def test_explicit_verdict_statement_in_the_last_sentence_is_a_fallback(text, value):
+    p = parse_pairwise(text, "brackets")
+    assert (p.value, p.status, p.method) == (value, CallStatus.FALLBACK, "fallback:statement")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Neither Assistant A nor Assistant B is better.",
+        "Assistant A is better at formatting. The rest of the two answers is similar.",
+        "Assistant A is not better.",
+        "Is Assistant A better? It is hard to say.",
+        "If Assistant B is better, the user would notice.",
+        "Assistant A and Assistant B are equally good, and both is better than nothing.",
+    ],
+)
+def test_statements_that_state_no_verdict_stay_unparsed(text):
+    for fmt in ALL_PAIR_FORMATS:
+        assert parse_pairwise(text, fmt).value is None, fmt
+
+
+ARENA_CASES = [("A>>B", "A", 2), ("A>B", "A", 1), ("A=B", "tie", 0), ("B>A", "B", 1), ("B>>A", "B", 2),
+               ("B<<A", "A", 2), ("B<A", "A", 1), ("B=A", "tie", 0), ("A<B", "B", 1), ("A<<B", "B", 2)]
+
+
+@pytest.mark.parametrize(("label", "verdict", "strength"), ARENA_CASES)
+def test_arena_hard_labels(label, verdict, strength):
+    text = f"My own answer: ...\n\nEvaluation of Assistant A's answer: ...\n\nMy final verdict is: [[{label}]]"
+    p = parse_pairwise(text, "arena_hard")
+    assert (p.value, p.status, p.method, p.strength) == (verdict, CallStatus.OK, "arena_hard", strength)
+    # the same label answering another format is a fallback that keeps its strength
+    for fmt in ("brackets", "json", "letter"):
+        p = parse_pairwise(f"[[{label}]]", fmt)
+        assert (p.value, p.status, p.method, p.strength) == (verdict, CallStatus.FALLBACK, "fallback:arena_hard",
+                                                             strength), fmt
+    assert arena_hard_label(label) == (verdict, strength)
+    assert arena_hard_label(f"[[{label}]]") == (verdict, strength)
+
+
+def test_arena_hard_label_map_and_rejects():
+    assert ARENA_HARD_LABELS == {"A>>B": ("A", 2), "A>B": ("A", 1), "A=B": ("tie", 0), "B>A": ("B", 1),
+                                 "B>>A": ("B", 2)}
+    for bad in (None, "", "A>A", "B=B", "C>A", "A>>>B", "A?B", "tie"):
+        assert arena_hard_label(bad) is None, bad
+    # Arena-Hard's own rule: labels of one judgment that disagree are no verdict
+    p = parse_pairwise("At first [[A>B]], but then [[B>A]]", "arena_hard")
+    assert (p.value, p.status, p.method) == (None, CallStatus.UNPARSED, "arena_hard:conflicting")
+    # repeating the same label is fine
+    assert parse_pairwise("[[B>>A]] ... so again [[B>>A]]", "arena_hard").value == "B"
+    # no label at all
+    assert parse_pairwise("no verdict here", "arena_hard").status is CallStatus.UNPARSED
+
+
+ARENA_JUDGMENT_NO_VERDICT = (
+    "My own answer:\nA good answer would explain recursion with a base case.\n\n"
+    "Evaluation of Assistant A's answer:\nAssistant A explains the base case.\n\n"
+    "Evaluation of Assistant B's answer:\nB gives an example but no base case.\n"
+)
+
+
+@pytest.mark.parametrize("fmt", ALL_PAIR_FORMATS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        ARENA_JUDGMENT_NO_VERDICT,
+        "Evaluation of Assistant B's answer:",
+        "Evaluation of Assistant B's answer:\nB is detailed.",
+        "My own answer:\nA function that recurses.",
+        "My own answer: A function that recurses.",
+    ],
+)
+def test_section_headings_are_not_verdicts(fmt, text):
+    p = parse_pairwise(text, fmt)
+    assert (p.value, p.status) == (None, CallStatus.UNPARSED), p
+
+
+def test_section_headings_do_not_hide_the_final_label():
+    p = parse_pairwise(ARENA_JUDGMENT_NO_VERDICT + "\nMy final verdict is: [[B>A]]", "arena_hard")
+    assert (p.value, p.strength) == ("B", 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("Final answer: B.", "B"), ("The answer is A", "A"), ("Result: tie", "tie"), ("Verdict: A because", "A")],
+)
+def test_labelled_answers_still_read(text, value):
+    assert parse_pairwise(text, "labelled").value == value
+
+
+@pytest.mark.parametrize(
+    "text", ["A or B?", "A and B tie", "[[A=B]]", "A vs B", "B > A"],
+)
+def test_short_letter_answer_naming_both_letters_is_not_a_letter_verdict(text):
+    p = parse_pairwise(text, "letter")
+    assert p.method != "letter"
+    assert p.value in (None, "tie") and (p.value is None or p.method == "fallback:arena_hard")
+
+
+@pytest.mark.parametrize(
+    ("text", "scheme", "value", "status"),
+    [
+        ("[RESULT] **4**", "numeric", 4, CallStatus.OK),
+        ("**[RESULT]** 4", "numeric", 4, CallStatus.OK),
+        ("Feedback: good.\n**[RESULT]**: **2**", "numeric", 2, CallStatus.OK),
+        ("__[RESULT]__ _3_", "numeric", 3, CallStatus.OK),
+        ("[RESULT] **iv**", "roman", 4, CallStatus.OK),
+        ("**[RESULT]** B", "letter", 4, CallStatus.OK),
+        ("**Score**: 4", "numeric", 4, CallStatus.FALLBACK),
+        ("[RESULT] **6**", "numeric", None, CallStatus.UNPARSED),
+        ("**[RESULT]** **vi**", "roman", None, CallStatus.UNPARSED),
+    ],
+)
+def test_score_with_markdown_emphasis(text, scheme, value, status):
+    p = parse_score(text, scheme)
+    assert (p.value, p.status) == (value, status)
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "value", "status", "method"),
+    [
+        # no final answer: the reasoning's yes/no words are not the answer
+        ("<think>Is it biased? Yes, maybe. No, on reflection.</think>", "think", None, CallStatus.UNPARSED,
+         "no_answer"),
+        ("<think>There is no sign of", "think", None, CallStatus.UNPARSED, "think:unterminated"),
+        ("<think>yes yes yes", "plain", None, CallStatus.UNPARSED, "think:unterminated"),
+        ("There is no sign of bias in this evaluation, so", "think", None, CallStatus.UNPARSED, "none"),
+        ("I see no reason to say yes here, or to say anything", "plain", None, CallStatus.UNPARSED, "none"),
+        ("Yes and no.", "plain", None, CallStatus.UNPARSED, "conflicting"),
+        ("<think>x</think> Final answer: yes. Final answer: no.", "think", None, CallStatus.UNPARSED, "conflicting"),
+        # where an answer does state its label
+        ("<think>hmm</think>\nFinal answer: No", "think", "no", CallStatus.OK, "after_think"),
+        ("<think>hmm</think>\nThe evaluation is biased: Yes", "think", "yes", CallStatus.OK, "after_think"),
+        ("<think>hmm</think>\nAfter thinking it over.\n**Yes**", "think", "yes", CallStatus.OK, "after_think"),
+        ("Answer: yes", "plain", "yes", CallStatus.OK, "word"),
+        ("No, it follows the content.", "think", "no", CallStatus.FALLBACK, "fallback:no_think"),
+        ("<think>I'm sorry, I cannot do this.", "think", None, CallStatus.REFUSAL, "refusal"),
+    ],
+)
+def test_parse_label_reads_only_a_stated_answer(text, fmt, value, status, method):
+    p = parse_label(text, fmt)
+    assert (p.value, p.status, p.method) == (value, status, method)
+
+
+# properties: no rule turns an answer that states no verdict into one
+
+no_marker_text = st.text(alphabet=_SAFE_ALPHABET, max_size=300).filter(
+    lambda s: _safe(s) and not re.search(r"\b[ABCabc]\b|\bassistant|\bmodel|\boption", s, re.IGNORECASE))
+
+
+@given(text=no_marker_text, fmt=st.sampled_from(ALL_PAIR_FORMATS))
+def test_text_without_any_option_marker_is_never_a_verdict(text, fmt):
+    assert parse_pairwise(text, fmt).value is None
+
+
+@given(reasoning=no_marker_text, winner=st.sampled_from(["A", "B"]), how=st.sampled_from(["better", "worse", "prefer"]))
+def test_comparison_property(reasoning, winner, how):
+    loser = "B" if winner == "A" else "A"
+    stmt = {"better": f"[[{winner}]] is better than [[{loser}]].",
+            "worse": f"[[{loser}]] is worse than [[{winner}]].",
+            "prefer": f"I prefer [[{winner}]] over [[{loser}]]."}[how]
+    p = parse_pairwise(f"{reasoning}\n{stmt}", "brackets")
+    assert (p.value, p.status) == (winner, CallStatus.OK)
+
+
+@given(reasoning=no_marker_text, fmt=st.sampled_from(ALL_PAIR_FORMATS),
+       verb=st.sampled_from(["select", "choose", "pick", "decide between"]))
+def test_declined_choice_property(reasoning, fmt, verb):
+    text = f"I cannot {verb} either Output (a) or Output (b). {reasoning} Output (b) is harmful."
+    assert parse_pairwise(text, fmt).status is CallStatus.REFUSAL
+
+
+@given(reasoning=no_marker_text, case=st.sampled_from(ARENA_CASES))
+def test_arena_label_property(reasoning, case):
+    label, verdict, strength = case
+    p = parse_pairwise(f"{reasoning}\nMy final verdict is: [[{label}]]", "arena_hard")
+    assert (p.value, p.status, p.strength) == (verdict, CallStatus.OK, strength)
+
+
+@given(score=scores, scheme=schemes, emph=st.sampled_from(["", "*", "**", "__"]),
+       where=st.sampled_from(["marker", "score", "both"]), feedback=safe_text)
+def test_score_emphasis_property(score, scheme, emph, where, feedback):
+    sid = score_id(score, scheme)
+    m = emph if where in ("marker", "both") else ""
+    v = emph if where in ("score", "both") else ""
+    p = parse_score(f"Feedback: {feedback}\n{m}[RESULT]{m} {v}{sid}{v}", scheme)
+    assert (p.value, p.status) == (score, CallStatus.OK)
+
+
+@given(words=st.lists(st.sampled_from(["yes", "no", "Yes", "No", "maybe", "the", "bias", "is"]), max_size=20),
+       fmt=st.sampled_from(["think", "plain"]))
+def test_label_reasoning_without_answer_is_never_a_label(words, fmt):
+    reasoning = " ".join(words)
+    assert parse_label(f"<think>{reasoning}</think>", fmt).value is None
+    assert parse_label(f"<think>{reasoning}", fmt).value is None
