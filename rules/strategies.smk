@@ -200,6 +200,7 @@ rule strategies_verdicts:
         families=lambda w: STRAT_STUDY.families_of(w.dataset, ALL_JUDGE_ENTRIES),
         settings=STRAT_SETTINGS,
         control_judges=STRAT["control_judges"],
+        ensembles=STRAT["ensembles"],
         provenance=lambda w: provenance_for(STRAT_STUDY.judges(w.dataset)),
     log:
         "results/logs/strategies_verdicts/{dataset}.log",

@@ -558,3 +558,79 @@ def test_rejected_synthesised_responses_take_their_item_out_with_a_warning():
     with pytest.warns(UserWarning, match=r"1 item\(s\) left out.*synth/i1"):
         kept = apply_synthesised(items, res)
     assert [it.item_id for it in kept] == ["i0", "i2"] and all(it.response == "A text." for it in kept)
+
+
+# ---------------------------------------------------------------------------------
+# an informative reference (paper 004, Fig. 5): planted, recovered, and visible in Table 3
+
+
+def _continuous_items(n: int, seed: int) -> list[ScoringItem]:
+    """Items whose latent truth is continuous over the scale (the ordered model takes the clipping at 1 and 5)."""
+    items = synthetic_items(n, seed=seed)
+    truth = np.random.default_rng(seed).uniform(1.0, 5.0, n)
+    for it, t in zip(items, truth, strict=True):
+        it.truth_score, it.design_score = float(t), float(t)
+    return items
+
+
+def _noise_sd(scores: pd.DataFrame, items, variant: str) -> float:
+    """The judge's noise sd under one variant, from an ordered-probit fit of score on truth.
+
+    The simulated score is round(truth + mean shift + sd * z) on 1..5: an ordered probit with
+    slope 1/sd on the truth (statsmodels' OrderedModel, cut points free).
+    """
+    from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+    truth = {it.item_id: it.truth_score for it in items}
+    s = scores[(scores["variant"] == variant) & (scores["score"] > 0)]
+    y = pd.Series(pd.Categorical(s["score"], categories=sorted(s["score"].unique()), ordered=True))
+    x = pd.DataFrame({"truth": s["item_id"].map(truth).to_numpy(float)})
+    fit = OrderedModel(y, x, distr="probit").fit(method="bfgs", disp=False)
+    return 1.0 / float(fit.params["truth"])
+
+
+def test_planted_reference_information_is_recovered(tmp_path):
+    """reference_information[k] = 1 - (sd under a score-k reference / sd without one)^2, recovered
+    from the scores alone; the baseline sd (the planted score_noise) is recovered first."""
+    planted = {1: 0.0, 3: 0.45, 5: 0.75}
+    items = _continuous_items(3000, seed=21)
+    informed = score_all(sim_judge("informed", score_noise=0.7, reference_information={**planted, 2: 0.2}), items,
+                         tmp_path, variants=["baseline", "ref1", "ref3", "ref5"])
+    assert _noise_sd(informed, items, "baseline") == pytest.approx(0.7, rel=0.05)
+    for k, w in planted.items():
+        est = 1.0 - (_noise_sd(informed, items, f"ref{k}") / 0.7) ** 2
+        assert est == pytest.approx(w, abs=0.1), (k, est)
+    control = score_all(sim_judge("control", score_noise=0.7), items, tmp_path, variants=["ref5"])
+    assert 1.0 - (_noise_sd(control, items, "ref5") / 0.7) ** 2 == pytest.approx(0.0, abs=0.1)  # none planted
+
+
+def test_informative_full_mark_reference_raises_rho_as_in_figure5(tmp_path):
+    """With information rising in the reference's score, rho rises with it (the paper's Fig. 5),
+    even for a judge that is also pulled toward the reference's score; without it, a reference only hurts."""
+    items = synthetic_items(300, seed=4)
+    for it in items:  # a continuous truth: the designed levels plus within-level spread
+        it.truth_score = float(it.design_score) + float(np.random.default_rng(hash(it.item_id) % 2**32).uniform(-.4, .4))
+    variants = ["baseline", "ref1", "ref2", "ref3", "ref4", "ref5"]
+    info = {1: 0.1, 2: 0.25, 3: 0.4, 4: 0.55, 5: 0.7}
+    informed = score_all(sim_judge("informed", score_noise=0.9, reference_anchor=0.15, reference_information=info),
+                         items, tmp_path, variants=variants)
+    anchored = score_all(sim_judge("anchored", score_noise=0.9, reference_anchor=0.15), items, tmp_path,
+                         variants=variants)
+    t3, _ = correlation_tables(pd.concat([informed, anchored]), design_golds(items), n_boot=300)
+    rho = t3.set_index(["judge", "variant"])["rho"]
+    ladder = [rho[("informed", v)] for v in ["ref1", "ref2", "ref3", "ref4", "ref5"]]
+    assert stats.spearmanr(range(5), ladder).statistic >= 0.9  # rises with the reference's score
+    row = t3.set_index(["judge", "variant"]).loc[("informed", "ref5")]
+    assert row["delta_ci_low"] > 0  # the full-mark reference beats no reference
+    assert t3.set_index(["judge", "variant"]).loc[("anchored", "ref5"), "delta_rho"] < 0.01
+
+
+def test_reference_information_is_validated():
+    with pytest.raises(ConfigError, match=r"reference_information 6: 0.5; scores are 1..5"):
+        sim_judge("bad", reference_information={6: 0.5})
+    with pytest.raises(ConfigError, match=r"reference_information 5: 1.0; scores are 1..5, shares in \[0, 1\)"):
+        sim_judge("bad", reference_information={5: 1.0})
+    assert sim_judge("ok", reference_information={"5": 0.4}).profile.reference_information == {5: 0.4}
+    out = with_scoring_profile({"name": "s", "backend": "simulated", "model": "m"},
+                               {"reference_information": {5: 0.4}})
+    assert out["options"]["profile"] == {"reference_information": {5: 0.4}}

@@ -29,7 +29,8 @@ of scale ``temperature * sample_noise``, so an ensemble at temperatures
 
 Scores (1-5) follow a latent ``true score + leniency`` pulled toward the
 reference answer's score by ``reference_anchor``, shifted and blurred by rubric
-order and score-ID effects, plus Gaussian noise; yes/no labels are right with
+order and score-ID effects, plus Gaussian noise, of which a reference answer with
+score k removes the share ``reference_information[k]`` (it carries information); yes/no labels are right with
 probability ``label_accuracy`` (or ``label_recall`` / ``label_specificity`` for yes / no
 truths).  Every answer is written in the raw format the
 prompt asks for (JSON verdict, ``[[A]]``, ``A``, ``Output (a)``,
@@ -154,6 +155,22 @@ def _style_effects(raw: Any, *, where: str) -> dict[str, StyleEffect]:
     return out
 
 
+def _reference_information(raw: Any, *, where: str) -> dict[int, float]:
+    """``reference_information``: reference score 1..5 -> share of noise variance removed, in [0, 1)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: reference_information must map a reference score 1..5 to a share in [0, 1)")
+    out = {}
+    for k, v in raw.items():
+        try:
+            score, share = int(k), float(v)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: reference_information {k!r}: {v!r} is not score -> number") from None
+        if score not in range(1, 6) or not 0.0 <= share < 1.0:
+            raise ConfigError(f"{where}: reference_information {k!r}: {v!r}; scores are 1..5, shares in [0, 1)")
+        out[score] = share
+    return out
+
+
 @dataclass(frozen=True)
 class SimProfile:
     """A simulated judge's planted behaviour (see module docstring)."""
@@ -170,6 +187,10 @@ class SimProfile:
     leniency: float = 0.0  # constant shift of the latent score
     score_noise: float = 0.6
     reference_anchor: float = 0.0  # 0..1 pull toward the reference answer's score
+    # what a reference answer tells the judge (paper 004, Fig. 5: the higher the reference's
+    # score, the better the scoring accuracy): reference score -> share 0..1 of the score-noise
+    # variance it removes (a yardstick to grade against); scores not listed remove none
+    reference_information: dict[int, float] = field(default_factory=dict)
     rubric_order: dict[str, OrderEffect] = field(default_factory=dict)  # descending, random
     score_id_effects: dict[str, OrderEffect] = field(default_factory=dict)  # letter, roman
     # labels and reliability
@@ -204,6 +225,8 @@ class SimProfile:
                 raise ConfigError(f"{where}: bias {k!r} = {v} must lie strictly in (-1, 1)")
         for k in ("rubric_order", "score_id_effects"):
             raw[k] = {name: OrderEffect(**eff) for name, eff in (raw.get(k) or {}).items()}
+        if "reference_information" in raw:
+            raw["reference_information"] = _reference_information(raw["reference_information"], where=where)
         if "prompt_styles" in raw:
             raw["prompt_styles"] = _style_effects(raw["prompt_styles"], where=where)
         return cls(biases={k: float(v) for k, v in biases.items()}, **raw)
@@ -478,6 +501,8 @@ class SimulatedJudge(Judge):
         ref = _reference_score(prompt, req.score_ids)
         if ref is not None:
             mean = (1.0 - p.reference_anchor) * mean + p.reference_anchor * ref
+            # an informative reference is a yardstick: it removes part of the judgment noise
+            sd *= math.sqrt(1.0 - p.reference_information.get(ref, 0.0))
         order = _rubric_order(prompt, req.score_ids)
         if order in p.rubric_order:
             mean += p.rubric_order[order].shift

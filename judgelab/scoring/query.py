@@ -62,7 +62,8 @@ UNPARSED_SCORE = -1
 
 #: Simulated-profile fields a scoring config may set per judge (``scoring.sim_profiles``).
 SCORING_PROFILE_KEYS = frozenset(
-    {"score_competence", "leniency", "score_noise", "reference_anchor", "rubric_order", "score_id_effects"}
+    {"score_competence", "leniency", "score_noise", "reference_anchor", "reference_information", "rubric_order",
+     "score_id_effects"}
 )
 
 

@@ -118,5 +118,7 @@ class StrategiesStudy:
         return {"temperatures": list(self.cfg["temperatures"]), "cross_family_size": int(self.cfg["cross_family_size"])}
 
     def analysis(self, seed: int, provenance: dict[str, Any]) -> dict[str, Any]:
+        family = {**(self.cfg.get("holm_family") or {}), "exclude_judges": list(self.cfg.get("control_judges") or [])}
         return {"seed": seed, "bootstrap": self.cfg["bootstrap"], "alpha": self.cfg["alpha"], "power": self.cfg["power"],
-                "glmm_nodes": self.cfg["glmm_nodes"], "provenance": provenance}
+                "glmm_nodes": self.cfg["glmm_nodes"], "holm_family": family,
+                "mixed_strategies": self.cfg.get("mixed_strategies"), "provenance": provenance}
