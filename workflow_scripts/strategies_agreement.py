@@ -14,9 +14,11 @@ def main(sm):
     prov = provenance(a["provenance"]["config_hash"], a["seed"], a["provenance"]["judges"])
     write_table(agreement_table(sv, **boot), sm.output.agreement, provenance=prov)
     write_table(category_table(sv, **boot), sm.output.category, provenance=prov)
-    mcn = mcnemar_table(sv, alpha=a["alpha"])
+    mcn = mcnemar_table(sv, alpha=a["alpha"], family=a["holm_family"])
     write_table(mcn, sm.output.mcnemar, provenance=prov)
-    write_table(mixed_table(sv, alpha=a["alpha"], n_nodes=a["glmm_nodes"]), sm.output.mixed, provenance=prov)
+    mixed = mixed_table(sv, alpha=a["alpha"], n_nodes=a["glmm_nodes"], strategies=a["mixed_strategies"],
+                        family=a["holm_family"])
+    write_table(mixed, sm.output.mixed, provenance=prov)
     write_table(mde_table(mcn, alpha=a["alpha"], power=a["power"]), sm.output.mde, provenance=prov)
 
 

@@ -12,7 +12,8 @@ def main(sm):
     p = sm.params
     settings = StrategySettings(temperatures=tuple(p.settings["temperatures"]),
                                 cross_family_size=p.settings["cross_family_size"])
-    members = cross_family_members([tuple(x) for x in p.families], settings.cross_family_size, p.control_judges)
+    members = cross_family_members([tuple(x) for x in p.families], settings.cross_family_size, p.control_judges,
+                                   explicit=p.ensembles)
     table = aggregate_strategies(read_verdicts(list(sm.input.calls)), read_table(sm.input.pairs), p.judges,
                                  settings, members)
     prov = p.provenance

@@ -64,14 +64,30 @@ def malformed_kind(status: str, parse_method: str, raw_text: str) -> str:
 
 
 def cross_family_members(judges: Sequence[tuple[str, str]], size: int,
-                         exclude: Sequence[str] = ()) -> dict[str, list[str]]:
+                         exclude: Sequence[str] = (),
+                         explicit: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
     """For each judge, itself plus the first configured judge of each other family, up to ``size``.
 
     Judges in ``exclude`` (controls) and judges without a family are never members of another
     judge's ensemble.  A judge for which fewer than ``size`` members exist gets no S3 entry.
+    ``explicit`` (config ``strategies.ensembles``: judge -> members) names a judge's ensemble
+    itself, so three judges need not share the same one; the judge is put first if missing, and
+    every member must be a judge of the panel (else a ValueError naming the config key).
     """
     out: dict[str, list[str]] = {}
+    known = {name for name, _ in judges}
+    for name, given in (explicit or {}).items():
+        if name not in known:
+            continue  # the judge is not on this data set's panel
+        members = [name, *[m for m in given if m != name]]
+        missing = [m for m in members if m not in known]
+        if missing:
+            raise ValueError(f"config strategies/ensembles/{name}: {', '.join(map(repr, missing))} "
+                             f"not judges of this panel ({', '.join(sorted(known))})")
+        out[name] = members
     for name, fam in judges:
+        if name in out:
+            continue
         members, fams = [name], {fam}
         for other, ofam in judges:
             if len(members) >= size:

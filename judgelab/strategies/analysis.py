@@ -28,7 +28,7 @@ Tables (all long format, one row per judge x strategy x ...):
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -141,9 +141,14 @@ def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 
 # bias scores on the controlled set
 
 
-def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: float, rng_seed: int) -> dict:
+def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: float, rng_seed: int,
+       groups: pd.Series | None = None) -> dict:
+    """One signed bias score.  ``groups`` (the question id) makes the bootstrap resample whole
+    questions: a question's mirrored STYLE / STYLE_BA pairs, its several pairs of one bias type
+    and the calls the swap strategies share are not independent, so resampling rows would make
+    the interval too narrow (about sqrt(2) for the mirrored style halves)."""
     est = bias_score(verdicts.to_numpy(dtype=object), targets.to_numpy(dtype=object), n_resamples=n_resamples,
-                     seed=rng_seed, confidence=level)
+                     seed=rng_seed, confidence=level, groups=None if groups is None else groups.to_numpy(dtype=object))
     return {"value": est.b, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
             "n_no_verdict": int((verdicts == "").sum())}
 
@@ -186,7 +191,7 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
         base = {"judge": judge, "family": fam, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat}
         for measure, (sub, tgt, what) in _measures(g, fam, original_target).items():
             r = _b(sub["verdict"], tgt, n_resamples=n_resamples, level=level,
-                   rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{measure}".encode()))
+                   rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{measure}".encode()), groups=sub["question_id"])
             rows.append({**base, "measure": measure, "kind": "bias_score", "target": what, **r})
         tr = g[(g["bias_type"] == "LENGTH") & (g["subset"] == "truncation")]
         corr = tr["correct"].to_numpy(dtype=float)
@@ -200,12 +205,12 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
 def topic_style_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95,
                       seed: int = 0) -> pd.DataFrame:
     """Table 7: position-averaged style bias per judge x strategy x topic (STYLE + STYLE_BA)."""
-    df = sv.merge(pairs[["pair_id", "target_side"]], on="pair_id", how="left", validate="many_to_one")
+    df = sv.merge(pairs[["pair_id", "target_side", "question_id"]], on="pair_id", how="left", validate="many_to_one")
     df = df[df["bias_type"].isin(["STYLE", "STYLE_BA"])]
     rows = []
     for (judge, strat, topic), g in df.groupby(["judge", "strategy", "category"], sort=True):
         r = _b(g["verdict"], g["target_side"], n_resamples=n_resamples, level=level,
-               rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{topic}".encode()))
+               rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{topic}".encode()), groups=g["question_id"])
         rows.append({"judge": judge, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat, "topic": topic, **r})
     return _strategy_sort(pd.DataFrame(rows))
 
@@ -250,9 +255,29 @@ def _paired(g: pd.DataFrame, strat: str) -> tuple[np.ndarray, np.ndarray]:
     return w["B0"].to_numpy(dtype=bool), w[strat].to_numpy(dtype=bool)
 
 
-def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+def in_family(judges: pd.Series, strategies: pd.Series, family: Mapping[str, Sequence[str] | None] | None) -> pd.Series:
+    """Which comparisons belong to the multiple-testing family.
+
+    ``family`` = ``{"strategies": [...] | None, "judges": [...] | None, "exclude_judges": [...]}``;
+    None for a key means "all".  Paper 003 corrects over m = 20: its five judges x S1, S4, S5, S8
+    vs B0 (config ``strategies.analysis.holm_family``); ``None`` corrects over every comparison.
+    """
+    fam = dict(family or {})
+    keep = pd.Series(True, index=judges.index)
+    if fam.get("strategies") is not None:
+        keep &= strategies.isin(list(fam["strategies"]))
+    if fam.get("judges") is not None:
+        keep &= judges.isin(list(fam["judges"]))
+    if fam.get("exclude_judges"):
+        keep &= ~judges.isin(list(fam["exclude_judges"]))
+    return keep
+
+
+def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
+                  family: Mapping[str, Sequence[str] | None] | None = None) -> pd.DataFrame:
     """Table 4: McNemar (continuity-corrected) of every strategy vs B0, per dataset x judge;
-    Holm-Bonferroni over all comparisons of a dataset."""
+    Holm-Bonferroni over the comparisons of a dataset that are in ``family`` (:func:`in_family`;
+    ``in_family`` column, ``m`` = the family's size; rows outside it have no Holm p-value)."""
     rows = []
     for (ds, judge), g in sv.groupby(["dataset", "judge"], sort=True):
         for strat in sorted(set(g["strategy"]) - {"B0"}):
@@ -266,14 +291,20 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    out["m"] = out.groupby("dataset")["p"].transform("size")
-    out["p_holm"] = np.nan
-    for _ds, idx in out.groupby("dataset").groups.items():
-        adj, _ = holm(out.loc[idx, "p"].to_numpy(), alpha)
-        out.loc[idx, "p_holm"] = adj
+    out["in_family"] = in_family(out["judge"], out["strategy"], family)
+    _holm_within(out, "p", "p_holm", alpha)
     out["significant"] = out["p"] < alpha
     out["holm_significant"] = out["p_holm"] < alpha
     return _strategy_sort(out)
+
+
+def _holm_within(out: pd.DataFrame, col: str, dest: str, alpha: float) -> None:
+    """Holm-adjust ``col`` into ``dest`` per dataset over the rows with ``in_family``; set ``m``."""
+    out[dest] = np.nan
+    fam = out[out["in_family"]]
+    out["m"] = out["dataset"].map(fam.groupby("dataset").size()).fillna(0).astype(int)
+    for _ds, idx in fam.groupby("dataset").groups.items():
+        out.loc[idx, dest] = holm(out.loc[idx, col].to_numpy(), alpha)[0]
 
 
 def _fit_or_none(fit, d: pd.DataFrame, **kw):
@@ -294,9 +325,17 @@ def _terms(f, term: str) -> tuple[float, float, float]:
     return float(f.coef[term]), float(f.se[term]), float(f.pvalue[term])
 
 
-def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32) -> pd.DataFrame:
+def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
+                strategies: Sequence[str] | None = None,
+                family: Mapping[str, Sequence[str] | None] | None = None) -> pd.DataFrame:
     """Table 5: per dataset x judge, ``correct ~ C(strategy, Treatment('B0')) + (1|instance)`` as a
-    linear-probability mixed model and as a logistic GLMM (judgelab.stats.mixed); Holm over a dataset."""
+    linear-probability mixed model and as a logistic GLMM (judgelab.stats.mixed), fitted on the
+    modelled ``strategies`` only (paper 003: B0, S1, S4, S5, S8, i.e. 400 x 5 observations per
+    judge; None: every strategy); Holm over the dataset's terms in ``family`` (:func:`in_family`)."""
+    if strategies is not None:
+        if "B0" not in strategies:
+            raise ValueError("strategies.analysis.mixed_strategies must include the reference level B0")
+        sv = sv[sv["strategy"].isin(list(strategies))]
     rows = []
     for (ds, judge), g in sv.groupby(["dataset", "judge"], sort=True):
         if g["strategy"].nunique() < 2:
@@ -324,10 +363,9 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32) -> 
     out = pd.DataFrame(rows)
     if out.empty:
         return out
+    out["in_family"] = in_family(out["judge"], out["strategy"], family)
     for col in ("lpm_p", "logit_p"):
-        out[f"{col}_holm"] = np.nan
-        for _ds, idx in out.groupby("dataset").groups.items():
-            out.loc[idx, f"{col}_holm"] = holm(out.loc[idx, col].to_numpy(), alpha)[0]
+        _holm_within(out, col, f"{col}_holm", alpha)
     out["significant"] = out["lpm_p"] < alpha
     out["holm_significant"] = out["lpm_p_holm"] < alpha
     return _strategy_sort(out)
