@@ -1,9 +1,11 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow.
 
-Checks the backbone's promises: the default DAG runs and is deterministic (two runs
-from an empty results/ give identical tables), a rerun asks no judge anything, other
-judge sets plan, the workflow lints clean, and bad input fails the run with a message
-naming the file, line or key and leaves no output behind.
+Checks the backbone's promises: the whole default DAG runs; a slice of it (the audit
+study: pairs, every judge in both orders, summary, figure) is deterministic (two runs from
+an empty results/ give identical tables) and a rerun asks no judge anything; other judge
+sets plan, the workflow lints clean, and bad input fails the run with a message naming
+the file, line or key and leaves no output behind.  No test here has a wall-clock limit:
+speed is measured in benchmarks/, not asserted.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def run_sm(wd: Path, *args: str, env_extra: dict | None = None, check: bool = Tr
     env = {**os.environ, "JUDGELAB_PROGRESS": "0", "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     env.setdefault("JUDGELAB_DATA", str(Path(os.environ.get("JUDGELAB_DATA", REPO.parent / "shared" / "data"))))
     proc = subprocess.run([snakemake_bin(), "--cores", "2", *args], cwd=wd, env=env, capture_output=True,
-                          text=True, timeout=900)
+                          text=True)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
     return proc
@@ -71,36 +73,47 @@ def new_calls(wd: Path) -> int:
         return c.execute("SELECT COALESCE(SUM(new_calls), 0) FROM runs").fetchone()[0]
 
 
-def test_default_dag_is_deterministic_and_reruns_ask_nothing(workdir: Path):
-    run_sm(workdir, "-q")
+AUDIT_SLICE = ("results/audit/summary.csv", "results/audit/figures/accuracy.png")
+
+
+def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
+    run_sm(workdir, *AUDIT_SLICE, "-q")
     first = tables(workdir)
-    assert "results/calls/summary.csv" in first and "results/audit/summary.csv" in first
+    assert "results/audit/summary.csv" in first
     assert (workdir / "results/audit/figures/accuracy.png").stat().st_size > 10_000
-    calls = first["results/calls/summary.csv"]
-    assert {"calls", "parse_failures", "tokens_in", "tokens_out", "cost_usd", "simulated"} <= set(calls.columns)
-    assert calls.loc[calls["simulated"], "calls"].gt(0).all()
     for name, df in first.items():
         assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
         if "verdicts" in name or name.endswith("summary.csv"):
             assert {"judge_ids", "judge_seeds"} <= set(df.columns), name
     asked = new_calls(workdir)
     assert asked > 0
-    run_sm(workdir, "--report", "report.html")
-    assert "Wilson 95% intervals" in (workdir / "report.html").read_text(errors="replace")
 
-    # a rerun after completion: nothing to do, and forcing the querying rules asks nothing
-    proc = run_sm(workdir)
+    # a rerun after completion: nothing to do, and forcing the querying rule asks nothing
+    proc = run_sm(workdir, *AUDIT_SLICE)
     assert "Nothing to be done" in proc.stdout + proc.stderr
-    run_sm(workdir, "-q", "--forcerun", "audit_query")
+    run_sm(workdir, *AUDIT_SLICE, "--forcerun", "audit_query", "-q")
     assert new_calls(workdir) == asked
 
     # second run from an empty results/: identical tables
     shutil.rmtree(workdir / "results")
-    run_sm(workdir, "-q")
+    run_sm(workdir, *AUDIT_SLICE, "-q")
     second = tables(workdir)
     assert first.keys() == second.keys()
     for name in first:
         pd.testing.assert_frame_equal(first[name], second[name], check_exact=True, obj=name)
+
+
+def test_default_dag_runs_whole_with_call_summary_and_report(workdir: Path):
+    """The README's main job: every study on the embedded simulated panel, then the report."""
+    run_sm(workdir, "-q")
+    out = tables(workdir)
+    calls = out["results/calls/summary.csv"]
+    assert {"calls", "parse_failures", "tokens_in", "tokens_out", "cost_usd", "simulated"} <= set(calls.columns)
+    assert calls.loc[calls["simulated"], "calls"].gt(0).all()
+    for name, df in out.items():
+        assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
+    run_sm(workdir, "--report", "report.html")
+    assert "Wilson 95% intervals" in (workdir / "report.html").read_text(errors="replace")
 
 
 @pytest.mark.parametrize("judge_set", ["api", "vllm-open"])
@@ -167,7 +180,7 @@ def test_empty_response_and_missing_api_key_fail_clearly(workdir: Path):
     proc = subprocess.run(
         [snakemake_bin(), "results/audit/verdicts/mine/needs-key.parquet", "--cores", "1",
          "--configfile", "extra.yaml", "api.yaml"],
-        cwd=workdir, env={**env, "JUDGELAB_PROGRESS": "0"}, capture_output=True, text=True, timeout=300,
+        cwd=workdir, env={**env, "JUDGELAB_PROGRESS": "0"}, capture_output=True, text=True,
     )
     assert proc.returncode != 0
     log = (workdir / "results/logs/audit_query/mine/needs-key.log").read_text()
