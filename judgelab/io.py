@@ -104,11 +104,42 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: d
             raise ValueError(f"unsupported table format {p.suffix!r} ({p})")
 
 
-def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+#: Text columns of judgelab's tables: read back from CSV as text, an empty cell as ``""``
+#: (an unparsed verdict is ``""`` in the verdict table; NaN would make ``verdict == verdict``
+#: false and change LLMBar's "equal"), and ids keep their leading zeros.
+TEXT_COLUMNS = frozenset({
+    "pair_id", "order", "judge", "backend", "model", "family", "template", "verdict_shown", "verdict",
+    "expected_verdict", "status", "parse_method", "raw_text", "key", "bias_type", "category", "source",
+    "construction_notes", "context", "prompt", "response_a", "response_b", "dataset", "error", "question_id",
+    "item_id", "instruction",
+})
+
+
+def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | set[str] | None = None) -> pd.DataFrame:
+    """Read a parquet, CSV or TSV table (by suffix).
+
+    CSV/TSV: numbers and booleans are inferred as usual, but every column pandas
+    reads as text (or as all-missing although it holds words such as ``NA``), and
+    every column in ``text_columns`` (default :data:`TEXT_COLUMNS`), keeps its cells
+    verbatim: an empty cell is ``""`` and ``NA``/``None``/``null`` stay words
+    (pandas' default turns all of them into NaN).
+    So a table written by :func:`write_table` as CSV reads back equal to the frame
+    written, empty verdicts included.
+    """
     p = Path(path)
     if p.suffix == ".parquet":
         return pd.read_parquet(p)
-    return pd.read_csv(p)
+    sep = "\t" if p.suffix == ".tsv" else ","
+    typed = pd.read_csv(p, sep=sep)
+    raw = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False)
+    text = TEXT_COLUMNS if text_columns is None else frozenset(text_columns)
+    for c in typed.columns:
+        # an all-NaN column holding words pandas counts as missing ("NA", "null") is text too
+        words_as_nan = typed[c].isna().all() and (raw[c] != "").any()
+        is_text = pd.api.types.is_object_dtype(typed[c]) or pd.api.types.is_string_dtype(typed[c])
+        if c in text or is_text or words_as_nan:
+            typed[c] = raw[c]
+    return typed
 
 
 def read_verdicts(paths: list[str] | tuple[str, ...], *, dataset_level: int | None = None) -> pd.DataFrame:
@@ -116,7 +147,7 @@ def read_verdicts(paths: list[str] | tuple[str, ...], *, dataset_level: int | No
     that path component (e.g. -2 for ``.../verdicts/<dataset>/<judge>.parquet``)."""
     frames = []
     for p in paths:
-        df = pd.read_parquet(p)
+        df = read_table(p)  # parquet, or the CSV the CLI writes
         if dataset_level is not None:
             df["dataset"] = Path(p).parts[dataset_level]
         frames.append(df)

@@ -15,11 +15,17 @@ Columns of a pairs table (parquet/JSONL):
                     ``{A}``/``{B}`` stand for the slot letter the stored response A/B
                     is shown under, so the statement follows its response when swapped
 =================== ==========================================================
+
+An empty or whitespace-only response is real data (one LLMBar ``LLMEval^2`` pair has
+one): the pair is kept, and the loaders warn with the count
+(:class:`EmptyResponseWarning`; :func:`empty_responses` lists them), instead of
+rejecting the whole set.  A missing or non-text field is still an error.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -53,14 +59,39 @@ class Pair:
 _REQUIRED = ("pair_id", "prompt", "response_a", "response_b", "expected_verdict")
 
 
+class EmptyResponseWarning(UserWarning):
+    """A pair set holds pairs with an empty or whitespace-only response (kept, counted)."""
+
+
+def empty_responses(pairs: list[Pair]) -> list[tuple[str, str]]:
+    """``(pair_id, "response_a" | "response_b")`` for every empty or whitespace-only response."""
+    return [(p.pair_id, k) for p in pairs for k in ("response_a", "response_b") if not getattr(p, k).strip()]
+
+
+def warn_empty_responses(pairs: list[Pair], *, where: str) -> int:
+    """Warn once per set about its empty responses; returns how many there are."""
+    empty = empty_responses(pairs)
+    if empty:
+        shown = ", ".join(f"{pid}:{k}" for pid, k in empty[:5]) + (" ..." if len(empty) > 5 else "")
+        warnings.warn(f"{where}: {len(empty)} empty or whitespace-only response(s) kept ({shown})",
+                      EmptyResponseWarning, stacklevel=3)
+    return len(empty)
+
+
 def pair_from_row(row: dict[str, Any], *, where: str) -> Pair:
-    """Validate one row; errors name ``where`` (file:line or file row n)."""
+    """Validate one row; errors name ``where`` (file:line or file row n).
+
+    An empty prompt is an error; an empty or whitespace-only response is kept (a
+    judge can still be asked about it) and counted by the loaders.
+    """
     missing = [k for k in _REQUIRED if k not in row or row[k] is None]
     if missing:
         raise InputError(f"{where}: missing field(s) {missing}")
-    for k in ("prompt", "response_a", "response_b"):
-        if not isinstance(row[k], str) or not row[k].strip():
-            raise InputError(f"{where}: field {k!r} is empty or not text")
+    if not isinstance(row["prompt"], str) or not row["prompt"].strip():
+        raise InputError(f"{where}: field 'prompt' is empty or not text")
+    for k in ("response_a", "response_b"):
+        if not isinstance(row[k], str):
+            raise InputError(f"{where}: field {k!r} is not text (got {type(row[k]).__name__})")
     if row["expected_verdict"] not in VERDICTS:
         raise InputError(f"{where}: expected_verdict must be one of {VERDICTS}, got {row['expected_verdict']!r}")
     known = {f.name for f in fields(Pair)}
@@ -80,6 +111,7 @@ def load_pairs(path: str | Path) -> list[Pair]:
         if pr.pair_id in seen:
             raise InputError(f"{p}: duplicate pair_id {pr.pair_id!r}")
         seen.add(pr.pair_id)
+    warn_empty_responses(pairs, where=str(p))
     return pairs
 
 
@@ -110,6 +142,7 @@ def load_llmbar(path: str | Path, *, subset: str) -> list[Pair]:
             "construction_notes": "LLMBar gold label (human-verified)",
         }
         pairs.append(pair_from_row(row, where=where))
+    warn_empty_responses(pairs, where=str(p))
     return pairs
 
 
