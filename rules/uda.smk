@@ -43,16 +43,89 @@ rule uda_human:
         "../workflow_scripts/uda_human.py"
 
 
+_UDA_ANSWERS = dict(
+    output=dict(jsonl="results/uda/{dataset}/model_answer/{answerer}.jsonl",
+                calls="results/uda/{dataset}/model_answer/{answerer}.parquet"),
+    log="results/logs/uda_answers/{dataset}/{answerer}.log",
+)
+
+
+rule uda_answers:
+    """A generated tournament (a user's prompts): one answerer -- a configured judge -- answers every
+    prompt with the paper's answer prompt, through the call cache; model_answer JSONL (MT-Bench's
+    layout, each call's status) and the call table."""
+    input:
+        uda_prompts_file,
+    output:
+        **_UDA_ANSWERS["output"],
+    wildcard_constraints:
+        dataset=name_regex(UDA_GENERATED),
+        answerer=name_regex([n for n in JUDGE_SPECS if n not in judges_of("vllm")]),
+    params:
+        q=uda_answers_params,
+    resources:
+        **job_resources(lambda w: w.answerer),
+    log:
+        _UDA_ANSWERS["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/uda_answers.py"
+
+
+rule uda_answers_vllm:
+    """The same on GPUs, for open-weight answerers served by vLLM (own conda env)."""
+    input:
+        uda_prompts_file,
+    output:
+        **_UDA_ANSWERS["output"],
+    wildcard_constraints:
+        dataset=name_regex(UDA_GENERATED),
+        answerer=name_regex([n for n in JUDGE_SPECS if n in judges_of("vllm")]),
+    params:
+        q=uda_answers_params,
+    resources:
+        **job_resources(lambda w: w.answerer),
+    log:
+        _UDA_ANSWERS["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/uda_answers.py"
+
+
+rule uda_generation:
+    """Calls of a generated tournament's answerers by status, and the prompts it left out because some
+    answerer gave no usable answer (empty, refusal, error)."""
+    input:
+        tournament="results/uda/{dataset}/tournament.parquet",
+        calls=lambda w: [f"results/uda/{w.dataset}/model_answer/{m}.parquet" for m in UDA["datasets"][w.dataset]["models"]],
+    output:
+        "results/uda/{dataset}/tables/generation.csv",
+    wildcard_constraints:
+        dataset=name_regex(UDA_GENERATED),
+    params:
+        provenance=lambda w: uda_provenance(list(UDA["datasets"][w.dataset]["models"])),
+    log:
+        "results/logs/uda_generation/{dataset}.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/uda_generation.py"
+
+
 rule uda_tournament:
     """The tournament table: prompts x answer models, with the latent quality the simulated panel
-    reads (planted, human Bradley-Terry, a configured prior, or none)."""
+    reads (planted, human Bradley-Terry, a configured prior, or none); a generated tournament reads
+    its prompts and the answerers' model_answer files."""
     input:
-        uda_human_input,
+        unpack(uda_tournament_inputs),
     output:
         "results/uda/{dataset}/tournament.parquet",
     params:
         name=lambda w: w.dataset,
         spec=lambda w: UDA["datasets"][w.dataset],
+        families=uda_answerer_families,
         provenance=uda_provenance([]),
     log:
         "results/logs/uda_tournament/{dataset}.log",
@@ -82,7 +155,7 @@ rule uda_query:
     params:
         q=uda_query_params,
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _UDA_QUERY["log"],
     conda:
@@ -102,7 +175,7 @@ rule uda_query_vllm:
     params:
         q=uda_query_params,
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _UDA_QUERY["log"],
     conda:
@@ -122,6 +195,8 @@ rule uda_embed:
         embedding=UDA["embedding"],
         provenance=uda_provenance(UDA_JUDGES),
     threads: 1
+    resources:
+        **job_resources(model=True),
     log:
         "results/logs/uda_embed/{dataset}.log",
     conda:
@@ -149,6 +224,8 @@ rule uda_train:
         judges=UDA_JUDGES,
         provenance=uda_provenance(UDA_JUDGES),
     threads: 1
+    resources:
+        **job_resources(model=True),
     log:
         "results/logs/uda_train/{dataset}.log",
     conda:

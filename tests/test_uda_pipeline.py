@@ -52,3 +52,58 @@ def test_mt_bench_tournament_end_to_end_reports_human_correlation(workdir):  # n
     with sqlite3.connect(workdir / "results" / "cache" / "calls.sqlite") as c:
         runs = c.execute("SELECT COUNT(*), SUM(requested), SUM(new_calls) FROM runs WHERE label LIKE 'uda:%'").fetchone()
     assert runs == (2 * 3, 3 * (8 + 8 * 30), 3 * (8 + 8 * 30))
+
+
+OWN = """
+uda:
+  judges: [sim-gpt-4o, sim-gemini-2.5-pro, sim-gemini-2.5-flash, sim-llama-3.3-70b]
+  run_datasets: [own]
+  embedding: {backend: hashing, dim: 64}
+  training: {epochs: 3, hidden: [16, 8]}
+  transfer: []
+  datasets:
+    own:
+      loader: generated
+      prompts: data/uda/own_prompts.jsonl
+      models: [sim-gpt-4o, sim-gemini-2.5-pro, sim-gemini-2.5-flash, sim-llama-3.3-70b]
+      reference: none
+"""
+
+
+def test_own_prompts_generated_tournament_end_to_end(workdir):  # noqa: F811
+    """The README's "On your own data" run with the simulated panel: the answerers answer the shipped
+    prompts file, the judges judge, and every judge's own model is its own answerer -- also the two
+    judges of one family (the two Gemini entries); its own answers are cache hits."""
+    (workdir / "own.yaml").write_text(OWN)
+    targets = ["results/uda/own/tables/controls.csv", "results/uda/own/tables/generation.csv",
+               "results/uda/own/tables/judges.csv", "results/uda/own/tables/methods.csv"]
+    run_sm(workdir, *targets, "-q", "--configfile", "own.yaml")
+    gen = pd.read_csv(workdir / "results/uda/own/tables/generation.csv").set_index("answerer")
+    assert gen["prompts"].eq(8).all() and gen["prompts_in_tournament"].eq(8).all() and len(gen) == 4
+    assert gen["simulated"].all()
+    answers = [ln for ln in (workdir / "results/uda/own/model_answer/sim-gpt-4o.jsonl").read_text().splitlines() if ln]
+    assert len(answers) == 8 and '"choices"' in answers[0]
+    judges = pd.read_csv(workdir / "results/uda/own/tables/judges.csv").set_index("judge")
+    assert (judges["own_model"] == judges.index).all()  # per judge, not per family
+    assert judges["presentations"].eq(8 * 4 * 3).all()
+    methods = pd.read_csv(workdir / "results/uda/own/tables/methods.csv")
+    assert methods["reference"].eq("none").all() and methods["mean_pearson_reference"].isna().all()
+    controls = pd.read_csv(workdir / "results/uda/own/tables/controls.csv")
+    assert {"label_smoothing", "uda_untrained", "uda"} <= set(controls["method"])
+    import sqlite3
+
+    with sqlite3.connect(workdir / "results" / "cache" / "calls.sqlite") as c:
+        gen_runs = c.execute("SELECT SUM(requested), SUM(new_calls) FROM runs WHERE label = 'uda:own:generate'").fetchone()
+        own_runs = c.execute("SELECT SUM(requested), SUM(new_calls) FROM runs WHERE label = 'uda:own:answers'").fetchone()
+    assert gen_runs == (4 * 8, 4 * 8) and own_runs == (4 * 8, 0)
+
+
+def test_own_prompts_with_real_judges_builds_the_dag(workdir):  # noqa: F811
+    """The README command with the API judge set (dry run: no call is made): four answerers answer,
+    four judges judge, nothing simulated is scheduled."""
+    proc = run_sm(workdir, "-n", "--configfile", "config/judges/api.yaml", "config/uda-own-data.yaml", "--",
+                  "results/uda/own/tables/controls.csv", "results/uda/own/tables/generation.csv")
+    out = proc.stdout + proc.stderr
+    for rule, n in (("uda_answers", 4), ("uda_query", 4), ("uda_train", 1), ("uda_generation", 1)):
+        assert any(line.split() == [rule, str(n)] for line in out.splitlines()), (rule, out[-2000:])
+    assert "sim-" not in out.split("Job stats")[0]

@@ -44,6 +44,7 @@ PLANTED = {"self-plus": ("openai", 0.6), "self-minus": ("anthropic", -0.5), "sel
 SPEC = {
     "loader": "simulated", "n_prompts": 16, "quality": {"source": "planted", "answer_noise": 0.4},
     "reference": "model_quality", "reference_name": "planted_quality",
+    "own_models": {"openai": "m-openai", "anthropic": "m-anthropic", "google": "m-google", "meta": "m-meta"},
     "models": [
         {"name": "m-openai", "family": "openai", "quality": 0.5, "sentences": 5, "markdown": True},
         {"name": "m-anthropic", "family": "anthropic", "quality": 0.8, "sentences": 6, "markdown": False},
@@ -74,7 +75,7 @@ def tournament(tmp_path_factory):
     with CallCache(cache_path) as cache:
         for spec in panel():
             judge = make_judge(spec)
-            a, v = judge_tournament(judge, tab, cache, own_model=own_model_of(spec.family, SPEC, tab))
+            a, v = judge_tournament(judge, tab, cache, own_model=own_model_of(spec.name, spec.family, SPEC, tab))
             answers.append(a)
             verdicts.append(v)
     answers, verdicts = pd.concat(answers, ignore_index=True), pd.concat(verdicts, ignore_index=True)
@@ -123,7 +124,7 @@ def test_uda_lowers_inter_judge_std_and_reports_planted_quality(tournament, tmp_
     _, scores, traj = run_study(tournament, tmp_path)
     data, tab = tournament["data"], tournament["table"]
     models, judges = data.models, data.judges
-    own = {j: m for j in judges if (m := own_model_of(PLANTED[j][0], SPEC, tab))}
+    own = {j: m for j in judges if (m := own_model_of(j, PLANTED[j][0], SPEC, tab))}
     ref, ref_name = reference_scores(SPEC, tab, None, ELO)
     tables = study_tables(scores, "sim", models, judges, ref, ref_name, own)
     methods = tables["methods"].set_index("method")

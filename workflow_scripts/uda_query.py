@@ -17,7 +17,7 @@ def main(sm):
     try:
         with CallCache(q["cache"]) as cache:
             answers, verdicts = judge_tournament(
-                judge, table, cache, own_model=own_model_of(judge.spec.family, q["spec"], table),
+                judge, table, cache, own_model=own_model_of(judge.name, judge.spec.family, q["spec"], table),
                 label=f"uda:{sm.wildcards.dataset}", max_error_rate=q["max_error_rate"],
             )
     finally:

@@ -19,7 +19,7 @@ def main(sm):
     human = read_table(sm.input.human[0]) if len(sm.input.human) else None
     reference, ref_name = reference_scores(spec, tournament, human, EloConfig.from_dict(sm.params.elo))
     family = verdicts.drop_duplicates("judge").set_index("judge")["family"]
-    own = {j: m for j in judges if (m := own_model_of(str(family[j]), spec, tournament))}
+    own = {j: m for j in judges if (m := own_model_of(j, str(family[j]), spec, tournament))}
     models = list(dict.fromkeys(tournament["model"]))
     tables = study_tables(scores, sm.wildcards.dataset, models, judges, reference, ref_name, own)
     tables["judges"] = judges_table(verdicts, answers, own)

@@ -9,8 +9,11 @@ from judgelab.workflow import provenance, run_script
 
 def main(sm):
     prov = sm.params.provenance
-    context = {"human": read_table(sm.input[0])} if len(sm.input) else {}
-    table = build_tournament(sm.params.name, sm.params.spec, int(prov["seed"]), context=context)
+    context = {"human": read_table(sm.input.human[0])} if len(sm.input.human) else {}
+    spec = dict(sm.params.spec)
+    if sm.params.families:  # a generated tournament: answerers' families from their judge entries
+        spec["families"] = {**sm.params.families, **dict(spec.get("families") or {})}
+    table = build_tournament(sm.params.name, spec, int(prov["seed"]), context=context)
     write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"]))
 
 

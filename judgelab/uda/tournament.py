@@ -27,10 +27,24 @@ their planted biases pull them off it, which is what UDA should undo), ``prior``
 per-model values from the config, e.g. Arena-Hard-Auto's published scores) or ``none``.
 Real judges never see it.
 
+**Generated tournaments** (loader ``generated``, a user's own data): in the paper the judges
+are the answer models.  Rule ``uda_answers`` has every answerer -- a configured judge named
+in ``models`` -- answer every prompt of the ``prompts`` file with the paper's answer prompt,
+through the call cache (:func:`generate_answers`), into ``model_answer/<answerer>.jsonl``
+(MT-Bench's layout plus each call's status) and a parquet with the call columns; rule
+``uda_generation`` counts the calls by status and the prompts left out of the tournament
+because some answerer has no usable answer to them (empty, refusal, error).
+
+**Own model of a judge** (:func:`own_model_of`): ``judge_models`` (judge -> model, per
+judge), then in a generated tournament the judge itself if it answered, then the family map
+``own_models`` where configured; else none.
+
 **Own answers** (``answers/<judge>.parquet``): one row per prompt with the judge's answer
-(``answer``) and the usual call columns (status, tokens, cost, key...).  A simulated judge
-whose own model is in the tournament (``own_models``: family -> model) answers with a near
-copy of that model's answer; the others write a family-signed answer.
+(``answer``) and the usual call columns (status, tokens, cost, key...).  A judge that
+answered a generated tournament sends the very generation request (a cache hit: its own
+answer is its tournament answer).  Otherwise a simulated judge whose own model is in the
+tournament answers with a near copy of that model's answer; the others write a
+family-signed answer.
 
 **Verdicts** (``verdicts/<judge>.parquet``): the verdict-table columns of
 :mod:`judgelab.pairwise` (``pair_id`` = prompt_id|model_a|model_b, ``order`` = AB: each
@@ -43,6 +57,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,7 +70,7 @@ from judgelab.io import InputError, iter_jsonl
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request
-from judgelab.records import JudgeRequest
+from judgelab.records import CallStatus, JudgeRequest
 from judgelab.registry import Registry
 from judgelab.runner import run_requests
 from judgelab.uda import prompts as uda_prompts
@@ -173,6 +188,94 @@ def _load_simulated(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def prompts_path(spec: dict[str, Any], name: str) -> Path:
+    """The prompts file of a generated tournament: a path as given (repo-relative or absolute), else
+    relative to the data root ($JUDGELAB_DATA)."""
+    rel = spec.get("prompts")
+    if not rel:
+        raise ConfigError(f"uda.datasets.{name}.prompts: a generated tournament needs a prompts file")
+    p = Path(str(rel))
+    return p if p.exists() else resolve_data_path(str(rel), download=False)
+
+
+def load_prompts(path: str | Path, n: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Prompts of a user's tournament: JSONL with ``question_id`` (or ``id``), the prompt as ``prompt``
+    or MT-Bench's ``turns[0]`` (text or {content}), optional ``category``.  Columns: prompt_id,
+    prompt, category; a seeded subset of ``n`` prompts when given."""
+    rows, seen = [], set()
+    for line, obj in iter_jsonl(path):
+        pid = obj.get("question_id", obj.get("id"))
+        if pid is None:
+            raise InputError(f"{path}:{line}: missing field 'question_id'")
+        text = obj.get("prompt")
+        if text is None and obj.get("turns"):
+            text = obj["turns"][0]
+            text = text.get("content") if isinstance(text, dict) else text
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{path}:{line}: no prompt text (expected 'prompt' or 'turns[0]')")
+        if str(pid) in seen:
+            raise InputError(f"{path}:{line}: duplicate question_id {pid!r}")
+        seen.add(str(pid))
+        rows.append({"prompt_id": str(pid), "prompt": text, "category": str(obj.get("category", ""))})
+    if len(rows) < 2:
+        raise InputError(f"{path}: a tournament needs at least two prompts, found {len(rows)}")
+    keep = set(_pick_prompts([r["prompt_id"] for r in rows], n, seed))
+    return pd.DataFrame([r for r in rows if r["prompt_id"] in keep], columns=["prompt_id", "prompt", "category"])
+
+
+def answers_dir(name: str, spec: dict[str, Any]) -> Path:
+    """Where a generated tournament's model_answer files are (rule uda_answers writes them)."""
+    return Path(str(spec.get("answers_dir") or f"results/uda/{name}/model_answer"))
+
+
+@TOURNAMENT_LOADERS.register("generated")
+def _load_generated(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
+    """A user's tournament: the prompts file and every answerer's generated answers (model_answer JSONL,
+    written by rule uda_answers).  A prompt that some answerer left without a usable answer (empty,
+    refusal, error) is left out of the tournament for every model, with a warning; rule
+    uda_generation counts them."""
+    models = [str(m) for m in spec.get("models") or []]
+    if len(models) < 2:
+        raise ConfigError(f"uda.datasets.{name}.models: give at least two answerers")
+    prompts = load_prompts(prompts_path(spec, name), spec.get("n_prompts"), seed)
+    answers: dict[str, dict[str, str]] = {}
+    for m in models:
+        path = answers_dir(name, spec) / f"{m}.jsonl"
+        if not path.exists():
+            raise InputError(f"{path}: no answers of {m!r} (rule uda_answers generates them)")
+        answers[m] = model_answers(path)
+    usable = [p for p in prompts["prompt_id"] if all(p in answers[m] for m in models)]
+    if len(usable) < len(prompts):
+        log.warning("%s: %d of %d prompts lack a usable answer from some answerer and are left out",
+                    name, len(prompts) - len(usable), len(prompts))
+    if len(usable) < 2:
+        raise InputError(f"uda.datasets.{name}: only {len(usable)} prompt(s) have a usable answer from every answerer")
+    fam = _families(name, spec, models)
+    by = prompts.set_index("prompt_id")
+    rows = [{"dataset": name, "prompt_id": p, "prompt": by.loc[p, "prompt"], "category": by.loc[p, "category"],
+             "model": m, "family": fam[m], "answer": answers[m][p]} for p in usable for m in models]
+    return pd.DataFrame(rows)
+
+
+def model_answers(path: str | Path) -> dict[str, str]:
+    """question_id -> answer text of a model_answer JSONL; rows whose ``status`` has no usable answer
+    (unparsed/empty, refusal, error) are not answers."""
+    got: dict[str, str] = {}
+    for line, obj in iter_jsonl(path):
+        if str(obj.get("status", "ok")) not in (CallStatus.OK.value, CallStatus.FALLBACK.value):
+            continue
+        try:
+            text = obj["choices"][0]["turns"][0]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"{path}:{line}: no answer text (expected choices[0].turns[0])") from None
+        text = text.get("content") if isinstance(text, dict) else text
+        if not isinstance(text, str):
+            raise InputError(f"{path}:{line}: answer is not text")
+        if text.strip():
+            got[str(obj["question_id"])] = text
+    return got
+
+
 # ---------------------------------------------------------------------------------
 # latent quality the simulated panel reads
 
@@ -241,29 +344,49 @@ def build_tournament(name: str, spec: dict[str, Any], seed: int, *, context: dic
     return df[TOURNAMENT_COLUMNS].reset_index(drop=True)
 
 
-def own_model_of(family: str, spec: dict[str, Any], table: pd.DataFrame) -> str | None:
-    """The answer model that is the judge's own: ``own_models[family]``, else the first model of that family."""
-    own = dict(spec.get("own_models") or {})
+def own_model_of(judge: str, family: str, spec: dict[str, Any], table: pd.DataFrame) -> str | None:
+    """The answer model that is ``judge``'s own (its answers are e_k's neighbours; self-preference).
+
+    In order: the per-judge map ``judge_models[judge]`` (null = the judge has none here); in a
+    generated tournament, the judge itself when it is one of the answerers; the family map
+    ``own_models[family]``, only where configured; else none.  Two judges of one family can
+    so map to different models.  Every named model must be an answer model of the tournament.
+    """
+    dataset = str(table["dataset"].iloc[0]) if len(table) else "?"
     models = list(dict.fromkeys(table["model"]))
-    if family in own:
-        if own[family] not in models:
-            raise ConfigError(f"uda own_models: {own[family]!r} (family {family!r}) is not an answer model")
-        return str(own[family])
-    fam = table.drop_duplicates("model").set_index("model")["family"]
-    same = [m for m in models if fam[m] == family]
-    return same[0] if same else None
+
+    def check(m: str, key: str) -> str:
+        if m not in models:
+            raise ConfigError(f"uda.datasets.{dataset}.{key}: {m!r} is not an answer model of the tournament "
+                              f"({', '.join(models)})")
+        return str(m)
+
+    by_judge = dict(spec.get("judge_models") or {})
+    if judge in by_judge:
+        m = by_judge[judge]
+        return None if m is None else check(str(m), f"judge_models.{judge}")
+    if spec.get("loader") == "generated" and judge in models:
+        return judge
+    by_family = dict(spec.get("own_models") or {})
+    if family in by_family:
+        return check(str(by_family[family]), f"own_models.{family}")
+    return None
 
 
 # ---------------------------------------------------------------------------------
 # querying one judge
 
 
-def own_answer_requests(table: pd.DataFrame, own_model: str | None) -> list[JudgeRequest]:
-    """One answer request per prompt (paper 000's answer prompt); ``meta.prompt_id`` names the prompt."""
+def own_answer_requests(table: pd.DataFrame, own_model: str | None, *, self_answer: bool = False) -> list[JudgeRequest]:
+    """One answer request per prompt (paper 000's answer prompt); ``meta.prompt_id`` names the prompt.
+
+    ``self_answer``: the judge is the answerer ``own_model`` of a generated tournament; its own answer
+    is then the very request of the generation step (a cache hit: the same text, asked once).
+    """
     reqs = []
     for pid, g in table.groupby("prompt_id", sort=False):
         gen: dict[str, Any] = {"task": "uda_answer"}
-        if own_model is not None:
+        if own_model is not None and not self_answer:
             gen["family_answer"] = str(g.loc[g["model"] == own_model, "answer"].iloc[0])
         reqs.append(uda_prompts.answer_request(str(g["prompt"].iloc[0]), truth={"gen": gen}, meta={"prompt_id": pid}))
     return reqs
@@ -299,8 +422,8 @@ def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallCache, *, own
     dataset = str(table["dataset"].iloc[0])
     seed = int(judge.spec.sampling.get("seed", 0))
 
-    # 1. own answers (paper 000's answer prompt)
-    reqs = own_answer_requests(table, own_model)
+    # 1. own answers (paper 000's answer prompt); a judge that answered a generated tournament reuses its answers
+    reqs = own_answer_requests(table, own_model, self_answer=own_model is not None and own_model == judge.name)
     resp = run_requests(judge, reqs, cache, label=f"{label or dataset}:answers", max_error_rate=max_error_rate)
     ans_rows = []
     own: dict[str, str] = {}
@@ -338,3 +461,62 @@ def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallCache, *, own
     cat = table.drop_duplicates("prompt_id").set_index("prompt_id")["category"]
     verdicts["category"] = verdicts["prompt_id"].map(cat).fillna("")
     return answers, verdicts
+
+
+# ---------------------------------------------------------------------------------
+# generating a user's tournament: every answerer answers every prompt
+
+GENERATION_COLUMNS = ["dataset", "prompt_id", "answerer", "judge", "backend", "model", "family", "answer", "status",
+                      "parse_method", "raw_text", "tokens_in", "tokens_out", "cost_usd", "latency_s", "simulated",
+                      "key"]
+
+
+def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallCache, *, dataset: str,
+                     label: str | None = None, max_error_rate: float | None = 0.0) -> pd.DataFrame:
+    """``answerer`` answers every prompt with paper 000's answer prompt, through the cache.
+
+    Rows carry ``judge`` (= ``answerer``) so the call summary counts them with the judge's other calls.
+    The requests are those of a judge's own answers (:func:`own_answer_requests`), so a judge that
+    is also an answerer gets its own answer from the cache.  Every call is a row with its status:
+    an empty answer is ``unparsed``, a refusal or an API error (with ``max_error_rate`` > 0) keeps
+    its status and has no answer.
+    """
+    table = prompts.assign(dataset=dataset, model="")
+    reqs = own_answer_requests(table, None)
+    resp = run_requests(answerer, reqs, cache, label=label or f"uda:{dataset}:generate", max_error_rate=max_error_rate)
+    rows = []
+    for req, r in zip(reqs, resp, strict=True):
+        rows.append({
+            "dataset": dataset, "prompt_id": req.meta["prompt_id"], "answerer": answerer.name, "judge": answerer.name,
+            "backend": answerer.spec.backend, "model": answerer.spec.model, "family": answerer.spec.family,
+            "answer": str(r.value) if r.status.has_value and r.value is not None else "", "status": r.status.value,
+            "parse_method": r.parse_method, "raw_text": r.raw_text or "", "tokens_in": r.tokens_in,
+            "tokens_out": r.tokens_out, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+            "simulated": answerer.simulated, "key": r.key,
+        })
+    return pd.DataFrame(rows, columns=GENERATION_COLUMNS)
+
+
+def model_answer_rows(generated: pd.DataFrame) -> list[dict[str, Any]]:
+    """The generation table as model_answer JSONL rows (MT-Bench's layout, plus the call's status)."""
+    return [{"question_id": r.prompt_id, "model_id": r.answerer, "choices": [{"index": 0, "turns": [r.answer]}],
+             "status": r.status, "key": r.key} for r in generated.itertuples(index=False)]
+
+
+def generation_summary(generated: pd.DataFrame, tournament: pd.DataFrame) -> pd.DataFrame:
+    """Per answerer: prompts asked, calls by status, tokens, cost, and the prompts the tournament left
+    out because some answerer has no usable answer to them."""
+    kept = set(tournament["prompt_id"].astype(str))
+    rows = []
+    for a, g in generated.groupby("answerer", sort=False):
+        counts = g["status"].value_counts()
+        rows.append({
+            "answerer": a, "backend": g["backend"].iloc[0], "model": g["model"].iloc[0],
+            "family": g["family"].iloc[0], "simulated": bool(g["simulated"].iloc[0]), "prompts": len(g),
+            **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},
+            "prompts_in_tournament": int(g["prompt_id"].astype(str).isin(kept).sum()),
+            "prompts_left_out": int((~g["prompt_id"].astype(str).isin(kept)).sum()),
+            "tokens_in": int(g["tokens_in"].sum()), "tokens_out": int(g["tokens_out"].sum()),
+            "cost_usd": float(g["cost_usd"].sum()),
+        })
+    return pd.DataFrame(rows)
