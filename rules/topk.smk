@@ -21,7 +21,7 @@
 # known parameters, and LLMBar (both orders, 5-fold cross-validated l2 logistic correction on
 # the judge score plus length/format differences) tests external validity.
 
-from judgelab.topk.pipeline import focus_judge
+from judgelab.topk.pipeline import focus_judge, rank_judges
 
 TOPK = config["topk"]
 TOPK_JUDGES = list(JUDGE_SPECS)
@@ -46,8 +46,14 @@ TOPK_PROBE_VERDICTS = [f"results/topk/probes/verdicts/{j}.parquet" for j in TOPK
 TOPK_LLMBAR_VERDICTS = [f"results/topk/llmbar/verdicts/{j}.parquet" for j in TOPK_LLMBAR_JUDGES]
 VERDICT_TABLES.extend(TOPK_ORACLES + TOPK_PROBE_VERDICTS + TOPK_LLMBAR_VERDICTS)
 
+# live ranking of the user's own pools (topk.rank): every pool x rank judge
+TOPK_RANK_POOLS = dict(TOPK.get("rank", {}).get("pools", {}))
+TOPK_RANK_JUDGES = rank_judges(TOPK, TOPK_JUDGES)
+TOPK_RANK = [f"results/topk/rank/{p}/{j}/summary.csv" for p in TOPK_RANK_POOLS for j in TOPK_RANK_JUDGES]
+
 TOPK_OUTPUTS = (
-    [f"results/topk/tables/{t}.csv" for t in TOPK_TABLES]
+    TOPK_RANK
+    + [f"results/topk/tables/{t}.csv" for t in TOPK_TABLES]
     + [f"results/topk/figures/{f}.png" for f in TOPK_FIGURES]
     + [
         "results/topk/probes/summary.csv",
@@ -141,6 +147,63 @@ rule topk_query_vllm:
         "../envs/vllm.yaml"
     script:
         "../workflow_scripts/topk_query.py"
+
+
+_TOPK_RANK = dict(
+    input=dict(pool_file=lambda w: TOPK_RANK_POOLS[w.pool]),
+    output=dict(
+        ranking="results/topk/rank/{pool}/{judge}/ranking.csv",
+        queries="results/topk/rank/{pool}/{judge}/queries.parquet",
+        trace="results/topk/rank/{pool}/{judge}/trace.csv",
+        summary="results/topk/rank/{pool}/{judge}/summary.csv",
+    ),
+    log="results/logs/topk_rank/{pool}/{judge}.log",
+)
+
+
+rule topk_rank:
+    """Rank a user's items file live (topk.rank.pools): the judge answers only the pairs the
+    top-k-aware rule picks, in batches between Laplace refits, through the call cache, until
+    the posterior expected top-k recall reaches the threshold or the call/USD budget is spent.
+    No true quality is read (a planted one only adds recall to the summary)."""
+    input:
+        **_TOPK_RANK["input"],
+    output:
+        **_TOPK_RANK["output"],
+    wildcard_constraints:
+        pool=name_regex(list(TOPK_RANK_POOLS)),
+        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+    params:
+        q=_TOPK_Q,
+    resources:
+        api_slots=lambda w: api_slots_for(w.judge),
+    log:
+        _TOPK_RANK["log"],
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/topk_rank.py"
+
+
+rule topk_rank_vllm:
+    """The same with a vLLM judge on GPUs (soft labels from the A/B logits)."""
+    input:
+        **_TOPK_RANK["input"],
+    output:
+        **_TOPK_RANK["output"],
+    wildcard_constraints:
+        pool=name_regex(list(TOPK_RANK_POOLS)),
+        judge=name_regex(judges_of("vllm")),
+    params:
+        q=_TOPK_Q,
+    resources:
+        gpu=lambda w: gpus_for(w.judge),
+    log:
+        _TOPK_RANK["log"],
+    conda:
+        "../envs/vllm.yaml"
+    script:
+        "../workflow_scripts/topk_rank.py"
 
 
 rule topk_evaluate:

@@ -239,7 +239,7 @@ def test_other_judge_sets_plan_the_topk_rules(tmp_path, data_root):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     for rule in ("topk_items", "topk_query_vllm", "topk_evaluate", "topk_llmbar_pairs", "topk_llmbar_replay",
-                 "topk_synthetic", "topk_tables", "topk_figures"):
+                 "topk_synthetic", "topk_tables", "topk_figures", "topk_rank_vllm"):
         assert rule in out, rule
 
 

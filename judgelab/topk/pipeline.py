@@ -17,6 +17,7 @@ from judgelab.config import ConfigError, JudgeSpec
 from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
+from judgelab.ranking.bias_aware import FitOptions
 from judgelab.topk import llmbar as llmbar_mod
 from judgelab.topk import tables as T
 from judgelab.topk.experiment import (
@@ -27,9 +28,11 @@ from judgelab.topk.experiment import (
     single_threaded_blas,
 )
 from judgelab.topk.items import PoolDesign, build_items, load_banks
+from judgelab.topk.live import LiveSettings, rank_live, result_tables
 from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
 from judgelab.topk.probes import planted_probabilities, probe_pairs, probe_summary
 from judgelab.topk.simulator import Scenario, SyntheticJudge, run_synthetic, synthetic_summary
+from judgelab.topk.userpool import load_user_pool
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +197,55 @@ def llmbar_table(verdicts: pd.DataFrame, pairs: pd.DataFrame, cfg: dict[str, Any
                                                 C=float(cfg["llmbar"]["C"]), seed=seed))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# -- rule topk_rank ------------------------------------------------------------------
+
+
+def live_settings(cfg: dict[str, Any]) -> LiveSettings:
+    """The live loop's settings from the ``topk`` config (``rank`` section, priors of ``model``)."""
+    r = cfg.get("rank", {})
+    m = cfg.get("model", {})
+    budget = r.get("budget", {"calls": 600})
+    stop = r.get("stop", {})
+    return LiveSettings(
+        k=int(r.get("k", 5)), budget_calls=budget.get("calls"), budget_usd=budget.get("usd"),
+        batch=int(r.get("batch", 8)), stop_threshold=float(stop.get("threshold", 0.9)),
+        stop_rule=str(stop.get("rule", "expected_recall")), min_calls=int(stop.get("min_calls", 0)),
+        rule=str(r.get("rule", "topk")), n_samples=int(m.get("n_samples", 1500)),
+        soft_labels=bool(r.get("soft_labels", True)), corr_warn=float(r.get("corr_warn", 0.3)),
+        seed=int(r.get("seed", 0)), options=FitOptions(lam=float(m.get("lam", 1.0)), lam_b=float(m.get("lam_b", 0.1))),
+    )
+
+
+def rank_judges(cfg: dict[str, Any], judge_names: Sequence[str]) -> list[str]:
+    """Judges of the live ranking: ``topk.rank.judges`` or the focus judge; unknown names fail."""
+    names = cfg.get("rank", {}).get("judges")
+    if names is None:
+        return [focus_judge(cfg, judge_names)] if judge_names else []
+    unknown = [n for n in names if n not in judge_names]
+    if unknown:
+        raise ConfigError(f"topk.rank.judges: {unknown} are not configured judges ({list(judge_names)})")
+    return list(names)
+
+
+def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str,
+              max_error_rate: float | None) -> dict[str, pd.DataFrame]:
+    """Rank one items file live with one judge (:func:`judgelab.topk.live.rank_live`)."""
+    r = cfg.get("rank", {})
+    pool = load_user_pool(items_path, list(r.get("covariates", ["length_std"])), question=r.get("question"))
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    try:
+        with single_threaded_blas(), CallCache(cache_path) as cache:
+            res = rank_live(pool, judge, cache, live_settings(cfg), template=cfg["template"],
+                            quality_scale=float(r.get("quality_scale", 1.0)), label=f"topk rank {pool_name}",
+                            max_error_rate=max_error_rate)
+    finally:
+        judge.close()
+    for w in res.warnings:
+        log.warning("%s / %s: %s", pool_name, entry["name"], w)
+    return result_tables(res, pool_name=pool_name, judge=entry["name"], simulated=judge.simulated)
 
 
 # -- rule topk_tables ----------------------------------------------------------------
