@@ -4,6 +4,8 @@
     judgelab cache-stats [--cache results/cache/calls.sqlite]
     judgelab check-config [--configfile config/judges/api.yaml]
     judgelab backends
+    judgelab audit --format llmbar result.json ... --out audit/
+    judgelab leaderboard-length leaderboard.csv
 
 Config files are merged like Snakemake does (judge set first, then
 ``config/config.yaml``, then each ``--configfile``).  Errors in input or config
@@ -130,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("backends", help="list registered backends and prompt templates")
     b.set_defaults(fn=cmd_backends)
+
+    from judgelab.bias_card.command import add_commands  # audit, leaderboard-length
+
+    add_commands(sub)
     return p
 
 

@@ -8,9 +8,10 @@ own verdict tables import through the ``judgelab`` preset).  Columns of
 judge, family  the judge and its model family
 metric         see :data:`METRICS`
 estimate       the point estimate on the metric's own scale
-ci_low/high    95% CI, item-clustered: percentile cluster bootstrap over items
-               (``item_id``: the question), or cluster-robust Wald for the logistic
-               coefficients
+ci_low/high    95% CI, item-clustered (``item_id``: the question).  Shares: Wilson
+               interval on the effective n (n / design effect, the design effect from a
+               cluster bootstrap over items); differences and the position score b:
+               percentile cluster bootstrap; logistic coefficients: cluster-robust Wald
 null_value     the value of "no bias" / chance the test compares with
 n              units the estimate uses (games, pairs or decisive verdicts)
 n_items        clusters (distinct items) behind them
@@ -21,7 +22,10 @@ statistic      the test statistic (successes, chi-square, or z)
 p_value        two-sided
 mde            minimum detectable effect at alpha 0.05 and power 0.8 (metric scale,
                distance from null_value; for untested rates the CI half-width)
-underpowered   True when mde exceeds the metric's threshold (:data:`METRICS`) or n is 0
+underpowered   True when n is 0, or the test did not reject its null and the mde exceeds
+               the metric's threshold (:data:`METRICS`): a non-significant result that
+               could not have detected a threshold-size effect.  Untested rates: the CI
+               half-width exceeds the threshold
 note           what to keep in mind (e.g. only one order recorded)
 simulated      True when the verdicts come from the simulated panel
 ============== ===================================================================
@@ -36,8 +40,8 @@ logistic regression of "picks the response shown first" on the log2 length ratio
 markdown difference and gold, with item-clustered standard errors.
 
 The binomial tests treat verdicts within one item as correlated: the number of trials
-is divided by the design effect (clustered bootstrap variance over the binomial
-variance, at least 1), so p-values and MDEs match the clustered CI.
+is divided by the design effect (cluster-bootstrap variance over the binomial variance,
+at least :data:`DEFF_FLOOR`), so p-values and MDEs match the clustered CI.
 """
 
 from __future__ import annotations
@@ -117,24 +121,33 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: 
     return est, float(lo), float(hi), float(np.nanvar(boot))
 
 
-def design_effect(est: float, var_boot: float, n: int) -> float:
-    """Clustered over binomial variance (at least 1): how much item clustering inflates the variance."""
+#: lower bound of the design effect: the two orders of a pair can be negatively correlated
+#: (a consistent judge picks A, then B), which makes the paired design more efficient than
+#: independent verdicts; the floor keeps a noisy variance estimate from shrinking n_eff away
+DEFF_FLOOR = 0.5
+
+
+def design_effect(est: float, var_boot: float, n: int, floor: float = DEFF_FLOOR) -> float:
+    """Clustered over binomial variance: how much item clustering changes the variance (>= floor)."""
     iid = est * (1 - est) / n if n else float("nan")
-    return max(1.0, var_boot / iid) if iid > 0 and not math.isnan(var_boot) else 1.0
+    return max(floor, var_boot / iid) if iid > 0 and not math.isnan(var_boot) else 1.0
 
 
-def clustered_proportion_ci(y: np.ndarray, clusters: np.ndarray, s: CardSettings) -> tuple[float, float, float, float]:
+def clustered_proportion_ci(y: np.ndarray, clusters: np.ndarray, s: CardSettings, *, floor: float = DEFF_FLOOR
+                            ) -> tuple[float, float, float, float]:
     """(share, low, high, bootstrap variance) of a 0/1 outcome clustered by item.
 
     The cluster bootstrap estimates the variance; the interval is Wilson's on the
     effective sample size n / design effect (statsmodels), because percentile bootstrap
-    intervals of rare outcomes (ties, parse failures) cover too little.
+    intervals of rare outcomes (ties, parse failures) cover too little.  Untested rates
+    use ``floor=1`` (never narrower than independent verdicts); tested shares use the
+    same design effect as their test, so CI and p-value agree.
     """
     from statsmodels.stats.proportion import proportion_confint
 
     n = len(y)
     est, _, _, var = cluster_ratio_ci(y, np.ones(n), clusters, s)
-    n_eff = n / design_effect(est, var, n)
+    n_eff = n / design_effect(est, var, n, floor)
     lo, hi = proportion_confint(est * n_eff, n_eff, alpha=1 - s.confidence, method="wilson")
     return est, float(lo), float(hi), var
 
@@ -167,7 +180,8 @@ def _row(metric: str, est: float, lo: float, hi: float, *, null: float, n: int, 
     threshold = METRICS[metric][1]
     if test == "none":
         mde = (hi - lo) / 2 if not math.isnan(hi) else float("nan")
-    under = n == 0 or math.isnan(mde) or abs(mde) > threshold
+    rejected = test != "none" and not math.isnan(p) and p < 0.05
+    under = n == 0 or (not rejected and (math.isnan(mde) or abs(mde) > threshold))
     return {"metric": metric, "estimate": est, "ci_low": lo, "ci_high": hi, "null_value": null, "n": int(n),
             "n_items": int(n_items), "share": share, "test": test, "statistic": stat, "p_value": p, "mde": mde,
             "underpowered": bool(under), "note": note}
@@ -182,7 +196,7 @@ def _proportion(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nd
                     n_items=0, share=0.0 if share_of else float("nan"), test="none" if null is None else "binomial",
                     stat=float("nan"), p=float("nan"), mde=float("nan"), note=note or "no eligible verdicts")
     y = np.asarray(success, dtype=float)[mask]
-    est, lo, hi, var = clustered_proportion_ci(y, items[mask], s)
+    est, lo, hi, var = clustered_proportion_ci(y, items[mask], s, floor=1.0 if null is None else DEFF_FLOOR)
     n_items = len(pd.unique(items[mask]))
     share = n / share_of if share_of else float("nan")
     if null is None:

@@ -1,0 +1,133 @@
+"""Leaderboard length check: does a judge-based leaderboard's score track answer length?
+
+Given one row per model (model, score, mean answer length), the table has one row per
+correlation method:
+
+============== ===============================================================
+method         ``pearson`` or ``spearman``
+estimate       the correlation of score with length
+ci_low/high    95% CI by Fisher's z: Pearson's from scipy (``pearsonr(...).confidence_interval``),
+               Spearman's with the Fieller-Hartley-Pearson variance 1.06 / (n - 3)
+boot_low/high  95% percentile bootstrap CI over models (resamples without a defined correlation dropped)
+p_value        two-sided test of zero correlation (scipy)
+n              models
+length_scale   ``raw`` or ``log`` (``--log-length``)
+============== ===============================================================
+
+A correlation near 1 says the leaderboard could be re-ranking by verbosity; with few
+models the CI is wide, and the table says so rather than the point estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from judgelab.io import InputError
+
+LEADERBOARD_COLUMNS = ["method", "estimate", "ci_low", "ci_high", "boot_low", "boot_high", "p_value", "n",
+                       "length_scale"]
+MODEL_NAMES = ("model", "name", "model_name", "Model")
+SCORE_NAMES = ("score", "win_rate", "winrate", "elo", "rating", "Score")
+LENGTH_NAMES = ("length", "avg_length", "avg_tokens", "mean_length", "token_len", "Length")
+
+
+def _pick(df: pd.DataFrame, given: str | None, names: tuple[str, ...], what: str, path: Path) -> str:
+    if given:
+        if given not in df.columns:
+            raise InputError(f"{path}: no column {given!r} for the {what}; columns: {list(df.columns)}")
+        return given
+    for n in names:
+        if n in df.columns:
+            return n
+    raise InputError(f"{path}: no {what} column (looked for {list(names)}); name it with --{what}-col")
+
+
+def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_col: str | None = None,
+                     length_col: str | None = None) -> pd.DataFrame:
+    """``model, score, length`` from a CSV/TSV/JSON/JSONL/parquet leaderboard (rows with gaps are errors)."""
+    from judgelab.verdict_import.readers import read_records
+
+    p = Path(path)
+    recs = read_records(p)
+    df = pd.DataFrame([r for _, r in recs])
+    if df.empty:
+        raise InputError(f"{p}: no rows")
+    cols = {k: _pick(df, g, names, k, p) for k, g, names in (
+        ("model", model_col, MODEL_NAMES), ("score", score_col, SCORE_NAMES), ("length", length_col, LENGTH_NAMES))}
+    out = pd.DataFrame({k: df[c] for k, c in cols.items()})
+    for k in ("score", "length"):
+        num = pd.to_numeric(out[k].replace("", np.nan), errors="coerce")
+        bad = num.isna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{p} row {recs[i][0]}: {cols[k]} is not a number ({out[k].iloc[i]!r})")
+        out[k] = num.astype(float)
+    if out["model"].duplicated().any():
+        raise InputError(f"{p}: model {out['model'][out['model'].duplicated()].iloc[0]!r} appears twice")
+    return out
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson correlation of 2-D arrays (nan for a constant row)."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+
+
+def _bootstrap_ci(x: np.ndarray, y: np.ndarray, method: str, n_resamples: int, seed: int,
+                  confidence: float) -> tuple[float, float]:
+    """Percentile bootstrap over models.
+
+    Hand-written because with a handful of models many resamples repeat one model and
+    have no defined correlation; scipy.stats.bootstrap turns the whole interval into
+    nan then, here those resamples are dropped.
+    """
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
+    xs, ys = x[idx], y[idx]
+    if method == "spearman":
+        xs, ys = stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1)
+    r = _corr(xs, ys)
+    a = (1 - confidence) / 2
+    lo, hi = np.nanquantile(r, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def length_correlation(board: pd.DataFrame, *, log_length: bool = False, n_resamples: int = 5000,
+                       seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """Pearson and Spearman correlation of score with length, Fisher-z and bootstrap CIs."""
+    x = board["length"].to_numpy(float)
+    y = board["score"].to_numpy(float)
+    if log_length:
+        if np.any(x <= 0):
+            raise InputError("--log-length needs positive lengths")
+        x = np.log(x)
+    n = len(x)
+    if n < 4:
+        raise InputError(f"need at least 4 models for a correlation with a CI, got {n}")
+    z = stats.norm.ppf(1 - (1 - confidence) / 2)
+    rows = []
+    for method in ("pearson", "spearman"):
+        if method == "pearson":
+            res = stats.pearsonr(x, y)
+            r, p = float(res.statistic), float(res.pvalue)
+            ci = res.confidence_interval(confidence_level=confidence)
+            lo, hi = float(ci.low), float(ci.high)
+        else:
+            res = stats.spearmanr(x, y)
+            r, p = float(res.statistic), float(res.pvalue)
+            se = math.sqrt(1.06 / (n - 3))
+            zr = math.atanh(max(-0.999999, min(0.999999, r)))
+            lo, hi = math.tanh(zr - z * se), math.tanh(zr + z * se)
+
+        blo, bhi = _bootstrap_ci(x, y, method, n_resamples, seed, confidence)
+        rows.append({"method": method, "estimate": r, "ci_low": lo, "ci_high": hi,
+                     "boot_low": blo, "boot_high": bhi,
+                     "p_value": p, "n": n, "length_scale": "log" if log_length else "raw"})
+    return pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
