@@ -217,6 +217,15 @@ def test_llmbar_external_validity_on_real_pairs(data_root, tmp_path):
     assert row["n_pairs"] == 134 and row["gold_longer"] < 0.3  # Neighbor: gold is rarely the longer output
     assert row["prefers_longer"] > row["gold_longer"] + 0.2
     assert row["corrected_acc"] > row["raw_acc"] + 0.1  # modelling the spurious length recovers gold
+    # issue 13: the features-only control (length/markdown differences, no judge) sits beside it;
+    # on Neighbor length alone predicts gold, so the correction must be judged against it
+    assert row["features_acc"] > 0.75 and row["feat_ci_low"] < row["features_acc"] < row["feat_ci_high"]
+    assert row["delta_vs_features"] == pytest.approx(row["corrected_acc"] - row["features_acc"])
+    assert 0.0 <= row["p_vs_features"] <= 1.0
+    assert row["beats_features"] == (row["delta_vs_features"] > 0 and row["p_vs_features"] < 0.05)
+    # the control is a judge-free model: a judge that flips a coin changes nothing in it
+    coin = v.assign(verdict=np.where(np.random.default_rng(0).random(len(v)) < 0.5, "A", "B"))
+    assert external_validity(coin, pairs, seed=0)["features_acc"] == row["features_acc"]
 
 
 def test_other_judge_sets_plan_the_topk_rules(tmp_path, data_root):

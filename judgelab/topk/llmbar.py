@@ -11,13 +11,22 @@ Every judge answers every LLMBar pair in both presentation orders.  Per subset a
 * ``corrected_acc`` -- the 5-fold cross-validated accuracy of an l2-regularised logistic
   model predicting gold from the judge score and the length and format differences
   (word-count difference and markdown-marker difference, output 1 minus output 2,
-  standardised inside each training fold), the pairwise analogue of the covariate model.
+  standardised inside each training fold), the pairwise analogue of the covariate model;
+* ``features_acc`` -- the **features-only control**: the same cross-validated model on the
+  length and format differences alone, no judge.  On LLMBar's adversarial subsets the
+  worse output is built to be longer, so length alone predicts gold (Neighbor: ~0.86): a
+  "correction" can score high by learning the answer key from the features.  The judge
+  contributes only what ``corrected_acc`` adds over this control:
+  ``delta_vs_features = corrected_acc - features_acc`` with an exact McNemar test on the
+  per-pair hits of the two models (same folds, same pairs; ``p_vs_features``), and
+  ``beats_features`` (delta > 0 and p < 0.05).
 
 Wilson 95% intervals on the accuracies.  Replayed real judges count as judges here too,
 on the subsets they were recorded on.
 
 Columns: ``dataset, judge, simulated, n_pairs, n_unparsed, raw_acc, raw_ci_low,
-raw_ci_high, corrected_acc, corr_ci_low, corr_ci_high, prefers_longer, gold_longer``.
+raw_ci_high, corrected_acc, corr_ci_low, corr_ci_high, features_acc, feat_ci_low,
+feat_ci_high, delta_vs_features, p_vs_features, beats_features, prefers_longer, gold_longer``.
 """
 
 from __future__ import annotations
@@ -55,6 +64,17 @@ def _wilson(k: float, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _mcnemar_exact(hit_a: np.ndarray, hit_b: np.ndarray) -> float:
+    """Exact McNemar p-value of two classifiers' per-pair hits on the same pairs (statsmodels)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a, b = np.asarray(hit_a, bool), np.asarray(hit_b, bool)
+    table = [[int(np.sum(a & b)), int(np.sum(a & ~b))], [int(np.sum(~a & b)), int(np.sum(~a & ~b))]]
+    if table[0][1] + table[1][0] == 0:
+        return 1.0
+    return float(mcnemar(table, exact=True).pvalue)
+
+
 def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: int = 5, C: float = 1.0,
                       seed: int = 0) -> dict:
     """One row of the LLMBar table for one judge on one subset."""
@@ -72,21 +92,27 @@ def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: i
     raw = float(raw_hits.mean()) if n else np.nan
     X = feats[["judge_score", "d_words", "d_markdown"]].to_numpy(float)
     folds = min(n_folds, int(np.bincount(gold, minlength=2).min())) if n else 0
+    corrected = features = delta = p_feat = np.nan
     if folds >= 2:
         model = make_pipeline(StandardScaler(), LogisticRegression(C=C))  # l2 penalty (the default)
         cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-        pred = cross_val_predict(model, X, gold, cv=cv)
-        corrected = float((pred == gold).mean())
-    else:
-        corrected = np.nan
+        hit = cross_val_predict(model, X, gold, cv=cv) == gold
+        # the features-only control: same model, same folds, no judge score
+        hit_f = cross_val_predict(model, X[:, 1:], gold, cv=cv) == gold
+        corrected, features = float(hit.mean()), float(hit_f.mean())
+        delta = corrected - features
+        p_feat = _mcnemar_exact(hit, hit_f)
     neq = feats["d_words"] != 0
     judge_longer = np.where(feats["d_words"] > 0, s, 1.0 - s)[neq]
     gold_longer = np.where(feats["d_words"] > 0, gold, 1 - gold)[neq]
     rlo, rhi = _wilson(raw * n, n)
     clo, chi = _wilson(corrected * n, n) if np.isfinite(corrected) else (np.nan, np.nan)
+    flo, fhi = _wilson(features * n, n) if np.isfinite(features) else (np.nan, np.nan)
     return {
         "n_pairs": n, "n_unparsed": int(feats["n_unparsed"].sum()), "raw_acc": raw, "raw_ci_low": rlo,
         "raw_ci_high": rhi, "corrected_acc": corrected, "corr_ci_low": clo, "corr_ci_high": chi,
+        "features_acc": features, "feat_ci_low": flo, "feat_ci_high": fhi, "delta_vs_features": delta,
+        "p_vs_features": p_feat, "beats_features": bool(np.isfinite(delta) and delta > 0 and p_feat < 0.05),
         "prefers_longer": float(judge_longer.mean()) if neq.any() else np.nan,
         "gold_longer": float(gold_longer.mean()) if neq.any() else np.nan,
     }
