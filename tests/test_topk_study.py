@@ -228,6 +228,7 @@ def test_llmbar_external_validity_on_real_pairs(data_root, tmp_path):
     assert external_validity(coin, pairs, seed=0)["features_acc"] == row["features_acc"]
 
 
+@pytest.mark.slow
 def test_other_judge_sets_plan_the_topk_rules(tmp_path, data_root):
     """The study's rules alone (common + topk), planned for the vLLM judge set."""
     wd = tmp_path / "wf"
