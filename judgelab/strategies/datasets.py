@@ -8,6 +8,9 @@ controlled the 375-pair controlled bias set (built by its own rule from the bank
 mtbench    MT-Bench turn-1 human votes joined to answer texts, ``n`` drawn with
            ``default_rng(seed).choice`` (:mod:`judgelab.datasets.mtbench`)
 llmbar     LLMBar subsets, ``n`` drawn with ``default_rng(seed).choice``
+pairs      the user's own pairs file (JSONL in the pairs-table columns of
+           :mod:`judgelab.datasets.pairs`, gold in ``expected_verdict``),
+           ``source`` relative to the repository or absolute; optional ``n``/``seed``
 ========== ====================================================================
 
 A new source is one :data:`STUDY_LOADERS` entry returning a pairs table.
@@ -50,6 +53,20 @@ def _llmbar(spec: dict[str, Any]) -> pd.DataFrame:
     df = llmbar_sample({s: source_path(f"llmbar/{s}") for s in subsets}, spec.get("n"), int(spec.get("seed", 42)))
     df["reference"] = ""
     return df
+
+
+@STUDY_LOADERS.register("pairs")
+def _own_pairs(spec: dict[str, Any]) -> pd.DataFrame:
+    """A user's pair set with gold: every strategy runs on it as on MT-Bench / LLMBar."""
+    from judgelab.datasets.pairs import load_pairset, pairs_frame
+
+    if not spec.get("source"):
+        raise ValueError("config: strategies/datasets/<name>/source: a pairs file is needed for loader 'pairs'")
+    df = pairs_frame(load_pairset("pairs", str(spec["source"]), name=str(spec["source"])))
+    if "reference" not in df:
+        df["reference"] = ""  # S6/S7 then write their own reference, as on LLMBar
+    df["n_available"] = len(df)
+    return sample_frame(df, spec.get("n"), int(spec.get("seed", 42)), what=str(spec["source"]))
 
 
 def load_study_pairs(name: str, spec: dict[str, Any]) -> pd.DataFrame:

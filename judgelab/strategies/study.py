@@ -35,6 +35,13 @@ class StrategiesStudy:
                 get_strategies(spec["strategies"], where=f"config: strategies/datasets/{ds}/strategies")
         for role, t in {**ROLE_TEMPLATES, **self.cfg["templates"]}.items():
             PAIRWISE_TEMPLATES.get(t, where=f"config: strategies/templates/{role}")
+        run = self.cfg.get("run_datasets")
+        unknown = sorted(set(run or []) - set(self.cfg["datasets"]))
+        if unknown:
+            raise ConfigError(f"config: strategies/run_datasets: {', '.join(unknown)} not in strategies/datasets "
+                              f"({', '.join(self.cfg['datasets'])})")
+        # config files merge into the defaults, so a user's own set is run alone by naming it here
+        self.cfg = {**self.cfg, "datasets": {d: s for d, s in self.cfg["datasets"].items() if run is None or d in run}}
         self.datasets = list(self.cfg["datasets"])
         self.controlled = [d for d, s in self.cfg["datasets"].items() if s["loader"] == "controlled"]
         self.gold_sets = [d for d, s in self.cfg["datasets"].items() if s["loader"] != "controlled" and self.judges(d)]
