@@ -117,8 +117,8 @@ def test_equal_statistics_from_csv_match_parquet(tmp_path):
     from_parquet = order_summary(read_verdicts([str(tmp_path / "v.parquet")]))
     pd.testing.assert_frame_equal(from_csv, from_parquet)
     # two empty verdicts agree (LLMBar's "equal"); with NaN they would not: j1 agrees on 007 and 010
-    assert from_csv.set_index("judge").loc["j1", "positional_agreement"] == pytest.approx(2 / 3)
-    assert from_csv.set_index("judge").loc["j2", "positional_agreement"] == pytest.approx(2 / 3)
+    assert from_csv.set_index("judge").loc["j1", "positional_agreement_all"] == pytest.approx(2 / 3)
+    assert from_csv.set_index("judge").loc["j2", "positional_agreement_all"] == pytest.approx(2 / 3)
 
 
 def test_read_table_tsv_and_explicit_text_columns(tmp_path):

@@ -43,7 +43,7 @@ def test_replayed_llmbar_judges_reproduce_published_statistics(name, data_root, 
     assert s["acc_AB"] == pytest.approx(_pct(stats["correct_False"]), abs=1e-12)
     assert s["acc_BA"] == pytest.approx(_pct(stats["correct_True"]), abs=1e-12)
     assert s["correct_both"] == pytest.approx(_pct(stats["correct_both"]), abs=1e-12)
-    assert s["positional_agreement"] == pytest.approx(_pct(stats["equal"]), abs=1e-12)
+    assert s["positional_agreement_all"] == pytest.approx(_pct(stats["equal"]), abs=1e-12)
     # the verdicts come from parsing the raw completions, and agree with the recorded winners
     raw = json.loads((data_root / f"llmbar_judge_outputs/Natural/evaluators/{name}/Vanilla/result.json").read_text())
     recorded = {(f"Natural-{i:04d}", "AB" if flag == "swap = False" else "BA"): r["winner"]

@@ -1,14 +1,31 @@
-"""Accuracy, order consistency and call accounting over verdict tables.
+"""Accuracy, order consistency, position bias and call accounting over verdict tables.
 
-Conventions follow LLMBar's evaluator statistics, so replayed real judges can be
-checked against the authors' published ``statistics.json``:
+Accuracy conventions follow LLMBar's evaluator statistics, so replayed real judges can
+be checked against the authors' published ``statistics.json``:
 
 * ``acc_AB`` / ``acc_BA`` -- share correct in each presentation order (a missing
   verdict counts as wrong, never dropped);
 * ``acc_average`` -- their mean; ``correct_both`` -- share correct in both orders;
-* ``positional_agreement`` -- share of pairs whose two verdicts, mapped back to the
-  stored order, are equal (LLMBar's "equal");
+* ``positional_agreement_all`` -- LLMBar's "equal": share of pairs whose two verdicts,
+  mapped back to the stored order, are equal, where two *missing* verdicts count as
+  equal.  Kept for comparison with published figures only: a judge that parses almost
+  nothing scores near 1 on it;
 * ``tie_rate`` -- share of tie verdicts over all calls.
+
+Order consistency and position bias, counted so that unparsed answers cannot pass for
+consistency (a 135M model that parsed 11 of 200 answers had an "equal" of 0.93):
+
+* ``n_pairs_both_parsed`` / ``both_parsed_share`` -- pairs (of ``n_pairs``, those asked
+  in both orders) with a verdict in *both* orders, and their share;
+* ``positional_agreement`` -- over those pairs only: share whose two verdicts agree once
+  mapped back to the stored order (NaN when there is none);
+* ``first_shown_share`` -- over parsed verdicts: share naming the response shown first
+  (``verdict_shown == "A"``); 0.5 is no position preference among A/B verdicts, a judge
+  answering A on 198 of 200 calls shows 0.99; ``first_shown_ci_low/high`` are its
+  Wilson 95% interval;
+* ``n_calls``, ``n_parsed``, ``n_errors``, ``parse_failure_rate`` -- calls, calls with a
+  verdict, calls without an answer, and (unparsed + refusal) / answered calls, as in
+  :func:`call_summary`.
 
 Accuracy CIs are Wilson intervals (statsmodels).
 """
@@ -21,10 +38,23 @@ from statsmodels.stats.proportion import proportion_confint
 from judgelab.records import CallStatus
 
 STATUSES = [s.value for s in CallStatus]
+NAN = float("nan")
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    if not n:
+        return NAN, NAN
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return float(lo), float(hi)
 
 
 def order_summary(verdicts: pd.DataFrame, by: tuple[str, ...] = ("judge",)) -> pd.DataFrame:
-    """One row per group with the LLMBar-style statistics (needs both orders)."""
+    """One row per group: accuracy, order consistency, position bias, parse failures.
+
+    ``verdicts`` has the columns of :data:`judgelab.pairwise.VERDICT_COLUMNS` (at least
+    ``pair_id``, ``order``, ``verdict``, ``correct``; ``verdict_shown`` and ``status``
+    where available -- without them the position and parse columns are NaN).
+    """
     rows = []
     for key, g in verdicts.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -32,22 +62,52 @@ def order_summary(verdicts: pd.DataFrame, by: tuple[str, ...] = ("judge",)) -> p
         ba = g[g["order"] == "BA"].set_index("pair_id")
         both = ab.index.intersection(ba.index)
         n = len(both)
-        k_avg = int(g["correct"].sum())
-        lo, hi = proportion_confint(k_avg, len(g), alpha=0.05, method="wilson") if len(g) else (float("nan"),) * 2
+        v_ab = ab.loc[both, "verdict"].fillna("").astype(str)
+        v_ba = ba.loc[both, "verdict"].fillna("").astype(str)
+        parsed_both = (v_ab != "") & (v_ba != "")
+        n_pb = int(parsed_both.sum())
+        lo, hi = _wilson(int(g["correct"].sum()), len(g))
         row = dict(zip(by, key, strict=True))
         row.update({
             "n_pairs": n,
-            "acc_AB": float(ab["correct"].mean()) if len(ab) else float("nan"),
-            "acc_BA": float(ba["correct"].mean()) if len(ba) else float("nan"),
+            "acc_AB": float(ab["correct"].mean()) if len(ab) else NAN,
+            "acc_BA": float(ba["correct"].mean()) if len(ba) else NAN,
             "acc_average": float(g["correct"].mean()),
-            "acc_ci_low": float(lo),
-            "acc_ci_high": float(hi),
-            "correct_both": float((ab.loc[both, "correct"] & ba.loc[both, "correct"]).mean()) if n else float("nan"),
-            "positional_agreement": float((ab.loc[both, "verdict"] == ba.loc[both, "verdict"]).mean()) if n else float("nan"),
+            "acc_ci_low": lo,
+            "acc_ci_high": hi,
+            "correct_both": float((ab.loc[both, "correct"] & ba.loc[both, "correct"]).mean()) if n else NAN,
+            "n_pairs_both_parsed": n_pb,
+            "both_parsed_share": n_pb / n if n else NAN,
+            "positional_agreement": float((v_ab[parsed_both] == v_ba[parsed_both]).mean()) if n_pb else NAN,
+            "positional_agreement_all": float((v_ab == v_ba).mean()) if n else NAN,
             "tie_rate": float((g["verdict"] == "tie").mean()),
         })
+        row.update(_position_and_parsing(g))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _position_and_parsing(g: pd.DataFrame) -> dict[str, float | int]:
+    out: dict[str, float | int] = {"n_calls": len(g)}
+    if "verdict_shown" in g:
+        shown = g["verdict_shown"].fillna("").astype(str)
+        parsed = shown != ""
+        n_parsed, k_first = int(parsed.sum()), int((shown == "A").sum())
+        lo, hi = _wilson(k_first, n_parsed)
+        out.update({"n_parsed": n_parsed, "first_shown_share": k_first / n_parsed if n_parsed else NAN,
+                    "first_shown_ci_low": lo, "first_shown_ci_high": hi})
+    else:
+        out.update({"n_parsed": int((g["verdict"].fillna("") != "").sum()), "first_shown_share": NAN,
+                    "first_shown_ci_low": NAN, "first_shown_ci_high": NAN})
+    if "status" in g:
+        counts = g["status"].value_counts()
+        errors = int(counts.get("error", 0))
+        failures = int(counts.get("unparsed", 0) + counts.get("refusal", 0))
+        answered = len(g) - errors
+        out.update({"n_errors": errors, "parse_failure_rate": failures / answered if answered else NAN})
+    else:
+        out.update({"n_errors": 0, "parse_failure_rate": NAN})
+    return out
 
 
 def call_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
