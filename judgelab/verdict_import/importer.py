@@ -338,6 +338,11 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                 if len(item) > 96:
                     item = _short_id(item)
                 v = _verdict_row(game.verdict, order, rec, ctx)
+                # a recorded table's own label / continuous preference survive a round trip
+                if not _empty(f.get("label")):
+                    v["label"] = str(f["label"])
+                if not _empty(f.get("preference")) and v["verdict"]:
+                    v["preference"] = float(f["preference"])
                 gold = ""
                 if mapping.gold is not None:
                     g, _, _, _ = _target(mapping.gold, rec, ctx)

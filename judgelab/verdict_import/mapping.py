@@ -165,7 +165,8 @@ class VerdictMapping:
 
 #: record-level fields a mapping may set (all optional; ``response_a/b`` may be lists = turns)
 FIELD_NAMES = ("judge", "family", "model", "pair_id", "item_id", "instruction", "response_a", "response_b",
-               "model_a", "model_b", "category", "simulated")
+               "model_a", "model_b", "category", "simulated", "source_file", "source_row",
+               "label", "preference")
 
 
 @lru_cache(maxsize=1)

@@ -133,6 +133,7 @@ PRESETS.add("llmbar", {
 
 PRESETS.add("judgelab", {
     "judge": "judge", "model": "model", "family": "family", "simulated": "simulated",
+    "source_file": "source_file", "source_row": "source_row", "label": "label", "preference": "preference",
     "pair_id": "pair_id", "item_id": {"first_of": ["item_id", "pair_id"]},
     "instruction": {"first_of": ["instruction", {"table": "pairs", "key": ["pair_id"], "value": "prompt"}]},
     "response_a": {"first_of": ["response_a", {"table": "pairs", "key": ["pair_id"], "value": "response_a"}]},
