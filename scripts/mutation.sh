@@ -43,15 +43,16 @@ MUTATION_JOBS="${MUTATION_JOBS:-1}"
 export JUDGELAB_DATA="${JUDGELAB_DATA:-$(cd "$REPO/.." && pwd)/shared/data}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 JUDGELAB_PROGRESS=0
 
-# module -> the test files that exercise it (space separated). Keep it to the tests that import the
-# module or its direct callers: every mutant runs only the tests that reach the mutated function.
+# module -> the test files that exercise it (space separated, globs allowed, relative to the repo root).
+# Keep it to the tests that import the module or its direct callers: every mutant runs only the tests
+# (of these files) that reach the mutated function. Add your new test file here when you write one.
 declare -A TESTS=(
   [judgelab/parsing.py]="tests/test_parsing.py tests/test_scoring.py tests/test_simulated.py"
   [judgelab/cache.py]="tests/test_cache.py tests/test_replay_and_config.py"
-  [judgelab/stats/agreement.py]="tests/test_replay_and_config.py tests/test_simulated.py tests/test_strategies_stats.py"
-  [judgelab/stats/bias.py]="tests/test_strategies_stats.py tests/test_strategies_bias.py tests/test_simulated.py"
-  [judgelab/stats/mcnemar.py]="tests/test_strategies_stats.py tests/test_simulated.py"
-  [judgelab/stats/mixed.py]="tests/test_strategies_stats.py tests/test_simulated.py"
+  [judgelab/stats/agreement.py]="tests/test_stats_*.py tests/test_replay_and_config.py tests/test_simulated.py tests/test_strategies_stats.py"
+  [judgelab/stats/bias.py]="tests/test_stats_*.py tests/test_strategies_stats.py tests/test_strategies_bias.py tests/test_simulated.py"
+  [judgelab/stats/mcnemar.py]="tests/test_stats_*.py tests/test_strategies_stats.py tests/test_simulated.py"
+  [judgelab/stats/mixed.py]="tests/test_stats_*.py tests/test_strategies_stats.py tests/test_simulated.py"
   [judgelab/ranking/acquisition.py]="tests/test_topk_acquisition.py tests/test_topk_model.py"
   [judgelab/ranking/bias_aware.py]="tests/test_topk_model.py tests/test_topk_acquisition.py tests/test_bradley_terry.py"
   [judgelab/ranking/bradley_terry.py]="tests/test_bradley_terry.py tests/test_topk_model.py"
@@ -139,8 +140,10 @@ for mod in "${expanded[@]}"; do
   # mutmut re-mutates the functions whose source changed)
   (cd "$REPO" && tar --exclude=./.venv --exclude=./.git --exclude=./results --exclude=./.snakemake \
       --exclude='*/__pycache__' --exclude=./mutants --exclude='./*.egg-info' -cf - .) | (cd "$ws" && tar -xf -)
-  # tests as a TOML list
-  tlist="" ; for t in $tests; do tlist+="\"$t\", "; done
+  # tests as a TOML list (globs expanded in the repo; a pattern matching nothing is dropped)
+  tlist="" ; for t in $(cd "$REPO" && shopt -s nullglob && for g in $tests; do printf '%s\n' $g; done); do
+    tlist+="\"$t\", "; done
+  [[ -n "$tlist" ]] || { echo "mutation.sh: no test file of '$tests' exists" >&2; status=2; continue; }
   cat >>"$ws/pyproject.toml" <<EOF
 
 [tool.mutmut]
