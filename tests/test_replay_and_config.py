@@ -10,13 +10,16 @@ import pandas as pd
 import pytest
 
 from judgelab import cli
+from judgelab.bias_card import CardSettings, bias_card
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec, load_config, validate_config
-from judgelab.datasets.pairs import load_llmbar
+from judgelab.datasets.pairs import load_llmbar, pairs_frame
 from judgelab.datasets.sources import source_path
+from judgelab.io import write_table
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.stats.agreement import call_summary, order_summary
+from judgelab.verdict_import import import_verdicts, preset_mapping
 from tests.conftest import REPO
 
 LLMBAR_JUDGES = ["ChatGPT", "ChatGPT-0301", "GPT-4", "PaLM2", "LLaMA2", "Falcon"]
@@ -53,6 +56,18 @@ def test_replayed_llmbar_judges_reproduce_published_statistics(name, data_root, 
         assert row.verdict == ({"1": "A", "2": "B"}.get(w, "")), (row.pair_id, row.order)
     # empty completions are counted, never dropped
     assert call_summary(v).iloc[0]["calls"] == 200
+    # the bias card of the replayed verdict table (judgelab preset, texts from the pairs table) equals them too
+    write_table(v, tmp_path / "verdicts.csv")
+    write_table(pairs_frame(pairs), tmp_path / "pairs.parquet")
+    table = import_verdicts([tmp_path / "verdicts.csv"], preset_mapping("judgelab"),
+                            tables={"pairs": [tmp_path / "pairs.parquet"]})
+    assert (table["response_a"] != "").all() and table["instruction"].notna().all()
+    card = bias_card(table, CardSettings(n_resamples=200)).set_index("metric")
+    assert card.loc["accuracy_AB", "estimate"] == pytest.approx(_pct(stats["correct_False"]), abs=1e-12)
+    assert card.loc["accuracy_BA", "estimate"] == pytest.approx(_pct(stats["correct_True"]), abs=1e-12)
+    assert card.loc["correct_both", "estimate"] == pytest.approx(_pct(stats["correct_both"]), abs=1e-12)
+    assert card.loc["positional_agreement_all", "estimate"] == pytest.approx(_pct(stats["equal"]), abs=1e-12)
+    assert card.loc["parse_failures", "n"] == 200
 
 
 def test_config_defaults_and_errors(tmp_path: Path):
