@@ -225,3 +225,28 @@ def test_bad_items_files_name_file_line_and_key(tmp_path):
         load_user_pool(csv, ["len"])
     csv.write_text("id,question,text,cov_len\na,Q?,x,1\nb,Q?,y,2\nc,Q?,z,4\n")
     np.testing.assert_allclose(load_user_pool(csv, ["len"]).X[:, 0], [1, 2, 4])
+
+
+@pytest.mark.slow
+def test_readme_command_plans_the_live_ranking_with_an_api_judge(tmp_path, data_root):
+    """README "On your own data (topk)": the API judge set plus config/topk-own-data.yaml plans
+    topk_rank for both shipped pools (a dry run: no key, no call)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    wd = tmp_path / "wf"
+    wd.mkdir()
+    for part in ["rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data", "pyproject.toml",
+                 "Snakefile"]:
+        src = REPO / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, wd / part)
+    exe = Path(sys.executable).with_name("snakemake")
+    targets = ["results/topk/rank/example/gpt-4o-mini/summary.csv", "results/topk/rank/models/gpt-4o-mini/summary.csv"]
+    proc = subprocess.run([str(exe) if exe.exists() else "snakemake", "-n", "--cores", "2", "--configfile",
+                           "config/judges/api.yaml", "config/topk-own-data.yaml", "--", *targets],
+                          cwd=wd, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "topk_rank        2" in out or out.count("rule topk_rank:") == 2, out[-2000:]
