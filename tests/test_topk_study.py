@@ -126,6 +126,8 @@ def test_oracle_table_is_a_verdict_table_and_cached(panel_run):
     pd.testing.assert_frame_equal(table.drop(columns=["cost_usd", "latency_s"]),
                                   again.drop(columns=["cost_usd", "latency_s"]))
     assert sum(r["new_calls"] for r in runs) == len(table)  # the second collection asked nothing
+    # generated verdicts carry no margin: the soft label is the hard one
+    pd.testing.assert_series_equal(table["y_soft"], table["y"], check_names=False)
 
 
 def test_panel_judge_bias_is_recovered_with_its_own_length_scale(panel_run):

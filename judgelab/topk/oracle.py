@@ -11,9 +11,12 @@ parameters are overridden (``topk.sampling``, default temperature 0) and local b
 (cached; failures recorded; unparsed answers kept and counted).
 
 The oracle table is a verdict table (columns of :mod:`judgelab.pairwise`, so the call
-summary counts it) with four more columns: ``oracle`` (pool), ``first_item`` and
-``second_item`` (item indices in the shown order) and ``y`` (1 = first-shown preferred,
-0 = second, empty = no usable verdict).  ``pair_id`` is ``o<pool>:<i>-<j>`` with ``i < j``;
+summary counts it) with five more columns: ``oracle`` (pool), ``first_item`` and
+``second_item`` (item indices in the shown order), ``y`` (1 = first-shown preferred,
+0 = second, empty = no usable verdict) and ``y_soft`` -- for a logit verdict the judge's
+probability of preferring the first-shown item, ``sigma(logp_A - logp_B)``, which keeps the
+margin the arg max throws away (equal to ``y`` for a generated verdict; the paper's replay
+uses ``y``, the live path :mod:`judgelab.topk.live` the soft label).  ``pair_id`` is ``o<pool>:<i>-<j>`` with ``i < j``;
 ``order`` is ``AB`` when item ``i`` was shown first.  ``expected_verdict`` is the better
 item by true quality in the stored order (``tie`` for equal quality).
 
@@ -48,8 +51,9 @@ from judgelab.records import JudgeRequest
 from judgelab.runner import run_requests
 from judgelab.topk.experiment import PoolOracle
 from judgelab.topk.items import covariate_matrix, pools
+from judgelab.topk.live import label_from_response
 
-ORACLE_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "y"]
+ORACLE_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "y", "y_soft"]
 LOGIT_BACKENDS = ("transformers", "vllm")
 
 
@@ -115,6 +119,7 @@ def collect_oracle(judge: Judge, items: pd.DataFrame, cache: CallCache, *, templ
             "judge_seed": int(judge.spec.sampling.get("seed", 0)), "key": resp.key, "bias_type": "none",
             "category": str(o), "oracle": o, "first_item": a, "second_item": b,
             "y": {"A": 1.0, "B": 0.0}.get(shown or "", np.nan),
+            "y_soft": label_from_response(resp, soft=True),
         })
     return pd.DataFrame(rows, columns=ORACLE_COLUMNS)
 
