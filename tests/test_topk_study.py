@@ -283,3 +283,28 @@ def test_gate_threshold_is_exactly_as_good_as_naive():
     worse_naive = naive.copy()
     worse_naive[[20, 21]] = worse_naive[[21, 20]]
     assert gate(worse_naive, aware, anchors).enabled is True  # equal agreement: correction on
+
+
+def test_anchor_pairs_and_agreement_edge_cases():
+    theta = np.array([0.0, 1.0, 1.0, 2.0, 3.0, 5.0])
+    rng = np.random.default_rng(0)
+    n_labelled = 14  # 15 pairs, one tie (items 1 and 2) carries no label
+    a = anchor_pairs(theta, 100, rng)
+    assert len(a) == n_labelled and len({tuple(r) for r in a.tolist()}) == n_labelled  # drawn without replacement
+    assert (theta[a[:, 0]] > theta[a[:, 1]]).all()
+    few = anchor_pairs(theta, 4, np.random.default_rng(1))
+    assert few.shape == (4, 2) and len({tuple(r) for r in few.tolist()}) == 4
+    # the draw is the generator's: same seed same anchors, another seed other anchors
+    np.testing.assert_array_equal(anchor_pairs(theta, 4, np.random.default_rng(1)), few)
+    assert any(not np.array_equal(anchor_pairs(theta, 4, np.random.default_rng(s)), few) for s in range(2, 6))
+    from judgelab.topk.gate import anchor_agreement
+
+    anchors = np.array([[3, 0], [4, 1], [5, 2]])
+    assert anchor_agreement(theta, anchors) == 1.0
+    assert anchor_agreement(-theta, anchors) == 0.0
+    tied = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    assert anchor_agreement(tied, anchors) == pytest.approx(0.5)  # every anchor tied: each counts half
+    assert anchor_agreement(np.array([0, 0, 0, 1.0, 2.0, -1.0]), anchors) == pytest.approx((1 + 1 + 0) / 3)
+    assert np.isnan(anchor_agreement(theta, np.zeros((0, 2), dtype=int)))
+    d = gate(theta, -theta, anchors)
+    assert (d.agree_naive, d.agree_aware, d.enabled) == (1.0, 0.0, False)
