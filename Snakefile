@@ -21,6 +21,7 @@ validate(config, "config/schema.yaml")
 
 include: "rules/common.smk"
 include: "rules/audit.smk"
+include: "rules/audit_logs.smk"
 include: "rules/strategies.smk"
 include: "rules/scoring.smk"
 include: "rules/topk.smk"
@@ -32,6 +33,7 @@ include: "rules/report.smk"
 rule all:
     input:
         AUDIT_OUTPUTS,
+        AUDIT_LOGS_OUTPUTS,
         STRAT_OUTPUTS,
         SCORING_OUTPUTS,
         TOPK_OUTPUTS,

@@ -192,6 +192,37 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def expand_patterns(patterns: Iterable[str], *, where: str) -> list[str]:
+    """Files matched by glob patterns (absolute, relative to the working directory, or to the
+    data root); a pattern that matches nothing is an error naming ``where``.
+
+    A plain path (no glob characters) of a known public file
+    (:data:`judgelab.datasets.sources.SOURCES`) that is not on disk yet is kept as given:
+    the job that reads it resolves (and downloads) it, not the DAG construction.
+    """
+    import glob
+
+    from judgelab.datasets.sources import SOURCES, data_root
+
+    out: list[str] = []
+    for pat in patterns:
+        if not glob.has_magic(pat) and not Path(pat).exists() and any(s.rel == pat for s in SOURCES.values()):
+            root = data_root()
+            out.append(str((root / pat).resolve()) if root is not None and (root / pat).exists() else pat)
+            continue
+        bases = [Path(".")] if Path(pat).is_absolute() else [Path("."), *([data_root()] if data_root() else [])]
+        hits: list[str] = []
+        for base in bases:
+            hits = sorted(glob.glob(str(base / pat) if not Path(pat).is_absolute() else pat, recursive=True))
+            if hits:
+                break
+        if not hits:
+            raise InputError(f"{where}: no file matches {pat!r} (relative paths are tried in the working "
+                             f"directory and the data root {data_root()})")
+        out.extend(str(Path(h).resolve()) for h in hits if Path(h).is_file())
+    return out
+
+
 def load_tables(mapping: VerdictMapping, files: Mapping[str, Sequence[str | Path]] | None = None
                 ) -> dict[str, dict[tuple[str | None, ...], dict[str, Any]]]:
     """Side tables of a mapping, keyed by their key fields; ``files`` overrides the mapping's."""
