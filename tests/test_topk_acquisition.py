@@ -217,3 +217,76 @@ def test_table3_tests_at_the_oracle_level():
     assert t.loc["topk", "recall"] == pytest.approx(means["topk"].mean())
     assert t.loc["topk", "se"] == pytest.approx(means["topk"].std(ddof=1) / np.sqrt(3))
     assert np.isnan(t.loc["global", "p_vs_global"])
+
+
+def test_registered_rules_are_the_documented_factor_products():
+    expected = {"topk": ("informativeness", "variance", "boundary"), "global": ("informativeness", "variance"),
+                "no_variance": ("informativeness", "boundary"), "no_informativeness": ("variance", "boundary"),
+                "entropy": ("boundary",)}
+    for name, factors in expected.items():
+        rule = make_rule(name)
+        assert rule.name == name and rule.factors == factors and rule.needs_posterior
+    assert not make_rule("random").needs_posterior and not make_rule("round_robin").needs_posterior
+    assert make_rule("random").name == "random" and make_rule("round_robin").name == "round_robin"
+    from judgelab.ranking.acquisition import ScoreRule
+
+    for bad in ((), ("variance", "luck")):
+        with pytest.raises(ValueError, match="non-empty subset"):
+            ScoreRule("x", bad)
+    # each factor's value on a hand-made posterior
+    n = 4
+    space = PairSpace(n)
+    fit = fit_bias_aware(Comparisons.empty(), n, options=NAIVE, warn=False)
+    fit.theta = np.array([1.0, 0.0, -0.5, 2.0])
+    fit.cov = np.diag([0.5, 1.0, 2.0, 0.25])
+    memb = np.array([0.9, 0.5, 0.2, 1.0])
+    post = Posterior(fit, memb, k=2)
+    i, j = space.i, space.j
+    from scipy.special import expit
+
+    pij = expit(fit.theta[i] - fit.theta[j])
+    var = np.diag(fit.cov)[i] + np.diag(fit.cov)[j]
+    h = binary_entropy(memb)
+    want = {"no_variance": pij * (1 - pij) * (h[i] + h[j]), "no_informativeness": var * (h[i] + h[j]),
+            "entropy": h[i] + h[j], "global": pij * (1 - pij) * var}
+    for name, w in want.items():
+        rule = make_rule(name)
+        rule.rescore(post, space)
+        np.testing.assert_allclose(rule.scores, w, rtol=1e-12)
+
+
+def test_active_loop_defaults_budget_cap_and_rescoring():
+    d = ActiveSettings()
+    assert (d.k, d.refit_every, d.n_samples) == (5, 8, 1500)  # the paper's Alg. 1 settings
+    pool = synthetic_oracle(SyntheticJudge(), 1, n_items=6, seed=37)
+    run = run_active(pool.query, 6, pool.X, make_rule("topk"), 100, ActiveSettings(k=2, n_samples=100, refit_every=4),
+                     np.random.default_rng(0))
+    assert len(run.y) == 15 and run.n_refits == 4  # capped at the 15 unordered pairs; refits at t = 0, 4, 8, 12
+    assert {frozenset(p) for p in zip(run.first.tolist(), run.second.tolist(), strict=True)} == {
+        frozenset(p) for p in zip(*np.triu_indices(6, 1), strict=True)}
+    np.testing.assert_array_equal(run.allocation(15, 6), np.full(6, 5))
+    assert run.allocation(3, 6).sum() == 6
+    rr = run_active(pool.query, 6, None, make_rule("round_robin"), 9, ActiveSettings(k=2), np.random.default_rng(0))
+    assert rr.n_refits == 0  # rules without a posterior never refit
+    ran = run_active(pool.query, 6, None, make_rule("random"), 15, ActiveSettings(k=2), np.random.default_rng(0))
+    assert ran.n_refits == 0 and len({frozenset(p) for p in zip(ran.first.tolist(), ran.second.tolist(),
+                                                                   strict=True)}) == 15
+    y_shown = np.array([pool.query(a, b) for a, b in zip(run.first, run.second, strict=True)])
+    np.testing.assert_array_equal(run.y, y_shown)  # the verdict on the order shown
+
+
+def test_round_robin_falls_back_to_random_after_its_schedule():
+    space = PairSpace(5)
+    rule = make_rule("round_robin")
+    rng = np.random.default_rng(0)
+    rule.start(space, rng)
+    assert len(rule.schedule) == 10
+    picks = []
+    for _ in range(10):
+        m = rule.choose(space, rng)
+        assert space.open[m]
+        space.open[m] = False
+        picks.append(m)
+    assert sorted(picks) == list(range(10))
+    assert rule.schedule == picks  # the schedule in order
+    assert PairSpace(5).index(3, 1) == PairSpace(5).index(1, 3) == 5

@@ -274,3 +274,89 @@ def test_soft_labels_keep_the_margin():
         th = fit_bias_aware(Comparisons([0, 1], [1, 0], yy), 2, options=NAIVE).theta
         gap[name] = th[0] - th[1]
     assert 0 < gap["soft"] < gap["hard"]
+
+
+def _partly_fixed_order(p_lower_first: float):
+    n = 12
+    X = np.zeros((n, 1))
+    X[np.random.default_rng(0).permutation(n)[:6]] = 1
+    i, j = np.triu_indices(n, 1)
+    r = np.random.default_rng(1)
+    keep = r.random(len(i)) < p_lower_first
+    a, b = np.where(keep, i, j), np.where(keep, j, i)
+    return Comparisons(a, b, (r.random(len(a)) < 0.5).astype(float)), n, X
+
+
+def test_weak_identification_threshold_is_a_vif_of_two():
+    # the same pairs, presentation order tied to the item index in 85% vs 90% of them:
+    # kappa's VIF is 1.96 (identified) vs 2.04 (weak), either side of VIF_WEAK = 2
+    from judgelab.ranking.bias_aware import VIF_WEAK
+
+    assert VIF_WEAK == 2.0
+    fit, msgs = _fit_catching(*_partly_fixed_order(0.85))
+    assert 1.9 < fit.vif["kappa"] < 2.0 and fit.identifiability["kappa"] == "identified" and msgs == []
+    fit, msgs = _fit_catching(*_partly_fixed_order(0.90))
+    assert 2.0 < fit.vif["kappa"] < 2.1 and fit.identifiability["kappa"] == "weak"
+    assert any(m.startswith("kappa is only weakly identified by this design (VIF > 2)") and "presentation order" in m
+               for m in msgs)
+    assert fit.identifiability["c[verbosity]"] == "identified" and 1.0 <= fit.vif["c[verbosity]"] < 1.2
+
+
+def test_options_inputs_and_names_fail_or_default_clearly():
+    for bad in ({"lam": 0.0}, {"lam_b": 0.0}, {"lam": -1.0}, {"lam_b": -0.5}):
+        with pytest.raises(ValueError, match="prior precisions must be positive"):
+            FitOptions(**bad)
+    d = FitOptions()
+    assert (d.lam, d.lam_b, d.covariates, d.position, d.hierarchical) == (1.0, 0.1, True, True, False)
+    assert NAIVE.naive and not d.naive and not FitOptions(position=False).naive
+    with pytest.raises(ValueError, match="lengths differ: 2, 1, 1"):
+        Comparisons([0, 1], [1], [1.0])
+    with pytest.raises(ValueError, match="out of range for 3 items"):
+        fit_bias_aware(Comparisons([0], [3], [1.0]), 3, options=NAIVE)
+    with pytest.raises(ValueError, match="out of range for 3 items"):
+        fit_bias_aware(Comparisons([-1], [0], [1.0]), 3, options=NAIVE)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fit_bias_aware(Comparisons([0], [1], [1.0]), 2, np.array([[0.0], [np.nan]]))
+    with pytest.raises(ValueError, match="2 covariate names for 1 covariate columns"):
+        fit_bias_aware(Comparisons([0], [1], [1.0]), 2, np.zeros((2, 1)), covariate_names=["a", "b"])
+    rng = np.random.default_rng(5)
+    n = 6
+    a, b = all_pairs(n)
+    x = rng.integers(0, 2, n).astype(float)
+    comp = Comparisons(a, b, simulate(rng.normal(0, 1, n), x[:, None], [0.5], 0.2, a, b, rng))
+    one_d = fit_bias_aware(comp, n, x, warn=False)  # a 1-D covariate is one column
+    assert one_d.names == [f"theta[{i}]" for i in range(n)] + ["c[x0]", "kappa"]
+    np.testing.assert_allclose(one_d.beta, fit_bias_aware(comp, n, x[:, None], warn=False).beta)
+    assert len(one_d.beta) == n + 2 and one_d.n_items == n and one_d.n_comparisons == len(a)
+    assert one_d.sigma.shape == (n, n) and one_d.converged and one_d.nll > 0
+    # a warm start of the wrong length (another model's beta) is ignored, not used
+    naive = fit_bias_aware(comp, n, options=NAIVE)
+    warm = fit_bias_aware(comp, n, x, x0=naive.beta, warn=False)
+    np.testing.assert_allclose(warm.beta, one_d.beta, atol=1e-5)
+    assert naive.names == [f"theta[{i}]" for i in range(n)] and naive.c.shape == (0,) and naive.kappa == 0.0
+    lo, hi = one_d.interval("kappa", level=0.5)
+    assert hi - lo == pytest.approx(2 * 0.6744898 * one_d.se("kappa"), rel=1e-5)
+
+
+def test_membership_edge_cases_and_ties():
+    rng = np.random.default_rng(0)
+    theta = np.array([1.0, 0.0, -1.0])
+    np.testing.assert_array_equal(topk_membership(theta, np.eye(3), 0, 10, rng), [0, 0, 0])
+    np.testing.assert_array_equal(topk_membership(theta, np.eye(3), 3, 10, rng), [1, 1, 1])
+    from judgelab.ranking.bias_aware import top_k_indices
+
+    assert top_k_indices(np.array([1.0, 3.0, 3.0, 2.0]), 2).tolist() == [1, 2]  # ties go to the lower index
+    assert top_k_indices(np.array([1.0, 3.0, 3.0, 2.0]), 3).tolist() == [1, 2, 3]
+
+
+def test_residualize_one_column_and_swap_majority_prior():
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    r = residualize(2.0 * x + 1.0 + np.array([0.1, -0.1, -0.1, 0.1]), x)
+    np.testing.assert_allclose(r, [0.1, -0.1, -0.1, 0.1], atol=1e-12)
+    comp = Comparisons([0, 1, 0, 1], [1, 0, 1, 0], [1, 0, 1, 0])  # item 0 wins in both orders, twice
+    weak, strong = swap_majority(comp, 2, lam=0.1), swap_majority(comp, 2, lam=10.0)
+    assert weak[0] - weak[1] > strong[0] - strong[1] > 0
+    # a majority of 2 of 3 votes is a full win, not a 2/3 one
+    maj = swap_majority(Comparisons([0, 1, 0], [1, 0, 1], [1, 1, 1]), 2)
+    full = swap_majority(Comparisons([0], [1], [1.0]), 2)
+    np.testing.assert_allclose(maj, full, atol=1e-6)
