@@ -206,6 +206,11 @@ class SimProfile:
     # verdict that is wrong (refusing a warranted correction) and one that is right
     stubbornness: float = 0.0
     keep_correct: float = 1.0
+    # how much the revision reads the detector's analysis (0..1; paper 001's claim that the
+    # detector's reasoning, not only its label, helps the evaluator): with an empty or
+    # content-free analysis a flagged wrong verdict is kept more often and a switch among several
+    # options favours gold less (judges/sim_generators/rbd.py, analysis_informativeness)
+    reasoning_use: float = 0.0
     # simulated decoding time per output token, so latency/throughput tables have a value
     seconds_per_output_token: float = 0.0
 
@@ -535,6 +540,9 @@ class SimulatedJudge(Judge):
         return p.label_accuracy
 
     def _label(self, req: JudgeRequest, d: _Draws) -> str:
+        task = req.truth.get("gen", {}).get("task") if req.truth else None
+        if task:  # a label with its own writer (paper 001's detector reasons about the case)
+            return GENERATORS.get(str(task), where=f"judge {self.name!r}")(req, self, d)
         label = str(req.truth.get("label", "no")).lower()
         correct = d[0] < self.label_skill(label)
         ans = label if correct else ("no" if label == "yes" else "yes")

@@ -222,11 +222,31 @@ def detector_prompt(case: DetectorCase, prompting: str, *, examples: Sequence[Fe
         judgement=case.judgement(), examples=examples)
 
 
+def statement_option(case: DetectorCase) -> int:
+    """The option a bandwagon statement names (0 / 1), or -1."""
+    if "Output (a)" in case.statement:
+        return 0
+    if "Output (b)" in case.statement:
+        return 1
+    return -1
+
+
+def case_info(case: DetectorCase) -> dict[str, Any]:
+    """What a simulated teacher or detector is told about a case beyond the prompt text (its
+    analysis of the shown verdict; real models read the prompt only)."""
+    return {"bias_type": case.bias_type, "evaluator": case.evaluator_model, "chosen": list(case.verdict),
+            "statement_option": statement_option(case)}
+
+
 def detector_request(case: DetectorCase, spec: DetectorSpec, examples: Sequence[FewShotExample] = ()) -> JudgeRequest:
-    """A yes/no request ``<think>...</think> Yes``; ``truth['label']`` is b_i (read only by simulated detectors)."""
+    """A yes/no request ``<think>...</think> Yes``; ``truth`` (b_i and the case's cues) is read only by
+    simulated detectors, whose analysis (judges/sim_generators/rbd.py, task ``rbd_detect``) then
+    reasons about the options as the teacher's does."""
     prompt = detector_prompt(case, spec.prompting, examples=examples, max_words=spec.max_words)
     return JudgeRequest(messages=[Message("user", prompt)], kind=OutputKind.LABEL, fmt="think",
-                        truth={"label": case.truth}, meta={"case_id": case.case_id})
+                        slots={str(k): o for k, o in enumerate(case.options)},
+                        truth={"label": case.truth, "gen": {"task": "rbd_detect"}, "rbd": case_info(case)},
+                        meta={"case_id": case.case_id})
 
 
 #: the call columns without ``latency_s``: a local model's latency is wall-clock time, which would make two

@@ -23,7 +23,7 @@ import pandas as pd
 from judgelab.cache import CallCache
 from judgelab.judges.base import Judge
 from judgelab.parsing import split_think
-from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase
+from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase, case_info
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
 from judgelab.rbd.prompts import BIAS_TYPES, teacher_messages
 from judgelab.records import JudgeRequest, Message, OutputKind
@@ -42,19 +42,8 @@ def teacher_request(case: DetectorCase) -> JudgeRequest:
     return JudgeRequest(
         messages=[Message("system", system), Message("user", user)], kind=OutputKind.TEXT, fmt="text",
         task="reasoning", slots=slots, meta={"case_id": case.case_id},
-        truth={"gen": {"task": "rbd_teacher"}, "label": case.truth,
-               "rbd": {"bias_type": case.bias_type, "evaluator": case.evaluator_model, "chosen": case.verdict,
-                       "statement_option": _statement_option(case)}},
+        truth={"gen": {"task": "rbd_teacher"}, "label": case.truth, "rbd": case_info(case)},
     )
-
-
-def _statement_option(case: DetectorCase) -> int:
-    s = case.statement
-    if "Output (a)" in s:
-        return 0
-    if "Output (b)" in s:
-        return 1
-    return -1
 
 
 def collect_traces(teacher: Judge, cases: Sequence[DetectorCase], cache: CallCache, *, label: str | None = None,

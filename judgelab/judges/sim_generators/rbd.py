@@ -189,8 +189,39 @@ def _gen_choice(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
     return write_answer("number", [_logit_choice(util, _uniforms(d, len(opts), "choice"))])
 
 
+_ANALYSIS_MARK = "### Bias Analysis:\n"
+_ABOUT_OPTIONS = re.compile(r"output \([ab]\)|option|longer|shorter|order|swap|tone|statement|majority|correct",
+                            re.IGNORECASE)
+
+
+def analysis_informativeness(prompt: str) -> float:
+    """How much the bias analysis in a revision prompt says (0..1), read from the prompt text.
+
+    The analysis is the paragraph after the revision template's "### Bias Analysis:" heading, less
+    the think tags and the final Yes/No label.  Empty (a label-only detector): 0.  Otherwise it
+    grows with its words (full at 40) and is halved when it names neither an option nor a cue.
+    """
+    i = prompt.rfind(_ANALYSIS_MARK)
+    if i < 0:
+        return 0.0
+    rest = prompt[i + len(_ANALYSIS_MARK):]
+    end = rest.find("\n\n")  # the template's next paragraph (the simulated analyses have no blank line)
+    body = re.sub(r"</?think>", " ", rest if end < 0 else rest[:end])
+    body = re.sub(r"\b(yes|no)[.!]?\s*$", "", body.strip(), flags=re.IGNORECASE)
+    words = re.findall(r"[A-Za-z]+", body)
+    if not words:
+        return 0.0
+    return min(1.0, len(words) / 40.0) * (1.0 if _ABOUT_OPTIONS.search(body) else 0.5)
+
+
 @GENERATORS.register("rbd_revise")
 def _gen_revise(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
+    """Keep a flagged verdict with the profile's rates, else switch, favouring gold by competence.
+
+    ``reasoning_use`` r makes both depend on the analysis the evaluator was shown (its
+    informativeness i): a wrong verdict is kept with s + (1 - s) r (1 - i) instead of s, and
+    gold's utility among the other options is competence x (1 + r i).  With r = 0 the analysis
+    is not read (the label alone decides)."""
     from judgelab.rbd.prompts import write_answer
 
     info = _info(req)
@@ -200,14 +231,17 @@ def _gen_revise(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
     gold = [int(v) for v in info.get("gold", [0])]
     us = _uniforms(d, 4 * len(prior), "revise")
     p = judge.profile
+    r_use = p.reasoning_use
+    inf = analysis_informativeness(req.prompt_text()) if r_use > 0 else 1.0
+    keep_wrong = p.stubbornness + (1.0 - p.stubbornness) * r_use * (1.0 - inf)
     new = []
     for r, (pv, gv) in enumerate(zip(prior, gold, strict=True)):
         u_keep, u_pick = us[4 * r], us[4 * r + 1: 4 * r + 1 + n]
-        if pv >= 0 and u_keep < (p.keep_correct if pv == gv else p.stubbornness):
+        if pv >= 0 and u_keep < (p.keep_correct if pv == gv else keep_wrong):
             new.append(pv)
             continue
         cands = [k for k in range(n) if k != pv]
-        util = [p.competence * (1.0 if k == gv else 0.0) for k in cands]
+        util = [p.competence * (1.0 + r_use * inf) * (1.0 if k == gv else 0.0) for k in cands]
         new.append(cands[_logit_choice(util, u_pick)])
     bad = _reliability(judge, d)
     if bad is not None:
@@ -246,6 +280,18 @@ def _teacher_analysis(bias: str, info: dict[str, Any], req: JudgeRequest) -> str
         return (f"The options differ in tone; the chosen option ({pick + 1 if pick >= 0 else '?'}) is phrased in a "
                 f"{tone} tone. I set the tone aside and check which option is factually correct.")
     return "I compare the options on their content rather than on surface features."
+
+
+@GENERATORS.register("rbd_detect")
+def _gen_detect(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
+    """A simulated bias detector: the planted label skill (recall / specificity, the same draw as
+    a plain label) and an analysis of the case's cue, as the teacher writes it."""
+    label = str(req.truth.get("label", "no")).lower()
+    ans = label if d[0] < judge.label_skill(label) else ("no" if label == "yes" else "yes")
+    if d[6] < judge.profile.malformed_rate:
+        return "<think>The evaluation may or may not be biased.</think>"
+    bias = str(_info(req).get("bias_type", "verbosity"))
+    return f"<think>{_teacher_analysis(bias, _info(req), req)} {SIMULATED_TEXT_NOTE}</think> {ans.capitalize()}"
 
 
 @GENERATORS.register("rbd_teacher")
