@@ -244,3 +244,53 @@ def test_without_torch_the_error_says_how_to_install(tiny_checkpoint, monkeypatc
     with pytest.raises(BackendUnavailable) as e:
         _judge(tiny_checkpoint)
     assert "pip install 'judgelab[train]'" in str(e.value)
+
+
+def test_unknown_option_is_rejected_naming_judge_and_option(tiny_checkpoint):
+    with pytest.raises(ConfigError) as e:
+        _judge(tiny_checkpoint, verdict_mod="logits")  # misspelt: must not silently generate
+    assert "'tiny'" in str(e.value) and "verdict_mod" in str(e.value) and "transformers" in str(e.value)
+
+
+def test_model_locations_gguf_and_packages(tmp_path):
+    from judgelab.judges.base import BackendUnavailable
+    from judgelab.judges.transformers_backend import resolve_checkpoint
+
+    def spec(model):
+        return JudgeSpec(name="loc", backend="transformers", model=model)
+
+    (tmp_path / "m.Q4.gguf").write_bytes(b"GGUF")
+    assert resolve_checkpoint(spec(str(tmp_path / "m.Q4.gguf"))) == (str(tmp_path), "m.Q4.gguf")
+    assert resolve_checkpoint(spec(str(tmp_path)), "m.Q4.gguf") == (str(tmp_path), "m.Q4.gguf")
+    with pytest.raises(ConfigError, match=r"gguf_file 'other.gguf' is not in .*m\.Q4\.gguf"):
+        resolve_checkpoint(spec(str(tmp_path)), "other.gguf")
+    assert resolve_checkpoint(spec("org/model")) == ("org/model", None)
+    # pkg:<package> is the installed package's directory, found without importing it
+    assert resolve_checkpoint(spec("pkg:judgelab"))[0] == os.path.dirname(os.path.abspath(
+        __import__("judgelab").__file__))
+    with pytest.raises(BackendUnavailable, match=r"no_such_model_pkg.*not installed"):
+        resolve_checkpoint(spec("pkg:no_such_model_pkg"))
+
+
+def test_gguf_option_must_name_a_gguf_file(tiny_checkpoint):
+    with pytest.raises(ConfigError, match=r"gguf_file must name a \.gguf file"):
+        _judge(tiny_checkpoint, gguf_file="model.safetensors")
+    with pytest.raises(ConfigError, match="num_threads"):
+        _judge(tiny_checkpoint, num_threads=0)
+
+
+def test_judges_on_one_checkpoint_share_its_weights(tiny_checkpoint):
+    import gc
+
+    from judgelab.judges import transformers_backend as tb
+
+    a = _judge(tiny_checkpoint, chat_template=False)
+    b = _judge(tiny_checkpoint, verdict_mode="logits", chat_template=False)
+    assert a.model is b.model and a.tokenizer is b.tokenizer
+    n = len(tb._LOADED)
+    a.close()
+    b.close()
+    del a, b
+    gc.collect()
+    # a session fixture may still hold the same checkpoint; otherwise the entry is gone
+    assert len(tb._LOADED) <= n

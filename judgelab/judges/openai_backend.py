@@ -4,6 +4,10 @@ Works for api.openai.com, other providers with the same API, and a local
 ``vllm serve``.  Options (``spec.options``):
 
 * ``base_url`` -- API root (``None``: OpenAI's).
+* ``launch: transformers-serve`` (with ``launch_model``, ``gguf_file``, ``launch_threads``,
+  ``launch_timeout_s``) -- instead of ``base_url``: the judge starts ``transformers serve``
+  on 127.0.0.1 on first use and stops it on close; ``model`` is the served id
+  (:class:`judgelab.judges.local_server.Launcher`).
 * ``api_key_env`` -- name of the environment variable holding the key (default
   ``OPENAI_API_KEY``); ``null`` means "no key" (a local vllm server) and sends the
   placeholder ``EMPTY``.  The key itself is never written to a file, a log record,
@@ -63,6 +67,9 @@ NO_KEY = "EMPTY"  # what vllm and most local servers accept when no key is confi
 _OPTIONS = {
     "base_url", "api_key_env", "timeout_s", "max_retries", "backoff_s", "max_backoff_s",
     "response_format_json", "logprobs_top", "extra_body",
+    "prompt_template",  # read by the workflow (this judge's pairwise template)
+    # launch: transformers-serve -- the judge serves its model on 127.0.0.1 itself (local_server.Launcher)
+    "launch", "launch_model", "gguf_file", "launch_threads", "launch_timeout_s",
 }
 _SAMPLING_KEYS = (
     "temperature", "max_tokens", "max_completion_tokens", "top_p", "seed",
@@ -122,13 +129,16 @@ class OpenAIJudge(Judge):
                 )
             self._api_key = value
         self.batch_size = max(8, spec.concurrency * 4)
+        from judgelab.judges.local_server import Launcher
+
+        self._launcher = Launcher.from_spec(spec)
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIJudge(name={self.spec.name!r}, model={self.spec.model!r}, base_url={self.settings.base_url!r})"
 
     def identity_extra(self) -> dict[str, Any]:
         s = self.settings
-        extra: dict[str, Any] = {"base_url": s.base_url}
+        extra: dict[str, Any] = {"base_url": s.base_url if self._launcher is None else self._launcher.identity()}
         # Options that change the answer enter the key only when set, so turning
         # them on asks again while the default identity stays stable.
         if s.response_format_json:
@@ -144,6 +154,8 @@ class OpenAIJudge(Judge):
         if not requests:
             return []
         reqs = list(requests)
+        if self._launcher is not None:  # start the judge's own local server on first use
+            self.settings.base_url = self._launcher.ensure()
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -153,7 +165,9 @@ class OpenAIJudge(Judge):
             return pool.submit(asyncio.run, self._answer_all(reqs)).result()
 
     def close(self) -> None:
-        """Nothing to release: each :meth:`answer` call opens and closes its own client."""
+        """Stop a launched server; each :meth:`answer` call opens and closes its own client."""
+        if self._launcher is not None:
+            self._launcher.stop()
 
     # -- async machinery ----------------------------------------------------------------
     async def _answer_all(self, requests: list[JudgeRequest]) -> list[RawAnswer]:
