@@ -1,7 +1,9 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources.
 
-from judgelab.config import check_judges, config_hash
+from judgelab.config import check_judges, config_hash, fill_output_limits
+from judgelab.roles import check_roles, with_roles
 
+fill_output_limits(config)  # top-level output_limits -> every real judge entry without its own
 JUDGE_SPECS = {s.name: s for s in check_judges(config, source="config")}
 REPLAY_SPECS = {
     s.name: s
@@ -12,6 +14,9 @@ ALL_JUDGE_ENTRIES = {
 }
 CONFIG_HASH = config_hash(config)
 CACHE = config["cache"]
+# A real run stops here when an auxiliary role (gold judge, writers, generators, teachers,
+# detectors) names a simulated judge without allow_simulated_roles (judgelab.roles).
+SIMULATED_ROLES = check_roles(config)
 # Every judge-querying rule appends its verdict tables here; the call summary reads them all.
 VERDICT_TABLES = []
 
@@ -53,12 +58,15 @@ def api_slots_for(name):
     return 1 if spec.backend == "openai" else 0
 
 
-def provenance_for(judge_names):
-    return {
+def provenance_for(judge_names, study=None, panel=()):
+    """Provenance params; with ``study``, the study's simulated roles are added as inputs
+    (tables then name them in ``simulated_inputs``; ``panel``: the judges it evaluates)."""
+    prov = {
         "config_hash": CONFIG_HASH,
         "seed": config["seed"],
         "judges": [judge_entry(n) for n in judge_names],
     }
+    return with_roles(prov, SIMULATED_ROLES, study, panel) if study else prov
 
 
 def judges_for_dataset(dataset):

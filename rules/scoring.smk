@@ -32,7 +32,12 @@ _GEN = SCORING_STUDY.generators
 scoring_entry = SCORING_STUDY.entry
 scoring_api_slots = SCORING_STUDY.api_slots
 scoring_gpus = SCORING_STUDY.gpus
-scoring_provenance = SCORING_STUDY.provenance
+
+
+def scoring_provenance(names):
+    """The study's provenance; simulated gold / writer roles are named as inputs (rules/common.smk)."""
+    return with_roles(SCORING_STUDY.provenance(names), SIMULATED_ROLES, "scoring", SCORING_JUDGES)
+
 
 SCORING_ITEMS = [f"results/scoring/items/{d}.parquet" for d in SCORING_SETS]
 SCORING_RESPONSES = "results/scoring/generation/responses.parquet"
