@@ -103,6 +103,18 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Run the workflow offline on stand-ins and price what is not yet cached (judgelab.plan)."""
+    from judgelab.io import write_table
+    from judgelab.plan import format_plan, plan
+
+    table = plan(args.configfile or [], targets=args.targets, directory=args.directory, cores=args.cores)
+    print(format_plan(table), end="")
+    if args.out:
+        write_table(table, args.out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="judgelab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -132,6 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("backends", help="list registered backends and prompt templates")
     b.set_defaults(fn=cmd_backends)
+
+    pl = sub.add_parser("plan", help="calls not yet cached, tokens and USD per judge and study, before a run")
+    with_config(pl)
+    pl.add_argument("targets", nargs="*", help="Snakemake targets (default: the whole DAG)")
+    pl.add_argument("--directory", help="project directory whose call cache counts as asked (default: cwd)")
+    pl.add_argument("--cores", type=int, default=2, help="cores for the offline stand-in run")
+    pl.add_argument("--out", help="also write the plan table here (.csv or .parquet)")
+    pl.set_defaults(fn=cmd_plan)
 
     from judgelab.bias_card.command import add_commands  # audit, leaderboard-length
 

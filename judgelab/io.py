@@ -75,10 +75,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def with_provenance(df: pd.DataFrame, provenance: dict[str, Any]) -> pd.DataFrame:
-    """Add provenance columns (constant per table) unless already present."""
+    """Add provenance columns (constant per table) unless already present.
+
+    Keys starting with ``_`` are directives, not columns: ``_judge_simulated`` (judge name ->
+    simulated, from :func:`judgelab.workflow.provenance`) makes ``simulated`` a per-row flag
+    in a table with a ``judge`` column, so a real judge's rows are not marked simulated
+    because a simulated judge's rows sit beside them (other rows keep the table's flag).
+    """
     out = df.copy()
+    per_judge = provenance.get("_judge_simulated")
+    if per_judge and "simulated" not in out.columns and "judge" in out.columns and "simulated" in provenance:
+        table_flag = bool(provenance["simulated"])
+        out["simulated"] = [bool(per_judge.get(j, table_flag)) if isinstance(j, str) else table_flag
+                            for j in out["judge"]]
     for k, v in provenance.items():
-        if k not in out.columns:
+        if k not in out.columns and not k.startswith("_"):
             out[k] = v if not isinstance(v, list | dict) else json.dumps(v, sort_keys=True)
     return out
 

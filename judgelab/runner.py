@@ -34,6 +34,35 @@ from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, OutputKind
 log = logging.getLogger(__name__)
 
 
+#: Set by ``judgelab plan`` (:mod:`judgelab.plan`): every distinct new call is logged there.
+PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
+
+
+def _plan_log(judge: Judge, label: str | None, todo: dict[str, JudgeRequest],
+              stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
+    """Append one JSON line per distinct new call to the plan log (one ``write`` per batch
+    on an ``O_APPEND`` file, so parallel jobs do not interleave lines)."""
+    import json
+
+    from judgelab.records import canonical_json, sha256_hex
+
+    lines = []
+    for k, req in todo.items():
+        c = stored.get(k)
+        lines.append(json.dumps({
+            "judge": judge.name, "rule": os.environ.get("JUDGELAB_RULE", ""), "label": label or "",
+            "payload_sha": sha256_hex(canonical_json(req.payload())), "task": req.output_task,
+            "max_tokens_param": req.params.get("max_tokens"), "chars_in": len(req.prompt_text()),
+            "tokens_out": None if c is None or k in errors else int(c.tokens_out),
+        }, sort_keys=True))
+    if lines:
+        fd = os.open(os.environ[PLAN_LOG_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+
+
 class TooManyErrors(RuntimeError):
     """More calls failed than the configured tolerance; nothing is written."""
 
@@ -112,6 +141,8 @@ def run_requests(
                 f"(first error: {next(iter(errors.values()))}); answered calls are cached, "
                 f"rerun to retry the failed ones"
             )
+    if os.environ.get(PLAN_LOG_ENV):
+        _plan_log(judge, label, todo, stored, errors)
     new_keys = set(todo)
     out = []
     for k, req in zip(keys, requests, strict=True):

@@ -9,6 +9,7 @@ traceback for bad input) lives here.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,38 @@ def setup_logging(log_path: str | None = None, level: int = logging.INFO) -> Non
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+#: Read by :func:`judgelab.plots.stamp.stamp`: the simulated inputs a figure is drawn from.
+SIMULATED_INPUTS_ENV = "JUDGELAB_SIMULATED_INPUTS"
+
+
+def simulated_inputs_of(paths: list[str]) -> str:
+    """The union of the ``simulated_inputs`` columns of the tables among ``paths`` ("" if none)."""
+    import pandas as pd
+
+    found: set[str] = set()
+    for p in paths:
+        try:
+            if p.endswith(".parquet"):
+                import pyarrow.parquet as pq
+
+                if "simulated_inputs" not in pq.read_schema(p).names:
+                    continue
+                col = pd.read_parquet(p, columns=["simulated_inputs"])["simulated_inputs"]
+            elif p.endswith(".csv"):
+                with open(p, encoding="utf-8") as fh:
+                    if "simulated_inputs" not in fh.readline():
+                        continue
+                col = pd.read_csv(p, usecols=["simulated_inputs"])["simulated_inputs"]
+            else:
+                continue
+        except (OSError, ValueError):
+            continue
+        for v in col.dropna().astype(str):
+            found.update(x.strip() for x in v.split(";") if x.strip())
+    return "; ".join(sorted(found))
+
+
 def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     """Run a rule script's ``main(snakemake)`` with logging and clean error exits.
 
@@ -42,6 +75,10 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
 
     log_path = snakemake.log[0] if len(snakemake.log) else None
     setup_logging(log_path)
+    os.environ["JUDGELAB_RULE"] = str(snakemake.rule)  # the plan log's study column (judgelab.plan)
+    if any(str(o).endswith(FIGURE_SUFFIXES) for o in snakemake.output):
+        # figures name the simulated inputs of the tables they are drawn from (judgelab.plots.stamp)
+        os.environ[SIMULATED_INPUTS_ENV] = simulated_inputs_of([str(i) for i in snakemake.input])
     try:
         main(snakemake)
     except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors) as exc:
@@ -51,12 +88,32 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
 
 
 def provenance(config_hash: str, seed: int, judges: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The provenance columns of a table: config hash, pipeline seed, judge ids/seeds."""
+    """The provenance columns of a table: config hash, pipeline seed, judge ids/seeds, and
+    which of its inputs are simulated.
+
+    ``judges`` are judge entries; an entry with a ``role`` key (the config key(s) of an
+    auxiliary role it fills, :func:`judgelab.roles.with_roles`) is an *input* of the table
+    (a gold judge, a writer, a teacher), not one of the judges whose rows it holds.  So:
+
+    * ``simulated`` -- whether the table's own judges are simulated (any of them; the role
+      judges when it has no others); a table with a ``judge`` column gets it per row (each
+      row its judge's flag, :func:`judgelab.io.with_provenance`), so a real judge's rows
+      stay ``False`` when a simulated gold judge or writer sits beside it;
+    * ``simulated_inputs`` (only when there are any) -- the simulated roles the rows depend
+      on, as ``key=judge`` pairs, e.g. ``scoring.gold.judge=sim-gpt-4.1``.
+    """
     prov: dict[str, Any] = {"config_hash": config_hash, "pipeline_seed": int(seed)}
     if judges is not None:
-        prov["judge_ids"] = ",".join(sorted(j["name"] for j in judges))
-        prov["judge_seeds"] = ",".join(
-            f"{j['name']}={(j.get('sampling') or {}).get('seed', 0)}" for j in sorted(judges, key=lambda j: j["name"])
-        )
-        prov["simulated"] = any(j["backend"] == "simulated" for j in judges)
+        prov["judge_ids"] = ",".join(sorted({j["name"] for j in judges}))
+        seeds = {j["name"]: (j.get("sampling") or {}).get("seed", 0) for j in judges}
+        prov["judge_seeds"] = ",".join(f"{n}={seeds[n]}" for n in sorted(seeds))
+        own = [j for j in judges if not j.get("role")] or list(judges)  # a table of role judges only: theirs
+        prov["simulated"] = any(j["backend"] == "simulated" for j in own)
+        inputs = sorted({f"{k}={j['name']}" for j in judges if j.get("role") and j["backend"] == "simulated"
+                         for k in str(j["role"]).split(",")})
+        if inputs:
+            prov["simulated_inputs"] = "; ".join(inputs)
+        # per-row directive for judgelab.io.with_provenance (not a column)
+        # (a row of a role judge, e.g. the gold judge's own scorings, is that judge's)
+        prov["_judge_simulated"] = {j["name"]: j["backend"] == "simulated" for j in judges}
     return prov

@@ -58,7 +58,9 @@ def rbd_detector_entry(name):
 
 
 def rbd_prov(entries):
-    return {"config_hash": CONFIG_HASH, "seed": config["seed"], "judges": list(entries)}
+    """Provenance params; simulated writer / teacher / detector roles are named as inputs."""
+    prov = {"config_hash": CONFIG_HASH, "seed": config["seed"], "judges": list(entries)}
+    return with_roles(prov, SIMULATED_ROLES, "rbd", RBD_EVALUATORS)
 
 
 def rbd_slots(entries):

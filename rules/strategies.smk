@@ -45,6 +45,13 @@ VERDICT_TABLES.extend(STRAT_STUDY.verdict_tables())
 _STRAT_VLLM = STRAT_STUDY.vllm(STRAT_ALL_JUDGES)
 _STRAT_GEN_PARAMS = dict(controlled=STRAT_CTL, seed=config["seed"], cache=CACHE,
                          max_error_rate=config["max_error_rate"])
+
+
+def _strat_prov(names):
+    """Provenance params; simulated generator roles are named as inputs (rules/common.smk)."""
+    return provenance_for(names, "strategies", STRAT_PANEL)
+
+
 _STRAT_QUERY = dict(settings=STRAT_SETTINGS, templates=STRAT["templates"], cache=CACHE,
                     max_error_rate=config["max_error_rate"])
 
@@ -62,9 +69,9 @@ rule strategies_generate:
         judge=lambda w: judge_entry(w.judge),
         tasks=lambda w: STRAT_GEN_TASKS[w.judge],
         g=_STRAT_GEN_PARAMS,
-        provenance=lambda w: provenance_for([w.judge]),
+        provenance=lambda w: _strat_prov([w.judge]),
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         "results/logs/strategies_generate/{judge}.log",
     conda:
@@ -85,9 +92,9 @@ rule strategies_generate_vllm:
         judge=lambda w: judge_entry(w.judge),
         tasks=lambda w: STRAT_GEN_TASKS[w.judge],
         g=_STRAT_GEN_PARAMS,
-        provenance=lambda w: provenance_for([w.judge]),
+        provenance=lambda w: _strat_prov([w.judge]),
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         "results/logs/strategies_generate/{judge}.log",
     conda:
@@ -110,7 +117,7 @@ rule strategies_controlled:
         controlled=STRAT_CTL,
         origin_generators=STRAT_STUDY.origin,
         seed=config["seed"],
-        provenance=provenance_for(list(STRAT_GEN_TASKS)),
+        provenance=_strat_prov(list(STRAT_GEN_TASKS)),
     log:
         "results/logs/strategies_controlled.log",
     conda:
@@ -129,7 +136,7 @@ rule strategies_pairs:
     params:
         name=lambda w: w.dataset,
         spec=lambda w: STRAT["datasets"][w.dataset],
-        provenance=provenance_for([]),
+        provenance=_strat_prov([]),
     log:
         "results/logs/strategies_pairs/{dataset}.log",
     conda:
@@ -151,9 +158,9 @@ rule strategies_query:
         judge=lambda w: judge_entry(w.judge),
         strategies=lambda w: STRAT_STUDY.strategies(w.dataset),
         q=_STRAT_QUERY,
-        provenance=lambda w: provenance_for([w.judge]),
+        provenance=lambda w: _strat_prov([w.judge]),
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         "results/logs/strategies_query/{dataset}/{judge}.log",
     conda:
@@ -175,9 +182,9 @@ rule strategies_query_vllm:
         judge=lambda w: judge_entry(w.judge),
         strategies=lambda w: STRAT_STUDY.strategies(w.dataset),
         q=_STRAT_QUERY,
-        provenance=lambda w: provenance_for([w.judge]),
+        provenance=lambda w: _strat_prov([w.judge]),
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         "results/logs/strategies_query/{dataset}/{judge}.log",
     conda:
@@ -201,7 +208,7 @@ rule strategies_verdicts:
         settings=STRAT_SETTINGS,
         control_judges=STRAT["control_judges"],
         ensembles=STRAT["ensembles"],
-        provenance=lambda w: provenance_for(STRAT_STUDY.judges(w.dataset)),
+        provenance=lambda w: _strat_prov(STRAT_STUDY.judges(w.dataset)),
     log:
         "results/logs/strategies_verdicts/{dataset}.log",
     conda:
@@ -228,7 +235,7 @@ rule strategies_bias:
         cross=report(f"{_T}/cross_bias.csv", caption="../report/strategies_cross_bias.rst",
                      category="Debiasing strategies"),
     params:
-        a=STRAT_STUDY.analysis(config["seed"], provenance_for(STRAT_PANEL)),
+        a=STRAT_STUDY.analysis(config["seed"], _strat_prov(STRAT_PANEL)),
         original_target=STRAT_CTL["original_pairing"][0],
         cross_bias_judges=STRAT["cross_bias_judges"],
         control_judges=STRAT["control_judges"],
@@ -258,7 +265,7 @@ rule strategies_agreement:
                      category="Debiasing strategies"),
         mde=report(f"{_T}/mde.csv", caption="../report/strategies_mde.rst", category="Debiasing strategies"),
     params:
-        a=STRAT_STUDY.analysis(config["seed"], provenance_for(STRAT_ALL_JUDGES)),
+        a=STRAT_STUDY.analysis(config["seed"], _strat_prov(STRAT_ALL_JUDGES)),
     log:
         "results/logs/strategies_agreement.log",
     conda:
@@ -285,7 +292,7 @@ rule strategies_selection:
         selector=STRAT["selector"],
         exclude=STRAT["control_judges"],
         alpha=STRAT["alpha"],
-        provenance=provenance_for(STRAT_ALL_JUDGES),
+        provenance=_strat_prov(STRAT_ALL_JUDGES),
     log:
         "results/logs/strategies_selection.log",
     conda:
@@ -305,7 +312,7 @@ rule strategies_human:
         report(f"{_T}/human_style_gap.csv", caption="../report/strategies_human.rst", category="Debiasing strategies"),
     params:
         exclude_constant_slot=STRAT["human_exclude_constant_slot"],
-        provenance=provenance_for(STRAT_PANEL),
+        provenance=_strat_prov(STRAT_PANEL),
     log:
         "results/logs/strategies_human.log",
     conda:
@@ -323,7 +330,7 @@ rule strategies_replay:
     output:
         report(f"{_T}/replay_s1.csv", caption="../report/strategies_replay.rst", category="Debiasing strategies"),
     params:
-        provenance=provenance_for([j for ds in STRAT_REPLAY_SETS for j in STRAT_STUDY.judges(ds)]),
+        provenance=_strat_prov([j for ds in STRAT_REPLAY_SETS for j in STRAT_STUDY.judges(ds)]),
     log:
         "results/logs/strategies_replay.log",
     conda:

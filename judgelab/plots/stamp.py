@@ -20,13 +20,27 @@ from judgelab.io import atomic_path
 STAMP_TEXT = "SIMULATED JUDGES"
 
 
-def stamp(fig: Figure, *, simulated: bool, config_hash: str | None = None) -> None:
-    """Watermark ``fig`` when it shows simulated judges; add a provenance footer."""
+INPUTS_STAMP_TEXT = "SIMULATED INPUTS"
+
+
+def stamp(fig: Figure, *, simulated: bool, config_hash: str | None = None,
+          simulated_inputs: str | None = None) -> None:
+    """Watermark ``fig`` when it shows simulated judges or is built on simulated inputs
+    (a simulated gold judge, writer or teacher beside real judges: ``simulated_inputs``,
+    by default what the rule's input tables name, see :mod:`judgelab.workflow`); add a
+    provenance footer naming them."""
+    if simulated_inputs is None:
+        simulated_inputs = os.environ.get("JUDGELAB_SIMULATED_INPUTS", "")
     footer = []
     if simulated:
         fig.text(0.5, 0.5, STAMP_TEXT, fontsize=40, color="red", alpha=0.18, rotation=25,
                  ha="center", va="center", weight="bold", zorder=1000)
         footer.append("Simulated panel: planted biases, not real model behaviour.")
+    elif simulated_inputs:
+        fig.text(0.5, 0.5, INPUTS_STAMP_TEXT, fontsize=36, color="red", alpha=0.18, rotation=25,
+                 ha="center", va="center", weight="bold", zorder=1000)
+    if simulated_inputs:
+        footer.append(f"Simulated inputs: {simulated_inputs}.")
     if config_hash:
         footer.append(f"config {config_hash}")
     if footer:

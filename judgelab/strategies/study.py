@@ -7,12 +7,15 @@ config fails before anything runs, with the key in the message.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.prompts import PAIRWISE_TEMPLATES
 from judgelab.strategies import ROLE_TEMPLATES, get_strategies
+
+log = logging.getLogger(__name__)
 
 TABLES = "results/strategies/tables"
 FIGURES = "results/strategies/figures"
@@ -56,6 +59,7 @@ class StrategiesStudy:
         self.ctl = self.cfg["controlled"]
         fams = [*self.ctl["original_pairing"], *[f for p in self.ctl["round_robin"] for f in p]]
         self.families = list(dict.fromkeys(fams))
+        self.substitutions: list[str] = []  # generator swaps made on purpose (missing_generator: substitute)
         self.expander = self._pick(self.ctl["expansion_generator"])
         self.origin = {f: self._pick(self.ctl["origin_generators"].get(f, ""), f) for f in self.families}
         self.gen_tasks: dict[str, dict[str, Any]] = {}
@@ -83,12 +87,28 @@ class StrategiesStudy:
         return [(j, str(entries[j].get("family", "unknown"))) for j in self.judges(ds)]
 
     def _pick(self, name: str, family: str | None = None) -> str | None:
-        """A configured judge by name, else the first of the family (None when there is none)."""
+        """A configured judge by name.  A name that is not one stops the run naming the key,
+        unless ``controlled.missing_generator: substitute`` asks on purpose for the first
+        judge of the family (of the panel, for the expansion generator; None when there is
+        none, and that family's MODEL_ORIGIN pairs are left out), which is logged."""
         if name in self.judge_specs:
             return name
+        key = ("strategies/controlled/expansion_generator" if family is None
+               else f"strategies/controlled/origin_generators/{family}")
+        if self.controlled and self.ctl.get("missing_generator", "error") != "substitute":
+            raise ConfigError(
+                f"config: {key}: generator {name or '(none)'!r} is not a configured judge; known: "
+                f"{', '.join(self.judge_specs)}.  Name one, or set strategies/controlled/missing_generator: "
+                f"substitute to use the first judge of the family on purpose (pairs of a family without a judge "
+                f"are then left out)")
         if family is not None:
-            return next((n for n, s in self.judge_specs.items() if s.family == family), None)
-        return next(iter(self.judge_specs), None)
+            pick = next((n for n, s in self.judge_specs.items() if s.family == family), None)
+        else:
+            pick = next(iter(self.judge_specs), None)
+        if self.controlled:
+            self.substitutions.append(f"{key}: {name or '(none)'} -> {pick or 'left out'}")
+            log.warning("strategies: %s", self.substitutions[-1])
+        return pick
 
     def vllm(self, names: list[str]) -> list[str]:
         specs = {**self.judge_specs, **self.replay_specs}

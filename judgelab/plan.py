@@ -1,0 +1,210 @@
+"""``judgelab plan``: what a run will ask and cost, before anyone pays.
+
+Design.  The number of calls a run makes is only known once the requests are built, and
+most requests are built from tables that earlier rules write (pair sets, generated
+texts, teacher traces), so counting from the DAG alone cannot give it.  ``plan`` therefore
+runs the workflow once in a scratch directory with every real judge replaced by a
+*stand-in*: a simulated judge with the same name, family, sampling and price.  The
+stand-ins answer instantly and offline, so every rule downstream of a generation step
+gets texts to work on, and the runner (:mod:`judgelab.runner`) logs each distinct new call
+(its judge, rule, request payload hash, task and prompt length) to a plan log.  The plan
+then compares the logged payloads with what the *real* call cache already holds for each
+judge (the cache stores every answered request) and prices the rest with the configured
+prices.
+
+What the numbers are:
+
+* ``calls``: distinct calls the run would ask (a call two rules share is counted once,
+  under the first rule that asked it); ``cached``: of these, already in the real cache;
+  ``to_call``: the rest, what a run will pay for;
+* ``est_tokens_in``: prompt characters / 4 (the rule of thumb of paper 003's appendix;
+  real tokenizers differ by some 10-20%);
+* ``est_tokens_out``: the stand-in's answer lengths (short verdicts, paragraph-length
+  texts); ``max_tokens_out``: the output limits of the requests (the worst case, every
+  answer as long as allowed: reasoning models come closer to this);
+* ``est_usd`` / ``max_usd``: the two at the judge's ``price``.
+
+Where the stand-in's answers steer what is asked next (the rbd detector loop asks again
+only where a detector flags a verdict, the teacher's kept traces feed the few-shot
+prompts), the counts follow the simulated panel's behaviour, not the real model's: the
+plan says so in its ``note`` column for rules known to branch on answers.  Simulated
+judges are planned as themselves (cost 0 unless they have a price).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from judgelab.config import REPO_ROOT, JudgeSpec, default_config_paths, fill_output_limits, load_config
+from judgelab.records import canonical_json, sha256_hex
+from judgelab.roles import check_roles
+from judgelab.runner import PLAN_LOG_ENV
+
+log = logging.getLogger(__name__)
+
+#: What the scratch copy of the workflow needs (linked, not copied).
+WORKFLOW_PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data",
+                  "pyproject.toml")
+#: Rules whose later requests depend on earlier answers (their counts follow the stand-ins).
+ANSWER_DEPENDENT_RULES = ("rbd_loop", "rbd_detect", "rbd_supervision", "scoring_references", "scoring_responses")
+PLAN_COLUMNS = ["judge", "study", "backend", "model", "calls", "cached", "to_call", "est_tokens_in",
+                "est_tokens_out", "max_tokens_out", "est_usd", "max_usd", "note"]
+
+
+def _is_entry(d: Any) -> bool:
+    return isinstance(d, dict) and {"name", "backend", "model"} <= set(d)
+
+
+def stand_in_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A copy of ``config`` whose non-simulated judge entries (wherever they are: the panel,
+    study roles, rbd detectors) are simulated stand-ins; and the original entries by name."""
+    originals: dict[str, dict[str, Any]] = {}
+
+    def walk(obj: Any) -> Any:
+        if _is_entry(obj):
+            if obj["backend"] in ("simulated", "replay"):
+                originals.setdefault(str(obj["name"]), copy.deepcopy(obj))
+                return obj
+            originals.setdefault(str(obj["name"]), copy.deepcopy(obj))
+            return {"name": obj["name"], "backend": "simulated", "model": f"plan-stand-in/{obj['model']}",
+                    "family": obj.get("family", "unknown"), "sampling": dict(obj.get("sampling") or {}),
+                    "price": dict(obj.get("price") or {}), "options": {}}
+        if isinstance(obj, dict):
+            return {k: walk(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [walk(v) for v in obj]
+        return obj
+
+    return walk(copy.deepcopy(config)), originals
+
+
+def _scratch(workdir: Path) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    for part in WORKFLOW_PARTS:
+        src = REPO_ROOT / part
+        if src.exists() and not (workdir / part).exists():
+            (workdir / part).symlink_to(src)
+
+
+def _snakemake_bin() -> str:
+    exe = Path(sys.executable).with_name("snakemake")
+    return str(exe) if exe.exists() else "snakemake"
+
+
+def run_stand_ins(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (), cores: int = 2) -> Path:
+    """Run the workflow on stand-ins in ``workdir``; return the plan log."""
+    _scratch(workdir)
+    stand_in, _ = stand_in_config(config)
+    stand_in["cache"] = str(workdir / "plan-cache.sqlite")
+    cfg_path = workdir / "plan-config.yaml"
+    cfg_path.write_text(yaml.safe_dump(stand_in, sort_keys=False), encoding="utf-8")
+    plan_log = workdir / "plan-calls.jsonl"
+    plan_log.unlink(missing_ok=True)
+    env = {**os.environ, PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"}
+    cmd = [_snakemake_bin(), "--cores", str(cores), "--configfile", str(cfg_path), "--quiet", "all", "--", *targets]
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the stand-in run failed (in {workdir}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return plan_log
+
+
+def cached_payloads(cache_path: Path, judges: Sequence[str]) -> dict[str, set[str]]:
+    """Payload hashes of the calls the real cache holds, per judge (empty if no cache)."""
+    out: dict[str, set[str]] = {j: set() for j in judges}
+    if not cache_path.exists():
+        return out
+    from judgelab.cache import CallCache
+
+    with CallCache(cache_path) as cache:
+        for j in judges:
+            for call in cache.iter_calls(judge=j):
+                req = cache.request(call.key)
+                if req is not None:
+                    out[j].add(sha256_hex(canonical_json(req)))
+    return out
+
+
+def _max_tokens(spec: JudgeSpec, task: str, param: Any) -> int:
+    """The output limit a real request of this task gets (judgelab.judges.base.Judge.sampling_for)."""
+    if param is not None:
+        return int(param)
+    limit_key = "max_completion_tokens" if (spec.sampling.get("max_completion_tokens") is not None
+                                            and spec.sampling.get("max_tokens") is None) else "max_tokens"
+    if task in spec.output_limits or spec.sampling.get(limit_key) is None:
+        return spec.output_limit(task)
+    return int(spec.sampling[limit_key])
+
+
+def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: Path) -> pd.DataFrame:
+    """One row per judge and study (the rule's prefix): calls, cached, to_call, tokens, USD."""
+    rows = [json.loads(line) for line in plan_log.read_text(encoding="utf-8").splitlines() if line.strip()] \
+        if plan_log.exists() else []
+    if not rows:
+        return pd.DataFrame(columns=PLAN_COLUMNS)
+    calls = pd.DataFrame(rows)
+    calls["study"] = calls["rule"].str.split("_").str[0].replace("", "(outside a rule)")
+    have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
+    calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
+    out = []
+    for (judge, study), g in calls.groupby(["judge", "study"], sort=True):
+        entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
+        spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
+        todo = g[~g["cached"]]
+        t_in = int((todo["chars_in"] // 4).sum())
+        t_out = int(todo["tokens_out"].fillna(0).sum())
+        t_max = int(sum(_max_tokens(spec, t, p) for t, p in zip(todo["task"], todo["max_tokens_param"], strict=True)))
+        branching = sorted(set(g["rule"]) & set(ANSWER_DEPENDENT_RULES))
+        out.append({
+            "judge": judge, "study": study, "backend": spec.backend, "model": spec.model, "calls": len(g),
+            "cached": int(g["cached"].sum()), "to_call": len(todo), "est_tokens_in": t_in, "est_tokens_out": t_out,
+            "max_tokens_out": t_max, "est_usd": round(spec.price.cost(t_in, t_out), 4),
+            "max_usd": round(spec.price.cost(t_in, t_max), 4),
+            "note": ("counts follow the stand-in's answers in " + ", ".join(branching)) if branching else "",
+        })
+    return pd.DataFrame(out, columns=PLAN_COLUMNS)
+
+
+def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
+         cores: int = 2, scratch: str | None = None) -> pd.DataFrame:
+    """Plan a run of ``targets`` (default: everything) with the given config files.
+
+    ``directory`` is the project directory whose call cache (``cache`` in the config,
+    relative to it) counts as already asked; default: the current directory.
+    """
+    paths = [*default_config_paths(), *[Path(p).resolve() for p in configfiles]]
+    config = load_config(*paths)
+    fill_output_limits(config)
+    check_roles(config)  # a run the real DAG would refuse is refused here too
+    _, originals = stand_in_config(config)
+    base = Path(directory or os.getcwd()).resolve()
+    cache_path = Path(config["cache"])
+    cache_path = cache_path if cache_path.is_absolute() else base / cache_path
+    if scratch:  # kept (its plan-cache.sqlite holds the stand-ins' answers)
+        return summarise(run_stand_ins(config, Path(scratch), targets, cores), originals, cache_path)
+    with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
+        return summarise(run_stand_ins(config, Path(tmp), targets, cores), originals, cache_path)
+
+
+def format_plan(table: pd.DataFrame) -> str:
+    """The plan as text, with a total line."""
+    if table.empty:
+        return "nothing to ask: every call of this run is already in the cache (or it asks no judge)\n"
+    shown = table.drop(columns=["note"])
+    total = {"judge": "TOTAL", "study": "", "backend": "", "model": ""}
+    for c in ("calls", "cached", "to_call", "est_tokens_in", "est_tokens_out", "max_tokens_out", "est_usd", "max_usd"):
+        total[c] = round(float(shown[c].sum()), 4) if c.endswith("usd") else int(shown[c].sum())
+    text = pd.concat([shown, pd.DataFrame([total])], ignore_index=True).to_string(index=False)
+    notes = sorted({n for n in table["note"] if n})
+    return text + "\n" + "".join(f"note: {n}\n" for n in notes)

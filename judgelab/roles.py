@@ -1,0 +1,178 @@
+"""Auxiliary roles of a run, and the rule that a real run never uses the simulated panel silently.
+
+Beside the judges under study (``judges``), the studies need other models: a gold judge and
+reference / response writers (scoring), the generators of the controlled pair set
+(strategies), the writers, the reasoning teacher and the prompted detectors (rbd), and a
+synthetic tournament (uda).  The shipped defaults point these roles at simulated entries,
+so that the default run works offline.  In a *real run* -- any configured judge is not
+simulated -- a simulated role would make real judges grade placeholder texts, so
+:func:`check_roles` stops the run at DAG construction with an error naming the role and its
+config key, unless the config says so on purpose with ``allow_simulated_roles`` (``true``
+for every role, or a list of role keys).  Allowed simulated roles are then named in every
+table (column ``simulated_inputs``, :func:`simulated_inputs`) and figure stamp of their study.
+
+The role table is data about config keys, not study logic: a study that adds a role adds
+one entry to :func:`auxiliary_roles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgelab.config import ConfigError
+
+
+@dataclass(frozen=True)
+class Role:
+    """One auxiliary role: the study, the config key that sets it, and what fills it."""
+
+    study: str
+    key: str  # config key path, e.g. "scoring.gold.judge"
+    what: str  # words for messages, e.g. "scoring gold judge"
+    judge: str  # the judge name filling the role ("" for a synthetic data source)
+    backend: str  # "simulated" for the simulated panel or a simulated data source
+    entry: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the judge entry
+
+    @property
+    def simulated(self) -> bool:
+        return self.backend == "simulated"
+
+    def label(self) -> str:
+        return f"{self.key}={self.judge}" if self.judge else self.key
+
+
+def _entries(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(d["name"]): d for d in list(config.get("judges") or []) + list(config.get("replay_judges") or [])}
+
+
+def _named(study: str, key: str, what: str, name: Any, entries: Mapping[str, Mapping[str, Any]]) -> Role:
+    """A role that names a judge; an unknown name is the study's own error to raise."""
+    entry = dict(entries.get(str(name)) or {})
+    return Role(study, key, what, str(name), str(entry.get("backend", "unknown")), entry)
+
+
+def _entry(study: str, key: str, what: str, entry: Any) -> Role | None:
+    if not isinstance(entry, Mapping) or "name" not in entry:
+        return None
+    return Role(study, key, what, str(entry["name"]), str(entry.get("backend", "unknown")), dict(entry))
+
+
+def auxiliary_roles(config: Mapping[str, Any]) -> list[Role]:
+    """Every auxiliary role the config's studies will use, resolved to judges."""
+    entries = _entries(config)
+    roles: list[Role] = []
+    sc = config.get("scoring") or {}
+    if sc:
+        sc_entries = {**entries, **{str(d["name"]): d for d in sc.get("extra_judges") or []}}
+        gold = (sc.get("gold") or {}).get("judge")
+        if gold:
+            roles.append(_named("scoring", "scoring.gold.judge", "scoring gold judge", gold, sc_entries))
+        for i, c in enumerate((sc.get("gold") or {}).get("candidates") or []):
+            roles.append(_named("scoring", f"scoring.gold.candidates[{i}]", "scoring gold candidate (Table 2)", c,
+                                sc_entries))
+        synth = any((d or {}).get("synthesise_responses") for d in (sc.get("datasets") or {}).values())
+        for i, m in enumerate((sc.get("generation") or {}).get("models") or []):
+            what = "scoring reference writer" + (" / response synthesis" if synth else "")
+            roles.append(_named("scoring", f"scoring.generation.models[{i}]", what, m, sc_entries))
+    st = config.get("strategies") or {}
+    if st and any((d or {}).get("loader") == "controlled" for d in (st.get("datasets") or {}).values()):
+        ctl = st.get("controlled") or {}
+        if ctl.get("expansion_generator"):
+            roles.append(_named("strategies", "strategies.controlled.expansion_generator",
+                                "strategies LENGTH/STYLE generator", ctl["expansion_generator"], entries))
+        fams = [*(ctl.get("original_pairing") or []), *[f for p in ctl.get("round_robin") or [] for f in p]]
+        for fam in dict.fromkeys(fams):
+            name = (ctl.get("origin_generators") or {}).get(fam)
+            if name:
+                roles.append(_named("strategies", f"strategies.controlled.origin_generators.{fam}",
+                                    f"strategies MODEL_ORIGIN generator ({fam})", name, entries))
+    rbd = config.get("rbd") or {}
+    if rbd:
+        sets = set(rbd.get("sets") or [])
+        for s, e in (rbd.get("generators") or {}).items():
+            if s in sets and (r := _entry("rbd", f"rbd.generators.{s}", f"rbd writer of set {s}", e)):
+                roles.append(r)
+        if r := _entry("rbd", "rbd.teacher", "rbd reasoning teacher", rbd.get("teacher")):
+            roles.append(r)
+        for i, d in enumerate(rbd.get("detectors") or []):
+            if isinstance(d, Mapping) and (r := _entry("rbd", f"rbd.detectors[{i}].judge",
+                                                        f"rbd detector ({d.get('prompting', '?')})", d.get("judge"))):
+                roles.append(r)
+    uda = config.get("uda") or {}
+    if uda:
+        run = uda.get("run_datasets")
+        for name, d in (uda.get("datasets") or {}).items():
+            if (run is None or name in run) and (d or {}).get("loader") == "simulated":
+                roles.append(Role("uda", f"uda.datasets.{name}", "uda simulated tournament (synthetic answers)",
+                                  "", "simulated"))
+    return roles
+
+
+def is_real_run(config: Mapping[str, Any]) -> bool:
+    """A run is real when any configured judge is not simulated."""
+    return any(str(d.get("backend")) != "simulated" for d in config.get("judges") or [])
+
+
+def _allowed(config: Mapping[str, Any], role: Role) -> bool:
+    allow = config.get("allow_simulated_roles", False)
+    if allow is True:
+        return True
+    if isinstance(allow, list | tuple):
+        return role.key in allow or any(role.key.startswith(f"{a}.") or role.key.startswith(f"{a}[") for a in allow)
+    return False
+
+
+def check_roles(config: Mapping[str, Any]) -> list[Role]:
+    """Stop a real run whose auxiliary roles use the simulated panel without the switch.
+
+    Returns the simulated roles of the run (all of them in a simulated run, the allowed
+    ones in a real run); raises :class:`ConfigError` naming every offending role and key.
+    """
+    roles = auxiliary_roles(config)
+    simulated = [r for r in roles if r.simulated]
+    if not is_real_run(config):
+        return simulated
+    bad = [r for r in simulated if not _allowed(config, r)]
+    if bad:
+        lines = "; ".join(f"{r.what} '{r.judge or 'synthetic'}' (config key {r.key})" for r in bad)
+        raise ConfigError(
+            f"config: real judges are configured, but {len(bad)} auxiliary role(s) would use the simulated panel: "
+            f"{lines}. Point each key at a configured real judge (or a real judge entry), leave the role out, "
+            f"or allow it on purpose with allow_simulated_roles: true (or a list of these keys); outputs then "
+            f"name the simulated inputs."
+        )
+    return simulated
+
+
+def simulated_inputs(config: Mapping[str, Any], study: str | None = None) -> str:
+    """The simulated roles of a study as one string for the ``simulated_inputs`` column
+    (``""`` when none): e.g. ``scoring.gold.judge=sim-gpt-4.1; scoring.generation.models[0]=...``."""
+    return "; ".join(r.label() for r in auxiliary_roles(config) if r.simulated and (study is None or r.study == study))
+
+
+def role_entries(roles: list[Role], study: str) -> list[dict[str, Any]]:
+    """Provenance entries of a study's simulated roles: the judge entry with ``role`` set
+    to the config key(s) it fills (:func:`judgelab.workflow.provenance` reads them)."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for r in roles:
+        if r.study != study or not r.simulated or not r.judge:
+            continue
+        e = by_name.setdefault(r.judge, {**r.entry, "name": r.judge, "backend": r.backend, "role": r.key})
+        if r.key not in e["role"].split(","):
+            e["role"] = f"{e['role']},{r.key}"
+    return list(by_name.values())
+
+
+def with_roles(prov: dict[str, Any], roles: list[Role], study: str, panel: Any = ()) -> dict[str, Any]:
+    """``prov`` (``{"config_hash", "seed", "judges"}``) with the study's simulated role
+    entries appended.  A listed judge that fills a role and is not in ``panel`` (the judges
+    the study evaluates) is there for its role: its entry is replaced by the role entry, so
+    its rows do not make the table's own judges simulated."""
+    extra = role_entries(roles, study)
+    if not extra:
+        return prov
+    names, panel = {e["name"] for e in extra}, set(panel)
+    own = [e for e in prov.get("judges") or [] if e.get("name") not in names or e.get("name") in panel]
+    return {**prov, "judges": own + extra}

@@ -1,0 +1,78 @@
+"""``judgelab plan``: calls not yet in the cache, tokens and USD, on the simulated set with a
+partially warm cache (the count drops for what a run has already asked)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgelab.cache import CallCache
+from judgelab.plan import format_plan, plan, stand_in_config
+from tests.conftest import REPO
+
+PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data", "pyproject.toml")
+JUDGES = ("sim-gpt-4o", "sim-unbiased")
+
+
+def test_stand_ins_replace_every_real_entry_and_keep_names_and_prices():
+    cfg = {"judges": [{"name": "a", "backend": "openai", "model": "gpt-x", "price": {"input_per_1k": 1.0}},
+                      {"name": "s", "backend": "simulated", "model": "sim"}],
+           "rbd": {"teacher": {"name": "t", "backend": "vllm", "model": "r1"},
+                   "detectors": [{"prompting": "zero_shot", "judge": {"name": "d", "backend": "openai", "model": "m"}},
+                                 {"prompting": "rbd", "trained": "run"}]}}
+    out, originals = stand_in_config(cfg)
+    assert [j["backend"] for j in out["judges"]] == ["simulated", "simulated"]
+    assert out["judges"][0]["price"] == {"input_per_1k": 1.0} and out["judges"][0]["name"] == "a"
+    assert out["rbd"]["teacher"]["backend"] == "simulated" and out["rbd"]["detectors"][0]["judge"]["backend"] == "simulated"
+    assert out["rbd"]["detectors"][1] == {"prompting": "rbd", "trained": "run"}
+    assert originals["t"]["backend"] == "vllm" and originals["a"]["model"] == "gpt-x"
+    assert cfg["judges"][0]["backend"] == "openai"  # the input is not changed
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    wd = tmp_path / "proj"
+    wd.mkdir()
+    for part in PARTS:
+        if (REPO / part).exists():
+            (wd / part).symlink_to(REPO / part)
+    rows = [{"pair_id": str(i), "prompt": f"Question {i}: name a prime number.", "response_a": f"{2 + i}",
+             "response_b": f"Answer {i}: 2 is prime.", "expected_verdict": "B"} for i in range(6)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "mine.yaml").write_text(
+        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(tmp_path / "pairs.jsonl") + "}\n")
+    return wd
+
+
+def _targets() -> list[str]:
+    return [f"results/audit/verdicts/mine/{j}.parquet" for j in JUDGES]
+
+
+@pytest.mark.slow
+def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("JUDGELAB_PROGRESS", "0")
+    extra = project.parent / "mine.yaml"
+    scratch = project.parent / "scratch"
+    cold = plan([extra], targets=_targets(), directory=str(project), scratch=str(scratch)).set_index("judge")
+    assert set(cold.index) == set(JUDGES)
+    for j in JUDGES:  # 6 pairs x 2 orders, none cached yet
+        assert (cold.loc[j, "calls"], cold.loc[j, "cached"], cold.loc[j, "to_call"]) == (12, 0, 12)
+        assert cold.loc[j, "study"] == "audit" and cold.loc[j, "est_tokens_in"] > 0
+        assert cold.loc[j, "max_tokens_out"] == 12 * 1024  # the verdict limit, the worst case
+    assert cold.loc["sim-gpt-4o", "est_usd"] > 0 and cold.loc["sim-unbiased", "est_usd"] == 0  # no price
+    assert not (project / "results").exists()  # planning ran elsewhere and asked nothing here
+
+    # One judge's calls reach the project's cache, as a run would leave them.  (A simulated
+    # judge's stand-in is itself, so the scratch run's answers are that run's answers.)
+    with CallCache(scratch / "plan-cache.sqlite") as src, \
+            CallCache(project / "results" / "cache" / "calls.sqlite") as dst:
+        dst.put_many([(c, src.request(c.key)) for c in src.iter_calls(judge="sim-gpt-4o")])
+    warm = plan([extra], targets=_targets(), directory=str(project)).set_index("judge")
+    assert (warm.loc["sim-gpt-4o", "cached"], warm.loc["sim-gpt-4o", "to_call"]) == (12, 0)
+    assert warm.loc["sim-gpt-4o", "est_usd"] == 0
+    assert (warm.loc["sim-unbiased", "cached"], warm.loc["sim-unbiased", "to_call"]) == (0, 12)
+    text = format_plan(warm.reset_index())
+    assert "TOTAL" in text and "sim-unbiased" in text
