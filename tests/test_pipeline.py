@@ -173,6 +173,8 @@ def test_empty_response_and_missing_api_key_fail_clearly(workdir: Path):
         '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
     )
     (workdir / "api.yaml").write_text(
+        # the other studies' default roles stay simulated / substituted here, on purpose
+        "allow_simulated_roles: true\nstrategies: {controlled: {missing_generator: substitute}}\n"
         "judges:\n  - {name: needs-key, backend: openai, model: m, options: {api_key_env: JL_TEST_MISSING_KEY,"
         " base_url: 'http://127.0.0.1:9/v1'}}\n"
     )
