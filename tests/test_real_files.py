@@ -113,12 +113,14 @@ def test_equal_statistics_from_csv_match_parquet(tmp_path):
     df = _verdict_table()
     write_table(df, tmp_path / "v.csv")
     write_table(df, tmp_path / "v.parquet")
-    from_csv = order_summary(read_verdicts([str(tmp_path / "v.csv")]))
-    from_parquet = order_summary(read_verdicts([str(tmp_path / "v.parquet")]))
-    pd.testing.assert_frame_equal(from_csv, from_parquet)
-    # two empty verdicts agree (LLMBar's "equal"); with NaN they would not: j1 agrees on 007 and 010
-    assert from_csv.set_index("judge").loc["j1", "positional_agreement_all"] == pytest.approx(2 / 3)
-    assert from_csv.set_index("judge").loc["j2", "positional_agreement_all"] == pytest.approx(2 / 3)
+    csv, parquet = read_verdicts([str(tmp_path / "v.csv")]), read_verdicts([str(tmp_path / "v.parquet")])
+    pd.testing.assert_frame_equal(order_summary(csv), order_summary(parquet))
+    # LLMBar's "equal" straight from the table: two empty verdicts agree (with NaN they would not)
+    for t in (csv, parquet):
+        wide = t.pivot_table(index=["judge", "pair_id"], columns="order", values="verdict", aggfunc="first")
+        equal = (wide["AB"] == wide["BA"]).groupby(level="judge").mean()
+        assert equal.to_dict() == {"j1": pytest.approx(2 / 3), "j2": pytest.approx(2 / 3)}
+    assert order_summary(csv).set_index("judge").loc["j1", "positional_agreement_all"] == pytest.approx(2 / 3)
 
 
 def test_read_table_tsv_and_explicit_text_columns(tmp_path):
