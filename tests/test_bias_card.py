@@ -116,3 +116,36 @@ def test_llmbar_cards_equal_the_authors_statistics(data_root):
         assert c.loc["positional_agreement_all", "estimate"] == pytest.approx(_pct(stats["equal"]), abs=1e-12)
         assert 100 * c.loc["accuracy_average", "estimate"] == pytest.approx(
             float(stats["correct_average"].rstrip("%")), abs=1e-9)
+
+
+def test_cli_audit_writes_the_card_and_rejects_bad_arguments(tmp_path, capsys):
+    from judgelab import cli
+    from judgelab.io import write_table
+
+    log = planted_log(PLANTED, n_items=30, seed=0, judge="judge-x")
+    write_table(log, tmp_path / "log.csv")
+    out = tmp_path / "audit"
+    assert cli.main(["audit", "--format", "judgelab", str(tmp_path / "log.csv"), "--out", str(out),
+                     "--resamples", "200"]) == 0
+    card = pd.read_csv(out / "bias_card.csv")
+    assert list(card.columns[: len(CARD_COLUMNS)]) == CARD_COLUMNS and set(card["judge"]) == {"judge-x"}
+    assert (out / "bias_card.png").stat().st_size > 0 and (out / "verdicts.parquet").exists()
+    md = (out / "bias_card.md").read_text()
+    assert "## judge-x" in md and "SIMULATED" in md and "position_preference" in md
+    # a custom mapping file (one row per call) gives the same card
+    (tmp_path / "m.yaml").write_text(
+        "judge: judge\nfamily: family\npair_id: pair_id\nitem_id: item_id\nresponse_a: response_a\n"
+        "response_b: response_b\nmodel_a: model_a\nmodel_b: model_b\nsimulated: simulated\n"
+        "order: {path: order, values: {AB: AB, BA: BA}}\n"
+        "verdict: {label: verdict, values: {A: A, B: B, tie: tie}, frame: stored}\n"
+        "gold: {label: expected_verdict, values: {A: A, B: B}}\n")
+    out2 = tmp_path / "audit2"
+    assert cli.main(["audit", "--mapping", str(tmp_path / "m.yaml"), str(tmp_path / "log.csv"), "--out", str(out2),
+                     "--resamples", "200"]) == 0
+    card2 = pd.read_csv(out2 / "bias_card.csv")
+    pd.testing.assert_series_equal(card2["estimate"], card["estimate"])
+    capsys.readouterr()
+    assert cli.main(["audit", str(tmp_path / "log.csv"), "--out", str(out)]) == 2
+    assert "exactly one of --format PRESET or --mapping FILE" in capsys.readouterr().err
+    assert cli.main(["audit", "--format", "nope", str(tmp_path / "log.csv"), "--out", str(out)]) == 2
+    assert "unknown verdict-log format 'nope'" in capsys.readouterr().err
