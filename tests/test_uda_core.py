@@ -314,3 +314,92 @@ def test_uda_learns_a_reduction_beyond_its_controls_on_a_planted_tournament(tmp_
         assert c.loc["uda", "mean_inter_judge_std"] < 0.85 * controls["mean_inter_judge_std"].min(), split
     # the fitted control is the Eq. (3) optimum over its grid, so it is no worse than plain Elo in-sample
     assert result.meta["label_smoothing"]["loss"] <= float(result.history["train_loss"].iloc[0]) + 1e-6
+
+
+def test_standardizer_statistics_floor_clip_and_round_trip():
+    rng = np.random.default_rng(7)
+    P, N, M, D = 3, 4, 2, 5
+    E = rng.normal(size=(P, N, D)).astype(np.float32)
+    Ej = rng.normal(size=(P, M, D)).astype(np.float32)
+    Xp, Xs = pair_table(E), self_table(E, Ej)
+    assert Xp.shape == (P, N, N, 2 * D + 3) and Xs.shape == (P, N, M, 2 * D + 3)
+    # self rows are x(m, k) = block(e_k, e_m): KL(p_m || p_k), Algorithm 1's direction for (i, k)
+    np.testing.assert_allclose(Xs[1, 2, 0, 2 * D + 1], kl_softmax(E[1, 2], Ej[1, 0]), rtol=1e-5)
+    np.testing.assert_allclose(Xp[0, 1, 3, 2 * D + 1], kl_softmax(E[0, 3], E[0, 1]), rtol=1e-5)
+    st = Standardizer.fit(Xp, Xs)
+    off = Xp[:, ~np.eye(N, dtype=bool), :].reshape(-1, 2 * D + 3)  # the diagonal (i = i) is no comparison
+    np.testing.assert_allclose(st.pair_mean, off.mean(0), rtol=1e-5, atol=1e-6)
+    floor = 0.1 * np.median(off.std(0))
+    np.testing.assert_allclose(st.pair_std, np.maximum(off.std(0), floor), rtol=1e-5)
+    assert st.pair_std.min() >= floor * (1 - 1e-6)
+    xs = Xs.reshape(-1, 2 * D + 3)
+    np.testing.assert_allclose(st.self_mean, xs.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(st.self_std, np.maximum(xs.std(0), 0.1 * np.median(xs.std(0))), rtol=1e-5)
+    # a constant column gets the floor, not a zero sd; far values are clipped at +-8 sd
+    const = Xp.copy()
+    const[..., 0] = 3.0
+    st2 = Standardizer.fit(const, Xs)
+    assert st2.pair_std[0] == pytest.approx(max(1e-6, 0.1 * float(np.median(
+        const[:, ~np.eye(N, dtype=bool), :].reshape(-1, 2 * D + 3).std(0)))), rel=1e-5)
+    far = np.full_like(Xp, 1e6)
+    a, b = st.apply(far, -np.full_like(Xs, 1e6))
+    assert np.all(a == 8.0) and np.all(b == -8.0)
+    a, _ = st.apply(Xp, Xs)
+    z = (Xp - st.pair_mean) / st.pair_std
+    np.testing.assert_allclose(a, np.clip(z, -8, 8), rtol=1e-5, atol=1e-5)
+    assert (np.abs(z) > 8).any() and (np.abs(z) < 8).any()  # both regimes occur (the diagonal is far out)
+    back = Standardizer.from_dict(st.to_dict())
+    for k in ("pair_mean", "pair_std", "self_mean", "self_std"):
+        assert np.array_equal(getattr(back, k), getattr(st, k)) and getattr(back, k).dtype == np.float32
+
+
+def test_adapter_outputs_bounds_gate_options_and_config_round_trip():
+    D = 4
+    for act, cls in (("gelu", torch.nn.GELU), ("relu", torch.nn.ReLU), ("tanh", torch.nn.Tanh)):
+        a = UDAAdapter(D, "ablated", hidden=(6, 3), activation=act)
+        assert isinstance(a.act1, cls) and isinstance(a.act2, cls) and a.config()["activation"] == act
+    with pytest.raises(ValueError, match="two hidden widths"):
+        UDAAdapter(D, hidden=(6,))
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        UDAAdapter(D, activation="swish")
+    for bad in (0.5, 1.01):
+        with pytest.raises(ValueError, match="init_label"):
+            UDAAdapter(D, init_label=bad)
+    torch.manual_seed(1)
+    a = UDAAdapter(D, "full", hidden=(6, 3), k0=20.0)
+    assert a.first.in_features == 6 * D + 9 and a.second.in_features == 6 and a.out.in_features == 3
+    phi = torch.randn(50, 6 * D + 9)
+    K, s = (t.detach() for t in a(phi))
+    assert torch.equal(K, torch.full((50,), 20.0)) and torch.equal(s, torch.ones(50))  # plain Elo, K = k0
+    with torch.no_grad():
+        torch.nn.init.normal_(a.out.weight, std=30.0)
+        a.out.bias.copy_(torch.tensor([0.0, -50.0, 50.0]))  # the loser's share saturates at the gate
+        a.gate.fill_(0.3)
+    K, s = (t.detach() for t in a(phi))
+    assert float(K.min()) > 0 and float(K.max()) < 40.0 and float(K.max() - K.min()) > 1.0  # in (0, 2 k0)
+    torch.testing.assert_close(s, torch.full((50,), 0.7), atol=1e-4, rtol=0)
+    with torch.no_grad():
+        a.gate.fill_(5.0)  # the clamp: at most all of the winner's label moves
+    assert float(a(phi)[1].min()) >= 0.0 and float(a(phi)[1].max()) < 1e-3
+    with torch.no_grad():
+        a.gate.fill_(-5.0)
+    assert torch.equal(a(phi)[1], torch.ones(50))
+    cfg = a.config()
+    assert cfg == {"dim": D, "variant": "full", "hidden": [6, 3], "k0": 20.0, "activation": "gelu", "init_label": 1.0}
+    b = UDAAdapter(cfg["dim"], cfg["variant"], hidden=cfg["hidden"], k0=cfg["k0"], activation=cfg["activation"],
+                   init_label=cfg["init_label"])
+    b.load_state_dict(a.state_dict())
+    torch.testing.assert_close(b(phi), a(phi))
+    soft = UDAAdapter(D, "ablated", hidden=(6, 3), init_label=0.75)
+    assert soft.config()["init_label"] == 0.75 and float(soft.gate) == 1.0
+    torch.testing.assert_close(soft(torch.randn(5, 2 * D + 3))[1], torch.full((5,), 0.75))
+
+
+def test_gate_opens_from_the_hard_label_when_the_loss_asks_for_softer_labels():
+    """At the plain-Elo start only the gate can soften the label; its gradient is -sigma(z2-z1) dL/ds."""
+    a = UDAAdapter(3, "ablated", hidden=(4, 2))
+    phi = torch.randn(8, 9)
+    _, s = a(phi)
+    s.sum().backward()  # dL/ds = 1: a softer label lowers L
+    assert float(a.gate.grad) == pytest.approx(-8 * 0.5)
+    assert a.out.weight.grad is not None and float(a.out.weight.grad[1:].abs().sum()) == 0.0

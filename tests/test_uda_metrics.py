@@ -137,3 +137,78 @@ def test_table_builders_on_the_long_format(published):
     assert avg.loc["uda [from t5]", "pearson_consensus"] == pytest.approx(0.8778, abs=5e-5)
     mt = metrics.matrix_table(long, "t6", ORDER, JUDGES, human, "human")
     assert list(mt.columns) == ["method", "judge", *ORDER] and len(mt) == 21
+
+
+def _long(mats: dict[tuple[str, str, str], pd.DataFrame]) -> pd.DataFrame:
+    rows = []
+    for (method, src, split), S in mats.items():
+        for j in S.index:
+            for m in S.columns:
+                rows.append({"dataset": "d", "method": method, "trained_on": src, "split": split, "judge": j,
+                             "model": m, "score": float(S.loc[j, m])})
+    return pd.DataFrame(rows)
+
+
+def test_controls_and_methods_tables_by_hand():
+    """Small judge x model matrices whose statistics are computed by hand: raw and relative std per split,
+    reductions against the baseline of the same split, Pearson change, and that other splits never leak
+    into the paper's tables."""
+    models, judges = ["a", "b", "c", "d"], ["j1", "j2", "j3"]
+    base = pd.DataFrame([[1300, 1200, 1100, 1200], [1250, 1250, 1050, 1250], [1350, 1150, 1150, 1150]],
+                        index=judges, columns=models, dtype=float)
+    uda = 1200 + 0.5 * (base - 1200)  # a pure compression: raw std halves, relative std does not move
+    uda.loc["j2", "a"] += 10
+    held = base.copy()
+    held.loc["j1", "a"] = 1400
+    mats = {("baseline", "", "all"): base, ("uda", "d", "all"): uda, ("label_smoothing", "d", "all"): base * 0 + 1200 +
+            (base - 1200) * 0.8, ("baseline", "", "heldout"): held, ("uda", "d", "heldout"): held}
+    scores = _long(mats)
+    ctl = metrics.controls_table(scores, "d", models, judges).set_index(["split", "method"])
+    assert list(ctl.index) == [("all", "baseline"), ("all", "label_smoothing"), ("all", "uda"),
+                               ("heldout", "baseline"), ("heldout", "uda")]
+    sd_b = base.std(axis=0, ddof=1).mean()
+    sd_u = uda.std(axis=0, ddof=1).mean()
+    spread_b, spread_u = base.mean(axis=0).std(ddof=1), uda.mean(axis=0).std(ddof=1)
+    r = ctl.loc[("all", "uda")]
+    assert r["mean_inter_judge_std"] == pytest.approx(sd_u) and r["consensus_spread"] == pytest.approx(spread_u)
+    assert r["std_reduction_pct"] == pytest.approx(100 * (sd_b - sd_u) / sd_b)
+    assert r["relative_inter_judge_std"] == pytest.approx(sd_u / spread_u)
+    assert r["relative_std_reduction_pct"] == pytest.approx(100 * (sd_b / spread_b - sd_u / spread_u) / (sd_b / spread_b))
+    assert abs(ctl.loc[("all", "label_smoothing"), "relative_std_reduction_pct"]) < 1e-9  # compression only
+    assert ctl.loc[("all", "label_smoothing"), "std_reduction_pct"] == pytest.approx(20.0)
+    assert ctl.loc[("heldout", "uda"), "std_reduction_pct"] == 0.0  # against the held-out baseline
+    assert ctl.loc[("heldout", "baseline"), "mean_inter_judge_std"] == pytest.approx(held.std(axis=0, ddof=1).mean())
+    # the paper's tables read the "all" split only
+    ref = pd.Series({"a": 3.0, "b": 2.0, "c": 1.0, "d": 2.5})
+    t3 = metrics.methods_table(scores, "d", models, judges, ref, "planted").set_index("method")
+    assert list(t3.index) == ["baseline", "label_smoothing", "uda"]
+    assert t3.loc["baseline", "mean_inter_judge_std"] == pytest.approx(sd_b)
+    assert t3.loc["uda", "relative_inter_judge_std"] == pytest.approx(sd_u / spread_u)
+    assert t3.loc["uda", "n_reference_models"] == 4 and t3.loc["uda", "reference"] == "planted"
+    r_b = np.mean([np.corrcoef(base.loc[j], ref[models])[0, 1] for j in judges])
+    r_u = np.mean([np.corrcoef(uda.loc[j], ref[models])[0, 1] for j in judges])
+    assert t3.loc["uda", "mean_pearson_reference"] == pytest.approx(r_u)
+    assert t3.loc["uda", "pearson_change_pct"] == pytest.approx(100 * (r_u - r_b) / abs(r_b))
+    assert t3.loc["baseline", "consensus_pearson_reference"] == pytest.approx(
+        np.corrcoef(base.mean(axis=0), ref[models])[0, 1])
+    std = metrics.std_table(scores, "d", models, judges)
+    assert len(std) == 5 and std[std["row"] == "std"]["method"].tolist() == ["baseline", "label_smoothing", "uda"]
+    sp = metrics.self_preference_table(scores, "d", models, judges, {"j1": "a", "j3": "zz"})
+    assert sp["judge"].tolist() == ["j1"] * 3  # a judge whose own model is not in the tournament has none
+    row = sp[sp["method"] == "baseline"].iloc[0]
+    assert row["deviation_pct"] == pytest.approx(100 * (1300 - 1300) / 1300)
+    ref_t = metrics.reference_table(scores, "d", models, judges, ref)
+    assert len(ref_t) == 3 * (len(judges) + 1) and set(ref_t["judge"]) == {*judges, "consensus"}
+    # a transferred method is labelled with its source; the in-domain one is not
+    assert metrics.label("uda", "other", "d") == "uda [from other]" and metrics.label("uda", "d", "d") == "uda"
+    assert metrics.label("baseline", "", "d") == "baseline"
+
+
+def test_pearson_needs_three_points_and_variation():
+    S = pd.DataFrame([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], index=["x", "flat"], columns=list("abc"))
+    r = metrics.pearson_with(S, pd.Series({"a": 1.0, "b": 2.0, "c": np.nan}))
+    assert r.isna().all()  # two known reference values are not a correlation
+    r = metrics.pearson_with(S, pd.Series({"a": 1.0, "b": 2.0, "c": 4.0}))
+    assert r["x"] == pytest.approx(np.corrcoef([1, 2, 3], [1, 2, 4])[0, 1]) and np.isnan(r["flat"])
+    al = metrics.consensus_alignment(S, pd.Series({"a": 2.0, "b": 2.0, "c": 2.0}))
+    assert al.loc["x", "mse"] == pytest.approx(2 / 3) and np.isnan(al.loc["x", "pearson"])
