@@ -216,3 +216,24 @@ def test_real_set_with_a_simulated_role_fails_at_dag_construction(tmp_path):
     with pytest.raises(Exception) as e:  # Snakemake wraps the ConfigError
         _dag_or_fail(tmp_path, [REPO / "config" / "judges" / "api.yaml", extra])
     assert "scoring gold judge 'sim-gpt-4.1' (config key scoring.gold.judge)" in str(e.value)
+
+
+def test_figure_stamp_names_simulated_inputs(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from judgelab.plots.stamp import INPUTS_STAMP_TEXT, STAMP_TEXT, stamp
+
+    def texts(**kw):
+        fig = plt.figure()
+        stamp(fig, config_hash="abc", **kw)
+        out = [t.get_text() for t in fig.texts]
+        plt.close(fig)
+        return out
+
+    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "scoring.gold.judge=sim-g")
+    got = texts(simulated=False)
+    assert INPUTS_STAMP_TEXT in got and any("Simulated inputs: scoring.gold.judge=sim-g." in t for t in got)
+    assert STAMP_TEXT not in got
+    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "")
+    assert texts(simulated=False) == ["config abc"]
+    assert STAMP_TEXT in texts(simulated=True)
