@@ -403,3 +403,14 @@ def test_gate_opens_from_the_hard_label_when_the_loss_asks_for_softer_labels():
     s.sum().backward()  # dL/ds = 1: a softer label lowers L
     assert float(a.gate.grad) == pytest.approx(-8 * 0.5)
     assert a.out.weight.grad is not None and float(a.out.weight.grad[1:].abs().sum()) == 0.0
+
+
+def test_elo_recursion_keeps_the_dtype_of_its_inputs():
+    sched = make_schedule(range(2), 3, seed=0)
+    S, H = sched.first.shape
+    K = torch.where(torch.as_tensor(sched.valid)[:, None, :], 32.0, 0.0).expand(S, 2, H).contiguous()
+    s = torch.full((S, 2, H), 0.7)
+    R = EloRecursion.apply(K.requires_grad_(True), s, sched, EloConfig())
+    assert R.dtype == torch.float32 and R.shape == (2, 3)
+    R.sum().backward()
+    assert K.grad.dtype == torch.float32
