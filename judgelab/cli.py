@@ -88,9 +88,14 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
+    from judgelab.roles import check_roles
+
     config = _config(args)
+    simulated_roles = check_roles(config)  # a real run with a simulated role fails here, as in the DAG
     names = [d["name"] for d in config["judges"]]
     print(f"config OK: {len(names)} judges ({', '.join(names)})")
+    if simulated_roles:
+        print("simulated auxiliary roles: " + "; ".join(r.label() for r in simulated_roles))
     return 0
 
 
