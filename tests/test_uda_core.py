@@ -9,6 +9,8 @@ adapter as documented; training is deterministic for a seed and lowers Eq. (3).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -414,3 +416,23 @@ def test_elo_recursion_keeps_the_dtype_of_its_inputs():
     assert R.dtype == torch.float32 and R.shape == (2, 3)
     R.sum().backward()
     assert K.grad.dtype == torch.float32
+
+
+def test_elo_config_schedule_shape_and_input_errors():
+    assert EloConfig.from_dict(None) == EloConfig() == EloConfig(k=32.0, initial=1200.0, scale=400.0)
+    cfg = EloConfig.from_dict({"k": 16, "initial": 1000, "scale": 200})
+    assert (cfg.k, cfg.initial, cfg.scale) == (16.0, 1000.0, 200.0)
+    assert cfg.c == pytest.approx(math.log(10) / 200)
+    sched = make_schedule([4, 7], 5, seed=1)  # odd: a bye column, index 5
+    assert sched.width == 3 and sched.n_rounds == 2 * 2 * 5 and sched.n_models == 5
+    assert set(sched.prompts.tolist()) == {4, 7} and sched.prompt_end.tolist().count(True) == 2
+    assert ((sched.first == 5) | (sched.second == 5)).sum() == (~sched.valid).sum() == 2 * 2 * 5
+    assert sched.prompt_end[sched.n_rounds // 2 - 1] and sched.prompt_end[-1]
+    with pytest.raises(ValueError, match="at least two models"):
+        make_schedule([0], 1, seed=0)
+    with pytest.raises(ValueError, match="scores cover 4 models, the schedule 5"):
+        gather_outcomes(np.full((8, 4, 4, 1), np.nan), sched)
+    # a missing verdict is no update: K = 0 there, so the ratings stay put
+    scores = np.full((8, 5, 5, 2), np.nan)
+    R, traj = baseline_elo(gather_outcomes(scores, sched), sched, EloConfig(initial=1000))
+    assert np.all(R == 1000.0) and traj.shape == (2, 3, 5)
