@@ -41,3 +41,9 @@ rule all:
         RBD_OUTPUTS,
         REPORT_OUTPUTS,
     default_target: True
+
+
+# Rules that run no judge and no model stay on the submit host under a cluster executor
+# (rules/common.smk, "cluster resources"); every other job is submitted with the resources
+# its judges need.
+workflow.localrules(*light_rules(workflow.rules))

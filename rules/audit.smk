@@ -55,7 +55,7 @@ rule audit_query:
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _AUDIT_QUERY["log"],
     conda:
@@ -75,7 +75,7 @@ rule audit_query_vllm:
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _AUDIT_QUERY["log"],
     conda:

@@ -60,7 +60,7 @@ rule rbd_set_generated:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov([RBD["generators"][w.set]]),
     resources:
-        api_slots=lambda w: rbd_slots([RBD["generators"][w.set]]),
+        **job_resources(lambda w: [RBD["generators"][w.set]]),
     log:
         "results/logs/rbd_set/{set}.log",
     conda:
@@ -101,7 +101,7 @@ rule rbd_evaluate:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov([judge_entry(w.judge)]),
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _RBD_EVALUATE["log"],
     conda:
@@ -125,7 +125,7 @@ rule rbd_evaluate_vllm:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov([judge_entry(w.judge)]),
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _RBD_EVALUATE["log"],
     conda:
@@ -187,8 +187,7 @@ rule rbd_supervision:
         max_error_rate=config["max_error_rate"],
         provenance=rbd_prov([RBD["teacher"]]),
     resources:
-        api_slots=rbd_slots([RBD["teacher"]]),
-        gpu=rbd_gpus([RBD["teacher"]]),
+        **job_resources([RBD["teacher"]]),
     log:
         "results/logs/rbd_supervision.log",
     conda:
@@ -211,7 +210,7 @@ rule rbd_train:
         run=lambda w: RBD_RUNS[w.run],
         provenance=lambda w: rbd_prov([RBD["teacher"]]),
     resources:
-        gpu=lambda w: rbd_run_gpus(w.run),
+        **job_resources(gpu=lambda w: rbd_run_gpus(w.run), model=True),
     log:
         "results/logs/rbd_train/{run}.log",
     conda:
@@ -235,8 +234,8 @@ rule rbd_detect:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov([rbd_detector_entry(w.detector)]),
     resources:
-        api_slots=lambda w: rbd_slots([rbd_detector_entry(w.detector)]),
-        gpu=lambda w: rbd_gpus([rbd_detector_entry(w.detector)]),
+        **job_resources(lambda w: [rbd_detector_entry(w.detector)],
+                        gpu=lambda w: entry_gpus({"options": RBD_DETECTORS[w.detector].get("options")})),
     log:
         "results/logs/rbd_detect/{detector}.log",
     conda:
@@ -283,7 +282,7 @@ rule rbd_loop:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov(_rbd_loop_entries(w.judge)),
     resources:
-        api_slots=lambda w: rbd_slots(_rbd_loop_entries(w.judge)),
+        **job_resources(lambda w: _rbd_loop_entries(w.judge)),
     log:
         _RBD_LOOP["log"],
     conda:
@@ -311,7 +310,7 @@ rule rbd_loop_vllm:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov(_rbd_loop_entries(w.judge)),
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: _rbd_loop_entries(w.judge)),
     log:
         _RBD_LOOP["log"],
     conda:

@@ -106,8 +106,7 @@ rule scoring_responses:
         purpose="response",
         **_GEN_PARAMS,
     resources:
-        api_slots=scoring_api_slots(*_GEN),
-        gpu=scoring_gpus(*_GEN),
+        **job_resources([SCORING_STUDY.entry(n) for n in _GEN]),
     log:
         "results/logs/scoring_responses.log",
     conda:
@@ -129,8 +128,7 @@ rule scoring_references:
         purpose="reference",
         **_GEN_PARAMS,
     resources:
-        api_slots=scoring_api_slots(*_GEN),
-        gpu=scoring_gpus(*_GEN),
+        **job_resources([SCORING_STUDY.entry(n) for n in _GEN]),
     log:
         "results/logs/scoring_references.log",
     conda:
@@ -157,8 +155,7 @@ rule scoring_gold:
         on_reject=SCORING["generation"]["on_reject"],
         provenance=scoring_provenance([_GOLD]),
     resources:
-        api_slots=scoring_api_slots(_GOLD),
-        gpu=scoring_gpus(_GOLD),
+        **job_resources([SCORING_STUDY.entry(_GOLD)]),
     log:
         "results/logs/scoring_gold.log",
     conda:
@@ -195,7 +192,7 @@ rule scoring_query:
     params:
         **_SCORING_QUERY["params"],
     resources:
-        api_slots=lambda w: scoring_api_slots(w.judge),
+        **job_resources(lambda w: [SCORING_STUDY.entry(w.judge)]),
     log:
         "results/logs/scoring_query/{judge}.log",
     conda:
@@ -215,7 +212,7 @@ rule scoring_query_vllm:
     params:
         **_SCORING_QUERY["params"],
     resources:
-        gpu=lambda w: scoring_gpus(w.judge),
+        **job_resources(lambda w: [SCORING_STUDY.entry(w.judge)]),
     log:
         "results/logs/scoring_query/{judge}.log",
     conda:

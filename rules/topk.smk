@@ -120,7 +120,7 @@ rule topk_query:
     params:
         q=_TOPK_Q,
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _TOPK_QUERY["log"],
     conda:
@@ -140,7 +140,7 @@ rule topk_query_vllm:
     params:
         q=_TOPK_Q,
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _TOPK_QUERY["log"],
     conda:
@@ -176,7 +176,7 @@ rule topk_rank:
     params:
         q=_TOPK_Q,
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _TOPK_RANK["log"],
     conda:
@@ -197,7 +197,7 @@ rule topk_rank_vllm:
     params:
         q=_TOPK_Q,
     resources:
-        gpu=lambda w: gpus_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         _TOPK_RANK["log"],
     conda:
@@ -282,7 +282,7 @@ rule topk_llmbar_replay:
     params:
         q=_TOPK_Q,
     resources:
-        api_slots=lambda w: api_slots_for(w.judge),
+        **job_resources(lambda w: w.judge),
     log:
         "results/logs/topk_llmbar_replay/{judge}.log",
     conda:
