@@ -244,6 +244,7 @@ def detector_request(case: DetectorCase, spec: DetectorSpec, examples: Sequence[
     reasons about the options as the teacher's does."""
     prompt = detector_prompt(case, spec.prompting, examples=examples, max_words=spec.max_words)
     return JudgeRequest(messages=[Message("user", prompt)], kind=OutputKind.LABEL, fmt="think",
+                        task="reasoning",  # a detector thinks before its label: the reasoning limit
                         slots={str(k): o for k, o in enumerate(case.options)},
                         truth={"label": case.truth, "gen": {"task": "rbd_detect"}, "rbd": case_info(case)},
                         meta={"case_id": case.case_id})
