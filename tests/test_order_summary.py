@@ -74,3 +74,15 @@ def test_groups_are_separate():
     s = order_summary(both).set_index("judge")
     assert s.loc["k", "positional_agreement"] == 1.0 and s.loc["k", "both_parsed_share"] == 1.0
     assert s.loc["j", "positional_agreement"] == pytest.approx(0.5)
+
+
+def test_audit_figure_draws_position_bias_even_with_nan_rows(tmp_path):
+    from judgelab.plots.audit import accuracy_figure
+
+    both = pd.concat([mostly_unparsed(),
+                      table([("q", "AB", "", "unparsed"), ("q", "BA", "", "unparsed")], judge="k")])
+    s = order_summary(both, by=("judge", "simulated"))
+    s["dataset"] = "set"
+    assert pd.isna(s.set_index("judge").loc["k", "first_shown_share"])
+    accuracy_figure(s, str(tmp_path / "acc.png"))
+    assert (tmp_path / "acc.png").stat().st_size > 10_000

@@ -1,4 +1,4 @@
-"""Figure of the judge audit: accuracy per judge and presentation order."""
+"""Figure of the judge audit: accuracy per order, and position bias with parse failures."""
 
 from __future__ import annotations
 
@@ -9,13 +9,23 @@ from judgelab.plots.stamp import plt, save_figure, stamp
 
 
 def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
-    """One panel per pair set: bars of acc_AB / acc_BA per judge, Wilson CI on the mean."""
+    """One column per pair set.
+
+    Top: bars of acc_AB / acc_BA per judge, Wilson CI on the mean.  Bottom (when the
+    summary has the columns): share of parsed verdicts naming the first-shown response
+    (Wilson CI; 0.5 = no position preference), with each judge's parse-failure rate and
+    share of pairs parsed in both orders written under its bar -- a judge that answers
+    "A" to everything, or parses almost nothing, is visible at a glance.
+    """
     sets = sorted(summary["dataset"].unique())
-    fig, axes = plt.subplots(1, len(sets), figsize=(max(6, 0.9 * summary["judge"].nunique() + 2) * len(sets) ** 0.5, 4.2),
-                             squeeze=False, sharey=True)
-    for ax, ds in zip(axes[0], sets, strict=True):
+    bias = "first_shown_share" in summary
+    rows = 2 if bias else 1
+    width = max(6, 0.9 * summary["judge"].nunique() + 2) * len(sets) ** 0.5
+    fig, axes = plt.subplots(rows, len(sets), figsize=(width, 4.2 * rows), squeeze=False, sharey="row")
+    for col, ds in enumerate(sets):
         s = summary[summary["dataset"] == ds].sort_values("judge")
         x = np.arange(len(s))
+        ax = axes[0][col]
         ax.bar(x - 0.2, s["acc_AB"], 0.4, label="shown as stored (AB)", color="#4C72B0")
         ax.bar(x + 0.2, s["acc_BA"], 0.4, label="swapped (BA)", color="#DD8452")
         err = np.vstack([s["acc_average"] - s["acc_ci_low"], s["acc_ci_high"] - s["acc_average"]])
@@ -24,9 +34,30 @@ def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
         ax.set_title(ds)
         ax.set_ylim(0, 1)
         ax.axhline(0.5, color="gray", lw=0.8, ls=":")
+        if bias:
+            _bias_panel(axes[1][col], s, x)
     axes[0][0].set_ylabel("accuracy vs gold")
     axes[0][-1].legend(fontsize=7, loc="lower right")
+    if bias:
+        axes[1][0].set_ylabel("share of verdicts for\nthe first-shown response")
     simulated = bool(summary["simulated"].astype(bool).any())
     stamp(fig, simulated=simulated, config_hash=str(summary["config_hash"].iloc[0]) if "config_hash" in summary else None)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
+
+
+def _bias_panel(ax, s: pd.DataFrame, x: np.ndarray) -> None:
+    share = s["first_shown_share"].to_numpy(dtype=float)
+    lo = s["first_shown_ci_low"].to_numpy(dtype=float)
+    hi = s["first_shown_ci_high"].to_numpy(dtype=float)
+    ax.bar(x, np.nan_to_num(share), 0.6, color="#8172B2")
+    ok = np.isfinite(share)
+    ax.errorbar(x[ok], share[ok], yerr=np.vstack([share[ok] - lo[ok], hi[ok] - share[ok]]), fmt="none",
+                color="black", lw=1)
+    ax.axhline(0.5, color="gray", lw=0.8, ls=":")
+    ax.set_ylim(0, 1.15)
+    fail = s["parse_failure_rate"].to_numpy(dtype=float) if "parse_failure_rate" in s else np.full(len(s), np.nan)
+    both = s["both_parsed_share"].to_numpy(dtype=float) if "both_parsed_share" in s else np.full(len(s), np.nan)
+    for xi, f, b in zip(x, fail, both, strict=True):
+        ax.text(xi, 1.02, f"fail {f:.0%}\nboth {b:.0%}", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(x, s["judge"], rotation=45, ha="right", fontsize=8)
