@@ -34,7 +34,7 @@ def test_mt_bench_tournament_end_to_end_reports_human_correlation(workdir):  # n
                "results/uda/mt_bench/tables/judges.csv"]
     run_sm(workdir, *targets, "-q", "--configfile", "small.yaml")
     methods = pd.read_csv(workdir / "results/uda/mt_bench/tables/methods.csv").set_index("method")
-    assert set(methods.index) == {"baseline", "uda", "uda_ablated"}
+    assert set(methods.index) == {"baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated"}
     assert methods["reference"].eq("human_bt").all() and methods["n_reference_models"].eq(6).all()
     assert methods["mean_pearson_reference"].between(-1, 1).all()
     assert methods.loc["baseline", "consensus_pearson_reference"] > 0.5
