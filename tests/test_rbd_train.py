@@ -135,3 +135,54 @@ def test_training_config_errors_name_the_key():
         TrainConfig.from_dict({"learning_rat": 0.1}, where="rbd.train.runs.x")
     with pytest.raises(ConfigError, match="kind must be"):
         TrainConfig.from_dict({"kind": "seq2seq"}, where="rbd.train.runs.x")
+
+
+def test_full_fine_tuning_trains_every_weight_and_keeps_the_best_eval_checkpoint(tmp_path):
+    """method: full (paper 001 fine-tunes all weights) with a validation split: every weight moves,
+    the loss table records the eval loss, and the saved model is the lowest-eval-loss step's,
+    not the last one's."""
+    from safetensors.torch import load_file
+
+    from judgelab.rbd.train import split_validation
+
+    # a learning rate that warms up over the whole run to a too-high peak: late steps get worse on
+    # held-out traces, so the best checkpoint is not the last step
+    cfg = TrainConfig.from_dict({**CFG, "method": "full", "modules_to_save": [], "max_steps": 24,
+                                 "learning_rate": 1.0, "warmup_ratio": 1.0, "val_fraction": 0.25, "eval_every": 2},
+                                where="test")
+    ex = causal_examples(traces(), cfg.max_words)
+    res = train_into(ex, cfg, tmp_path / "full")
+    assert not (res.run_dir / "adapter").exists()
+    ev = res.losses.dropna(subset=["eval_loss"])
+    assert list(ev["step"]) == list(range(2, 25, 2))
+    best = ev.loc[ev["eval_loss"].idxmin()]
+    assert int(best["step"]) < 24 and ev["eval_loss"].iloc[-1] > best["eval_loss"] + 0.1
+    assert res.meta["best_step"] == int(best["step"]) and res.meta["best_eval_loss"] == pytest.approx(best["eval_loss"])
+    tr, val = split_validation(len(ex), 0.25, cfg.seed)
+    assert res.meta["n_validation"] == len(val) == 12 and res.meta["n_examples"] == len(tr)
+    assert not set(tr) & set(val)
+    base = load_file(str(res.run_dir / "base" / "model.safetensors"))
+    merged = load_file(str(res.run_dir / "merged" / "model.safetensors"))
+    moved = [k for k in base if k in merged and not torch.equal(base[k], merged[k])]
+    assert len(moved) >= 0.9 * len([k for k in base if k in merged])  # every weight trained, not adapters only
+    # the saved weights are the best step's: their eval loss is the recorded minimum
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from judgelab.rbd.train import encode_causal
+
+    model = AutoModelForCausalLM.from_pretrained(res.run_dir / "merged").eval()
+    tok = AutoTokenizer.from_pretrained(res.run_dir / "merged")
+    losses = []
+    with torch.no_grad():
+        for i in val:
+            ids, labels = encode_causal(tok, ex[i], cfg.max_seq_len)
+            out = model(input_ids=torch.tensor([ids]), labels=torch.tensor([labels]))
+            losses.append(float(out.loss))
+    assert sum(losses) / len(losses) == pytest.approx(best["eval_loss"], rel=1e-4)
+
+
+def test_method_and_validation_keys_are_checked():
+    with pytest.raises(ConfigError, match="method must be one of"):
+        TrainConfig.from_dict({"method": "qlora"}, where="rbd.train.runs.x")
+    with pytest.raises(ConfigError, match="val_fraction"):
+        TrainConfig.from_dict({"val_fraction": 1.0}, where="rbd.train.runs.x")

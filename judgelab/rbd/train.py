@@ -7,20 +7,26 @@ log P(y_r | x_bias, y_bias, I_MJ, I_bias): the prompt is the E.4 training templa
 ``<think> r </think>\\nYes|No``; the loss is taken on the target tokens only (the
 authors' completion-only collator).  The paper fine-tunes all weights of 1.5B-14B
 DeepSeek-R1-Distill models (AdamW, lr 1e-5, 5 epochs, cosine schedule, warm-up 0.1,
-batch 1 x 4 accumulation, bf16, sequences up to 4096 tokens); here the update is LoRA
-through ``peft`` (configurable rank, alpha, dropout, target modules), with the same
-optimiser and schedule.  The prompt is rendered exactly as the ``transformers`` judge
+batch 1 x 4 accumulation, bf16, sequences up to 4096 tokens, the checkpoint chosen by its
+eval loss): ``method: full`` does that (every weight trained; the paper's rates are in
+``config/config.yaml``'s commented ``rbd.train`` example), ``method: lora`` (the CPU
+default) trains a LoRA adapter through ``peft`` (configurable rank, alpha, dropout,
+target modules) with the same optimiser and schedule.  With ``val_fraction`` > 0 a seeded
+share of the traces is held out and its loss evaluated every ``eval_every`` steps; the
+weights of the step with the lowest eval loss are the ones saved (``best_step`` in
+``meta.json``), as the authors select their checkpoint.  The prompt is rendered exactly as the ``transformers`` judge
 backend renders it at inference (the tokenizer's chat template with a generation prompt,
 else ``user: ...\\nassistant:``), so the trained checkpoint is used as any other judge.
 
 **Label-only baseline** (Sec. 5.2, Fig. 4): the same base with a binary classification
 head, trained on the labels alone from ``Instruction / Choices / LLM Judgment`` text.
 
-Outputs of a run directory: ``adapter/`` (the LoRA adapter and tokenizer), ``merged/``
-(adapter merged into the base: a plain checkpoint the judge backends load), ``base/``
-(only for the built-in tiny model), and ``meta.json`` (config, number of examples, the
-SHA-256 of the merged weights).  The loss table (one row per optimiser step: ``step``,
-``epoch``, ``loss``, ``lr``, ``n_tokens``) is written by the rule.
+Outputs of a run directory: ``adapter/`` (LoRA only: the adapter and tokenizer), ``merged/``
+(the adapter merged into the base, or the fully fine-tuned model: a plain checkpoint the
+judge backends load), ``base/`` (only for the built-in tiny model), and ``meta.json``
+(config, numbers of training and validation examples, best step and eval loss, the SHA-256
+of the merged weights).  The loss table (one row per optimiser step: ``step``, ``epoch``,
+``loss``, ``lr``, ``n_tokens``, ``eval_loss`` (NaN where not evaluated)) is written by the rule.
 
 **Base models.**  ``base_model`` is a checkpoint path or hub id (a GPU run: e.g.
 ``deepseek-ai/DeepSeek-R1-Distill-Llama-8B``), or ``builtin:tiny-llama``: a 2-layer Llama
@@ -49,7 +55,8 @@ from judgelab.registry import Registry
 
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
 THINK_TOKENS = ("<think>", "</think>")
-LOSS_COLUMNS = ["step", "epoch", "loss", "lr", "n_tokens"]
+LOSS_COLUMNS = ["step", "epoch", "loss", "lr", "n_tokens", "eval_loss"]
+METHODS = ("lora", "full")
 
 
 @dataclass
@@ -57,6 +64,7 @@ class TrainConfig:
     """One training run (config ``rbd.train.runs.<name>``)."""
 
     kind: str = "causal_lm"  # causal_lm (RBD) | classifier (label-only baseline)
+    method: str = "lora"  # lora | full (every weight, as paper 001 fine-tunes)
     base_model: str = "builtin:tiny-llama"
     lora_r: int = 8
     lora_alpha: int = 16
@@ -76,6 +84,8 @@ class TrainConfig:
     dtype: str = "float32"  # float32 | bfloat16 | float16
     seed: int = 0
     threads: int = 1  # CPU threads (1 keeps CPU training bit-for-bit reproducible)
+    val_fraction: float = 0.0  # held-out share of the traces for checkpoint selection (0: keep the last step)
+    eval_every: int | None = None  # steps between evaluations (null: once per epoch)
     tiny: dict[str, int] = field(default_factory=lambda: {
         "vocab_size": 3000, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
         "num_attention_heads": 4, "max_position_embeddings": 4096})
@@ -89,6 +99,12 @@ class TrainConfig:
         cfg = cls(**d)
         if cfg.kind not in ("causal_lm", "classifier"):
             raise ConfigError(f"{where}: kind must be causal_lm or classifier, got {cfg.kind!r}")
+        if cfg.method not in METHODS:
+            raise ConfigError(f"{where}: method must be one of {list(METHODS)}, got {cfg.method!r}")
+        if not 0.0 <= cfg.val_fraction < 1.0:
+            raise ConfigError(f"{where}: val_fraction must lie in [0, 1), got {cfg.val_fraction}")
+        if cfg.eval_every is not None and cfg.eval_every < 1:
+            raise ConfigError(f"{where}: eval_every must be >= 1 or null, got {cfg.eval_every}")
         if cfg.dtype not in ("float32", "bfloat16", "float16"):
             raise ConfigError(f"{where}: dtype {cfg.dtype!r} unknown")
         if cfg.max_steps is None and cfg.epochs <= 0:
@@ -276,11 +292,23 @@ def _pad(torch: Any, seqs: list[list[int]], value: int) -> Any:
     return torch.tensor([s + [value] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
+def split_validation(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """Seeded (train, validation) indices; at least one of each when ``fraction`` > 0 and n >= 2."""
+    import numpy as np
+
+    if fraction <= 0 or n < 2:
+        return list(range(n)), []
+    order = np.random.default_rng([seed, 1]).permutation(n).tolist()
+    k = min(n - 1, max(1, round(fraction * n)))
+    return sorted(order[k:]), sorted(order[:k])
+
+
 def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str | Path) -> TrainResult:
-    """Fine-tune with LoRA on ``examples``; save adapter, merged model and meta into ``run_dir``."""
+    """Fine-tune (LoRA or every weight) on ``examples``; save the selected weights, merged model
+    and meta into ``run_dir``."""
     if not examples:
         raise ConfigError("no training examples (no kept teacher traces); enlarge rbd.max_eval_items")
-    torch = _torch(peft=True)
+    torch = _torch(peft=cfg.method == "lora")
     from transformers import (
         AutoModelForCausalLM,
         AutoModelForSequenceClassification,
@@ -303,15 +331,19 @@ def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str |
     if classifier:
         model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=2, **dtype)
         model.config.pad_token_id = tok.pad_token_id
-        model = _lora_model(model, cfg, "SEQ_CLS")
-        enc = []
+        if cfg.method == "lora":
+            model = _lora_model(model, cfg, "SEQ_CLS")
+        enc_all = []
         for e in examples:
             ids = list(tok(e.prompt, add_special_tokens=True)["input_ids"])
-            enc.append((ids[-cfg.max_seq_len:], 1 if e.target == "yes" else 0))  # keep the judgement at the end
+            enc_all.append((ids[-cfg.max_seq_len:], 1 if e.target == "yes" else 0))  # keep the judgement at the end
     else:
         model = AutoModelForCausalLM.from_pretrained(base, **dtype)
-        model = _lora_model(model, cfg, "CAUSAL_LM")
-        enc = [encode_causal(tok, e, cfg.max_seq_len) for e in examples]
+        if cfg.method == "lora":
+            model = _lora_model(model, cfg, "CAUSAL_LM")
+        enc_all = [encode_causal(tok, e, cfg.max_seq_len) for e in examples]
+    tr_idx, val_idx = split_validation(len(enc_all), cfg.val_fraction, cfg.seed)
+    enc, val = [enc_all[i] for i in tr_idx], [enc_all[i] for i in val_idx]
     model.to(cfg.device)
     model.train()
     steps = _schedule(cfg, len(enc))
@@ -319,37 +351,65 @@ def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str |
     opt = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     sched = get_cosine_schedule_with_warmup(opt, int(cfg.warmup_ratio * steps), steps)
     per_epoch = max(1, math.ceil(len(enc) / cfg.batch_size))
+    eval_every = cfg.eval_every or max(1, math.ceil(per_epoch / max(1, cfg.grad_accum)))
+
+    def forward(data: list, idx: list[int]) -> Any:
+        ids = _pad(torch, [data[i][0] for i in idx], tok.pad_token_id).to(cfg.device)
+        if classifier:
+            labels = torch.tensor([data[i][1] for i in idx], dtype=torch.long, device=cfg.device)
+            mask = (ids != tok.pad_token_id).long()
+        else:
+            labels = _pad(torch, [data[i][1] for i in idx], -100).to(cfg.device)
+            mask = _pad(torch, [[1] * len(data[i][0]) for i in idx], 0).to(cfg.device)
+        return model(input_ids=ids, attention_mask=mask, labels=labels), labels
+
+    def eval_loss() -> float:
+        """Mean loss over the validation examples (per example, so batch padding cannot matter)."""
+        model.eval()
+        with torch.no_grad():
+            losses = [float(forward(val, [i])[0].loss) for i in range(len(val))]
+        model.train()
+        return sum(losses) / len(losses)
+
+    trained = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    best = (math.inf, 0, None)  # (eval loss, step, CPU copy of the trained weights)
     rows = []
     for step, micro in enumerate(_batches(torch, len(enc), cfg.batch_size, steps, cfg.grad_accum, cfg.seed), start=1):
         opt.zero_grad()
         total, n_tok = 0.0, 0
         for idx in micro:
-            if classifier:
-                ids = _pad(torch, [enc[i][0] for i in idx], tok.pad_token_id).to(cfg.device)
-                labels = torch.tensor([enc[i][1] for i in idx], dtype=torch.long, device=cfg.device)
-            else:
-                ids = _pad(torch, [enc[i][0] for i in idx], tok.pad_token_id).to(cfg.device)
-                labels = _pad(torch, [enc[i][1] for i in idx], -100).to(cfg.device)
-            mask = (ids != tok.pad_token_id).long() if classifier else _pad(
-                torch, [[1] * len(enc[i][0]) for i in idx], 0).to(cfg.device)
-            out = model(input_ids=ids, attention_mask=mask, labels=labels)
+            out, labels = forward(enc, idx)
             (out.loss / len(micro)).backward()
             total += float(out.loss.detach()) / len(micro)
             n_tok += int((labels != -100).sum()) if not classifier else len(idx)
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
+        ev = float("nan")
+        if val and (step % eval_every == 0 or step == steps):
+            ev = eval_loss()
+            if ev < best[0]:
+                best = (ev, step, {n: p.detach().to("cpu", copy=True) for n, p in trained.items()})
         rows.append({"step": step, "epoch": (step * cfg.grad_accum) / per_epoch, "loss": total,
-                     "lr": float(sched.get_last_lr()[0]), "n_tokens": n_tok})
+                     "lr": float(sched.get_last_lr()[0]), "n_tokens": n_tok, "eval_loss": ev})
+    if best[2] is not None:  # the checkpoint of the lowest eval loss, not the last step
+        with torch.no_grad():
+            for n, p in trained.items():
+                p.copy_(best[2][n].to(p.device))
     model.eval()
-    model.save_pretrained(run / "adapter")
-    tok.save_pretrained(run / "adapter")
-    merged = model.merge_and_unload()
+    if cfg.method == "lora":
+        model.save_pretrained(run / "adapter")
+        tok.save_pretrained(run / "adapter")
+        merged = model.merge_and_unload()
+    else:
+        merged = model
     merged.save_pretrained(run / "merged")
     tok.save_pretrained(run / "merged")
     digest = weights_digest(run / "merged")
     meta = {"config": asdict(cfg), "base": base if not cfg.base_model.startswith("builtin:") else cfg.base_model,
-            "n_examples": len(enc), "steps": steps, "merged_sha256": digest}
+            "n_examples": len(enc), "n_validation": len(val), "steps": steps,
+            "best_step": best[1] if best[2] is not None else steps,
+            "best_eval_loss": best[0] if best[2] is not None else None, "merged_sha256": digest}
     write_json(run / "meta.json", meta)
     return TrainResult(run, pd.DataFrame(rows, columns=LOSS_COLUMNS), len(enc), digest, meta)
 
