@@ -45,9 +45,17 @@ def test_weights_ridge_and_bad_lengths():
     g = -expit(-d)
     grad = np.bincount([0, 1, 2, 0], g, 3) - np.bincount([1, 2, 0, 2], g, 3) + 0.5 * th
     assert np.allclose(grad, 0.0, atol=1e-4)
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match=r"^winners, losers and weights must have the same length$"):
         fit_bradley_terry([0, 1], [1], 2)
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match=r"^winners, losers and weights must have the same length$"):
         fit_bradley_terry([0], [1], 2, weights=[1.0, 1.0])
+    # the default ridge is weak: an item that wins everything gets a large strength
+    top = fit_bradley_terry([0, 0, 0, 0], [1, 2, 1, 2], 3)
+    assert top[0] - top[1] > 4.0
+    # indices may come as floats (read from a table); the last item need never lose
+    np.testing.assert_allclose(fit_bradley_terry(np.array([2.0, 2.0, 1.0]), np.array([0.0, 1.0, 0.0]), 3),
+                               fit_bradley_terry([2, 2, 1], [0, 1, 0], 3))
+    last = fit_bradley_terry([2, 2, 1], [0, 1, 0], 3)
+    assert last[2] > last[1] > last[0]
     assert np.allclose(to_elo(np.array([0.0, 1.0]), center=1500.0).mean(), 1500.0)
     assert np.isclose(ELO_PER_LOGIT, 400 / np.log(10))

@@ -306,5 +306,6 @@ def test_anchor_pairs_and_agreement_edge_cases():
     assert anchor_agreement(tied, anchors) == pytest.approx(0.5)  # every anchor tied: each counts half
     assert anchor_agreement(np.array([0, 0, 0, 1.0, 2.0, -1.0]), anchors) == pytest.approx((1 + 1 + 0) / 3)
     assert np.isnan(anchor_agreement(theta, np.zeros((0, 2), dtype=int)))
+    assert anchor_agreement(theta, anchors[:1]) == 1.0 and anchor_agreement(-theta, anchors[:1]) == 0.0
     d = gate(theta, -theta, anchors)
     assert (d.agree_naive, d.agree_aware, d.enabled) == (1.0, 0.0, False)
