@@ -48,12 +48,14 @@ SCORING_GOLD = "results/scoring/gold.parquet"
 SCORING_GEN_CALLS = ["results/scoring/generation/references_calls.parquet"] + (
     ["results/scoring/generation/responses_calls.parquet"] if SCORING_SYNTH else []
 )
-VERDICT_TABLES.extend([*SCORING_SCORES, SCORING_GOLD, *SCORING_GEN_CALLS])
+VERDICT_TABLES.extend([*SCORING_SCORES, SCORING_GOLD, *SCORING_GEN_CALLS,
+                       *[f"results/scoring/gold_candidates/{j}.parquet" for j in SCORING_STUDY.gold_candidates]])
 
 SCORING_FIGURES = ["results/scoring/figures/reference_rho.png"] + [
     f"results/scoring/figures/score_distributions/{d}.png" for d in SCORING_SETS
 ]
 SCORING_OUTPUTS = [
+    "results/scoring/table2.csv",
     "results/scoring/table3.csv",
     "results/scoring/table3_wide.csv",
     "results/scoring/reference_coverage.csv",
@@ -162,6 +164,60 @@ rule scoring_gold:
         SCORING_STUDY.conda_env(_GOLD)
     script:
         "../workflow_scripts/scoring_query.py"
+
+
+_GOLD_CANDIDATES = SCORING_STUDY.gold_candidates
+
+
+rule scoring_gold_candidate:
+    """Table 2 (paper 004): a further gold candidate scores every sampled item with the gold
+    protocol (three scorings with the score-5 reference), to be compared with human scores."""
+    input:
+        **SCORING_ITEM_INPUTS,
+    output:
+        "results/scoring/gold_candidates/{judge}.parquet",
+    wildcard_constraints:
+        judge=name_regex(_GOLD_CANDIDATES),
+    params:
+        judge=lambda w: scoring_entry(w.judge),
+        variants=["gold"],
+        repeats=SCORING["gold"]["repeats"],
+        temperature=SCORING["gold"]["temperature"],
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        on_reject=SCORING["generation"]["on_reject"],
+        provenance=lambda w: scoring_provenance([w.judge]),
+    resources:
+        api_slots=lambda w: scoring_api_slots(w.judge),
+    log:
+        "results/logs/scoring_gold_candidate/{judge}.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/scoring_query.py"
+
+
+rule scoring_table2:
+    """Table 2 (paper 004): each gold candidate's gold protocol and the recorded GPT-4 scores
+    against the human scores (Spearman's rho, Pearson's r, bootstrap CIs)."""
+    input:
+        **SCORING_ITEM_INPUTS,
+        gold=SCORING_GOLD,
+        candidates=[f"results/scoring/gold_candidates/{j}.parquet" for j in _GOLD_CANDIDATES],
+    output:
+        report("results/scoring/table2.csv", caption="../report/scoring_table2.rst", category="Scoring bias"),
+    params:
+        against=SCORING["gold"]["table2_against"],
+        metrics=SCORING["metrics"],
+        seed=config["seed"],
+        provenance=scoring_provenance([_GOLD, *_GOLD_CANDIDATES]),
+    log:
+        "results/logs/scoring_table2.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/scoring_table2.py"
 
 
 _SCORING_QUERY = dict(

@@ -634,3 +634,43 @@ def test_reference_information_is_validated():
     out = with_scoring_profile({"name": "s", "backend": "simulated", "model": "m"},
                                {"reference_information": {5: 0.4}})
     assert out["options"]["profile"] == {"reference_information": {5: 0.4}}
+
+
+# ---------------------------------------------------------------------------------
+# Table 2: gold candidates against human scores
+
+
+def test_table2_ranks_gold_candidates_against_human_scores(tmp_path):
+    from judgelab.scoring.gold_candidates import RECORDED_GPT4, table2
+
+    items = synthetic_items(200, seed=13)
+    rng = np.random.default_rng(13)
+    for it in items:  # humans score the truth; the recorded GPT-4 scores it with more noise
+        it.human_score = float(np.clip(round(it.truth_score + rng.normal(0, 0.4)), 1, 5))
+        it.gold_gpt4 = float(np.clip(round(it.truth_score + rng.normal(0, 1.2)), 1, 5))
+    frame = items_frame(items)
+    gold = get_variant("gold")
+    cands = {}
+    with CallCache(tmp_path / "gold.sqlite") as cache:
+        for name, noise in (("sharp", 0.3), ("blurry", 1.3)):
+            cands[name] = judge_scores(sim_judge(name, score_noise=noise, malformed_rate=0.05), items, [gold], cache,
+                                       references=None, repeats=3, temperature=0.7, max_error_rate=None)
+    t2 = table2(frame, cands, against=["human", "design"], n_boot=200, seed=1)
+    h = t2[t2["reference_source"] == "human"].set_index("candidate")
+    assert list(h.index) == ["sharp", "blurry", RECORDED_GPT4]
+    assert h.loc["sharp", "rho"] > h.loc[RECORDED_GPT4, "rho"] and h.loc["sharp", "rho"] > h.loc["blurry", "rho"] + 0.1
+    assert h.loc[RECORDED_GPT4, "source"] == "recorded" and not h.loc[RECORDED_GPT4, "simulated"]
+    assert h.loc["sharp", "simulated"] and h.loc["sharp", "source"] == "gold_protocol"
+    # the candidate's gold is the majority of its three scorings; unparsed ones counted, never scored
+    s = cands["blurry"]
+    assert h.loc["blurry", "n_unparsed"] == (s["score"] == -1).sum() > 0
+    maj = s.groupby("item_id")["score"].agg(lambda v: majority_score([x for x in v if x > 0]))
+    human = {it.item_id: it.human_score for it in items}
+    ok = maj.dropna()
+    assert h.loc["blurry", "n"] == len(ok)
+    assert h.loc["blurry", "rho"] == pytest.approx(stats.spearmanr([human[i] for i in ok.index], ok).statistic,
+                                                   abs=1e-12)
+    assert h.loc["blurry", "r"] == pytest.approx(stats.pearsonr([human[i] for i in ok.index], ok).statistic, abs=1e-12)
+    assert (h["rho_ci_low"] < h["rho"]).all() and (h["rho"] < h["rho_ci_high"]).all()
+    assert set(t2["reference_source"]) == {"human", "design"}
+    assert table2(frame.assign(human_score=None, design_score=None), cands, against=["human", "design"]).empty

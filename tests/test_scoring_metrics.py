@@ -237,3 +237,221 @@ def test_rank_rows_handles_ties_nan_and_many_values():
     many = np.random.default_rng(0).normal(size=(2, 100))
     assert np.allclose(rank_rows(many), stats.rankdata(many, axis=-1))
     assert np.isnan(rank_rows(np.full((1, 3), np.nan))).all()
+
+
+# -- stability, distributions, golds and the wide table: whole outputs against hand-built ones -----------------
+
+
+def _kripp(data: np.ndarray) -> float:
+    import krippendorff
+
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]))
+
+
+def test_krippendorff_alpha_ordinal_textbook_and_undefined_cases():
+    from judgelab.scoring.metrics import krippendorff_alpha_ordinal
+
+    n = np.nan
+    data = np.array([[1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+                     [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n]])
+    assert krippendorff_alpha_ordinal(data) == pytest.approx(0.815, abs=5e-4)  # Krippendorff (2011)
+    # the value domain is 1-5 even when a sample uses fewer scores: the package's own call with it
+    few = np.array([[1, 2, 2, 3], [1, 2, 3, 3]], float)
+    assert krippendorff_alpha_ordinal(few) == pytest.approx(_kripp(few), abs=1e-12)
+    assert np.isnan(krippendorff_alpha_ordinal(np.array([[3.0, n], [n, n]])))  # one value: undefined
+    assert np.isnan(krippendorff_alpha_ordinal(np.array([[3.0, 3.0], [3.0, 3.0]])))  # no variation
+    assert krippendorff_alpha_ordinal(np.array([[3.0, 4.0], [3.0, 5.0]])) == pytest.approx(
+        _kripp(np.array([[3.0, 4.0], [3.0, 5.0]])))
+    assert np.isnan(krippendorff_alpha_ordinal(np.array([[1.0, 2.0, 4.0]])))  # one run: no unit scored twice
+
+
+def test_stability_every_field_recomputed():
+    rng = np.random.default_rng(5)
+    truth = rng.integers(1, 6, 40)
+    runs = np.clip(truth[:, None] + rng.integers(-1, 2, (40, 3)) * (rng.random((40, 3)) < 0.35), 1, 5).astype(float)
+    runs[[3, 17], [1, 2]] = np.nan
+    n_boot, alpha, seed = 60, 0.1, 9
+    s = stability(runs, n_boot=n_boot, alpha=alpha, seed=seed)
+    full = runs[np.isfinite(runs).all(axis=1)]
+    same = (full == full[:, :1]).all(axis=1)
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(int(same.sum()), len(full), alpha=alpha, method="wilson")
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    loo = [_rho(full[:, k], np.delete(full, k, axis=1).mean(axis=1)) for k in range(3)]
+    expected = {
+        "n_items": 40, "n_complete": 38, "n_repeats": 3, "n_unparsed": 2,
+        "exact_agreement": same.mean(), "exact_wilson_low": lo, "exact_wilson_high": hi,
+        "pairwise_agreement": np.mean([np.mean(full[:, a] == full[:, b]) for a, b in pairs]),
+        "alpha_ordinal": _kripp(runs.T),
+        "mean_pairwise_rho": np.mean([_rho(full[:, a], full[:, b]) for a, b in pairs]),
+        "loo_rho_mean": np.mean(loo), "loo_rho_spread": max(loo) - min(loo),
+    }
+    r2 = np.random.default_rng(seed)
+    a_boot, e_boot = [], []
+    for _ in range(n_boot):
+        pick = r2.integers(0, 40, 40)
+        sub = runs[pick]
+        a_boot.append(_kripp(sub.T) if len(np.unique(sub[np.isfinite(sub)])) > 1 else np.nan)
+        c = sub[np.isfinite(sub).all(axis=1)]
+        e_boot.append((c == c[:, :1]).all(axis=1).mean())
+    expected["alpha_ci_low"], expected["alpha_ci_high"] = np.quantile(a_boot, [alpha / 2, 1 - alpha / 2])
+    expected["exact_ci_low"], expected["exact_ci_high"] = np.quantile(e_boot, [alpha / 2, 1 - alpha / 2])
+    flat = runs[np.isfinite(runs)]
+    from judgelab.scoring.items import majority_score
+
+    maj = [majority_score(list(r)) for r in runs]
+    for k in range(1, 6):
+        expected[f"n_score_{k}"] = int((flat == k).sum())
+        expected[f"n_majority_{k}"] = sum(1 for m in maj if m == k)
+    assert set(s) == set(expected)
+    for key, val in expected.items():
+        assert s[key] == pytest.approx(val, abs=1e-12), key
+    assert stability(runs, n_boot=n_boot, alpha=alpha, seed=seed + 1)["alpha_ci_low"] != s["alpha_ci_low"]
+
+
+def test_stability_with_no_complete_item_or_a_single_run():
+    none = stability(np.array([[1.0, np.nan], [np.nan, 2.0], [3.0, np.nan]]), n_boot=20)
+    assert none["n_complete"] == 0 and np.isnan(none["exact_agreement"]) and np.isnan(none["pairwise_agreement"])
+    assert np.isnan(none["mean_pairwise_rho"]) and np.isnan(none["loo_rho_mean"]) and none["n_unparsed"] == 3
+    assert np.isnan(none["exact_ci_low"]) and np.isnan(none["exact_wilson_low"])
+    one = stability(np.array([[1.0], [2.0], [4.0], [5.0]]), n_boot=20)
+    assert one["exact_agreement"] == 1.0 and np.isnan(one["loo_rho_mean"]) and np.isnan(one["mean_pairwise_rho"])
+    assert one["n_majority_4"] == 1 and one["n_score_5"] == 1
+    two = stability(np.array([[1.0, 1], [2, 3], [4, 4]]), n_boot=20)
+    assert two["mean_pairwise_rho"] == pytest.approx(_rho(np.array([1.0, 2, 4]), np.array([1.0, 3, 4])))
+    assert two["loo_rho_mean"] == pytest.approx(_rho(np.array([1.0, 2, 4]), np.array([1.0, 3, 4])))
+    small = stability(np.array([[1.0, 1], [2, 2]]), n_boot=20)  # two complete items: no correlation
+    assert np.isnan(small["loo_rho_mean"]) and np.isnan(small["mean_pairwise_rho"]) and small["exact_agreement"] == 1
+
+
+def test_stability_table_rows_seeds_and_flags():
+    g4 = np.array([[3, 3, 4], [5, 5, 5], [1, 2, 1], [4, 4, 4], [2, 2, 3]], float)
+    items = pd.DataFrame({"dataset": ["b"] * 5 + ["a"] * 5 + ["c"] * 2,
+                          "gpt4_1": [*g4[:, 0], *g4[:, 1], np.nan, np.nan],
+                          "gpt4_2": [*g4[:, 1], *g4[:, 2], np.nan, np.nan],
+                          "gpt4_3": [*g4[:, 2], *g4[:, 0], np.nan, np.nan]})
+    gold = pd.DataFrame({"dataset": "a", "judge": "gj", "item_id": np.repeat(["x", "y", "z", "w"], 3),
+                         "repeat": [0, 1, 2] * 4, "score": [4, 4, 4, 2, -1, 2, 5, 4, 5, 1, 1, 2],
+                         "simulated": True})
+    tab = stability_table(items, gold, n_boot=30, alpha=0.1, seed=3)
+    assert list(zip(tab["dataset"], tab["rater"], tab["judge"], tab["simulated"], strict=True)) == [
+        ("a", "gpt4", "gpt-4 (recorded)", False), ("b", "gpt4", "gpt-4 (recorded)", False),
+        ("a", "gold_judge", "gj", True)]
+    for i, (ds, runs, tag) in enumerate([("a", items[items.dataset == "a"][["gpt4_1", "gpt4_2", "gpt4_3"]], "gpt4"),
+                                         ("b", items[items.dataset == "b"][["gpt4_1", "gpt4_2", "gpt4_3"]], "gpt4")]):
+        want = stability(runs.to_numpy(float), n_boot=30, alpha=0.1, seed=stable_seed(3, ds, tag))
+        for k, v in want.items():
+            assert tab.loc[i, k] == pytest.approx(v, nan_ok=True), (ds, k)
+    gruns = np.array([[4, 4, 4], [2, np.nan, 2], [5, 4, 5], [1, 1, 2]], float)
+    order = {"x": 0, "y": 1, "z": 2, "w": 3}
+    gruns = gruns[np.argsort([order[i] for i in sorted(order)])]  # pivot sorts items by name: w, x, y, z
+    want = stability(np.array([[1, 1, 2], [4, 4, 4], [2, np.nan, 2], [5, 4, 5]], float), n_boot=30, alpha=0.1,
+                     seed=stable_seed(3, "a", "gold"))
+    for k, v in want.items():
+        assert tab.loc[2, k] == pytest.approx(v, nan_ok=True), k
+    assert len(stability_table(items, None, n_boot=30)) == 2
+    assert len(stability_table(items, gold.iloc[:0], n_boot=30)) == 2
+
+
+def test_distributions_whole_table():
+    sc = pd.DataFrame({"dataset": ["z", "z", "a", "a", "a", "a"], "judge": ["j2", "j2", "j1", "j1", "j1", "j0"],
+                       "variant": ["v", "v", "w", "w", "w", "w"], "repeat": [0, 0, 0, 0, 1, 0],
+                       "score": [5.0, -1.0, 2.0, 2.0, 3.0, 4.0]})
+    golds = pd.DataFrame({"dataset": ["a", "a"], "item_id": ["p", "q"], "gold_source": ["human", "human"],
+                          "gold": [1.5, 3.49]})
+    d = distributions(sc, golds)
+    assert list(d.columns) == ["dataset", "judge", "variant", "score", "count", "share"]
+    head = d.groupby(["dataset", "judge", "variant"], sort=False).size().index.tolist()
+    assert head == [("a", "j0", "w"), ("a", "j1", "w"), ("z", "j2", "v"), ("a", "[gold:human]", "-")]
+    j1 = d[d["judge"] == "j1"]
+    assert list(j1["score"]) == [-1, 1, 2, 3, 4, 5] and list(j1["count"]) == [0, 0, 2, 0, 0, 0]  # repeat 1 out
+    assert list(j1["share"]) == [0, 0, 1.0, 0, 0, 0] and j1["count"].dtype.kind == "i"
+    j2 = d[d["judge"] == "j2"]
+    assert list(j2["count"]) == [1, 0, 0, 0, 0, 1] and list(j2["share"]) == [0.5, 0, 0, 0, 0, 0.5]
+    g = d[d["judge"] == "[gold:human]"]
+    assert list(g["count"]) == [0, 0, 1, 1, 0, 0] and list(g["share"]) == [0, 0, 0.5, 0.5, 0, 0]
+    assert (g["dataset"] == "a").all() and (g["variant"] == "-").all()
+
+
+def test_gold_frame_whole_table():
+    items = pd.DataFrame({"dataset": ["b", "a", "a"], "item_id": ["i2", "i1", "i0"], "gold_gpt4": [3.0, None, 2.0],
+                          "human_score": [4.5, None, None], "design_score": [None, 5.0, None]})
+    gs = pd.DataFrame({"dataset": ["a"] * 3 + ["b"] * 3, "item_id": ["i1"] * 3 + ["i2"] * 3,
+                       "score": [2, 2, 5, -1, -1, -1]})
+    g = gold_frame(items, gs)
+    assert list(g.columns) == ["dataset", "item_id", "gold_source", "gold"]
+    assert list(g.itertuples(index=False, name=None)) == [
+        ("a", "i1", "design", 5.0), ("a", "i1", "gold_judge", 2.0), ("a", "i0", "gpt4", 2.0),
+        ("b", "i2", "gpt4", 3.0), ("b", "i2", "human", 4.5)]
+    assert list(g.index) == list(range(5)) and g["gold"].dtype == float
+    only = gold_frame(items, None)
+    assert set(only["gold_source"]) == {"gpt4", "human", "design"} and len(only) == 4
+    assert len(gold_frame(items, gs.iloc[:0])) == 4
+
+
+def test_table3_wide_whole_layout():
+    t3 = pd.DataFrame({
+        "dataset": ["s2", "s2", "s1", "s1", "s1", "s1"], "gold_source": ["human"] * 2 + ["gpt4"] * 4,
+        "judge": ["jb", "jb", "jb", "jb", "ja", "ja"], "variant": ["ref5", "baseline", "custom", "baseline",
+                                                                   "roman", "baseline"],
+        "rho": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], "r": [0.11, 0.21, 0.31, 0.41, 0.51, 0.61],
+        "perturbation": ["reference", "baseline", "other", "baseline", "score_ids", "baseline"]})
+    w = table3_wide(t3)
+    assert list(w.columns) == ["judge", "perturbation", "strategy", "variant", "s1/gpt4 rho", "s1/gpt4 r",
+                               "s2/human rho", "s2/human r"]
+    assert list(zip(w["judge"], w["variant"], w["strategy"], strict=True)) == [
+        ("ja", "baseline", "Unperturbed"), ("ja", "roman", "Roman"), ("jb", "baseline", "Unperturbed"),
+        ("jb", "ref5", "Reference 5"), ("jb", "custom", "custom")]
+    jb = w[w["judge"] == "jb"].set_index("variant")
+    assert jb.loc["baseline", "s1/gpt4 rho"] == 0.4 and jb.loc["baseline", "s2/human r"] == 0.21
+    assert np.isnan(jb.loc["custom", "s2/human rho"]) and list(w.index) == list(range(5))
+    assert table3_wide(t3.iloc[:0]).empty
+
+
+def test_correlation_default_is_spearman():
+    from judgelab.scoring.metrics import correlation
+
+    x, y = np.array([1.0, 2, 3, 4, 5]), np.array([1.0, 3, 2, 5, 40])
+    assert correlation(x, y) == pytest.approx(_rho(x, y)) != pytest.approx(stats.pearsonr(x, y).statistic)
+    assert correlation(x, y, "r") == pytest.approx(stats.pearsonr(x, y).statistic)
+    assert isinstance(correlation(x, y), float)
+
+
+def test_aggregation_table_rows_counts_and_defaults():
+    _rng, gold, judge = _world(60, 12)
+    v = {"baseline": judge(1.0), "descending": judge(1.0), "random": judge(1.0), "letter": judge(1.1)}
+    v["baseline"][:5] = -1  # unparsed baseline: those items leave every comparison
+    v["random"][5:9] = -1
+    sc = pd.concat([_scores(gold, v, judge="zz"), _scores(gold, {k: v[k] for k in ("descending", "random")}, judge="aa"),
+                    _scores(gold, v, judge="mm")])
+    sc = sc.sample(frac=1.0, random_state=3)  # rows in any order: items are aligned by id, not by position
+    sets = {"few": ["baseline", "nope"], "pair": ["baseline", "letter"], "order": ["baseline", "descending", "random"]}
+    agg = aggregation_table(sc, _golds(gold), sets, ["mean", "median"])
+    # judges in name order, "aa" has no baseline and no row; a set with fewer than two variants has none
+    assert list(dict.fromkeys(agg["judge"])) == ["mm", "zz"]
+    assert list(agg[agg.judge == "mm"]["variant_set"]) == ["pair", "pair", "order", "order"]
+    assert list(agg.columns) == ["dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n",
+                                 "rho_aggregate", "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high",
+                                 "improves"]
+    row = agg[(agg.judge == "mm") & (agg.variant_set == "order")].set_index("aggregator")
+    assert row.loc["mean", "variants"] == "baseline,descending,random"
+    base = np.where(v["baseline"] > 0, v["baseline"], np.nan)
+    m = np.column_stack([base, v["descending"], np.where(v["random"] > 0, v["random"], np.nan)])
+    for name, fn in (("mean", np.nanmean), ("median", np.nanmedian)):
+        a = fn(m, axis=1)
+        ok = np.isfinite(base) & np.isfinite(a)
+        assert row.loc[name, "n"] == ok.sum() == 55
+        assert row.loc[name, "rho_aggregate"] == pytest.approx(_rho(gold[ok], a[ok]), abs=1e-12)
+        assert row.loc[name, "rho_baseline"] == pytest.approx(_rho(gold[ok], base[ok]), abs=1e-12)
+        # the default resamples: 1000, seed 0
+        idx = bootstrap_indices(60, 1000, stable_seed(0, "aggregation", "d", "design"))
+        boot = []
+        for i in idx:
+            k = ok[i]
+            boot.append(_rho(gold[i][k], a[i][k]) - _rho(gold[i][k], base[i][k]))
+        lo, hi = np.nanquantile(boot, [0.025, 0.975])
+        assert row.loc[name, "delta_ci_low"] == pytest.approx(lo, abs=1e-9), name
+        assert row.loc[name, "delta_ci_high"] == pytest.approx(hi, abs=1e-9), name
+    with pytest.raises(Exception, match=r"unknown score aggregator 'mode' \(scoring\.aggregation\.aggregators\)"):
+        aggregation_table(sc, _golds(gold), sets, ["mode"], n_boot=100)

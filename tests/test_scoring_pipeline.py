@@ -31,6 +31,7 @@ scoring:
   stability: {n_boot: 100}
 """
 TARGETS = [
+    "results/scoring/table2.csv", "results/scoring/reference_coverage.csv",
     "results/scoring/table3.csv", "results/scoring/table3_wide.csv", "results/scoring/fluctuation.csv",
     "results/scoring/distributions.csv", "results/scoring/aggregation.csv", "results/scoring/stability.csv",
     "results/scoring/generation_summary.csv", "results/scoring/figures/reference_rho.png",
@@ -75,6 +76,14 @@ def test_scoring_dag_builds_table3_and_figures(workdir: Path):
         df = pd.read_csv(res / name)
         assert {"config_hash", "pipeline_seed", "judge_ids", "judge_seeds"} <= set(df.columns), name
 
+    # Table 2: the gold judge and the other candidate (the second generation model), against the designed levels
+    t2 = pd.read_csv(res / "table2.csv")
+    assert set(t2["candidate"]) == {"sim-gpt-4.1", "sim-gpt-4o-refgen"} and set(t2["dataset"]) == {"rubric_set"}
+    assert (t2["reference_source"] == "design").all() and t2["simulated"].all() and (t2["n"] == 40).all()
+    cov = pd.read_csv(res / "reference_coverage.csv")  # on_reject: last keeps a text for every reference
+    assert set(cov["variant"]) == {"ref1", "ref2", "ref3", "ref4", "ref5"} and (cov["n_dropped"] == 0).all()
+    assert (table3["n_no_reference"] == 0).all()
+
     # the planted reference anchoring (config scoring.sim_profiles) shows in the Figure 6 table
     dist = pd.read_csv(res / "distributions.csv")
     d = dist[dist["dataset"] == "rubric_set"]
@@ -85,6 +94,10 @@ def test_scoring_dag_builds_table3_and_figures(workdir: Path):
 
     assert low_share("sim-gemini-2.5-flash", "ref1") > low_share("sim-gemini-2.5-flash", "baseline") + 0.15
     assert low_share("sim-gemini-2.5-flash", "ref5") < low_share("sim-gemini-2.5-flash", "baseline")
+    # and its planted reference_information (only references 4-5 inform it) shows in the Figure 5 data
+    fig5 = table3[(table3["dataset"] == "rubric_set") & (table3["judge"] == "sim-gemini-2.5-flash")
+                  & (table3["gold_source"] == "design")].set_index("variant")
+    assert fig5.loc["ref5", "rho"] > fig5.loc["ref1", "rho"] + 0.15
 
     # judge-querying tables carry what the call summary counts; failures are shown as -1, never dropped
     needed = {"judge", "backend", "model", "simulated", "status", "tokens_in", "tokens_out", "cost_usd"}
@@ -103,3 +116,17 @@ def test_scoring_dag_builds_table3_and_figures(workdir: Path):
     assert new_calls(workdir) == asked  # everything came from the cache
     for q, df in before.items():
         pd.testing.assert_frame_equal(df, pd.read_parquet(workdir / q), obj=q)
+
+
+def test_own_data_command_builds_with_the_api_judges(workdir: Path):
+    """README "On your own data": the command's DAG, with real judges only (dry run: no API here)."""
+    proc = run_sm(workdir, "-n", "--configfile", "config/judges/api.yaml", "config/scoring-own-data.yaml",
+                  "--resources", "api_slots=4", "--", "results/scoring/table2.csv", "results/scoring/table3.csv",
+                  "results/scoring/figures/reference_rho.png")
+    out = proc.stdout + proc.stderr
+    for job in ("scoring_items", "scoring_gold", "scoring_gold_candidate", "scoring_references", "scoring_table2"):
+        assert job in out, job
+    for judge in ("gpt-4o", "gemini-2.5-flash", "deepseek-chat"):
+        assert f"results/scoring/scores/{judge}.parquet" in out
+    assert "results/scoring/gold_candidates/gpt-4o.parquet" in out and "results/scoring/items/own.parquet" in out
+    assert "sim-" not in out.replace("sim-unbiased", "")  # no simulated judge scores or writes

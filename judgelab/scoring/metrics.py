@@ -452,6 +452,8 @@ def krippendorff_alpha_ordinal(runs: np.ndarray) -> float:
     vals = data[np.isfinite(data)]
     if len(np.unique(vals)) < 2:
         return float("nan")  # no variation at all: alpha is undefined
+    if not (np.isfinite(data).sum(axis=0) >= 2).any():
+        return float("nan")  # no unit scored twice (one run): nothing to agree on
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal",
                                     value_domain=[1, 2, 3, 4, 5]))
 

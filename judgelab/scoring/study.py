@@ -34,7 +34,11 @@ class ScoringStudy:
         self.judges: list[str] = configured if self.cfg["judges"] is None else list(self.cfg["judges"])
         self.gold: str = self.cfg["gold"]["judge"]
         self.generators: list[str] = list(self.cfg["generation"]["models"])
-        for name in [*self.judges, self.gold, *self.generators]:
+        # Table 2 (paper 004): further gold candidates, each scored with the gold protocol
+        cands = self.cfg["gold"].get("candidates")
+        cands = self.generators if cands is None else cands
+        self.gold_candidates: list[str] = [n for n in dict.fromkeys(cands) if n != self.gold]
+        for name in [*self.judges, self.gold, *self.generators, *self.gold_candidates]:
             self.entry(name)  # unknown names and non-scoring profile keys fail now
         # profiles of judges absent from the current judge set are ignored: judge sets are swappable
 

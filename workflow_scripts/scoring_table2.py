@@ -1,0 +1,23 @@
+"""Rule scoring_table2: paper 004's Table 2, gold candidates against human scores."""
+
+import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
+import pandas as pd
+
+from judgelab.io import write_table
+from judgelab.scoring.gold_candidates import table2
+from judgelab.scoring.items import items_frame, study_items
+from judgelab.workflow import provenance, run_script
+
+
+def main(sm):
+    p = sm.params
+    items = items_frame(study_items(sm.input.item_tables, sm.input.get("responses")))
+    tables = [pd.read_parquet(sm.input.gold), *(pd.read_parquet(f) for f in sm.input.candidates)]
+    candidates = {str(t["judge"].iloc[0]): t for t in tables if len(t)}
+    out = table2(items, candidates, against=p.against, n_boot=p.metrics["n_boot"], alpha=p.metrics["alpha"],
+                 seed=p.seed)
+    prov = p.provenance
+    write_table(out, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"], prov["judges"]))
+
+
+run_script(snakemake, main)
