@@ -94,7 +94,8 @@ def auxiliary_roles(config: Mapping[str, Any]) -> list[Role]:
         for s, e in (rbd.get("generators") or {}).items():
             if s in sets and (r := _entry("rbd", f"rbd.generators.{s}", f"rbd writer of set {s}", e)):
                 roles.append(r)
-        if r := _entry("rbd", "rbd.teacher", "rbd reasoning teacher", rbd.get("teacher")):
+        if not rbd.get("supervision_data") and (  # the authors' released traces replace the teacher
+                r := _entry("rbd", "rbd.teacher", "rbd reasoning teacher", rbd.get("teacher"))):
             roles.append(r)
         for i, d in enumerate(rbd.get("detectors") or []):
             if isinstance(d, Mapping) and (r := _entry("rbd", f"rbd.detectors[{i}].judge",

@@ -163,6 +163,7 @@ rule rbd_cases:
     params:
         evaluator_models={j: JUDGE_SPECS[j].model for j in RBD_EVALUATORS},
         supervision_evaluators=RBD_SUP_EVALUATORS,
+        bias_sets=RBD_BIAS_SETS,
         test_size=RBD["detector_test_size"],
         diag_size=RBD["detector_diag_size"],
         seed=config["seed"],
@@ -176,18 +177,20 @@ rule rbd_cases:
 
 
 rule rbd_supervision:
-    """The teacher writes <think>...</think> Yes/No for each training tuple; traces matching b_i are kept."""
+    """The teacher writes <think>...</think> Yes/No for each training tuple; traces matching b_i are kept
+    (or, with rbd.supervision_data, the authors' released traces are read instead of asking a teacher)."""
     input:
         "results/rbd/supervision/cases.parquet",
     output:
         "results/rbd/supervision/traces.parquet",
     params:
         teacher=RBD["teacher"],
+        supervision_data=RBD["supervision_data"],
         cache=CACHE,
         max_error_rate=config["max_error_rate"],
-        provenance=rbd_prov([RBD["teacher"]]),
+        provenance=rbd_prov([] if RBD["supervision_data"] else [RBD["teacher"]]),
     resources:
-        **job_resources([RBD["teacher"]]),
+        **job_resources([] if RBD["supervision_data"] else [RBD["teacher"]]),
     log:
         "results/logs/rbd_supervision.log",
     conda:

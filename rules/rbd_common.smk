@@ -9,9 +9,12 @@ RBD = config["rbd"]
 RBD_SETS = list(RBD["sets"])
 for _s in RBD_SETS:
     _RBD_SET_BUILDERS.get(_s, where="config rbd.sets")
-for _s in _RBD_BIAS_TYPES:
+# which set carries each bias type's supervision and detector test cases: the constructed set
+# of that name by default, or e.g. the authors' own (rbd.bias_sets: {verbosity: authors_verbosity})
+RBD_BIAS_SETS = {b: (RBD.get("bias_sets") or {}).get(b, b) for b in _RBD_BIAS_TYPES}
+for _b, _s in RBD_BIAS_SETS.items():
     if _s not in RBD_SETS:
-        raise _RbdConfigError(f"config rbd.sets must include the bias set {_s!r}")
+        raise _RbdConfigError(f"config rbd.sets must include the {_b} bias set {_s!r} (rbd.bias_sets.{_b})")
 for _s in RBD["loop_sets"]:
     if _s not in RBD_SETS:
         raise _RbdConfigError(f"config rbd.loop_sets: {_s!r} is not in rbd.sets")

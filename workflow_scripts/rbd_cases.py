@@ -17,7 +17,7 @@ def main(sm):
         items += items_from_frame(pd.read_parquet(path))
     labels = pd.read_parquet(sm.input.labels)
     cases = build_cases(items, labels, p.evaluator_models)
-    bias_sets = set(BIAS_TYPES)
+    bias_sets = {p.bias_sets.get(b, b) for b in BIAS_TYPES}  # rbd.bias_sets: constructed or the authors' sets
     train = [c for c in cases if c.subset == "train" and c.set in bias_sets and c.evaluator in p.supervision_evaluators]
     test = balanced_test_set([c for c in cases if c.subset == "test" and c.set in bias_sets], p.test_size, int(p.seed))
     diag = []

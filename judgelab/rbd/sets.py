@@ -595,14 +595,32 @@ def _authors_ctx(name: str, seed: int) -> BuildContext:
     return BuildContext(name=name, seed=seed, n_items=None, train_fraction=0.0)
 
 
-@AUTHOR_SETS.register("authors_verbosity")
-def _authors_verbosity(seed: int) -> list[RbdItem]:
+def _authors_set(name: str) -> Callable[[Callable[[BuildContext], list[RbdItem]]], Callable[[BuildContext], list[RbdItem]]]:
+    """Register an authors' set twice: for the comparison (every item, all test) and as a set
+    the study runs on like a constructed one (config ``rbd.sets`` / ``rbd.bias_sets``: the
+    configured ``n_items`` sample and train / test split)."""
+
+    def deco(fn: Callable[[BuildContext], list[RbdItem]]) -> Callable[[BuildContext], list[RbdItem]]:
+        AUTHOR_SETS.add(name, lambda seed: fn(_authors_ctx(name, seed)))
+        return register_set(name)(fn)
+
+    return deco
+
+
+def _sampled(ctx: BuildContext, rows: list[Any], tag: str) -> list[tuple[int, Any]]:
+    """(index, row) of the configured sample (all rows when ``n_items`` is None), in file order."""
+    keep = set(seeded_sample([str(i) for i in range(len(rows))], ctx.n_items, ctx.seed, tag))
+    return [(i, r) for i, r in enumerate(rows) if str(i) in keep]
+
+
+@_authors_set("authors_verbosity")
+def _authors_verbosity(ctx: BuildContext) -> list[RbdItem]:
+    """The authors' GSM8K_Verbosity.json (RBD-Bias4-Eval) as D / D_bias."""
     from judgelab.datasets.sources import source_path
 
     path = source_path("rbd_bias4_eval/GSM8K_Verbosity")
-    ctx = _authors_ctx("authors_verbosity", seed)
     items = []
-    for i, row in enumerate(_load_json(path)):
+    for i, row in _sampled(ctx, _load_json(path), "authors_gsm8k"):
         where = f"{path} element {i}"
         ans, short, long = (_need(row, k, where) for k in ("answer", "single_correct_answer", "gemma_answer"))
         bid = f"rbd-gsm8k-{i}"
@@ -617,13 +635,12 @@ def _authors_verbosity(seed: int) -> list[RbdItem]:
     return items
 
 
-def _authors_arena(name: str, seed: int, bias: str) -> list[RbdItem]:
+def _authors_arena(ctx: BuildContext, bias: str) -> list[RbdItem]:
     from judgelab.datasets.sources import source_path
 
-    ctx = _authors_ctx(name, seed)
     path = source_path("rbd_bias4_eval/Arena_Position_and_Bandwagon")
     items = []
-    for i, row in enumerate(_load_json(path)):
+    for i, row in _sampled(ctx, _load_json(path), "authors_arena"):
         where = f"{path} element {i}"
         orig, rev = _need(row, "original", where, dict), _need(row, "reversed", where, dict)
         g0, g1 = _need(row, "ground_truth_original", where, int) - 1, _need(row, "ground_truth_reversed", where, int) - 1
@@ -643,23 +660,26 @@ def _authors_arena(name: str, seed: int, bias: str) -> list[RbdItem]:
     return items
 
 
-@AUTHOR_SETS.register("authors_position")
-def _authors_position(seed: int) -> list[RbdItem]:
-    return _authors_arena("authors_position", seed, "position")
+@_authors_set("authors_position")
+def _authors_position(ctx: BuildContext) -> list[RbdItem]:
+    """The authors' Arena_Position_and_Bandwagon.json: original vs reversed order."""
+    return _authors_arena(ctx, "position")
 
 
-@AUTHOR_SETS.register("authors_bandwagon")
-def _authors_bandwagon(seed: int) -> list[RbdItem]:
-    return _authors_arena("authors_bandwagon", seed, "bandwagon")
+@_authors_set("authors_bandwagon")
+def _authors_bandwagon(ctx: BuildContext) -> list[RbdItem]:
+    """The authors' Arena_Position_and_Bandwagon.json with the statement for the negative option."""
+    return _authors_arena(ctx, "bandwagon")
 
 
-@AUTHOR_SETS.register("authors_sentiment")
-def _authors_sentiment(seed: int) -> list[RbdItem]:
+@_authors_set("authors_sentiment")
+def _authors_sentiment(ctx: BuildContext) -> list[RbdItem]:
+    """The authors' ScienceQA_Sentiment.json (GPT-4o tone rewrites)."""
     from judgelab.datasets.sources import source_path
 
-    ctx = _authors_ctx("authors_sentiment", seed)
+    qs = load_scienceqa(source_path("rbd_bias4_eval/ScienceQA_Sentiment"))
     items = []
-    for q in load_scienceqa(source_path("rbd_bias4_eval/ScienceQA_Sentiment")):
+    for _, q in _sampled(ctx, qs, "authors_scienceqa"):
         if len(q.sentiment_choices) != len(q.choices):
             raise InputError(f"ScienceQA_Sentiment.json {q.base_id}: sentiment_choices do not match choices")
         items += _pair_items(ctx, q.base_id, bias_type="sentiment", question=q.question, d_options=q.choices,
