@@ -189,7 +189,7 @@ rule scoring_gold_candidate:
         on_reject=SCORING["generation"]["on_reject"],
         provenance=lambda w: scoring_provenance([w.judge]),
     resources:
-        api_slots=lambda w: scoring_api_slots(w.judge),
+        **job_resources(lambda w: [SCORING_STUDY.entry(w.judge)]),
     log:
         "results/logs/scoring_gold_candidate/{judge}.log",
     conda:
