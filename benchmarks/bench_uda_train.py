@@ -12,7 +12,8 @@ through the same request builders as the pipeline, but straight from the backend
 cache: 450k cached prompts would be a gigabyte of SQLite, and the cache is not what is
 timed).  The script prints the time of each stage, the training epochs, the peak resident
 memory and the result (inter-judge std, Pearson with the planted quality, in-sample and on
-the held-out validation prompts).  It asserts nothing.
+the held-out validation prompts, beside the baseline and the fitted label-smoothing control).
+It asserts nothing.
 
     python benchmarks/bench_uda_train.py                     # paper scale, MiniLM embeddings
     python benchmarks/bench_uda_train.py --embedder hashing  # skip the encoder (training only)
@@ -41,7 +42,7 @@ from judgelab.uda.elo import EloConfig
 from judgelab.uda.embeddings import EmbeddingConfig
 from judgelab.uda.study import embed_tournament, load_data
 from judgelab.uda.tournament import build_tournament, own_answer_requests, pair_requests
-from judgelab.uda.training import TrainConfig, apply_adapter, baseline_scores, train_adapter
+from judgelab.uda.training import TrainConfig, apply_adapter, baseline_scores, smoothing_elo, train_adapter
 
 # name, family, planted quality (logit), sentences, markdown, planted self-preference b
 MODELS = [
@@ -125,7 +126,6 @@ def main() -> None:
     t3 = time.perf_counter()
     result = train_adapter(data, "full", cfg, elo, order_seed=args.seed + 1)
     t4 = time.perf_counter()
-    h = result.history
     print(f"training: {cfg.epochs} epochs (full-batch AdamW steps over {data.n_judgments:,} judgments, "
           f"{len(result.train_prompts)} training / {len(result.val_prompts)} validation prompts) in {t4 - t3:.1f} s "
           f"= {(t4 - t3) / max(1, cfg.epochs):.2f} s/epoch; best epoch {result.best_epoch}; "
@@ -146,9 +146,18 @@ def main() -> None:
     print("in-sample (all prompts):")
     report("baseline", R_base)
     report("UDA", R_uda)
-    best = h[h["best"]].iloc[0]
-    print(f"held-out validation prompts: baseline std {best['val_baseline_judge_std']:.1f}, "
-          f"UDA std {best['val_mean_judge_std']:.1f}")
+    # the controls on the held-out validation prompts: raw and relative std (std / consensus spread)
+    va = np.array([data.prompt_ids.index(p) for p in result.val_prompts])
+    ls = result.meta["label_smoothing"]
+    held = {"baseline": baseline_scores(data, elo, order_seed=args.seed + 1, prompt_idx=va)[0],
+            f"label smoothing (K {ls['k']:.0f}, label {ls['label']:.3f})":
+                smoothing_elo(data, va, ls["k"], ls["label"], elo, order_seed=args.seed + 1)[0],
+            "UDA": apply_adapter(result.adapter, result.standardizer, data, elo, order_seed=args.seed + 1,
+                                 prompt_idx=va)[0]}
+    print(f"held-out validation prompts ({len(va)}): mean inter-judge std / relative std")
+    for name, R in held.items():
+        sd = R.std(axis=0, ddof=1).mean()
+        print(f"  {name:32s} {sd:7.1f}   {sd / R.mean(axis=0).std(ddof=1):.3f}")
     print(f"applying the adapter to all prompts: {t5 - t4:.1f} s")
     print(f"total {t5 - t0:.1f} s; peak resident memory {peak_rss_gib():.2f} GiB "
           f"(goal: training <= 600 s, <= 4 GiB)")
