@@ -24,6 +24,8 @@ def setup_logging(log_path: str | None = None, level: int = logging.INFO) -> Non
         handlers.append(logging.FileHandler(log_path, mode="w", encoding="utf-8"))
     logging.basicConfig(level=level, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # warnings about the data (empty responses kept, underpowered tests, ...) belong in the rule's log
+    logging.captureWarnings(True)
     # HTTP client libraries log full request lines at INFO; keep them quiet.
     for noisy in ("httpx", "httpcore", "openai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

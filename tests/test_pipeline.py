@@ -158,16 +158,27 @@ def test_malformed_pairs_row_fails_with_file_and_line_and_writes_nothing(workdir
     assert not list((workdir / "results/audit/pairs").glob(".*tmp"))
 
 
-def test_empty_response_and_missing_api_key_fail_clearly(workdir: Path):
+def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path):
+    # an empty response is real data (one LLMBar set has one): the pair is kept, with a warning and its count
     (workdir / "pairs.jsonl").write_text(
         '{"pair_id": "1", "prompt": "q", "response_a": "", "response_b": "b", "expected_verdict": "A"}\n'
+        '{"pair_id": "2", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "B"}\n'
     )
     (workdir / "extra.yaml").write_text(
         "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
     )
-    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", check=False)
+    run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml")
+    assert len(pd.read_parquet(workdir / "results/audit/pairs/mine.parquet")) == 2
+    log = (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    assert "1 empty or whitespace-only response(s) kept (1:response_a)" in log
+    # an empty prompt is still an error naming file and line
+    (workdir / "pairs.jsonl").write_text(
+        '{"pair_id": "1", "prompt": " ", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
+    )
+    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", "--forceall",
+                  check=False)
     assert proc.returncode != 0
-    assert "pairs.jsonl:1: field 'response_a' is empty" in (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    assert "pairs.jsonl:1: field 'prompt' is empty" in (workdir / "results/logs/audit_pairs/mine.log").read_text()
 
     (workdir / "pairs.jsonl").write_text(
         '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
