@@ -40,6 +40,11 @@ def test_table9_human_rates_exclusion_and_judge_gap():
     # keeping the constant-slot annotator changes the aggregate
     t2 = human_gap_table(ann, sv, pairs, exclude_constant_slot=False).set_index("row")
     assert t2.loc["human_aggregate", "n"] == 90
+    # the input's "illustrative" marker reaches every row of Table 9; real annotations carry none
+    assert t["illustrative"].all() and t["annotation_source"].str.contains("not real annotations").all()
+    real = ann.assign(source="annotation study 2026, three trained annotators")
+    t3 = human_gap_table(real, sv, pairs)
+    assert not t3["illustrative"].any() and (t3["annotation_source"] == "annotation study 2026, three trained annotators").all()
 
 
 def test_annotation_errors_name_file_and_row(tmp_path: Path):

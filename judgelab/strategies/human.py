@@ -103,4 +103,10 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
                      "markdown_rate": md, "prose_rate": prose, "tie_rate": float((g["verdict"] == "tie").mean()),
                      "no_verdict_rate": float((g["verdict"] == "").mean()), "gap_vs_human": md - human,
                      "strategy": strategy})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # the input's own marker travels with every row built from it: the shipped file is
+    # illustrative (reconstructed from published marginals), real annotations are not
+    sources = sorted({str(x) for x in ann.get("source", pd.Series(dtype=str)) if str(x).strip()})
+    out["illustrative"] = any("illustrative" in x.lower() for x in sources)
+    out["annotation_source"] = "; ".join(sources)
+    return out
