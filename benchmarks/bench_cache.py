@@ -1,6 +1,8 @@
-"""Call-cache lookups per second (goal >= 20,000/s), batched and one by one.
+"""Call-cache writes and lookups per second (goal >= 20,000/s), batched and one by one.
 
-    python benchmarks/bench_cache.py [--n 100000]
+    python benchmarks/bench_cache.py [--n 100000]                  # SQLite in a temp dir
+    python benchmarks/bench_cache.py --postgres-local              # a throw-away local PostgreSQL
+    python benchmarks/bench_cache.py --cache postgresql://host/db  # an existing (empty) database
 """
 
 from __future__ import annotations
@@ -18,9 +20,21 @@ from judgelab.records import sha256_hex
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000, help="stored calls")
+    ap.add_argument("--cache", help="cache location (path or postgresql:// URL); default a temp SQLite file")
+    ap.add_argument("--postgres-local", action="store_true",
+                    help="start a throw-away PostgreSQL on 127.0.0.1 (tests/pg_server.py) and use it")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        cache = CallCache(Path(d) / "calls.sqlite")
+        location = args.cache or str(Path(d) / "calls.sqlite")
+        if args.postgres_local:
+            import sys
+
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+            from tests import pg_server
+
+            location = pg_server.server().new_database()
+        cache = CallCache(location)
+        print(f"backend: {type(cache).__name__}")
         keys = [sha256_hex(f"request {i}") for i in range(args.n)]
         t0 = time.perf_counter()
         for i in range(0, args.n, 5000):
