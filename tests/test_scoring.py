@@ -608,8 +608,9 @@ def test_informative_full_mark_reference_raises_rho_as_in_figure5(tmp_path):
     """With information rising in the reference's score, rho rises with it (the paper's Fig. 5),
     even for a judge that is also pulled toward the reference's score; without it, a reference only hurts."""
     items = synthetic_items(300, seed=4)
-    for it in items:  # a continuous truth: the designed levels plus within-level spread
-        it.truth_score = float(it.design_score) + float(np.random.default_rng(hash(it.item_id) % 2**32).uniform(-.4, .4))
+    spread = np.random.default_rng(4).uniform(-0.4, 0.4, len(items))
+    for it, u in zip(items, spread, strict=True):  # a continuous truth: the designed levels plus within-level spread
+        it.truth_score = float(it.design_score) + float(u)
     variants = ["baseline", "ref1", "ref2", "ref3", "ref4", "ref5"]
     info = {1: 0.1, 2: 0.25, 3: 0.4, 4: 0.55, 5: 0.7}
     informed = score_all(sim_judge("informed", score_noise=0.9, reference_anchor=0.15, reference_information=info),
@@ -619,7 +620,8 @@ def test_informative_full_mark_reference_raises_rho_as_in_figure5(tmp_path):
     t3, _ = correlation_tables(pd.concat([informed, anchored]), design_golds(items), n_boot=300)
     rho = t3.set_index(["judge", "variant"])["rho"]
     ladder = [rho[("informed", v)] for v in ["ref1", "ref2", "ref3", "ref4", "ref5"]]
-    assert stats.spearmanr(range(5), ladder).statistic >= 0.9  # rises with the reference's score
+    assert stats.spearmanr(range(5), ladder).statistic > 0.85  # rises with the reference's score
+    assert ladder[4] > ladder[0] + 0.05
     row = t3.set_index(["judge", "variant"]).loc[("informed", "ref5")]
     assert row["delta_ci_low"] > 0  # the full-mark reference beats no reference
     assert t3.set_index(["judge", "variant"]).loc[("anchored", "ref5"), "delta_rho"] < 0.01
