@@ -6,6 +6,7 @@
     judgelab backends
     judgelab audit --format llmbar result.json ... --out audit/
     judgelab leaderboard-length leaderboard.csv
+    judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
 
 Config files are merged like Snakemake does (judge set first, then
 ``config/config.yaml``, then each ``--configfile``).  Errors in input or config
@@ -161,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.bias_card.command import add_commands  # audit, leaderboard-length
 
     add_commands(sub)
+    from judgelab.rbd.audit_log import add_command as add_detect_bias  # detect-bias
+
+    add_detect_bias(sub)
     return p
 
 
