@@ -76,3 +76,27 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
     assert (warm.loc["sim-unbiased", "cached"], warm.loc["sim-unbiased", "to_call"]) == (0, 12)
     text = format_plan(warm.reset_index())
     assert "TOTAL" in text and "sim-unbiased" in text
+
+
+def test_summary_prices_only_the_calls_the_cache_lacks(tmp_path):
+    """Unit check of the comparison with the real cache and of the pricing (no workflow run)."""
+    from judgelab.cache import CachedCall
+    from judgelab.plan import summarise
+    from judgelab.records import JudgeRequest, Message, OutputKind, canonical_json, sha256_hex
+
+    reqs = [JudgeRequest(messages=[Message("user", "x" * 4000 * (i + 1))], kind=OutputKind.PAIRWISE, fmt="json",
+                         task="cot" if i else None) for i in range(2)]
+    log = tmp_path / "plan.jsonl"
+    log.write_text("".join(json.dumps({
+        "judge": "j", "rule": "audit_query", "label": "", "payload_sha": sha256_hex(canonical_json(r.payload())),
+        "task": r.output_task, "max_tokens_param": None, "chars_in": len(r.prompt_text()), "tokens_out": 100,
+    }) + "\n" for r in reqs))
+    entry = {"name": "j", "backend": "openai", "model": "m", "output_limits": {"cot": 3000},
+             "price": {"input_per_1k": 1.0, "output_per_1k": 10.0}}
+    with CallCache(tmp_path / "calls.sqlite") as cache:  # the first request was asked before
+        cache.put_many([(CachedCall("k0", "j", "openai", "m", "pairwise", "A", None, 1, 1, 0.0, 0.0, None),
+                         reqs[0].payload())])
+    row = summarise(log, {"j": entry}, tmp_path / "calls.sqlite").iloc[0]
+    assert (row["calls"], row["cached"], row["to_call"]) == (2, 1, 1)
+    assert row["est_tokens_in"] == 2000 and row["est_tokens_out"] == 100 and row["max_tokens_out"] == 3000
+    assert row["est_usd"] == pytest.approx(2.0 + 1.0) and row["max_usd"] == pytest.approx(2.0 + 30.0)
