@@ -294,3 +294,18 @@ def test_judges_on_one_checkpoint_share_its_weights(tiny_checkpoint):
     gc.collect()
     # a session fixture may still hold the same checkpoint; otherwise the entry is gone
     assert len(tb._LOADED) <= n
+
+
+def test_each_request_gets_its_task_output_limit(tiny_checkpoint):
+    """max_tokens comes from the request's task (output_limits), not one judge-wide value."""
+    spec = JudgeSpec(name="tiny", backend="transformers", model=tiny_checkpoint,
+                     sampling={"temperature": 0.0, "max_tokens": 6},
+                     output_limits={"verdict": 2, "generation": 9}, options={"device": "cpu"})
+    judge = make_judge(spec)
+    text = JudgeRequest(messages=[{"role": "user", "content": PROMPTS[0]}], kind=OutputKind.TEXT, fmt="text")
+    verdict, gen = judge.answer([_pair(PROMPTS[0]), text])
+    assert verdict.error is None and gen.error is None
+    assert verdict.tokens_out <= 2
+    assert gen.tokens_out <= 9
+    # a random tiny model never emits eos this early: it runs to each limit
+    assert (verdict.tokens_out, gen.tokens_out) == (2, 9) or "stop" in (verdict.finish_reason, gen.finish_reason)
