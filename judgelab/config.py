@@ -135,7 +135,30 @@ def validate_config(config: dict[str, Any], *, source: str = "config") -> dict[s
         path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: invalid value at key '{path}': {e.message}")
     fill_output_limits(config)
+    drop_profile_leftovers(config)
     check_judges(config, source=source)
+    return config
+
+
+def drop_profile_leftovers(config: Any) -> Any:
+    """Remove ``options.profile`` from every judge entry whose backend is not ``simulated``
+    (in place; returns ``config``).
+
+    ``profile`` is the simulated panel's option.  Config files merge mappings key by key, so a
+    judge set that puts a real model into a role the defaults fill with a simulated entry
+    (``rbd.teacher``, ``rbd.generators.<set>``) cannot delete the default's profile; on a real
+    backend it can only be that leftover, and the backend would reject it as unknown.
+    """
+    if isinstance(config, dict):
+        if {"name", "backend", "model"} <= set(config) and config.get("backend") != "simulated":
+            opts = config.get("options")
+            if isinstance(opts, dict) and "profile" in opts:
+                config["options"] = {k: v for k, v in opts.items() if k != "profile"}
+        for v in config.values():
+            drop_profile_leftovers(v)
+    elif isinstance(config, list):
+        for v in config:
+            drop_profile_leftovers(v)
     return config
 
 

@@ -1,9 +1,10 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources.
 
-from judgelab.config import check_judges, config_hash, fill_output_limits
+from judgelab.config import check_judges, config_hash, drop_profile_leftovers, fill_output_limits
 from judgelab.roles import check_roles, with_roles
 
 fill_output_limits(config)  # top-level output_limits -> every real judge entry without its own
+drop_profile_leftovers(config)  # a real entry merged over a simulated default keeps no `profile`
 JUDGE_SPECS = {s.name: s for s in check_judges(config, source="config")}
 REPLAY_SPECS = {
     s.name: s

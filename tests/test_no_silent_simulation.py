@@ -160,6 +160,16 @@ def simulated_entries(obj: Any, path: str = "") -> list[str]:
     return []
 
 
+def _real_with_profile(obj: Any, path: str = "") -> list[str]:
+    if isinstance(obj, dict):
+        if obj.get("backend") not in (None, "simulated") and "name" in obj and "profile" in (obj.get("options") or {}):
+            return [f"{path}={obj['name']}"]
+        return [p for k, v in obj.items() for p in _real_with_profile(v, f"{path}.{k}")]
+    if isinstance(obj, list | tuple):
+        return [p for i, v in enumerate(obj) for p in _real_with_profile(v, f"{path}[{i}]")]
+    return []
+
+
 def _job_simulated(jobs: list[Any]) -> dict[str, list[str]]:
     found = {}
     for job in jobs:
@@ -182,6 +192,10 @@ def test_shipped_real_judge_set_plans_with_no_simulated_judge_in_any_job(tmp_pat
     found = _job_simulated(jobs)
     if not allowed:
         assert not found, f"{judge_set}: simulated judges in jobs: {dict(list(found.items())[:5])}"
+    # a real entry merged over a simulated default (rbd.teacher) keeps no simulated `profile` option,
+    # which its backend would reject when the job runs
+    leftovers = [f"{j.rule.name}: {p}" for j in jobs for p in _real_with_profile(dict(j.params.items()))]
+    assert not leftovers, leftovers[:5]
 
 
 def _dag_or_fail(tmp_path: Path, configfiles: list[Path]) -> list[Any]:
