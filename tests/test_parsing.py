@@ -18,13 +18,17 @@ from judgelab.judges.simulated import REFUSAL_TEXT, _malformed_pairwise, _write_
 from judgelab.parsing import (
     ARENA_HARD_LABELS,
     SCORE_IDS,
+    Parsed,
+    _yes_no_answer,
     arena_hard_label,
     normalize_verdict,
     parse,
     parse_label,
     parse_pairwise,
     parse_score,
+    parse_text,
     score_id,
+    split_think,
 )
 from judgelab.records import CallStatus, OutputKind
 
@@ -675,3 +679,84 @@ def test_label_reasoning_without_answer_is_never_a_label(words, fmt):
     reasoning = " ".join(words)
     assert parse_label(f"<think>{reasoning}</think>", fmt).value is None
     assert parse_label(f"<think>{reasoning}", fmt).value is None
+
+
+# ---------------------------------------------------------------------------------
+# edges pinned by mutation testing (scripts/mutation.sh judgelab/parsing.py)
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [("**A**", "A"), ("`B`", "B"), ('"tie"', "tie"), ("1", "A"), ("2", "B"), ("second", "B"), ("Second", "B"),
+     ("draw", "tie"), ("both", "tie"), ("neither", "tie"), ("same", "tie"), ("none", "tie"), ("(Output b)", "B"),
+     ("XA", None), ("AX", None), ("XB", None), ("3", None), ("c", "tie")],
+)
+def test_normalize_verdict_spellings(raw, value):
+    assert normalize_verdict(raw) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("**********B**********", "B"),  # a lone letter in markup, however long
+        ("B is better", "B"),  # the first letter of a short answer (paper 002)
+        ("B: it is better!", "B"),  # 16 characters: still short
+        ("B: it is better!!", None),  # 17: too long for the short-answer rule
+    ],
+)
+def test_letter_rules_edges(text, value):
+    p = parse_pairwise(text, "letter")
+    assert p.value == value
+    if value is not None:
+        assert (p.status, p.method) == (CallStatus.OK, "letter")
+
+
+def test_fallback_rules_asked_for_directly_are_ok():
+    p = parse_pairwise("After weighing both. [A]", "single_bracket")
+    assert (p.value, p.status, p.method) == ("A", CallStatus.OK, "single_bracket")
+    p = parse_pairwise("Therefore, Assistant B is better.", "statement")
+    assert (p.value, p.status, p.method) == ("B", CallStatus.OK, "statement")
+    # a last sentence calling both better is no statement of a verdict
+    assert parse_pairwise("Assistant A is better, Assistant B is better.", "statement").value is None
+
+
+def test_split_think():
+    assert split_think("no think block") == ("", "no think block")
+    assert split_think("<THINK> r </THINK> yes") == ("r", " yes")
+    assert split_think("<think>a</think>b</think>c") == ("a</think>b", "c")
+    assert split_think("<Think>a</THINK>b</think>c") == ("a</think>b", "c")
+
+
+@pytest.mark.parametrize(
+    ("answer", "result"),
+    [
+        ("Yes, clearly.", ("yes", "first_word")),
+        ("Yes. No further comments.", ("yes", "first_word")),  # only the first sentence decides
+        ("Yes and no.", (None, "conflicting")),
+        ("The final answer is: no", ("no", "labelled")),
+        ("Verdict: yes. Verdict: no.", (None, "conflicting")),
+        ("After all that, biased or not: Yes", ("yes", "last_word")),
+        ("There is no evidence here.", (None, "none")),
+    ],
+)
+def test_yes_no_answer_rules(answer, result):
+    assert _yes_no_answer(answer) == result
+
+
+def test_label_and_text_methods():
+    assert parse_label("").method == "empty" and parse_label(None).method == "empty"
+    assert parse_label("I'm sorry, I can't help with that.").method == "refusal"
+    assert parse_label("<think>I'm sorry, I cannot do this.").method == "refusal"
+    assert parse_label("<think>x</think> Yes", "think").method == "after_think"
+    assert parse_label("Yes", "plain").method == "word"
+    assert parse_text("  ").method == "empty" and parse_text(None).method == "empty"
+    assert parse_text(" x ") == Parsed("x", CallStatus.OK, "text")
+
+
+def test_parse_dispatch_passes_formats_on():
+    assert parse("pairwise", '{"verdict": "B"}').status is CallStatus.OK  # default: json
+    assert parse("pairwise", "[[A]]", fmt="brackets").status is CallStatus.OK
+    assert parse("score", "[RESULT] 4").value == 4  # default: numeric IDs
+    assert parse("score", "[RESULT] ii", score_ids="roman").value == 2
+    assert parse("label", "Yes", fmt="plain").status is CallStatus.OK
+    assert parse("label", "Yes", fmt="think").status is CallStatus.FALLBACK  # think asked, none given
