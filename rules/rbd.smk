@@ -368,3 +368,32 @@ rule rbd_figures:
         "../envs/core.yaml"
     script:
         "../workflow_scripts/rbd_figures.py"
+
+
+rule rbd_log_audit:
+    """A detector over the user's recorded verdict log (rbd.log_audit): per-call flags, per-judge flagged shares."""
+    input:
+        unpack(_rbd_log_audit_input),
+    output:
+        calls="results/rbd/log_audit/calls.parquet",
+        summary="results/rbd/log_audit/summary.csv",
+        skipped="results/rbd/log_audit/skipped.csv",
+    params:
+        spec=RBD_LOG_AUDIT,
+        files=RBD_LOG_AUDIT_FILES,
+        detector=RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR],
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=rbd_prov([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)]),
+    resources:
+        **job_resources([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)],
+                        gpu=entry_gpus({"options": RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("options")})
+                        or (rbd_run_gpus(RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR]["trained"])
+                            if RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("trained") else 0)),
+    log:
+        "results/logs/rbd_log_audit.log",
+    conda:
+        "../envs/judges.yaml"
+    script:
+        "../workflow_scripts/rbd_log_audit.py"

@@ -111,6 +111,41 @@ RBD_OUTPUTS = [
     "results/rbd/figures/behaviour.png",
 ]
 
+# a detector over the user's recorded verdict logs (rbd.log_audit; off while files is empty)
+import os as _rbd_os
+
+from judgelab.rbd.prompts import DETECTOR_PROMPTS as _RBD_DETECTOR_PROMPTS
+
+RBD_LOG_AUDIT = RBD["log_audit"]
+RBD_LOG_AUDIT_FILES = []
+RBD_LOG_AUDIT_DETECTOR = RBD_MAIN_DETECTOR
+if RBD_LOG_AUDIT["files"]:
+    from judgelab.verdict_import import mapping_from_config as _rbd_mapping
+    from judgelab.verdict_import.importer import expand_patterns as _rbd_expand
+
+    _rbd_mapping(RBD_LOG_AUDIT["format"], where="config rbd.log_audit.format")
+    RBD_LOG_AUDIT_FILES = _rbd_expand(RBD_LOG_AUDIT["files"], where="config rbd.log_audit.files")
+    RBD_LOG_AUDIT_DETECTOR = RBD_LOG_AUDIT["detector"] or RBD_MAIN_DETECTOR
+    if RBD_LOG_AUDIT_DETECTOR not in RBD_DETECTORS:
+        raise _RbdConfigError(f"config rbd.log_audit.detector: unknown detector {RBD_LOG_AUDIT_DETECTOR!r}; "
+                              f"known: {', '.join(RBD_DETECTORS)}")
+    if RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("prompting") == "classifier":
+        raise _RbdConfigError("config rbd.log_audit.detector: the label-only classifier gives no reasoning; "
+                              "name a generating detector")
+    RBD_OUTPUTS += [f"results/rbd/log_audit/{f}" for f in ("calls.parquet", "summary.csv", "skipped.csv")]
+    VERDICT_TABLES.append("results/rbd/log_audit/calls.parquet")
+
+
+def _rbd_log_audit_input(w):
+    e = RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR]
+    out = {"logs": [f for f in RBD_LOG_AUDIT_FILES if _rbd_os.path.isabs(f)],
+           "tables": [p for ps in RBD_LOG_AUDIT["tables"].values() for p in ps if _rbd_os.path.exists(p)]}
+    if e.get("trained"):
+        out["model"] = f"results/rbd/train/{e['trained']}/model"
+    if _RBD_DETECTOR_PROMPTS.get(e.get("prompting", "rbd")).shots:
+        out["traces"] = "results/rbd/supervision/traces.parquet"
+    return out
+
 
 def _rbd_detect_input(w):
     e = RBD_DETECTORS[w.detector]
