@@ -436,3 +436,41 @@ def test_elo_config_schedule_shape_and_input_errors():
     scores = np.full((8, 5, 5, 2), np.nan)
     R, traj = baseline_elo(gather_outcomes(scores, sched), sched, EloConfig(initial=1000))
     assert np.all(R == 1000.0) and traj.shape == (2, 3, 5)
+
+
+def test_adapter_variant_objects_and_error_messages():
+    D = 3
+    a = UDAAdapter(D, FEATURE_VARIANTS.get("ablated"), hidden=(4, 2))  # a variant object, not its name
+    assert a.variant.name == "ablated" and a.first.in_features == 2 * D + 3
+    with pytest.raises(Exception, match=r"^unknown UDA feature variant 'nope' \(uda adapter\); known: ablated, full$"):
+        UDAAdapter(D, "nope")
+    with pytest.raises(ValueError, match=r"^the adapter is a 3-layer MLP: give two hidden widths$"):
+        UDAAdapter(D, hidden=(4, 2, 1))
+    with pytest.raises(ValueError, match=r"^unknown activation 'swish'; known: \['gelu', 'relu', 'tanh'\]$"):
+        UDAAdapter(D, activation="swish")
+    with pytest.raises(ValueError, match=r"^init_label must be in \(0\.5, 1\], got 0\.4$"):
+        UDAAdapter(D, init_label=0.4)
+    full = UDAAdapter(D, "full", hidden=(4, 2))
+    with pytest.raises(ValueError, match=r"^the full adapter needs the self table$"):
+        full.first_blocks(torch.zeros(2, 2 * D + 3), None)
+    blocks = a.first_blocks(torch.zeros(2, 2 * D + 3), None)  # the ablated one needs none
+    assert set(blocks) == {"pair"}
+
+
+def test_algorithm1_broadcasts_over_leading_axes_and_statistics_accumulate_in_float64():
+    rng = np.random.default_rng(9)
+    D = 4
+    ei, ej, ek = (rng.normal(size=(2, 3, D)).astype(np.float32) for _ in range(3))
+    phi = algorithm1(ei, ej, ek)
+    assert phi.shape == (2, 3, 6 * D + 9)
+    np.testing.assert_allclose(phi[1, 2], algorithm1(ei[1, 2][None], ej[1, 2][None], ek[1, 2][None])[0], rtol=1e-6)
+    # large offsets, small spread: a float32 accumulation would be visibly off
+    X_pair = (1e4 + 0.05 * rng.normal(size=(50, 4, 4, 3))).astype(np.float32)
+    X_self = (1e4 + 0.05 * rng.normal(size=(50, 4, 2, 3))).astype(np.float32)
+    st = Standardizer.fit(X_pair, X_self)
+    xp = X_pair[:, ~np.eye(4, dtype=bool), :].reshape(-1, 3)
+    xs = X_self.reshape(-1, 3)
+    np.testing.assert_array_equal(st.pair_mean, xp.mean(0, dtype=np.float64).astype(np.float32))
+    np.testing.assert_allclose(st.pair_std, xp.std(0, dtype=np.float64), rtol=1e-6)
+    np.testing.assert_array_equal(st.self_mean, xs.mean(0, dtype=np.float64).astype(np.float32))
+    np.testing.assert_allclose(st.self_std, xs.std(0, dtype=np.float64), rtol=1e-6)
