@@ -23,7 +23,7 @@ from judgelab.topk.experiment import (
 )
 from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
 
-SET = TopkSettings(k=3, lam_b_sweep=(0.1, 1.0), k_values=(1, 3, 12), n_samples=200, n_anchors=20, refit_every=4)
+SET = TopkSettings(k=3, lam_b_sweep=(0.1, 1.0), k_values=(0, 1, 3, 12), n_samples=200, n_anchors=20, refit_every=4)
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +83,7 @@ def test_full_data_tables(pool):
     assert list(rec.columns) == ["oracle", "estimator", "lam_b", "k", "recall", "tau2", "gate_enabled",
                                  "n_comparisons", "n_unusable"]
     ests = ["naive", "resid", "swap_majority", "aware_hier", "gated", "aware", "aware"]
-    assert len(rec) == len(ests) * 2  # k = 12 (= N) is dropped
+    assert len(rec) == len(ests) * 2  # k = 0 and k = 12 (= N) are dropped
     assert sorted(rec["k"].unique()) == [1, 3] and (rec["oracle"] == 3).all()
     assert (rec["n_comparisons"] == 130).all() and (rec["n_unusable"] == 2).all()
     assert rec["recall"].between(0, 1).all()
@@ -156,6 +156,26 @@ def test_budget_tables(pool):
     other = evaluate_budget(pool, strats[:1], seeds=[0], budgets=[20], settings=SET, base_seed=5).queries
     assert not np.array_equal(other["first_item"].to_numpy(), q[(q["model"] == "aware") & (q["seed"] == 0)]
                               ["first_item"].to_numpy())
+    # the loop is Alg. 1 with the strategy's model: the aware rule acquires with the bias-aware
+    # posterior and the settings' k / refit period, the naive one with the naive posterior
+    from judgelab.ranking.acquisition import ActiveSettings, make_rule, run_active
+    from judgelab.ranking.bias_aware import naive_options
+
+    both = evaluate_budget(pool, [Strategy("aware", "topk"), Strategy("naive", "topk")], seeds=[0], budgets=[14],
+                           settings=SET).queries
+    for model, X, opts in (("aware", pool.X, SET.options()), ("naive", None, naive_options(SET.options()))):
+        act = ActiveSettings(k=3, refit_every=4, n_samples=200, options=opts)
+        ref = run_active(pool.query, 12, X, make_rule("topk"), 14, act, np.random.default_rng([0, 3, 0]))
+        got = both[both["model"] == model]
+        np.testing.assert_array_equal(got["first_item"], ref.first)
+        np.testing.assert_array_equal(got["second_item"], ref.second)
+    default_seed = evaluate_budget(pool, strats[:1], seeds=[0], budgets=[8], settings=SET).queries
+    pd.testing.assert_frame_equal(default_seed, evaluate_budget(pool, strats[:1], seeds=[0], budgets=[8], settings=SET,
+                                                                base_seed=0).queries)
+    # an allocation budget beyond the recall budgets extends the run to it
+    long = evaluate_budget(pool, strats[:1], seeds=[0], budgets=[10], settings=SET, allocation_budget=24)
+    assert len(long.queries) == 24 and long.allocation["n_comparisons"].sum() == 48
+    assert sorted(long.recall["budget"].unique()) == [10]
     # no allocation budget: no allocation rows
     assert evaluate_budget(pool, strats[:1], seeds=[0], budgets=[8], settings=SET).allocation.empty
 
@@ -168,3 +188,5 @@ def test_strategies_parse_and_validate():
         Strategy("bias", "topk")
     with pytest.raises(UnknownEntryError, match="topk"):
         parse_strategies(["aware/topkk"])
+    with pytest.raises(UnknownEntryError, match="x/topk"):  # the model is what comes before the first '/'
+        parse_strategies(["naive/x/topk"])
