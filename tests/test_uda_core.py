@@ -474,3 +474,24 @@ def test_algorithm1_broadcasts_over_leading_axes_and_statistics_accumulate_in_fl
     np.testing.assert_allclose(st.pair_std, xp.std(0, dtype=np.float64), rtol=1e-6)
     np.testing.assert_array_equal(st.self_mean, xs.mean(0, dtype=np.float64).astype(np.float32))
     np.testing.assert_allclose(st.self_std, xs.std(0, dtype=np.float64), rtol=1e-6)
+
+
+def test_adapter_forward_by_hand_and_checkpoint_holds_weights_only():
+    torch.manual_seed(3)
+    D = 3
+    a = UDAAdapter(D, "full", hidden=(5, 4), k0=10.0)
+    with torch.no_grad():
+        for p in (a.first.bias, a.second.bias, a.out.weight, a.out.bias):
+            torch.nn.init.normal_(p)
+        a.gate.fill_(0.6)
+        phi = torch.randn(7, 6 * D + 9)
+        h = torch.nn.functional.gelu(phi @ a.first.weight.T + a.first.bias)
+        h = torch.nn.functional.gelu(h @ a.second.weight.T + a.second.bias)
+        z = h @ a.out.weight.T + a.out.bias
+        K, s = a(phi)
+    torch.testing.assert_close(K, 20.0 * torch.sigmoid(z[:, 0]))
+    torch.testing.assert_close(s, 1.0 - 0.6 * torch.sigmoid(z[:, 2] - z[:, 1]))
+    # column indices are derived from the variant, not stored: a checkpoint holds the learned tensors only
+    assert set(a.state_dict()) == {"first.weight", "first.bias", "second.weight", "second.bias", "out.weight",
+                                   "out.bias", "gate"}
+    assert a.cols_pair.dtype == torch.long and a.cols_ik.dtype == torch.long
