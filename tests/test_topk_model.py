@@ -360,3 +360,38 @@ def test_residualize_one_column_and_swap_majority_prior():
     maj = swap_majority(Comparisons([0, 1, 0], [1, 0, 1], [1, 1, 1]), 2)
     full = swap_majority(Comparisons([0], [1], [1.0]), 2)
     np.testing.assert_allclose(maj, full, atol=1e-6)
+
+
+def test_identifiability_messages_in_full():
+    # the warnings are user-facing advice: check their whole text once
+    rng = np.random.default_rng(1)
+    n = 20
+    X = np.zeros((n, 1))
+    X[: n // 2] = 1.0
+    a, b = all_pairs(n)
+    keep = X[a, 0] == X[b, 0]
+    y = simulate(rng.normal(0, 1, n), X, [2.0], 0.0, a[keep], b[keep], rng)
+    _, msgs = _fit_catching(Comparisons(a[keep], b[keep], y), n, X)
+    assert msgs == [
+        "c[verbosity] is not identified by this design: no (or almost no) revealed comparison crosses the levels "
+        "of covariate 'verbosity'; Prop. 2 (ii): compare items with different covariate values. Its estimate is "
+        "the prior mean, not a measurement."]
+    _, msgs = _fit_catching(*_partly_fixed_order(0.90))
+    assert msgs == [
+        "kappa is only weakly identified by this design (VIF > 2): presentation order is confounded with the "
+        "items (e.g. one presentation order only, or each item always in the same slot); Prop. 2 (iii): show "
+        "some pairs in both orders or randomise the order."]
+
+
+def test_fit_top_k_and_swap_majority_closed_form():
+    from scipy.optimize import brentq
+
+    from judgelab.ranking.bias_aware import top_k_indices
+
+    fit = fit_bias_aware(Comparisons([0, 2, 2], [1, 0, 1], [1.0, 1.0, 1.0]), 3, options=NAIVE)
+    assert fit.top_k(2).tolist() == top_k_indices(fit.theta, 2).tolist() == [2, 0]
+    # one pair, item 0 wins its only vote: theta_0 = -theta_1 = t with t = 1 / (1 + exp(2t)) (prior precision 1)
+    t = brentq(lambda t: t - 1.0 / (1.0 + np.exp(2.0 * t)), 0.0, 1.0)
+    s = swap_majority(Comparisons([0], [1], [1.0]), 2)
+    np.testing.assert_allclose(s, [t, -t], atol=1e-6)
+    np.testing.assert_allclose(swap_majority(Comparisons([0], [1], [1.0]), 2, lam=1.0), s)
