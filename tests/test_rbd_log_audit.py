@@ -189,3 +189,16 @@ def test_resolve_detector_by_rbd_name_judge_name_and_file(tmp_path):
         resolve_detector(config, str(f))
     with pytest.raises(ConfigError, match="choose one or more"):
         log_cases(example_table(), ["length"])
+
+
+def test_config_log_audit_is_off_by_default_and_validated(tmp_path):
+    from judgelab.config import default_config_paths, load_config
+
+    assert load_config(*default_config_paths())["rbd"]["log_audit"]["files"] == []
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rbd:\n  log_audit: {files: [x.csv], bias_types: [length]}\n")
+    with pytest.raises(ConfigError, match="length"):
+        load_config(*default_config_paths(), bad)
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("rbd:\n  log_audit: {files: [x.csv], format: {preset: alpaca_eval}}\n")
+    assert load_config(*default_config_paths(), ok)["rbd"]["log_audit"]["bias_types"] == ["verbosity", "position"]
