@@ -102,6 +102,11 @@ def _backend(entry):
     return entry.get("backend") if isinstance(entry, dict) else entry.backend
 
 
+def _options(entry):
+    """Backend options; an openai judge with `launch` serves its model inside the job."""
+    return (entry.get("options") if isinstance(entry, dict) else entry.options) or {}
+
+
 def job_needs(judges=(), gpu=None, model=False, wildcards=None):
     """(gpus, api_slots, tier) of a job running ``judges``; ``gpu``/``model`` add what the
     judges do not say (a training run on CUDA, a model loaded without a judge entry)."""
@@ -110,7 +115,7 @@ def job_needs(judges=(), gpu=None, model=False, wildcards=None):
     g = entries_gpus(entries) if g is None else max(int(g), entries_gpus(entries))
     slots = sum(1 for e in entries if _backend(e) == "openai")
     m = model(wildcards) if callable(model) else model
-    m = bool(m) or any(_backend(e) in MODEL_BACKENDS for e in entries)
+    m = bool(m) or any(_backend(e) in MODEL_BACKENDS or _options(e).get("launch") for e in entries)
     tier = "gpu" if g else "model" if m else "api" if slots else "light"
     return g, slots, tier
 

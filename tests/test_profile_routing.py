@@ -57,19 +57,20 @@ def _parse_jobs(out: str) -> list[dict]:
 
 @cache
 def _plan(judge_set: str) -> tuple[int, str, list[dict]]:
+    """Plan a shipped judge set by name, or any judge-set file by absolute path."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUDGELAB_PROGRESS": "0"}
     env.setdefault("JUDGELAB_DATA", str(REPO.parent / "shared" / "data"))
+    path = judge_set if os.path.isabs(judge_set) else f"config/judges/{judge_set}.yaml"
     proc = subprocess.run(
-        [_snakemake(), "-n", "-F", "--nolock", "--profile", "profiles/slurm-venv",
-         "--configfile", f"config/judges/{judge_set}.yaml"],
+        [_snakemake(), "-n", "-F", "--nolock", "--profile", "profiles/slurm-venv", "--configfile", path],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
     out = proc.stdout + proc.stderr
     return proc.returncode, out, _parse_jobs(out)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _plan_all():
+@pytest.fixture(scope="module")
+def plan_all():
     """Plan the sets two at a time (each plan is one single-threaded DAG build)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(_plan, JUDGE_SETS))
@@ -110,7 +111,7 @@ def test_every_shipped_judge_set_is_found():
 
 
 @pytest.mark.parametrize("judge_set", JUDGE_SETS)
-def test_gpu_jobs_go_to_the_gpu_partition_with_a_gpu_request(judge_set, plugin):
+def test_gpu_jobs_go_to_the_gpu_partition_with_a_gpu_request(judge_set, plugin, plan_all):
     rc, out, jobs = _plan(judge_set)
     assert rc == 0, f"planning {judge_set} through the profile failed:\n{out[-3000:]}"
     assert len(jobs) > 20, out[-2000:]
@@ -147,6 +148,30 @@ def test_vllm_open_sends_every_study_to_the_gpus():
                  "rbd_evaluate_vllm", "rbd_loop_vllm", "scoring_query_vllm", "strategies_generate_vllm"):
         assert rule in gpu_rules, sorted(gpu_rules)
     assert sum(int(j["resources"].get("gpu", 0) or 0) > 0 for j in jobs) >= 40
+
+
+def test_transformers_judges_on_cuda_get_a_gpu_and_on_cpu_the_model_tier(plugin, tmp_path):
+    """local-cpu.yaml (transformers judges, device cpu) as shipped: no GPU, the model tier;
+    the same set with device cuda: every job of those judges goes to the GPU partition."""
+    rc, out, jobs = _plan("local-cpu")
+    assert rc == 0, out[-3000:]
+    shipped = yaml.safe_load((REPO / "config" / "judges" / "local-cpu.yaml").read_text())
+    names = [j["name"] for j in shipped["judges"] if j["backend"] == "transformers"]
+    assert names
+    # the jobs that run these judges (declare gpu); others with a judge wildcard only read tables
+    of_judges = [j for j in jobs if any(f"judge={n}" in j["wildcards"] for n in names) and "gpu" in j["resources"]]
+    assert of_judges and all(j["resources"]["gpu"] == 0 and j["resources"]["mem_mb"] >= 16000 for j in of_judges)
+
+    cuda = tmp_path / "local-cuda.yaml"
+    cuda.write_text((REPO / "config" / "judges" / "local-cpu.yaml").read_text().replace("device: cpu", "device: cuda"))
+    rc, out, jobs = _plan(str(cuda))
+    assert rc == 0, out[-3000:]
+    of_judges = [j for j in jobs if any(f"judge={n}" in j["wildcards"] for n in names) and "gpu" in j["resources"]]
+    assert len(of_judges) >= 2
+    for job in of_judges:
+        shim = _as_job(job)
+        assert job["resources"]["gpu"] == 1, job
+        assert plugin.partition(shim) == "gpu" and "--gpus=1" in plugin.gres(shim), job
 
 
 @pytest.mark.parametrize("profile", PROFILES)
