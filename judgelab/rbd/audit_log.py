@@ -239,7 +239,7 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
 
 
 def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str = "", prompting: str = "",
-                  evaluator_models: dict[str, str] | None = None) -> pd.DataFrame:
+                  simulated: bool = False, evaluator_models: dict[str, str] | None = None) -> pd.DataFrame:
     """Share flagged per detector, audited judge and bias type (module docstring), skipped calls included."""
     rows = []
     keys = set(map(tuple, calls[["detector", "evaluator", "bias_type"]].drop_duplicates().to_numpy()))
@@ -258,7 +258,7 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
         cue = g["cue"][g["cue"] != ""]
         rows.append({
             "detector": det, "prompting": g["prompting"].iloc[0] if len(g) else prompting,
-            "simulated": bool(g["simulated"].astype(bool).any()) if len(g) else False, "evaluator": judge,
+            "simulated": bool(g["simulated"].astype(bool).any()) if len(g) else simulated, "evaluator": judge,
             "evaluator_model": g["evaluator_model"].iloc[0] if len(g) else (evaluator_models or {}).get(judge, judge),
             "bias_type": bias, "n_cases": len(g), "n_yes": n_yes, "n_no": n_no, "n_unparsed": len(unparsed),
             "n_error": int((unparsed["status"] == "error").sum()),
@@ -349,7 +349,7 @@ def run_log_audit(table: pd.DataFrame, bias_types: Sequence[str], spec: Detector
     calls = audit_calls(judge, spec, log, cache, examples=examples, max_error_rate=max_error_rate)
     models = dict(zip(table["judge"].astype(str), table["model"].astype(str), strict=False))
     summary = audit_summary(calls, log.skipped, detector=spec.name, prompting=spec.prompting,
-                            evaluator_models=models)
+                            simulated=judge.simulated, evaluator_models=models)
     return calls, summary, log.skipped
 
 
