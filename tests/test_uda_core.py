@@ -495,3 +495,24 @@ def test_adapter_forward_by_hand_and_checkpoint_holds_weights_only():
     assert set(a.state_dict()) == {"first.weight", "first.bias", "second.weight", "second.bias", "out.weight",
                                    "out.bias", "gate"}
     assert a.cols_pair.dtype == torch.long and a.cols_ik.dtype == torch.long
+
+
+def test_kl_softmax_is_stable_per_row_and_standardizer_clips_both_ways():
+    # rows of very different scale: the max is taken per row, and subtracted (no overflow, no underflow)
+    a = np.array([[900.0, 901.0, 899.0], [0.0, 1.0, -1.0]])
+    b = np.array([[901.0, 900.0, 899.0], [1.0, 0.0, -1.0]])
+    kl = kl_softmax(a, b)
+    expected = kl_softmax(a - a.max(1, keepdims=True), b - b.max(1, keepdims=True))
+    assert np.all(np.isfinite(kl)) and kl[0] == pytest.approx(kl[1]) and kl[0] == pytest.approx(expected[0])
+    p, q = np.exp(a[1]) / np.exp(a[1]).sum(), np.exp(b[1]) / np.exp(b[1]).sum()
+    assert kl[1] == pytest.approx(float((p * np.log(p / q)).sum()))
+    rng = np.random.default_rng(11)
+    st = Standardizer(rng.normal(size=3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(np.float32),
+                      rng.normal(size=3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(np.float32))
+    Xp, Xs = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(5, 3)).astype(np.float32)
+    a_, b_ = st.apply(Xp, Xs)
+    np.testing.assert_allclose(a_, (Xp - st.pair_mean) / st.pair_std, rtol=1e-6)
+    np.testing.assert_allclose(b_, (Xs - st.self_mean) / st.self_std, rtol=1e-6)
+    for sign in (1.0, -1.0):
+        a_, b_ = st.apply(np.full_like(Xp, sign * 1e6), np.full_like(Xs, sign * 1e6))
+        assert np.all(a_ == sign * 8.0) and np.all(b_ == sign * 8.0)
