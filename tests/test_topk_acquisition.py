@@ -265,7 +265,7 @@ def test_active_loop_defaults_budget_cap_and_rescoring():
     assert {frozenset(p) for p in zip(run.first.tolist(), run.second.tolist(), strict=True)} == {
         frozenset(p) for p in zip(*np.triu_indices(6, 1), strict=True)}
     np.testing.assert_array_equal(run.allocation(15, 6), np.full(6, 5))
-    assert run.allocation(3, 6).sum() == 6
+    assert run.allocation(3, 6).sum() == 6 and len(run.allocation(1, 6)) == 6
     rr = run_active(pool.query, 6, None, make_rule("round_robin"), 9, ActiveSettings(k=2), np.random.default_rng(0))
     assert rr.n_refits == 0  # rules without a posterior never refit
     ran = run_active(pool.query, 6, None, make_rule("random"), 15, ActiveSettings(k=2), np.random.default_rng(0))
@@ -289,4 +289,8 @@ def test_round_robin_falls_back_to_random_after_its_schedule():
         picks.append(m)
     assert sorted(picks) == list(range(10))
     assert rule.schedule == picks  # the schedule in order
+    # a pair that reopens after the schedule is spent (the live loop asks a pair again on
+    # another prompt) is still chosen
+    space.open[7] = True
+    assert rule.choose(space, rng) == 7
     assert PairSpace(5).index(3, 1) == PairSpace(5).index(1, 3) == 5
