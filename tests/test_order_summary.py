@@ -80,7 +80,8 @@ def test_audit_figure_draws_position_bias_even_with_nan_rows(tmp_path):
     from judgelab.plots.audit import accuracy_figure
 
     both = pd.concat([mostly_unparsed(),
-                      table([("q", "AB", "", "unparsed"), ("q", "BA", "", "unparsed")], judge="k")])
+                      table([("q", "AB", "", "unparsed"), ("q", "BA", "", "unparsed")], judge="k"),
+                      table([(f"r{i}", o, "A", "ok") for i in range(7) for o in ("AB", "BA")], judge="all-A")])
     s = order_summary(both, by=("judge", "simulated"))
     s["dataset"] = "set"
     assert pd.isna(s.set_index("judge").loc["k", "first_shown_share"])

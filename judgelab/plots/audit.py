@@ -37,7 +37,7 @@ def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
         if bias:
             _bias_panel(axes[1][col], s, x)
     axes[0][0].set_ylabel("accuracy vs gold")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if bias:
         axes[1][0].set_ylabel("share of verdicts for\nthe first-shown response")
     simulated = bool(summary["simulated"].astype(bool).any())
@@ -52,8 +52,9 @@ def _bias_panel(ax, s: pd.DataFrame, x: np.ndarray) -> None:
     hi = s["first_shown_ci_high"].to_numpy(dtype=float)
     ax.bar(x, np.nan_to_num(share), 0.6, color="#8172B2")
     ok = np.isfinite(share)
-    ax.errorbar(x[ok], share[ok], yerr=np.vstack([share[ok] - lo[ok], hi[ok] - share[ok]]), fmt="none",
-                color="black", lw=1)
+    # Wilson bounds at a share of 0 or 1 sit on it up to rounding: clip the tiny negatives
+    yerr = np.clip(np.vstack([share[ok] - lo[ok], hi[ok] - share[ok]]), 0, None)
+    ax.errorbar(x[ok], share[ok], yerr=yerr, fmt="none", color="black", lw=1)
     ax.axhline(0.5, color="gray", lw=0.8, ls=":")
     ax.set_ylim(0, 1.15)
     fail = s["parse_failure_rate"].to_numpy(dtype=float) if "parse_failure_rate" in s else np.full(len(s), np.nan)
