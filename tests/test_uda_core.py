@@ -18,7 +18,7 @@ import torch
 from judgelab.uda.adapter import UDAAdapter
 from judgelab.uda.autograd import EloRecursion
 from judgelab.uda.data import TournamentData
-from judgelab.uda.elo import EloConfig, baseline_elo, gather_outcomes, make_schedule, run_elo
+from judgelab.uda.elo import EloConfig, baseline_elo, elo_forward, gather_outcomes, make_schedule, run_elo
 from judgelab.uda.features import (
     FEATURE_VARIANTS,
     Standardizer,
@@ -428,7 +428,7 @@ def test_elo_config_schedule_shape_and_input_errors():
     assert set(sched.prompts.tolist()) == {4, 7} and sched.prompt_end.tolist().count(True) == 2
     assert ((sched.first == 5) | (sched.second == 5)).sum() == (~sched.valid).sum() == 2 * 2 * 5
     assert sched.prompt_end[sched.n_rounds // 2 - 1] and sched.prompt_end[-1]
-    with pytest.raises(ValueError, match="at least two models"):
+    with pytest.raises(ValueError, match=r"^an Elo tournament needs at least two models$"):
         make_schedule([0], 1, seed=0)
     with pytest.raises(ValueError, match="scores cover 4 models, the schedule 5"):
         gather_outcomes(np.full((8, 4, 4, 1), np.nan), sched)
@@ -436,6 +436,12 @@ def test_elo_config_schedule_shape_and_input_errors():
     scores = np.full((8, 5, 5, 2), np.nan)
     R, traj = baseline_elo(gather_outcomes(scores, sched), sched, EloConfig(initial=1000))
     assert np.all(R == 1000.0) and traj.shape == (2, 3, 5)
+    # the per-step probabilities are kept only when asked for (the adjoint's input)
+    K = np.where(sched.valid[:, None, :], 32.0, 0.0).repeat(2, axis=1)
+    R1, P1, T1 = elo_forward(K, np.full_like(K, 0.7), sched, EloConfig().c, 1200.0, 2, keep_p=False, trajectory=False)
+    R2, P2, T2 = elo_forward(K, np.full_like(K, 0.7), sched, EloConfig().c, 1200.0, 2, keep_p=True, trajectory=True)
+    assert P1 is None and T1 is None and P2.shape == K.shape and T2.shape == (2, 3, 5)
+    np.testing.assert_array_equal(R1, R2)
 
 
 def test_adapter_variant_objects_and_error_messages():
