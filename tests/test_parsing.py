@@ -760,3 +760,74 @@ def test_parse_dispatch_passes_formats_on():
     assert parse("score", "[RESULT] ii", score_ids="roman").value == 2
     assert parse("label", "Yes", fmt="plain").status is CallStatus.OK
     assert parse("label", "Yes", fmt="think").status is CallStatus.FALLBACK  # think asked, none given
+
+
+@pytest.mark.parametrize(
+    ("text", "scheme", "value", "status", "method"),
+    [
+        ("", "numeric", None, CallStatus.UNPARSED, "empty"),
+        ("[RESULT] 4", "numeric", 4, CallStatus.OK, "result"),
+        ("[RESULT] 9", "numeric", None, CallStatus.UNPARSED, "result:out_of_scheme"),
+        ('{"score": 9}', "numeric", None, CallStatus.UNPARSED, "json:out_of_scheme"),
+        ('{"score": 4}', "numeric", 4, CallStatus.FALLBACK, "fallback:json"),
+        ("Score: 9", "numeric", None, CallStatus.UNPARSED, "label:out_of_scheme"),
+        ("Score: 4", "numeric", 4, CallStatus.FALLBACK, "fallback:label"),
+        ("4", "numeric", 4, CallStatus.FALLBACK, "fallback:bare"),
+        ("(4)", "numeric", 4, CallStatus.FALLBACK, "fallback:bare"),
+        ("XA", "letter", None, CallStatus.UNPARSED, "none"),
+        (REFUSAL_TEXT, "numeric", None, CallStatus.REFUSAL, "refusal"),
+    ],
+)
+def test_parse_score_methods(text, scheme, value, status, method):
+    assert parse_score(text, scheme) == Parsed(value, status, method)
+
+
+def test_parse_score_default_scheme_is_numeric():
+    assert parse_score("[RESULT] 4").value == 4 and parse_score("[RESULT] iv").value is None
+
+
+def test_pairwise_methods():
+    assert parse_pairwise("").method == "empty"
+    assert parse_pairwise('{"verdict": "A"}').status is CallStatus.OK  # default format: json
+    assert parse_pairwise("I'm sorry, but I can't help with that.", "json").method == "refusal"
+    p = parse_pairwise('{"verdict": "A"}\n{"verdict": "B"}', "json")
+    assert p == Parsed(None, CallStatus.UNPARSED, "json:conflicting")
+    assert parse_pairwise("B > the other one", "letter").value is None  # a comparison sign is no letter answer
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('I think {this} is fine. {"verdict": "B"}', "B"),  # a brace that is not JSON is skipped
+        ('Output: {{"verdict": "B"}}', "B"),  # the object may start right after a stray brace
+        ('{"a": 1} then {bad} then {"verdict": "A"}', "A"),
+    ],
+)
+def test_json_objects_after_non_json_braces(text, value):
+    assert parse_pairwise(text, "json") == Parsed(value, CallStatus.OK, "json")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # each comparison is one vote; the last vote wins
+        ("[[B]] is better than [[A]]. Later: [[A]] is better than [[B]].", "A"),
+        # spans that touch do not overlap: the marker right after a comparison is a vote of its own
+        ("[[B]] is better than [[A]][[A]]", "A"),
+        ("[[A]] is better than [[B]][[B]] is better than [[A]]", "B"),
+        ("[[A]][[B]] is longer than [[A]]", "A"),
+        ("[[A]] is better than [[B]]between [[A]] and [[B]]", "A"),
+        # a comparison overlapping a list is skipped, and later comparisons still count
+        ("Choose between [[A]] and [[B]] is better than [[A]]. Finally [[B]] is better than [[A]].", "B"),
+        # comparing an option with itself is no vote
+        ("[[A]] is better than [[A]].", None),
+    ],
+)
+def test_comparison_spans(text, value):
+    assert parse_pairwise(text, "brackets").value == value
+
+
+def test_comparison_reads_its_first_and_last_mentions():
+    # "Output (a) and Output (b) is worse than Output (a)": the comparison runs from the first mention
+    # to the last, both Output (a): no vote (not B, the middle mention)
+    assert parse_pairwise("Output (a) and Output (b) is worse than Output (a).", "output_ab").value is None
