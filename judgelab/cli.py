@@ -71,13 +71,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def cmd_cache_stats(args: argparse.Namespace) -> int:
     from judgelab.cache import CallCache
 
-    path = Path(args.cache)
-    if not path.exists():
-        raise ConfigError(f"no cache at {path}")
-    with CallCache(path) as cache:
+    location = str(args.cache)  # a SQLite path or a server URL (postgresql://...)
+    if "://" not in location and not Path(location).exists():
+        raise ConfigError(f"no cache at {location}")
+    with CallCache(location) as cache:
         stats = pd.DataFrame(cache.stats())
     if stats.empty:
-        print(f"{path}: empty")
+        print(f"{location}: empty")
         return 0
     with pd.option_context("display.width", 160, "display.max_columns", 30):
         print(stats.to_string(index=False))

@@ -551,3 +551,14 @@ def test_many_processes_opening_a_new_cache_at_once(backend, tmp_path):
     errs = [p.communicate(timeout=60)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errs
     assert _sql(path, "SELECT COUNT(*) FROM failures")[0][0] == 8
+
+
+def test_cli_cache_stats_reads_either_backend(location, capsys):
+    """`judgelab cache-stats --cache <path or postgresql:// URL>` reports what the cache holds."""
+    from judgelab import cli
+
+    with CallCache(location) as cache:
+        cache.put_many([(_call("k1"), {}), (_call("k2", judge="j2"), {})])
+    assert cli.main(["cache-stats", "--cache", location]) == 0
+    out = capsys.readouterr().out
+    assert "j1" in out and "j2" in out and "2 stored calls" in out
