@@ -221,13 +221,15 @@ def _stop_pid(pid: int, timeout: float) -> None:
 def start_server(model: str = SMOLLM2_MODEL, gguf_file: str | None = SMOLLM2_GGUF, *,
                  name: str = SMOLLM2_NAME, root: str | Path | None = None, host: str = "127.0.0.1",
                  port: int | None = None, threads: int | None = 1, log_path: str | Path | None = None,
-                 ready_timeout: float = 600.0) -> LocalServer:
+                 ready_timeout: float = 600.0, die_with_parent: bool = False) -> LocalServer:
     """Prepare the model, start ``transformers serve`` on ``host:port`` and wait until it answers.
 
     ``threads`` sets ``OMP_NUM_THREADS`` for the server (1: fastest on a small shared
     CPU; ``None`` leaves the environment's).  The server is offline (``HF_HUB_OFFLINE=1``).
     Raises ``RuntimeError`` with the log's tail if the server exits or does not become
-    ready in ``ready_timeout`` seconds.
+    ready in ``ready_timeout`` seconds.  ``die_with_parent`` (Linux): the kernel sends the
+    server SIGTERM when the starting process dies, so a killed Snakemake job leaves no
+    orphan server (used by :class:`Launcher`; ``serve-local.sh start`` outlives its CLI).
     """
     served = prepare_servable(model, gguf_file, name=name, root=root)
     cwd = served.parent
@@ -241,7 +243,8 @@ def start_server(model: str = SMOLLM2_MODEL, gguf_file: str | None = SMOLLM2_GGU
            "--device", "cpu", "--log-level", "warning"]
     with open(log_path, "ab") as logf:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=logf, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_die_with_parent if die_with_parent else None)
     server = LocalServer(pid=proc.pid, host=host, port=port, model=served.name, root=str(cwd), log=str(log_path))
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
@@ -252,6 +255,16 @@ def start_server(model: str = SMOLLM2_MODEL, gguf_file: str | None = SMOLLM2_GGU
         time.sleep(0.5)
     server.stop()
     raise RuntimeError(f"transformers serve not ready after {ready_timeout:g}s; log {log_path}:\n{_tail(log_path)}")
+
+
+def _die_with_parent() -> None:
+    """In the forked child: ask Linux for SIGTERM when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: stop() and atexit still stop the server
 
 
 def _tail(path: str | Path, n: int = 3000) -> str:
@@ -338,7 +351,7 @@ class Launcher:
             import atexit
 
             self.server = start_server(self.model, self.gguf_file, name=self.name, threads=self.threads,
-                                       ready_timeout=self.ready_timeout)
+                                       ready_timeout=self.ready_timeout, die_with_parent=True)
             atexit.register(self.stop)
         return self.server.base_url
 
