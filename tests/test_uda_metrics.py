@@ -212,3 +212,67 @@ def test_pearson_needs_three_points_and_variation():
     assert r["x"] == pytest.approx(np.corrcoef([1, 2, 3], [1, 2, 4])[0, 1]) and np.isnan(r["flat"])
     al = metrics.consensus_alignment(S, pd.Series({"a": 2.0, "b": 2.0, "c": 2.0}))
     assert al.loc["x", "mse"] == pytest.approx(2 / 3) and np.isnan(al.loc["x", "pearson"])
+
+
+def test_table_layouts_equal_hand_built_frames():
+    """Every column name, row order and value of the alignment, matrix, std, reference and self-preference
+    tables, on a tournament where the tables see a subset of the judges and models."""
+    rng = np.random.default_rng(5)
+    all_models, all_judges = ["a", "b", "c", "d", "extra"], ["j1", "j2", "j3", "jx"]
+    models, judges = ["a", "b", "c", "d"], ["j1", "j2", "j3"]
+    mats = {k: pd.DataFrame(1200 + 100 * rng.normal(size=(4, 5)), index=all_judges, columns=all_models)
+            for k in (("baseline", "", "all"), ("uda", "d", "all"), ("uda", "src", "all"), ("uda", "d", "heldout"))}
+    scores = _long(mats)
+    B = mats[("baseline", "", "all")].loc[judges, models]
+    G = B.mean(axis=0)
+    keys = [("baseline", "", "baseline"), ("uda", "d", "uda"), ("uda", "src", "uda [from src]")]
+    rows = []
+    for method, src, lab in keys:
+        S = mats[(method, src, "all")].loc[judges, models]
+        pr = [np.corrcoef(S.loc[j], G)[0, 1] for j in judges]
+        ms = [float(((S.loc[j] - G) ** 2).mean()) for j in judges]
+        rows += [{"judge": j, "method": lab, "pearson_consensus": p, "mse_consensus": m} for j, p, m in zip(judges, pr, ms, strict=True)]
+        rows.append({"judge": "Average", "method": lab, "pearson_consensus": np.mean(pr), "mse_consensus": np.mean(ms)})
+    pd.testing.assert_frame_equal(metrics.alignment_table(scores, "d", models, judges), pd.DataFrame(rows),
+                                  check_exact=False, rtol=1e-9)
+    ref = pd.Series({"a": 1.0, "b": 3.0, "c": 2.0, "d": np.nan, "extra": 9.0})
+    frames = [mats[(m, s, "all")].loc[judges, models].rename_axis("judge").reset_index().assign(method=lab)
+              for m, s, lab in keys]
+    frames.append(pd.DataFrame([{"method": "human", "judge": "human", "a": 1.0, "b": 3.0, "c": 2.0, "d": np.nan}]))
+    expected = pd.concat(frames, ignore_index=True)[["method", "judge", *models]]
+    got = metrics.matrix_table(scores, "d", models, judges, ref, "human")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected, check_exact=False, rtol=1e-12,
+                                  check_names=False, check_column_type=False)
+    std_rows = []
+    base_sd = B.std(axis=0, ddof=1)
+    for method, src, lab in keys:
+        sd = mats[(method, src, "all")].loc[judges, models].std(axis=0, ddof=1)
+        std_rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": sd.mean()})
+        if method != "baseline":
+            std_rows.append({"row": "reduction_pct", "method": lab, **(100 * (base_sd - sd) / base_sd).to_dict(),
+                             "mean": 100 * (base_sd.mean() - sd.mean()) / base_sd.mean()})
+    pd.testing.assert_frame_equal(metrics.std_table(scores, "d", models, judges), pd.DataFrame(std_rows),
+                                  check_exact=False, rtol=1e-9)
+    r = ref[models]
+    ref_rows = []
+    for method, src, lab in keys:
+        S = mats[(method, src, "all")].loc[judges, models]
+        for j in judges:
+            ok = r.notna()
+            ref_rows.append({"judge": j, "method": lab, "pearson_reference": np.corrcoef(S.loc[j][ok], r[ok])[0, 1]})
+        ref_rows.append({"judge": "consensus", "method": lab,
+                         "pearson_reference": np.corrcoef(S.mean(axis=0)[r.notna()], r[r.notna()])[0, 1]})
+    pd.testing.assert_frame_equal(metrics.reference_table(scores, "d", models, judges, ref), pd.DataFrame(ref_rows),
+                                  check_exact=False, rtol=1e-9)
+    own = {"j1": "b", "j2": "extra", "j3": "c"}  # j2's own model is not among the tables' models
+    sp_rows = []
+    for method, src, lab in keys:
+        S = mats[(method, src, "all")].loc[judges, models]
+        for j in ("j1", "j3"):
+            m = own[j]
+            others = S.loc[[k for k in judges if k != j], m].mean()
+            sp_rows.append({"judge": j, "method": lab, "own_model": m, "own_score": S.loc[j, m], "others_mean": others,
+                            "deviation_pct": 100 * (S.loc[j, m] - others) / others})
+    pd.testing.assert_frame_equal(metrics.self_preference_table(scores, "d", models, judges, own),
+                                  pd.DataFrame(sp_rows), check_exact=False, rtol=1e-9)
+    assert metrics.method_keys(scores) == [("baseline", ""), ("uda", "d"), ("uda", "src")]
