@@ -81,7 +81,7 @@ def test_delta_ci_resamples_both_prompts_with_the_same_items():
     var = base.copy()
     flip = rng.choice(120, 6, replace=False)
     var[flip] = np.clip(var[flip] + rng.choice([-1, 1], 6), 1, 5)
-    n_boot, seed = 300, 5
+    n_boot, seed = 150, 5
     t3, _ = correlation_tables(_scores(gold, {"baseline": base, "descending": var}), _golds(gold),
                                n_boot=n_boot, seed=seed)
     row = t3.set_index("variant").loc["descending"]
@@ -97,11 +97,11 @@ def test_delta_ci_resamples_both_prompts_with_the_same_items():
     assert (hi - lo) < 0.5 * np.subtract(*np.quantile(unpaired, [0.975, 0.025]))
 
 
-@pytest.mark.parametrize("n", [40, 400])
+@pytest.mark.parametrize("n", [40, 150])
 def test_simultaneous_band_is_the_bootstrap_quantile_of_the_max_deviation(n):
     _rng, gold, judge = _world(n, 7 + n)
     variants = {"baseline": judge(0.9), "descending": judge(0.9), "random": judge(1.3)}
-    n_boot, seed, alpha = 200, 11, 0.05
+    n_boot, seed, alpha = 100, 11, 0.05
     t3, fl = correlation_tables(_scores(gold, variants), _golds(gold), n_boot=n_boot, seed=seed, alpha=alpha)
     idx = bootstrap_indices(n, n_boot, stable_seed(seed, "d", "design"))
     point = {v: _rho(gold, variants[v]) - _rho(gold, variants["baseline"]) for v in ("descending", "random")}
@@ -427,7 +427,13 @@ def test_aggregation_table_rows_counts_and_defaults():
                     _scores(gold, v, judge="mm")])
     sc = sc.sample(frac=1.0, random_state=3)  # rows in any order: items are aligned by id, not by position
     sets = {"few": ["baseline", "nope"], "pair": ["baseline", "letter"], "order": ["baseline", "descending", "random"]}
-    agg = aggregation_table(sc, _golds(gold), sets, ["mean", "median"])
+    agg = aggregation_table(sc, _golds(gold), sets, ["mean", "median"], n_boot=100, seed=2)
+    # the defaults are 1000 resamples and seed 0
+    pd.testing.assert_frame_equal(aggregation_table(sc, _golds(gold), {"order": sets["order"]}, ["mean"]),
+                                  aggregation_table(sc, _golds(gold), {"order": sets["order"]}, ["mean"], n_boot=1000,
+                                                    seed=0))
+    assert not aggregation_table(sc, _golds(gold), {"order": sets["order"]}, ["mean"], n_boot=999, seed=0).equals(
+        aggregation_table(sc, _golds(gold), {"order": sets["order"]}, ["mean"]))
     # judges in name order, "aa" has no baseline and no row; a set with fewer than two variants has none
     assert list(dict.fromkeys(agg["judge"])) == ["mm", "zz"]
     assert list(agg[agg.judge == "mm"]["variant_set"]) == ["pair", "pair", "order", "order"]
@@ -445,7 +451,7 @@ def test_aggregation_table_rows_counts_and_defaults():
         assert row.loc[name, "rho_aggregate"] == pytest.approx(_rho(gold[ok], a[ok]), abs=1e-12)
         assert row.loc[name, "rho_baseline"] == pytest.approx(_rho(gold[ok], base[ok]), abs=1e-12)
         # the default resamples: 1000, seed 0
-        idx = bootstrap_indices(60, 1000, stable_seed(0, "aggregation", "d", "design"))
+        idx = bootstrap_indices(60, 100, stable_seed(2, "aggregation", "d", "design"))
         boot = []
         for i in idx:
             k = ok[i]
@@ -455,3 +461,80 @@ def test_aggregation_table_rows_counts_and_defaults():
         assert row.loc[name, "delta_ci_high"] == pytest.approx(hi, abs=1e-9), name
     with pytest.raises(Exception, match=r"unknown score aggregator 'mode' \(scoring\.aggregation\.aggregators\)"):
         aggregation_table(sc, _golds(gold), sets, ["mode"], n_boot=100)
+
+
+def test_defaults_none_entries_and_empty_tables():
+    """Defaults (1000 resamples, alpha 0.05, seed 0), Python lists with None, and the columns of empty results."""
+    from judgelab.scoring.metrics import correlation, krippendorff_alpha_ordinal
+
+    _rng, gold, judge = _world(30, 21)
+    sc = _scores(gold, {"baseline": judge(1.0), "letter": judge(1.0)}, judge="zz")
+    sc = pd.concat([sc, _scores(gold, {"baseline": judge(1.0), "letter": judge(1.0)}, judge="aa")])
+    t_def, f_def = correlation_tables(sc, _golds(gold))
+    t_exp, f_exp = correlation_tables(sc, _golds(gold), n_boot=1000, alpha=0.05, seed=0)
+    pd.testing.assert_frame_equal(t_def, t_exp)
+    pd.testing.assert_frame_equal(f_def, f_exp)
+    assert not correlation_tables(sc, _golds(gold), n_boot=1000, seed=1)[0].equals(t_def)
+    assert list(dict.fromkeys(t_def["judge"])) == ["aa", "zz"]  # judges in name order, whatever the input order
+    runs = np.array([[3, 3, 4], [5, 5, 5], [1, 2, 1], [4, 4, 4], [2, 2, 3]], float)
+    assert stability(runs) == pytest.approx(stability(runs, n_boot=1000, alpha=0.05, seed=0), nan_ok=True)
+    items = pd.DataFrame({"dataset": "d", "gpt4_1": runs[:, 0], "gpt4_2": runs[:, 1], "gpt4_3": runs[:, 2]})
+    pd.testing.assert_frame_equal(stability_table(items, None),
+                                  stability_table(items, None, n_boot=1000, alpha=0.05, seed=0))
+    # lists with None are scores missing, not objects
+    assert correlation([1, 2, None, 4, 5], [1, 3, 2, None, 5]) == pytest.approx(_rho(np.array([1.0, 2, 5]),
+                                                                                     np.array([1.0, 3, 5])))
+    listed = [[3, 3, 4], [5, None, 5], [1, 2, 1], [4, 4, 4]]
+    assert stability(listed, n_boot=20)["n_unparsed"] == 1
+    assert krippendorff_alpha_ordinal([[1, None, 2, 3], [1, 2, 2, 3]]) == pytest.approx(
+        _kripp(np.array([[1, np.nan, 2, 3], [1, 2, 2, 3]], float)))
+    # two values, two distinct scores, one unit scored twice: alpha is defined
+    assert not np.isnan(krippendorff_alpha_ordinal(np.array([[1.0, 2.0, 1.0], [1.0, 2.0, 2.0]])))
+    assert krippendorff_alpha_ordinal(np.array([[1.0], [2.0]])) == pytest.approx(_kripp(np.array([[1.0], [2.0]])))
+    # empty inputs keep their documented columns
+    empty_scores = sc.iloc[:0]
+    assert list(distributions(empty_scores, _golds(gold).iloc[:0]).columns) == [
+        "dataset", "judge", "variant", "score", "count", "share"]
+    assert list(aggregation_table(empty_scores, _golds(gold), {"s": ["baseline", "letter"]}).columns) == [
+        "dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n", "rho_aggregate",
+        "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high", "improves"]
+
+
+def test_gold_rows_of_the_distribution_and_their_order():
+    golds = pd.concat([_golds(np.array([5.0, 4.0]), dataset="z", source="human"),
+                       _golds(np.array([1.0, 1.0, 2.0]), dataset="a", source="gpt4"),
+                       _golds(np.array([3.0]), dataset="a", source="design")])
+    d = distributions(pd.DataFrame(columns=["dataset", "judge", "variant", "repeat", "score"]), golds)
+    assert list(dict.fromkeys(zip(d["dataset"], d["judge"], strict=True))) == [
+        ("a", "[gold:design]"), ("a", "[gold:gpt4]"), ("z", "[gold:human]")]
+    g = d[d["judge"] == "[gold:gpt4]"]
+    assert list(g["score"]) == [-1, 1, 2, 3, 4, 5] and list(g["count"]) == [0, 2, 1, 0, 0, 0]
+
+
+def test_object_columns_and_unsorted_gold_judges():
+    items = pd.DataFrame({"dataset": ["a", "a"], "item_id": ["x", "y"],
+                          "gold_gpt4": pd.Series([3.0, None], dtype=object),
+                          "human_score": pd.Series([None, 2.5], dtype=object),
+                          "design_score": pd.Series([None, None], dtype=object)})
+    g = gold_frame(items, None)
+    assert g["gold"].dtype == float and list(g["gold"]) == [3.0, 2.5]
+    runs = {"jz": [[4, 4, 5], [2, 2, 2], [1, 3, 1]], "ja": [[5, 5, 5], [1, 2, 2], [3, 3, 3]]}
+    rows = [{"dataset": ds, "judge": j, "item_id": f"i{i}", "repeat": r, "score": s, "simulated": True}
+            for ds in ("b", "a") for j in ("jz", "ja") for i, row in enumerate(runs[j]) for r, s in enumerate(row)]
+    tab = stability_table(items.iloc[:0], pd.DataFrame(rows), n_boot=20, seed=1)
+    assert list(zip(tab["dataset"], tab["judge"], strict=True)) == [("a", "ja"), ("a", "jz"), ("b", "ja"), ("b", "jz")]
+    assert tab.loc[0, "exact_agreement"] == pytest.approx(2 / 3) and tab.loc[1, "exact_agreement"] == pytest.approx(1 / 3)
+
+
+def test_aggregation_columns_and_improves_flag():
+    _rng, gold, judge = _world(80, 31)
+    good = np.clip(gold + np.random.default_rng(1).normal(0, 0.3, 80).round(), 1, 5)
+    v = {"baseline": judge(1.3), "descending": good, "random": good, "letter": judge(2.5), "roman": judge(2.5)}
+    agg = aggregation_table(_scores(gold, v, dataset="ds1"), _golds(gold, dataset="ds1", source="human"),
+                            {"up": ["baseline", "descending", "random"], "down": ["baseline", "letter", "roman"]},
+                            ["mean"], n_boot=200)
+    assert (agg["dataset"] == "ds1").all() and (agg["gold_source"] == "human").all()
+    row = agg.set_index("variant_set")
+    assert row.loc["up", "improves"] and row.loc["up", "delta_ci_low"] > 0
+    assert not row.loc["down", "improves"] and np.isfinite(row.loc["down", "delta_ci_low"])
+    assert row.loc["down", "delta_ci_low"] < 0
