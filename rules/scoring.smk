@@ -34,9 +34,9 @@ scoring_api_slots = SCORING_STUDY.api_slots
 scoring_gpus = SCORING_STUDY.gpus
 
 
-def scoring_provenance(names):
-    """The study's provenance; simulated gold / writer roles are named as inputs (rules/common.smk)."""
-    return with_roles(SCORING_STUDY.provenance(names), SIMULATED_ROLES, "scoring", SCORING_JUDGES)
+# the study's provenance; simulated gold / writer roles are named as inputs (rules/common.smk)
+scoring_provenance = lambda names: with_roles(SCORING_STUDY.provenance(names), SIMULATED_ROLES, "scoring",
+                                              SCORING_JUDGES)
 
 
 SCORING_ITEMS = [f"results/scoring/items/{d}.parquet" for d in SCORING_SETS]

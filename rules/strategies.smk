@@ -47,9 +47,8 @@ _STRAT_GEN_PARAMS = dict(controlled=STRAT_CTL, seed=config["seed"], cache=CACHE,
                          max_error_rate=config["max_error_rate"])
 
 
-def _strat_prov(names):
-    """Provenance params; simulated generator roles are named as inputs (rules/common.smk)."""
-    return provenance_for(names, "strategies", STRAT_PANEL)
+# provenance params; simulated generator roles are named as inputs (rules/common.smk)
+_strat_prov = lambda names: provenance_for(names, "strategies", STRAT_PANEL)
 
 
 _STRAT_QUERY = dict(settings=STRAT_SETTINGS, templates=STRAT["templates"], cache=CACHE,
