@@ -123,3 +123,28 @@ def test_call_summary_counts_an_unparsed_only_judge():
     df = df[df["judge"] == "a"].assign(status=["unparsed", "unparsed", "ok", "ok", "ok", "error"])
     r = call_summary(df).iloc[0]
     assert r["parse_failures"] == 2 and r["parse_failure_rate"] == pytest.approx(2 / 5)
+
+
+def test_one_sided_pairs_and_missing_values():
+    # q1: both parsed, agree; q2: both parsed, disagree; q3: both parsed, agree; q4/q5: one order unparsed
+    rows = [("q1", "A", "A", True, True), ("q2", "A", "B", True, False), ("q3", "B", "B", False, False),
+            ("q4", "A", None, True, False), ("q5", None, "B", False, True)]
+    recs = []
+    for pid, v_ab, v_ba, c_ab, c_ba in rows:
+        recs.append({"judge": "j", "pair_id": pid, "order": "AB", "verdict": v_ab, "verdict_shown": v_ab,
+                     "correct": c_ab, "status": "ok" if v_ab else "unparsed"})
+        recs.append({"judge": "j", "pair_id": pid, "order": "BA", "verdict": v_ba,
+                     "verdict_shown": {"A": "B", "B": "A", None: None}[v_ba], "correct": c_ba,
+                     "status": "ok" if v_ba else "unparsed"})
+    df = pd.DataFrame(recs)
+    r = order_summary(df).iloc[0]
+    assert r["n_pairs"] == 5 and r["n_pairs_both_parsed"] == 3 and r["both_parsed_share"] == pytest.approx(3 / 5)
+    assert r["positional_agreement"] == pytest.approx(2 / 3)
+    assert r["positional_agreement_all"] == pytest.approx(2 / 5)  # None != "B": one-sided pairs disagree
+    assert r["correct_both"] == pytest.approx(1 / 5)  # q1 only; q2, q4, q5 are correct in one order
+    # missing shown verdicts are not parsed verdicts: 8 of 10 calls parsed; the first-shown response is named by
+    # q1 AB, q2 AB, q2 BA, q3 BA, q4 AB and q5 BA
+    assert r["n_parsed"] == 8 and r["first_shown_share"] == pytest.approx(6 / 8)
+    no_shown = order_summary(df.drop(columns=["verdict_shown"])).iloc[0]
+    assert no_shown["n_parsed"] == 8
+    assert math.isnan(no_shown["first_shown_ci_low"]) and math.isnan(no_shown["first_shown_ci_high"])
