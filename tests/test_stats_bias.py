@@ -17,7 +17,7 @@ def test_preference_signs_count_ties_and_missing_as_zero():
     t = ["A", "A", "A", "B", "A", "B", "B", "C"]
     assert preference_signs(v, t).tolist() == [1.0, -1.0, 0.0, 0.0, 0.0, -1.0, 1.0, 0.0]
     assert preference_signs(pd.Series(v), pd.Series(t)).dtype == float
-    with pytest.raises(ValueError, match="verdicts and targets must have the same length"):
+    with pytest.raises(ValueError, match=r"^verdicts and targets must have the same length$"):
         preference_signs(["A"], ["A", "B"])
 
 
@@ -35,6 +35,9 @@ def test_empty_and_degenerate_inputs():
     # every sign equal: no spread to resample
     assert bias_score(["A", "A", "A"], ["A", "A", "A"]) == BiasEstimate(1.0, 1.0, 1.0, 3)
     assert bias_score(["tie", "tie"], ["A", "B"]) == BiasEstimate(0.0, 0.0, 0.0, 2)
+    # two different signs are resampled: the interval spans both
+    e = bias_score(["A", "B"], ["A", "A"], n_resamples=200)
+    assert e.b == 0.0 and e.ci_low == -1.0 and e.ci_high == 1.0 and e.n == 2
 
 
 def _data(n: int = 60, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -70,6 +73,14 @@ def test_groups_resample_whole_groups():
     assert e.b == pytest.approx(-0.5) and e.n == 4
     ref = stats.bootstrap((np.array([1.0, -1.0, -1.0, -1.0]),), np.mean, n_resamples=300, confidence_level=0.95,
                           method="percentile", random_state=np.random.default_rng(0))
+    assert (e.ci_low, e.ci_high) == (ref.confidence_interval.low, ref.confidence_interval.high)
+    # group means enter the bootstrap in sorted group order, whatever the row order
+    v, t = _data(40, seed=8)
+    g = np.array([f"q{(7 * i) % 13:02d}" for i in range(40)])
+    e = bias_score(v, t, groups=g, n_resamples=400, seed=3)
+    means = pd.Series(preference_signs(v, t)).groupby(g).mean().sort_index().to_numpy()
+    ref = stats.bootstrap((means,), np.mean, n_resamples=400, confidence_level=0.95, method="percentile",
+                          random_state=np.random.default_rng(3))
     assert (e.ci_low, e.ci_high) == (ref.confidence_interval.low, ref.confidence_interval.high)
     # groups whose members all agree collapse to one constant sign: no resampling
     assert bias_score(["A", "A"], ["A", "A"], groups=["x", "x"]) == BiasEstimate(1.0, 1.0, 1.0, 1)
