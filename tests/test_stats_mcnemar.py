@@ -60,6 +60,8 @@ def test_discordant_counts_cast_to_bool():
     assert discordant_counts([1, 0, 1, 0, 1], [0, 0, 1, 1, 1]) == (1, 1)
     assert discordant_counts([2, 0, 0], [0, 5, 0]) == (1, 1)
     assert discordant_counts([True, True, False], [False, False, True]) == (2, 1)
+    assert discordant_counts([1, 0], [2, 2]) == (0, 1)  # 2 is "correct" too, whatever its bits
+    assert discordant_counts([2, 2], [1, 0]) == (1, 0)
     with pytest.raises(ValueError, match=r"^paired correctness vectors must have the same length$"):
         discordant_counts([1, 0], [1])
 
@@ -71,6 +73,7 @@ def test_holm_edges():
     assert adj.tolist() == [0.03] and rej.tolist() == [True]
     adj, rej = holm([0.03], alpha=0.01)
     assert rej.tolist() == [False]
+    assert holm([0.2])[1].tolist() == [False]  # default alpha 0.05
     # alpha is passed on: p = (0.01, 0.04) -> adjusted (0.02, 0.04)
     adj, rej = holm([0.01, 0.04], alpha=0.03)
     assert adj == pytest.approx([0.02, 0.04]) and rej.tolist() == [True, False]
