@@ -127,7 +127,11 @@ _LABELLED = re.compile(
     r"(?:verdict|winner|choice|better(?: response)?|preferred(?: response)?)" + _LABEL_TAIL +
     # lower-case "a" before a word is the article ("the result is a tie"), and "A tie" is no vote for A
     r"((?-i:A)|a(?![ \t]+\w)|B|tie)\b(?![ \t]+(?:tie|draw)\b)"
-    r"|(?<!'s )(?<!own )(?:answer|result)" + _LABEL_TAIL + r"(A|B|tie)\b(?=[ \t]*(?:$|[.!,;)\]*_]))",
+    r"|(?<!'s )(?<!own )(?:answer|result)" + _LABEL_TAIL + r"(A|B|tie)\b(?=[ \t]*(?:$|[.!,;)\]*_]))"
+    # the label ends its line and the verdict stands alone on a following line ("Final answer:\n\n**B**")
+    r"|(?<!'s )(?<!own )(?:verdict|winner|choice|answer|result|better(?: response)?|preferred(?: response)?)"
+    r"[ \t]*(?:is)?[ \t]*[:=]?[ \t]*[*_]*[ \t]*\n\s*[*_]*[ \t]*(?:response|output|assistant)?[ \t]*\(?\[?[ \t]*"
+    r"(A|B|tie)[ \t]*[.!*_)\]]*[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _LETTER = re.compile(r"^\W*([AB])\W*$")
@@ -277,7 +281,7 @@ def _pair_letter(text: str) -> Parsed | None:
 
 
 def _pair_labelled(text: str) -> Parsed | None:
-    ms = [a or b for a, b in _LABELLED.findall(text)]
+    ms = [next(g for g in groups if g) for groups in _LABELLED.findall(text)]
     if not ms:
         return None
     return Parsed(normalize_verdict(ms[-1]), CallStatus.OK, "labelled")

@@ -568,7 +568,12 @@ def test_section_headings_do_not_hide_the_final_label():
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("Final answer: B.", "B"), ("The answer is A", "A"), ("Result: tie", "tie"), ("Verdict: A because", "A")],
+    [("Final answer: B.", "B"), ("The answer is A", "A"), ("Result: tie", "tie"), ("Verdict: A because", "A"),
+     # the label ends its line and the verdict stands alone on a following line
+     ("Final answer:\n\nB", "B"), ("**Verdict:**\n\n**A**", "A"), ("The better response:\nResponse B.", "B"),
+     ("Reasoning...\nMy verdict:\n tie", "tie"),
+     # ... but not a heading's first word, nor a line that goes on
+     ("My own answer:\nA", None), ("Which is better:\nA or B", None), ("Verdict:\nA tie", None)],
 )
 def test_labelled_answers_still_read(text, value):
     assert parse_pairwise(text, "labelled").value == value
