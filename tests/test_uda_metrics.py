@@ -276,3 +276,49 @@ def test_table_layouts_equal_hand_built_frames():
     pd.testing.assert_frame_equal(metrics.self_preference_table(scores, "d", models, judges, own),
                                   pd.DataFrame(sp_rows), check_exact=False, rtol=1e-9)
     assert metrics.method_keys(scores) == [("baseline", ""), ("uda", "d"), ("uda", "src")]
+
+
+def test_controls_and_methods_tables_full_frames_and_edge_cases():
+    rng = np.random.default_rng(8)
+    all_models, all_judges = ["a", "b", "c", "extra"], ["j1", "j2", "j3", "jx"]
+    models, judges = ["a", "b", "c"], ["j1", "j2", "j3"]
+    names = ["uda_ablated", "zz_custom", "uda", "uda_untrained", "baseline", "label_smoothing"]
+    mats = {(m, "" if m == "baseline" else "d", sp): pd.DataFrame(1200 + 100 * rng.normal(size=(4, 4)),
+                                                                  index=all_judges, columns=all_models)
+            for sp in ("all", "heldout") for m in names}
+    scores = _long(mats)
+    order = ["baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated", "zz_custom"]
+    rows = []
+    for sp in ("all", "heldout"):
+        base = mats[("baseline", "", sp)].loc[judges, models]
+        b_sd = base.std(axis=0, ddof=1).mean()
+        b_rel = b_sd / base.mean(axis=0).std(ddof=1)
+        for m in order:
+            S = mats[(m, "" if m == "baseline" else "d", sp)].loc[judges, models]
+            sd, spread = S.std(axis=0, ddof=1).mean(), S.mean(axis=0).std(ddof=1)
+            rows.append({"split": sp, "method": m, "trained_on": "" if m == "baseline" else "d",
+                         "mean_inter_judge_std": sd, "std_reduction_pct": 100 * (b_sd - sd) / b_sd,
+                         "consensus_spread": spread, "relative_inter_judge_std": sd / spread,
+                         "relative_std_reduction_pct": 100 * (b_rel - sd / spread) / b_rel})
+    pd.testing.assert_frame_equal(metrics.controls_table(scores, "d", models, judges), pd.DataFrame(rows),
+                                  check_exact=False, rtol=1e-9)
+    # a table without a split column is one "all" split; a flat consensus has no relative std
+    flat = scores[scores["split"] == "all"].drop(columns="split")
+    flat = flat.assign(score=np.where(flat["method"] == "uda", 1200.0, flat["score"]))
+    ctl = metrics.controls_table(flat, "d", models, judges)
+    assert ctl["split"].eq("all").all() and len(ctl) == len(order)
+    row = ctl.set_index("method").loc["uda"]
+    assert row["consensus_spread"] == 0.0 and np.isnan(row["relative_inter_judge_std"])
+    assert row["mean_inter_judge_std"] == 0.0 and row["std_reduction_pct"] == pytest.approx(100.0)
+    # methods table: on the listed judges and models only; without a reference its columns are NaN
+    t3 = metrics.methods_table(scores, "d", models, judges, None, "none").set_index("method")
+    assert list(t3.index) == order
+    base = mats[("baseline", "", "all")].loc[judges, models]
+    S = mats[("uda", "d", "all")].loc[judges, models]
+    assert t3.loc["uda", "std_reduction_pct"] == pytest.approx(
+        100 * (base.std(axis=0, ddof=1).mean() - S.std(axis=0, ddof=1).mean()) / base.std(axis=0, ddof=1).mean())
+    assert t3.loc["uda", "consensus_spread"] == pytest.approx(S.mean(axis=0).std(ddof=1))
+    for col in ("mean_pearson_reference", "pearson_change_pct", "consensus_pearson_reference"):
+        assert t3[col].isna().all(), col
+    assert t3["n_reference_models"].eq(0).all() and t3["reference"].eq("none").all()
+    assert t3.loc["uda", "trained_on"] == "d" and t3.loc["baseline", "trained_on"] == ""
