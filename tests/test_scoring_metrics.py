@@ -538,3 +538,16 @@ def test_aggregation_columns_and_improves_flag():
     assert row.loc["up", "improves"] and row.loc["up", "delta_ci_low"] > 0
     assert not row.loc["down", "improves"] and np.isfinite(row.loc["down", "delta_ci_low"])
     assert row.loc["down", "delta_ci_low"] < 0
+
+
+def test_stability_default_resamples_are_1000():
+    rng = np.random.default_rng(8)
+    runs = np.clip(rng.integers(1, 6, 30)[:, None] + rng.integers(-1, 2, (30, 3)), 1, 5).astype(float)
+    items = pd.DataFrame({"dataset": "d", "gpt4_1": runs[:, 0], "gpt4_2": runs[:, 1], "gpt4_3": runs[:, 2]})
+    tab = stability_table(items, None)
+    want = stability(runs, n_boot=1000, alpha=0.05, seed=stable_seed(0, "d", "gpt4"))
+    other = stability(runs, n_boot=1001, alpha=0.05, seed=stable_seed(0, "d", "gpt4"))
+    assert want["alpha_ci_low"] != other["alpha_ci_low"]  # the number of resamples shows in the interval
+    assert tab.loc[0, "alpha_ci_low"] == want["alpha_ci_low"] and tab.loc[0, "alpha_ci_high"] == want["alpha_ci_high"]
+    s = stability(runs, seed=stable_seed(0, "d", "gpt4"))
+    assert s["alpha_ci_low"] == want["alpha_ci_low"] and s["alpha_ci_high"] == want["alpha_ci_high"]
