@@ -58,13 +58,13 @@ def test_logit_fit_reports_its_own_likelihood_and_wald_tests(panel):
     assert fit.method == "logit_glmm_ghq12_ml" and fit.converged
     assert (fit.n_obs, fit.n_groups) == (240, 80)
     names = ["Intercept", "C(strategy, Treatment('B0'))[T.S1]", "C(strategy, Treatment('B0'))[T.S2]"]
-    assert fit.coef.index.tolist() == names and fit.se.index.tolist() == names
+    assert fit.coef.index.tolist() == names and fit.se.index.tolist() == names and fit.pvalue.index.tolist() == names
     X, _, _ = _design(panel, "strategy", "B0")
     model = _GHQLogit(panel["correct"].to_numpy(float), X, panel["instance"].to_numpy(), 12)
     theta = np.append(fit.coef.to_numpy(), 0.5 * math.log(fit.group_var))
     value, grad = model.value_grad(theta)
     assert fit.loglik == pytest.approx(value, abs=1e-9)  # the maximised log-likelihood
-    assert np.abs(grad).max() < 1e-3  # at a stationary point
+    assert np.abs(grad).max() < 1e-6  # at a stationary point, to the tight tolerances the fit asks for
     # it is a maximum: moving any coefficient lowers the likelihood
     for j in range(len(theta)):
         e = np.zeros_like(theta)
