@@ -322,3 +322,16 @@ def test_controls_and_methods_tables_full_frames_and_edge_cases():
         assert t3[col].isna().all(), col
     assert t3["n_reference_models"].eq(0).all() and t3["reference"].eq("none").all()
     assert t3.loc["uda", "trained_on"] == "d" and t3.loc["baseline", "trained_on"] == ""
+
+
+def test_alignment_reindexes_the_consensus_and_tables_have_plain_indexes():
+    S = pd.DataFrame([[1.0, 2.0, 4.0], [2.0, 2.0, 3.0]], index=["j1", "j2"], columns=["a", "b", "c"])
+    G = pd.Series({"c": 3.0, "a": 1.0, "b": 2.0})  # another order than the matrix columns
+    al = metrics.consensus_alignment(S, G)
+    assert al.loc["j1", "mse"] == pytest.approx(((1 - 1) ** 2 + 0 + (4 - 3) ** 2) / 3)
+    assert al.loc["j1", "pearson"] == pytest.approx(np.corrcoef([1, 2, 4], [1, 2, 3])[0, 1])
+    scores = _long({("baseline", "", "all"): S, ("uda", "d", "all"): S + 1})
+    mt = metrics.matrix_table(scores, "d", ["a", "b", "c"], ["j1", "j2"], G, "ref")
+    assert list(mt.index) == list(range(5)) and list(mt.columns) == ["method", "judge", "a", "b", "c"]
+    empty = metrics.self_preference_table(scores.iloc[0:0], "d", ["a"], ["j1"], {"j1": "a"})
+    assert empty.empty
