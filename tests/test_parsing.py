@@ -797,7 +797,7 @@ def test_pairwise_methods():
     assert parse_pairwise("I'm sorry, but I can't help with that.", "json").method == "refusal"
     p = parse_pairwise('{"verdict": "A"}\n{"verdict": "B"}', "json")
     assert p == Parsed(None, CallStatus.UNPARSED, "json:conflicting")
-    assert parse_pairwise("B > the other one", "letter").value is None  # a comparison sign is no letter answer
+    assert parse_pairwise("B > the other", "letter").value is None  # a comparison sign is no letter answer
 
 
 @pytest.mark.parametrize(
