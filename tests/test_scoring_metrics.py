@@ -551,3 +551,13 @@ def test_stability_default_resamples_are_1000():
     assert tab.loc[0, "alpha_ci_low"] == want["alpha_ci_low"] and tab.loc[0, "alpha_ci_high"] == want["alpha_ci_high"]
     s = stability(runs, seed=stable_seed(0, "d", "gpt4"))
     assert s["alpha_ci_low"] == want["alpha_ci_low"] and s["alpha_ci_high"] == want["alpha_ci_high"]
+
+
+def test_stable_seed_and_bootstrap_indices_pinned():
+    import hashlib
+
+    want = int.from_bytes(hashlib.sha256(b"7|flask|human").digest()[:8], "little")  # written out, not called
+    assert stable_seed(7, "flask", "human") == want < 2**64
+    idx = bootstrap_indices(5, 400, 3)
+    assert idx.shape == (400, 5) and idx.min() == 0 and idx.max() == 4
+    assert (idx == np.random.default_rng(3).integers(0, 5, size=(400, 5))).all()
