@@ -561,3 +561,13 @@ def test_stable_seed_and_bootstrap_indices_pinned():
     idx = bootstrap_indices(5, 400, 3)
     assert idx.shape == (400, 5) and idx.min() == 0 and idx.max() == 4
     assert (idx == np.random.default_rng(3).integers(0, 5, size=(400, 5))).all()
+
+
+def test_gold_sets_come_in_name_order():
+    _rng, gold, judge = _world(20, 41)
+    sc = pd.concat([_scores(gold, {"baseline": judge(1.0)}, dataset=ds) for ds in ("zz", "aa")])
+    golds = pd.concat([_golds(gold, dataset="zz", source="human"), _golds(gold, dataset="aa", source="gpt4"),
+                       _golds(gold, dataset="aa", source="design")])
+    t3, _ = correlation_tables(sc, golds, n_boot=20)
+    assert list(zip(t3["dataset"], t3["gold_source"], strict=True)) == [("aa", "design"), ("aa", "gpt4"),
+                                                                        ("zz", "human")]
