@@ -22,7 +22,8 @@
 # the second share leaves it out of the denominator. The target (issue 13) is >= 85% per module.
 # Inspect one survivor: cd $MUTATION_DIR/<module> && .venv/bin/mutmut show <name> (or --survivors).
 # Each run starts fresh (all mutants), except --again, which re-tests only the survivors of the module's
-# last run (fast loop while writing tests; killed mutants stay killed, so do a full run at the end).
+# last run and the mutants not checked yet (those of functions edited since; fast loop while writing
+# tests; killed mutants stay killed, so do a full run at the end).
 #
 # Environment:
 #   MUTATION_DIR   workspace root (default /tmp/judgelab-mutation-$USER)
@@ -117,7 +118,7 @@ done
 
 mkdir -p "$MUTATION_DIR"
 summary="$(mktemp "$MUTATION_DIR/summary.XXXXXX")"
-printf 'module\tkilled\ttotal\tpercent\tequivalent\tpercent_non_equivalent\tsurvived\tno_tests\ttimeout\tskipped\n' >"$summary"
+printf 'module\tkilled\ttotal\tpercent\tequivalent\tpercent_non_equivalent\tsurvived\tno_tests\ttimeout\tskipped\tnot_checked\n' >"$summary"
 status=0
 for mod in "${expanded[@]}"; do
   tests="${override_tests:-${TESTS[$mod]:-}}"
@@ -133,7 +134,7 @@ for mod in "${expanded[@]}"; do
   rerun=()
   if ((again)); then
     [[ -s "$ws/mutmut-results.txt" ]] || { echo "mutation.sh: no previous run of $mod to redo" >&2; status=1; continue; }
-    while IFS= read -r n; do rerun+=("$n"); done < <(sed -nE 's/^ *([^ ]+): (survived|no tests)$/\1/p' "$ws/mutmut-results.txt")
+    while IFS= read -r n; do rerun+=("$n"); done < <(sed -nE 's/^ *([^ ]+): (survived|no tests|not checked)$/\1/p' "$ws/mutmut-results.txt")
     ((${#rerun[@]})) || { echo "mutation.sh: $mod had no survivors"; }
   else
     rm -rf "$ws/mutants"
@@ -176,16 +177,17 @@ for row in (ws / "mutmut-results.txt").read_text().splitlines():
         left[name] = status
 listed = set(re.findall(r"judgelab\.[\w.]+__mutmut_\d+", eq_file.read_text())) if eq_file.exists() else set()
 equiv = sorted(n for n in listed if left.get(n) in ("survived", "no tests"))
+unchecked = sum(1 for v in left.values() if v == "not checked")
 tested = s["total"] - s["skipped"]
 killed = s["killed"] + s["timeout"]
 pct = 100.0 * killed / tested if tested else float("nan")
 adj = 100.0 * killed / (tested - len(equiv)) if tested - len(equiv) > 0 else float("nan")
-print(f"{mod}\t{killed}\t{tested}\t{pct:.1f}\t{len(equiv)}\t{adj:.1f}\t{s['survived']}\t{s['no_tests']}\t{s['timeout']}\t{s['skipped']}")
+print(f"{mod}\t{killed}\t{tested}\t{pct:.1f}\t{len(equiv)}\t{adj:.1f}\t{s['survived']}\t{s['no_tests']}\t{s['timeout']}\t{s['skipped']}\t{unchecked}")
 PY
 )"
   printf '%s\n' "$line" >>"$summary"
-  IFS=$'\t' read -r m k t p eq adj sv nt to sk <<<"$line"
-  echo "MUTATION $m killed=$k/$t ($p%) equivalent=$eq killed_of_non_equivalent=$adj% survived=$sv no_tests=$nt timeout=$to"
+  IFS=$'\t' read -r m k t p eq adj sv nt to sk uc <<<"$line"
+  echo "MUTATION $m killed=$k/$t ($p%) equivalent=$eq killed_of_non_equivalent=$adj% survived=$sv no_tests=$nt timeout=$to not_checked=$uc"
   if ((survivors)); then
     (cd "$ws" && "$MUTMUT" results 2>/dev/null | grep -E 'survived|no tests' | awk -F: '{print $1}' | while read -r name; do
         echo "--- $name"; "$MUTMUT" show "$name" 2>/dev/null | sed -n '1,40p'; done)
