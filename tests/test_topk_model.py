@@ -432,3 +432,17 @@ def test_small_designs_and_helpers_exactly():
     with pytest.raises(ValueError, match=r"^the bias-aware model needs item covariates X \(n_items x d\); use "
                                          r"FitOptions\(covariates=False\) for none$"):
         fit_bias_aware(Comparisons([0], [1], [1.0]), 2)
+
+
+def test_comparisons_normalise_types_and_name_errors_exactly():
+    c = Comparisons(np.array([0.0, 1.0]), np.array([1.0, 0.0]), [1, 0])
+    assert c.first.dtype == np.int64 and c.second.dtype == np.int64 and c.y.dtype == np.float64
+    e = Comparisons.empty()
+    assert len(e) == 0 and e.first.dtype == e.second.dtype == np.int64 and e.y.dtype == np.float64
+    with pytest.raises(ValueError, match=r"^an item cannot be compared with itself$"):
+        Comparisons([1], [1], [1.0])
+    with pytest.raises(ValueError, match=r"^y must lie in \[0, 1\] \(1 = first-shown item preferred; in between: "
+                                         r"a soft label\)$"):
+        Comparisons([0], [1], [2.0])
+    with pytest.raises(ValueError, match=r"^covariates X contain NaN or infinite values$"):
+        fit_bias_aware(Comparisons([0], [1], [1.0]), 2, np.array([[0.0], [np.inf]]))
