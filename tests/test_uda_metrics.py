@@ -335,3 +335,24 @@ def test_alignment_reindexes_the_consensus_and_tables_have_plain_indexes():
     assert list(mt.index) == list(range(5)) and list(mt.columns) == ["method", "judge", "a", "b", "c"]
     empty = metrics.self_preference_table(scores.iloc[0:0], "d", ["a"], ["j1"], {"j1": "a"})
     assert empty.empty
+
+
+def test_pearson_reference_order_unit_spread_and_empty_self_preference():
+    x = pd.DataFrame([[-1.0, 1.0, -1.0, 1.0]], index=["j"], columns=list("abcd"))  # np.std exactly 1
+    ref = pd.Series({"zz": 7.0, "d": 5.0, "c": 3.0, "b": 2.0, "a": 1.0})  # other order, one extra model
+    r = metrics.pearson_with(x, ref)
+    assert r.name == "pearson" and r["j"] == pytest.approx(np.corrcoef([-1, 1, -1, 1], [1, 2, 3, 5])[0, 1])
+    flat = pd.DataFrame([[1.0, 2.0, 3.0, 4.0]], index=["j"], columns=list("abcd"))
+    unit = pd.Series({"a": -1.0, "b": 1.0, "c": -1.0, "d": 1.0})
+    assert metrics.pearson_with(flat, unit)["j"] == pytest.approx(np.corrcoef([1, 2, 3, 4], [-1, 1, -1, 1])[0, 1])
+    S = pd.DataFrame([[1200.2, 1199.9, 1199.9], [1200.1, 1199.8, 1200.1]], index=["j1", "j2"], columns=list("abc"))
+    scores = _long({("baseline", "", "all"): S})
+    t3 = metrics.methods_table(scores, "d", list("abc"), ["j1", "j2"], ref, "r").set_index("method")
+    assert t3.loc["baseline", "n_reference_models"] == 3
+    assert t3.loc["baseline", "consensus_pearson_reference"] == pytest.approx(np.corrcoef(S.mean(axis=0), [1, 2, 3])[0, 1])
+    ctl = metrics.controls_table(scores, "d", list("abc"), ["j1", "j2"]).set_index("method")
+    spread = S.mean(axis=0).std(ddof=1)
+    assert 0 < spread < 1 and ctl.loc["baseline", "relative_inter_judge_std"] == pytest.approx(
+        S.std(axis=0, ddof=1).mean() / spread)
+    none = metrics.self_preference(S, {"j1": "zz"})
+    assert none.empty and list(none.columns) == ["judge", "own_model", "own_score", "others_mean", "deviation_pct"]
