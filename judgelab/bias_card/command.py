@@ -12,33 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.config import ConfigError, load_yaml
-
-
-def _tables(specs: list[str] | None) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for s in specs or []:
-        name, sep, path = s.partition("=")
-        if not sep or not name or not path:
-            raise ConfigError(f"--table wants NAME=PATH, got {s!r}")
-        out.setdefault(name, []).append(path)
-    return out
-
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.report import write_audit
-    from judgelab.verdict_import import import_verdicts, mapping_from_config
+    from judgelab.verdict_import.cli import verdicts_from_args
 
-    if bool(args.format) == bool(args.mapping):
-        raise ConfigError("give exactly one of --format PRESET or --mapping FILE")
-    if args.mapping:
-        mapping = mapping_from_config(load_yaml(Path(args.mapping)), where=str(args.mapping))
-    else:
-        mapping = mapping_from_config(args.format)
-    table = import_verdicts(args.files, mapping, tables=_tables(args.table), judge=args.judge, family=args.family)
-    if table.empty:
-        raise ConfigError(f"no verdicts in {', '.join(args.files)}")
+    table = verdicts_from_args(args)
     settings = CardSettings(length_margin=args.length_margin, markdown_margin=args.markdown_margin,
                             n_resamples=args.resamples, seed=args.seed)
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
@@ -67,17 +47,11 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from judgelab.verdict_import import PRESETS
+    from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
-    a.add_argument("files", nargs="+", help="recorded-verdict files (JSON/JSONL/CSV/TSV/parquet) or folders")
-    a.add_argument("--format", help=f"log format preset: {', '.join(PRESETS.names())}")
-    a.add_argument("--mapping", help="YAML file with a custom column mapping (or {preset: NAME, ...overrides})")
-    a.add_argument("--table", action="append", metavar="NAME=PATH",
-                   help="side table of the mapping, e.g. answers=model_answer/ questions=question.jsonl")
+    add_log_arguments(a)
     a.add_argument("--out", required=True, help="output folder")
-    a.add_argument("--judge", help="judge name when the log does not name it (default: file stem)")
-    a.add_argument("--family", help="judge model family when it cannot be inferred (for self-preference)")
     a.add_argument("--title", help="title of the card and figure")
     a.add_argument("--length-margin", type=float, default=0.2,
                    help="length preference counts pairs whose word counts differ by >= 1+margin (default 0.2)")

@@ -358,20 +358,13 @@ def run_log_audit(table: pd.DataFrame, bias_types: Sequence[str], spec: Detector
 
 
 def cmd_detect_bias(args: argparse.Namespace) -> int:
-    from judgelab.bias_card.command import _tables
-    from judgelab.config import default_config_paths, load_config, load_yaml
+    from judgelab.config import default_config_paths, load_config
     from judgelab.io import write_table
-    from judgelab.verdict_import import import_verdicts, mapping_from_config
+    from judgelab.verdict_import.cli import verdicts_from_args
 
-    if bool(args.format) == bool(args.mapping):
-        raise ConfigError("give exactly one of --format PRESET or --mapping FILE")
     config = load_config(*default_config_paths(), *[Path(p) for p in args.configfile or []])
     spec = resolve_detector(config, args.detector, prompting=args.prompting)
-    mapping = mapping_from_config(load_yaml(Path(args.mapping)), where=str(args.mapping)) if args.mapping \
-        else mapping_from_config(args.format)
-    table = import_verdicts(args.files, mapping, tables=_tables(args.table), judge=args.judge, family=args.family)
-    if table.empty:
-        raise ConfigError(f"no verdicts in {', '.join(args.files)}")
+    table = verdicts_from_args(args)
     examples = detector_examples(spec, args.traces, int(config.get("seed", 0)))
     judge = detector_judge(spec, model_dir=args.model_dir)
     try:
@@ -395,13 +388,10 @@ def cmd_detect_bias(args: argparse.Namespace) -> int:
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
-    from judgelab.verdict_import import PRESETS
+    from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("detect-bias", help="a bias detector (paper 001) over recorded verdicts, per call")
-    a.add_argument("files", nargs="+", help="recorded-verdict files (JSON/JSONL/CSV/TSV/parquet) or folders")
-    a.add_argument("--format", help=f"log format preset: {', '.join(PRESETS.names())}")
-    a.add_argument("--mapping", help="YAML file with a custom column mapping (or {preset: NAME, ...overrides})")
-    a.add_argument("--table", action="append", metavar="NAME=PATH", help="side table of the mapping")
+    add_log_arguments(a)
     a.add_argument("--detector", required=True,
                    help="an rbd.detectors name, a judge name of the config, or FILE.yaml[:JUDGE] (a judge set)")
     a.add_argument("--prompting", default="rbd", help="detector prompt for a plain judge (default rbd)")
@@ -412,8 +402,6 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--cache", help="SQLite call cache (default: the config's)")
     a.add_argument("--traces", help="teacher traces table for few-shot promptings")
     a.add_argument("--model-dir", help="a trained detector's run folder (default results/rbd/train/<run>/model)")
-    a.add_argument("--judge", help="judge name when the log does not name it (default: file stem)")
-    a.add_argument("--family", help="judge model family when it cannot be inferred")
     a.add_argument("--max-error-rate", type=float, default=None,
                    help="fail if more than this share of detector calls errors (default: report and continue)")
     a.set_defaults(fn=cmd_detect_bias)
