@@ -571,3 +571,14 @@ def test_gold_sets_come_in_name_order():
     t3, _ = correlation_tables(sc, golds, n_boot=20)
     assert list(zip(t3["dataset"], t3["gold_source"], strict=True)) == [("aa", "design"), ("aa", "gpt4"),
                                                                         ("zz", "human")]
+
+
+def test_rank_rows_one_dimension_none_single_value_and_nan_among_many():
+    assert np.allclose(rank_rows(np.array([3.0, 1.0, 3.0])), [2.5, 1.0, 2.5])  # one row given flat
+    assert np.allclose(rank_rows([[2, None, 1]]), [[2.0, np.nan, 1.0]], equal_nan=True)
+    assert np.allclose(rank_rows(np.array([[2.0, 2.0, np.nan]])), [[1.5, 1.5, np.nan]], equal_nan=True)
+    many = np.arange(100, dtype=float)[None, :]
+    many[0, 7] = np.nan
+    want = stats.rankdata(many, axis=-1, nan_policy="omit")
+    assert np.allclose(rank_rows(many), want, equal_nan=True) and np.isfinite(rank_rows(many)).sum() == 99
+    assert np.allclose(rank_rows(np.arange(100.0)), np.arange(1.0, 101.0))
