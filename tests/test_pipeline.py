@@ -1,8 +1,9 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow.
 
-Checks the backbone's promises: the whole default DAG runs; a slice of it (the audit
-study: pairs, every judge in both orders, summary, figure) is deterministic (two runs from
-an empty results/ give identical tables) and a rerun asks no judge anything; other judge
+Checks the backbone's promises: the whole default DAG plans (each study's part runs in its
+own pipeline test); a slice of it (the audit study: pairs, every judge in both orders,
+summary, figure, report) is deterministic (two runs from an empty results/ give identical
+tables) and a rerun asks no judge anything; other judge
 sets plan, the workflow lints clean, and bad input fails the run with a message naming
 the file, line or key and leaves no output behind.  No test here has a wall-clock limit:
 speed is measured in benchmarks/, not asserted.
@@ -87,6 +88,8 @@ def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
             assert {"judge_ids", "judge_seeds"} <= set(df.columns), name
     asked = new_calls(workdir)
     assert asked > 0
+    run_sm(workdir, *AUDIT_SLICE, "--report", "report.html")
+    assert "Wilson 95% intervals" in (workdir / "report.html").read_text(errors="replace")
 
     # a rerun after completion: nothing to do, and forcing the querying rule asks nothing
     proc = run_sm(workdir, *AUDIT_SLICE)
@@ -103,17 +106,15 @@ def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
         pd.testing.assert_frame_equal(first[name], second[name], check_exact=True, obj=name)
 
 
-def test_default_dag_runs_whole_with_call_summary_and_report(workdir: Path):
-    """The README's main job: every study on the embedded simulated panel, then the report."""
-    run_sm(workdir, "-q")
-    out = tables(workdir)
-    calls = out["results/calls/summary.csv"]
-    assert {"calls", "parse_failures", "tokens_in", "tokens_out", "cost_usd", "simulated"} <= set(calls.columns)
-    assert calls.loc[calls["simulated"], "calls"].gt(0).all()
-    for name, df in out.items():
-        assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
-    run_sm(workdir, "--report", "report.html")
-    assert "Wilson 95% intervals" in (workdir / "report.html").read_text(errors="replace")
+def test_default_dag_plans_every_study_and_the_call_summary(workdir: Path):
+    """The README's main job, planned: every study's rules and the cross-study call summary.
+    (Each study's part of the DAG runs in its own pipeline test; running all ~200 jobs here
+    again would cost CI about ten minutes for no further check.)"""
+    proc = run_sm(workdir, "-n", "--quiet", "rules")
+    out = proc.stdout + proc.stderr
+    for rule in ("audit_query", "audit_logs_card", "strategies_agreement", "scoring_tables", "topk_tables",
+                 "topk_rank", "uda_tables", "rbd_loop_summary", "call_summary", "all"):
+        assert rule in out, rule
 
 
 @pytest.mark.parametrize("judge_set", ["api", "vllm-open"])
