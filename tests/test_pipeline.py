@@ -34,19 +34,21 @@ def snakemake_bin() -> str:
     return str(exe) if exe.exists() else "snakemake"
 
 
-@pytest.fixture()
-def workdir(tmp_path: Path, data_root: Path) -> Path:
-    wd = tmp_path / "wf"
-    wd.mkdir()
-    for part in WORKFLOW_PARTS:
+def copy_workflow(wd: Path, extra: tuple[str, ...] = ()) -> Path:
+    """A scratch copy of the workflow (and ``extra`` parts, e.g. profiles) in a new folder ``wd``."""
+    wd.mkdir(parents=True)
+    for part in (*WORKFLOW_PARTS, *extra):
         src = REPO / part
-        if not src.exists():
-            continue
         if src.is_dir():
             shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
+        elif src.exists():
             shutil.copy2(src, wd / part)
     return wd
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, data_root: Path) -> Path:
+    return copy_workflow(tmp_path / "wf")
 
 
 def run_sm(wd: Path, *args: str, env_extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -35,7 +35,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.realllm import smollm2_missing
-from tests.test_pipeline import WORKFLOW_PARTS, run_sm
+from tests.test_pipeline import copy_workflow, run_sm
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(smollm2_missing() is not None,
                                                     reason=smollm2_missing() or "")]
@@ -125,31 +125,13 @@ def new_calls(wd: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def sliced(tmp_path_factory, public_data) -> Path:
+def sliced(tmp_path_factory, data_root) -> Path:
     """The scratch workflow after one run of every study's slice."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    wd = tmp_path_factory.mktemp("slices") / "wf"
-    wd.mkdir()
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
-        elif src.exists():
-            shutil.copy2(src, wd / part)
+    wd = copy_workflow(tmp_path_factory.mktemp("slices") / "wf")
     write_slice_inputs(wd)
     snakemake(wd, *[t for ts in TARGETS.values() for t in ts])
     return wd
-
-
-@pytest.fixture(scope="module")
-def public_data() -> Path:
-    """``$JUDGELAB_DATA`` or ``../shared/data`` (module scope: the slice runs once); skips without it."""
-    from judgelab.datasets.sources import ENV_VAR, data_root
-
-    root = data_root()
-    if root is None or not root.is_dir():
-        pytest.skip(f"public data not available: set ${ENV_VAR} or place it at ../shared/data")
-    return root
 
 
 def flagged(col: pd.Series) -> bool:

@@ -24,11 +24,10 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.test_pipeline import copy_workflow
 
 pytestmark = pytest.mark.slow
 
-WORKFLOW_PARTS = ["Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data",
-                  "pyproject.toml", "profiles"]
 
 
 def _snakemake() -> str:
@@ -60,15 +59,7 @@ def cluster():
 
 
 def _workdir(tmp_path: Path) -> Path:
-    wd = tmp_path / "wf"
-    wd.mkdir(parents=True)
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
-        elif src.exists():
-            shutil.copy2(src, wd / part)
-    return wd
+    return copy_workflow(tmp_path / "wf", extra=("profiles",))
 
 
 def _targets() -> tuple[str, list[str], list[str]]:
