@@ -133,6 +133,41 @@ def test_gguf_logit_verdicts_on_the_real_model(tmp_path):
             rerun_is_cached(judge, reqs, cache, first)
     finally:
         judge.close()
+    # the weights were loaded from the dequantized copy (dequantize_cache, the default): reading
+    # the GGUF file itself gives the same log-probabilities and the same identity (cache key)
+    direct = make_judge(smollm2_spec("smollm2-logits", verdict_mode="logits", dequantize_cache=False))
+    try:
+        assert direct.identity() == judge.identity()
+        with CallCache(tmp_path / "direct.sqlite") as cache:
+            again = run_requests(direct, reqs, cache, max_error_rate=0.0)
+        for a, b in zip(first, again, strict=True):
+            assert a.value == b.value
+            assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+    finally:
+        direct.close()
+
+
+def test_dequantized_copy_is_built_once_and_rebuilt_when_the_gguf_changes(tmp_path, monkeypatch):
+    from judgelab.judges import local_server
+
+    builds = []
+
+    def fake_write(directory, gguf_file, out):  # the real one dequantizes (~20 CPU-s)
+        builds.append(gguf_file)
+        (out / "model.safetensors").write_text(f"build {len(builds)}")
+
+    monkeypatch.setattr(local_server, "_write_servable", fake_write)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "Tiny-Model.Q4_0.gguf").write_bytes(b"GGUF v1")
+    first = local_server.dequantized(str(src), "Tiny-Model.Q4_0.gguf", root=tmp_path / "root")
+    assert first == tmp_path / "root" / "tiny-model-q4_0"
+    assert local_server.dequantized(str(src), "Tiny-Model.Q4_0.gguf", root=tmp_path / "root") == first
+    assert builds == ["Tiny-Model.Q4_0.gguf"]  # reused, not rebuilt
+    (src / "Tiny-Model.Q4_0.gguf").write_bytes(b"GGUF v2, another size")  # a new file: a new stamp
+    local_server.dequantized(str(src), "Tiny-Model.Q4_0.gguf", root=tmp_path / "root")
+    assert len(builds) == 2 and (first / "model.safetensors").read_text() == "build 2"
+    assert not [p for p in (tmp_path / "root").iterdir() if p.name.startswith(".tiny") and p.is_dir()]
 
 
 def test_openai_backend_against_live_transformers_serve(smollm2_server, tmp_path):  # noqa: F811 (fixture)

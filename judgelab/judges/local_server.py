@@ -84,14 +84,33 @@ def prepare_servable(model: str = SMOLLM2_MODEL, gguf_file: str | None = SMOLLM2
     Returns ``<root>/<name>``.  A non-GGUF checkpoint directory with ``architectures``
     in its config needs no preparing and is returned as is.
     """
-    if not name or "/" in name or name.startswith("."):
-        raise ConfigError(f"served model name {name!r} must be a plain directory name")
     directory, gguf = source_checkpoint(model, gguf_file)
     if gguf is None:
         cfg = Path(directory) / "config.json"
         if cfg.is_file() and json.loads(cfg.read_text()).get("architectures"):
             return Path(directory)
         raise ConfigError(f"{directory}: not a GGUF file and its config.json has no 'architectures'")
+    return dequantized(directory, gguf, name=name, root=root)
+
+
+def servable_name(gguf_file: str) -> str:
+    """The prepared directory's name for a GGUF file: its stem, lower case, dots as dashes
+    (``SmolLM2-135M-Instruct.Q4_1.gguf`` -> ``smollm2-135m-instruct-q4_1``, :data:`SMOLLM2_NAME`,
+    so the server and the ``transformers`` backend share one prepared copy)."""
+    stem = Path(gguf_file).name.removesuffix(".gguf")
+    return stem.lower().replace(".", "-")
+
+
+def dequantized(directory: str, gguf: str, *, name: str | None = None, root: str | Path | None = None) -> Path:
+    """``<root>/<name>``: the GGUF file ``directory/gguf`` dequantized once into safetensors.
+
+    Built under a file lock (parallel jobs build it once) and rebuilt when the source
+    file's stamp (path, size, mtime) changes.  Two different GGUF files with one file name
+    share a name and would rebuild in turn: pass ``name`` to keep them apart.
+    """
+    name = name or servable_name(gguf)
+    if not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"served model name {name!r} must be a plain directory name")
     root = Path(root) if root is not None else default_root()
     root.mkdir(parents=True, exist_ok=True)
     dest = root / name
