@@ -380,8 +380,8 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
     # the baseline's dispersion on the same prompts: the held-out yardstick of val_mean_judge_std
     hist["train_baseline_judge_std"] = train.baseline_std
     hist["val_baseline_judge_std"] = val.baseline_std if val else train.baseline_std
-    log.info("%s/%s: best epoch %d of %d (validation loss %.4f -> %.4f)", data.dataset, variant, best[1],
-             cfg.epochs, history[0]["val_loss"], best[0])
+    log.info("%s/%s: best epoch %d of %d (validation loss %.4f -> %.4f)",  # pragma: no mutate
+             data.dataset, variant, best[1], cfg.epochs, history[0]["val_loss"], best[0])  # pragma: no mutate
     return TrainResult(
         adapter=adapter, standardizer=standardizer, history=hist, best_epoch=best[1],
         train_prompts=[data.prompt_ids[i] for i in tr_idx], val_prompts=[data.prompt_ids[i] for i in va_idx],
