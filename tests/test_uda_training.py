@@ -144,7 +144,7 @@ def test_train_config_from_dict_defaults_hidden_and_unknown_keys():
 
 
 def test_split_prompts_sizes_seeds_and_the_permutation():
-    for n, vf, n_val in ((10, 0.2, 2), (10, 0.25, 3), (10, 0.0, 0), (1, 0.5, 0), (4, 1.0, 3), (5, 0.01, 1)):
+    for n, vf, n_val in ((10, 0.2, 2), (10, 0.25, 3), (10, 0.0, 0), (1, 0.5, 0), (4, 1.0, 3), (5, 0.01, 1), (2, 0.5, 1)):
         tr, va = split_prompts(n, vf, seed=3)
         assert len(va) == n_val and len(tr) == n - n_val, (n, vf)
         assert sorted(np.concatenate([tr, va]).tolist()) == list(range(n))
@@ -428,6 +428,10 @@ def test_training_steps_equal_plain_autograd_and_keep_the_least_validation_loss(
     lr_factor = _lr_lambda(cfg)
     np.testing.assert_allclose(h["lr"], [0.0] + [cfg.lr * lr_factor(e) for e in range(cfg.epochs)], rtol=1e-6)
     assert not res.adapter.training  # returned ready for scoring
+    tr, va = split_prompts(6, cfg.val_fraction, cfg.seed)
+    for split, idx in (("train", tr), ("val", va if len(va) else tr)):  # the baseline's std on the same prompts
+        R, _ = baseline_scores(data, elo, order_seed=2, prompt_idx=idx)
+        np.testing.assert_allclose(h[f"{split}_baseline_judge_std"], float(R.std(0, ddof=1).mean()), rtol=1e-9)
     # the epoch-0 row is the untrained adapter: its train and validation losses are those of plain Elo's K, label
     assert h["train_loss"].iloc[0] == pytest.approx(h["train_anchor"].iloc[0] + h["train_consensus"].iloc[0]
                                                     + h["train_pearson"].iloc[0], rel=1e-5)
@@ -591,7 +595,7 @@ def test_baseline_smoothing_and_adapter_elo_equal_a_plain_sequential_elo():
 def test_label_smoothing_control_is_the_grid_minimum_of_equation_3():
     data = tiny_data(seed=8, P=5, N=3, M=3, D=4)
     idx = np.array([0, 2, 3, 4])
-    elo = EloConfig(k=16.0)
+    elo = EloConfig(k=16.0, initial=1000.0, scale=300.0)
     cfg = TrainConfig(alpha=1e-3, sigma=1e-2, beta=3.0)
     best = fit_label_smoothing(data, idx, elo, cfg, order_seed=4)
     G = torch.as_tensor(baseline_scores(data, elo, order_seed=4, prompt_idx=idx)[0].mean(0))
@@ -611,6 +615,7 @@ def test_checkpoint_round_trip_initial_state_and_old_checkpoints(tmp_path):
     data = tiny_data(seed=9, P=5, N=3, M=2, D=4)
     res = train_adapter(data, "full", TrainConfig(epochs=2, lr=0.05, hidden=(4, 3), k0=20.0, init_label=0.9,
                                                   activation="relu", val_fraction=0.2), EloConfig(), order_seed=0)
+    assert len(res.val_prompts) == 1 and res.history["val_loss"].iloc[0] != res.history["train_loss"].iloc[0]
     path = tmp_path / "sub" / "a.pt"
     save_adapter(path, res)
     assert [p.name for p in path.parent.iterdir()] == ["a.pt"]  # written in place, no temporary left
@@ -641,3 +646,13 @@ def test_checkpoint_round_trip_initial_state_and_old_checkpoints(tmp_path):
     assert o.init_label == 1.0 and o.config()["k0"] == 20.0
     with pytest.raises(ConfigError, match=r"^uda: checkpoint .*old\.pt holds no untrained state \(written by an older"):
         load_adapter(old, initial=True)
+
+
+def test_a_tie_in_validation_loss_keeps_the_earlier_checkpoint():
+    """lr = 0: every epoch leaves the adapter as it was, so every validation loss equals epoch 0's and the
+    first (the untrained adapter) is kept -- the selection is a strict minimum."""
+    data = tiny_data(seed=10, P=5)
+    res = train_adapter(data, "ablated", TrainConfig(epochs=3, lr=0.0, hidden=(4, 3), val_fraction=0.4), EloConfig(),
+                        order_seed=1)
+    assert res.history["val_loss"].nunique() == 1 and res.best_epoch == 0
+    assert res.history["best"].tolist() == [True, False, False, False]
