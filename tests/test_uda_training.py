@@ -25,6 +25,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch._dynamo  # (the first optimiser imports it, ~5 s: pay it at collection, once per process)
 
 from judgelab.config import ConfigError
 from judgelab.uda.adapter import UDAAdapter
