@@ -2,7 +2,7 @@
 
 Paper 001's claim is that a *reasoning* bias detector helps the evaluator correct itself.  The
 simulated evaluator's ``reasoning_use`` r plants how much its revision reads the analysis it is
-shown (judges/sim_generators/rbd.py): a flagged wrong verdict is kept with s + (1 - s) r (1 - i)
+shown (judgelab/simworld/rbd.py): a flagged wrong verdict is kept with s + (1 - s) r (1 - i)
 for an analysis of informativeness i.  The closed form is recovered from revision calls; in the
 full loop (Algorithm 1), a detector that reasons fixes more biased items than the same labels
 with no analysis, which would be false if the loop passed an empty analysis to the re-prompt.
@@ -15,11 +15,11 @@ import math
 import pytest
 
 from judgelab.cache import CallCache
-from judgelab.judges.sim_generators.rbd import analysis_informativeness
 from judgelab.rbd import metrics as M
 from judgelab.rbd.loop import loop_items, revision_request, table2
 from judgelab.rbd.prompts import parse_answer
 from judgelab.runner import run_requests
+from judgelab.simworld.rbd import analysis_informativeness
 from tests.test_rbd_loop import _loop, pair_items, sim, verdict_table
 
 FULL = ("<think>Output (a) has 12 words and Output (b) has 64; Output (b) is the longer one. The judge chose "

@@ -26,6 +26,7 @@ from judgelab.ranking.acquisition import (
 )
 from judgelab.ranking.bias_aware import NAIVE, Comparisons, fit_bias_aware
 from judgelab.registry import UnknownEntryError
+from judgelab.simworld.topk import SyntheticJudge, synthetic_oracle
 from judgelab.topk.experiment import (
     Strategy,
     TopkSettings,
@@ -33,7 +34,6 @@ from judgelab.topk.experiment import (
     recall_at_k,
     single_threaded_blas,
 )
-from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
 from judgelab.topk.stats import paired_comparison
 
 

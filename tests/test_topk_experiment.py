@@ -9,6 +9,7 @@ import pytest
 
 from judgelab.ranking.bias_aware import NAIVE, FitOptions, fit_bias_aware, residualize, swap_majority
 from judgelab.registry import UnknownEntryError
+from judgelab.simworld.topk import SyntheticJudge, synthetic_oracle
 from judgelab.topk.experiment import (
     ESTIMATORS,
     PoolOracle,
@@ -21,7 +22,6 @@ from judgelab.topk.experiment import (
     recall_at_k,
     single_threaded_blas,
 )
-from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
 
 SET = TopkSettings(k=3, lam_b_sweep=(0.1, 1.0), k_values=(0, 1, 3, 12), n_samples=200, n_anchors=20, refit_every=4)
 

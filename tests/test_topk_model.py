@@ -30,8 +30,8 @@ from judgelab.ranking.bias_aware import (
     swap_majority,
     topk_membership,
 )
+from judgelab.simworld.topk import SyntheticJudge, synthetic_oracle
 from judgelab.topk.experiment import single_threaded_blas
-from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
 
 
 @pytest.fixture(autouse=True)

@@ -33,12 +33,12 @@ from judgelab.io import InputError
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import fit_bias_aware
+from judgelab.simworld.topk import SyntheticJudge, synthetic_oracle
 from judgelab.topk.experiment import TopkSettings, evaluate_full, single_threaded_blas
 from judgelab.topk.gate import anchor_pairs, gate
 from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
 from judgelab.topk.probes import planted_probabilities, probe_pairs, probe_summary
-from judgelab.topk.simulator import SyntheticJudge, synthetic_oracle
 from judgelab.topk.stats import paired_comparison, spearman
 from tests.conftest import REPO
 

@@ -44,11 +44,11 @@ import hashlib
 import math
 import re
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypeVar
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.features import (
@@ -63,7 +63,9 @@ from judgelab.judges import BACKENDS
 from judgelab.judges.base import Judge
 from judgelab.parsing import SCORE_IDS, score_id
 from judgelab.records import JudgeRequest, OutputKind, RawAnswer
-from judgelab.registry import Registry
+from judgelab.registry import Registry, UnknownEntryError
+
+T = TypeVar("T")
 
 #: The contrast on which each configured bias score b is defined (cue difference A - B).
 #: position: slot A vs B of identical texts; verbosity: a 2.8x longer text (paper 003's
@@ -202,14 +204,14 @@ class SimProfile:
     label_recall: float | None = None
     label_specificity: float | None = None
     # revising a verdict flagged as biased by a detector (paper 001, Fig. 10; used by the
-    # study's writers in judges/sim_generators/rbd.py): the probability of keeping a flagged
+    # study's writers in judgelab/simworld/rbd.py): the probability of keeping a flagged
     # verdict that is wrong (refusing a warranted correction) and one that is right
     stubbornness: float = 0.0
     keep_correct: float = 1.0
     # how much the revision reads the detector's analysis (0..1; paper 001's claim that the
     # detector's reasoning, not only its label, helps the evaluator): with an empty or
     # content-free analysis a flagged wrong verdict is kept more often and a switch among several
-    # options favours gold less (judges/sim_generators/rbd.py, analysis_informativeness)
+    # options favours gold less (judgelab/simworld/rbd.py, analysis_informativeness)
     reasoning_use: float = 0.0
     # simulated decoding time per output token, so latency/throughput tables have a value
     seconds_per_output_token: float = 0.0
@@ -320,15 +322,77 @@ class PromptStyle:
     ``writer(fmt, verdict, reasoning, draws)`` returns the raw answer in the layout that style
     asks for (criterion scores, step-by-step analysis before the JSON); None keeps the plain
     writer.  A prompt containing several markers has the style with the longest marker.
-    Studies register styles from their ``sim_generators`` module.
+    Studies register styles from their :mod:`judgelab.simworld` module (:func:`load_simulated_tasks`).
     """
 
     marker: str
     writer: Callable[[str, str, str, _Draws], str] | None = None
 
 
-PROMPT_STYLES: Registry[PromptStyle] = Registry("simulated prompt style")
-GENERATORS: Registry[GeneratorFn] = Registry("simulated generation task")
+#: Entry-point group through which packages register simulated writer tasks and prompt styles.
+ENTRY_POINT_GROUP = "judgelab.simulated_tasks"
+_tasks_loaded = False
+
+
+def load_simulated_tasks() -> None:
+    """Import every module registered in the entry-point group :data:`ENTRY_POINT_GROUP`, once.
+
+    Why entry points: the study-specific parts of the simulated world (judgelab's own in
+    :mod:`judgelab.simworld`, one entry per module in ``pyproject.toml``) register their writer
+    tasks (``@GENERATORS.register("task")``) and prompt styles (``PROMPT_STYLES.add``) when
+    imported, and this backbone module must not name them (imports run downward).  It is also
+    the extension point for users: a package of one's own that declares, in its
+    ``pyproject.toml``::
+
+        [project.entry-points."judgelab.simulated_tasks"]
+        mytask = "mypackage.simtasks"
+
+    gets ``mypackage.simtasks`` imported here, so a request with ``truth["gen"]["task"] ==
+    "mytask"`` is written by the function that module registers.  Called lazily by the two
+    registries below the first time they are asked for something (not at import, so the
+    plugin modules can import this one).
+    """
+    global _tasks_loaded
+    if _tasks_loaded:
+        return
+    _tasks_loaded = True  # set first: the plugin modules import this module
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            ep.load()
+        except Exception as err:
+            raise ImportError(f"simulated task plugin {ep.name!r} = {ep.value!r} (entry-point group "
+                              f"{ENTRY_POINT_GROUP!r}) failed to import: {err}") from err
+
+
+class _PluginRegistry(Registry[T]):
+    """A registry completed by :func:`load_simulated_tasks` before anything is read from it."""
+
+    def get(self, name: str, *, where: str = "") -> T:
+        load_simulated_tasks()
+        try:
+            return super().get(name, where=where)
+        except UnknownEntryError as err:
+            raise UnknownEntryError(f"{err} (after loading entry-point group {ENTRY_POINT_GROUP!r}: "
+                                    f"a package registers one there; reinstall judgelab with "
+                                    f"`pip install -e .` if its own tasks are missing)") from None
+
+    def __contains__(self, name: object) -> bool:
+        load_simulated_tasks()
+        return super().__contains__(name)
+
+    def __iter__(self) -> Iterator[str]:
+        load_simulated_tasks()
+        return super().__iter__()
+
+    def names(self) -> list[str]:
+        load_simulated_tasks()
+        return super().names()
+
+
+PROMPT_STYLES: Registry[PromptStyle] = _PluginRegistry("simulated prompt style")
+GENERATORS: Registry[GeneratorFn] = _PluginRegistry("simulated generation task")
 SIMULATED_TEXT_NOTE = "[simulated text]"
 
 _FILLERS = (
@@ -591,8 +655,3 @@ def _rubric_order(prompt: str, scheme: str) -> str:
         return "descending"
     return "random"
 
-
-# Study-specific generation tasks register themselves from their own modules.
-from judgelab.judges import sim_generators as _sim_generators  # noqa: E402
-
-_sim_generators.load_all()

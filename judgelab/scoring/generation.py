@@ -44,11 +44,11 @@ import pandas as pd
 
 from judgelab.cache import CallCache
 from judgelab.judges.base import Judge
-from judgelab.judges.sim_generators.scoring import SIM_LEVEL_TASK, simulated_level
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
 from judgelab.scoring.items import ScoringItem
 from judgelab.scoring.prompt import Rubric
+from judgelab.simworld.scoring import SIM_LEVEL_TASK, simulated_level
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ full_json       S7 -- CoT + rubric + reference answer in one prompt
 
 Each template carries one marker sentence (:data:`STYLE_MARKERS`) that names what the
 prompt asks for; the simulated panel recognises its prompt style by that sentence
-(``judgelab.judges.sim_generators.strategies``), the way a real model reads the instruction.
+(``judgelab.simworld.strategies``), the way a real model reads the instruction.
 The reference answer of S6/S7 is passed through the template's ``{context}`` slot.
 """
 

@@ -2,7 +2,8 @@
 
 Modules: :mod:`~judgelab.topk.items` (statement banks, item pools, covariates),
 :mod:`~judgelab.topk.oracle` (collecting every ordered pair's verdict from a judge),
-:mod:`~judgelab.topk.simulator` (the synthetic Bradley-Terry simulator),
+:mod:`~judgelab.topk.synthetic` (the synthetic study over :mod:`judgelab.simworld.topk`'s
+Bradley-Terry simulator),
 :mod:`~judgelab.topk.experiment` (offline evaluation of estimators and acquisition
 strategies against fixed oracles), :mod:`~judgelab.topk.gate` (trusted-anchor gate),
 :mod:`~judgelab.topk.probes` (isolated bias probes), :mod:`~judgelab.topk.llmbar`

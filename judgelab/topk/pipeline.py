@@ -18,6 +18,7 @@ from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_fra
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
+from judgelab.simworld.topk import Scenario, SyntheticJudge
 from judgelab.topk import llmbar as llmbar_mod
 from judgelab.topk import tables as T
 from judgelab.topk.experiment import (
@@ -31,7 +32,7 @@ from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.live import LiveSettings, rank_live, result_tables
 from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
 from judgelab.topk.probes import planted_probabilities, probe_pairs, probe_summary
-from judgelab.topk.simulator import Scenario, SyntheticJudge, run_synthetic, synthetic_summary
+from judgelab.topk.synthetic import run_synthetic, synthetic_summary
 from judgelab.topk.userpool import load_user_pool
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ Modules:
 * :mod:`~judgelab.uda.tournament` -- tournament tables (real MT-Bench / Arena-Hard answers
   or a simulated tournament), the judges' own answers and verdicts through the call cache;
 * :mod:`~judgelab.uda.prompts`    -- the paper's answer and A/B/C judging prompts;
-* :mod:`~judgelab.uda.simulate`   -- text writers of the simulated tournament;
+* :mod:`judgelab.simworld.uda`    -- text writers of the simulated tournament (the simulated world);
 * :mod:`~judgelab.uda.data`       -- the arrays of one tournament (embeddings, verdict scores);
 * :mod:`~judgelab.uda.elo`        -- the update schedule, baseline Elo and the Elo recursion with
   its adjoint; :mod:`~judgelab.uda.autograd` wraps it as a torch autograd Function batched over

@@ -73,9 +73,9 @@ from judgelab.prompts import pairwise_request
 from judgelab.records import CallStatus, JudgeRequest
 from judgelab.registry import Registry
 from judgelab.runner import run_requests
+from judgelab.simworld.uda import synthetic_prompts, write_answer
 from judgelab.uda import prompts as uda_prompts
 from judgelab.uda.data import SCORE_OF_VERDICT
-from judgelab.uda.simulate import synthetic_prompts, write_answer
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
-"""Text writers of the simulated UDA tournament (all output is marked "[simulated text]").
+"""The simulated UDA tournament of paper 000 (all output is marked "[simulated text]").
 
-Two writers, both deterministic in their seed:
+Two text writers, both deterministic in their seed:
 
 * :func:`write_answer` -- an answer model's (or a judge's) answer to a prompt: the family's
   signature phrases (:data:`judgelab.features.FAMILY_SIGNATURES`, which the simulated panel
@@ -14,6 +14,16 @@ Two writers, both deterministic in their seed:
 
 The simulated panel reads self-preference from the similarity of a candidate to the judge's
 own answer; these writers are what makes that similarity carry the model's identity.
+
+Writer task ``uda_answer`` of the simulated backend (paper 000's answer prompt).
+``truth["gen"]``:
+
+* ``family_answer`` -- the answer of the judge's own model in this tournament, when there is
+  one (paper 000's judges are its answer models): the judge answers with a near copy of it;
+* otherwise a family-signed answer from :func:`write_answer` (``sentences``, ``markdown``
+  optional).
+
+:func:`synthetic_prompts` draws the tournament's open-ended prompts.
 """
 
 from __future__ import annotations
@@ -24,8 +34,7 @@ import re
 import numpy as np
 
 from judgelab.features import FAMILY_SIGNATURES
-
-SIMULATED_TEXT_NOTE = "[simulated text]"
+from judgelab.judges.simulated import GENERATORS, SIMULATED_TEXT_NOTE
 
 _WORD_BANK = (
     "accurate adaptive balanced careful central clear coherent complete concise consistent context core "
@@ -112,3 +121,15 @@ def near_copy(text: str, *, drop: float = 0.25, seed: int = 0) -> str:
     parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", text.replace(SIMULATED_TEXT_NOTE, "").strip()) if p.strip()]
     keep = [p for p in parts if rng.random() >= drop] or parts[:1]
     return " ".join(keep) + f" {SIMULATED_TEXT_NOTE}"
+
+
+@GENERATORS.register("uda_answer")
+def _gen_uda_answer(req, judge, d) -> str:
+    gen = req.truth.get("gen", {})
+    seed = int(d[3] * 2**31)
+    own = gen.get("family_answer")
+    if own:
+        return near_copy(str(own), drop=float(gen.get("drop", 0.25)), seed=seed)
+    prompt = req.messages[-1].content
+    return write_answer(prompt, judge.spec.family, sentences=int(gen.get("sentences", 5)),
+                        markdown=bool(gen.get("markdown", False)), seed=seed)

@@ -34,6 +34,7 @@ from typing import Any
 
 from judgelab.features import length_log_ratio, text_features
 from judgelab.judges.simulated import GENERATORS, REFUSAL_TEXT, SIMULATED_TEXT_NOTE, SimulatedJudge, _Draws
+from judgelab.rbd.prompts import write_answer
 from judgelab.records import JudgeRequest
 
 _ANNOT = re.compile(r"<<([^<>=]*)=([^<>]*)>>(-?[\d,]*\.?\d+)")
@@ -168,8 +169,6 @@ def _reliability(judge: SimulatedJudge, d: _Draws) -> str | None:
 
 @GENERATORS.register("rbd_choice")
 def _gen_choice(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
-    from judgelab.rbd.prompts import write_answer
-
     info = _info(req)
     opts = [req.slots[str(k + 1)] for k in range(len(req.slots))]
     gold = int(info.get("gold", -1))
@@ -222,8 +221,6 @@ def _gen_revise(req: JudgeRequest, judge: SimulatedJudge, d: _Draws) -> str:
     informativeness i): a wrong verdict is kept with s + (1 - s) r (1 - i) instead of s, and
     gold's utility among the other options is competence x (1 + r i).  With r = 0 the analysis
     is not read (the label alone decides)."""
-    from judgelab.rbd.prompts import write_answer
-
     info = _info(req)
     fmt = str(info.get("answer", "output_ab"))
     n = int(info.get("n_options", 2))
