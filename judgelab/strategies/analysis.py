@@ -64,10 +64,13 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 200
 
 
 def landis_koch(kappa: float) -> str:
-    """Landis & Koch (1977) labels, as the paper's Table 6 uses them."""
+    """Landis & Koch (1977) labels, as the paper's Table 6 uses them: < 0 Poor, 0-0.20 Slight (0 included),
+    then up to 0.40 Fair, 0.60 Moderate, 0.80 Substantial, above Almost perfect."""
     if np.isnan(kappa):
         return ""
-    for hi, label in ((0.0, "Poor"), (0.20, "Slight"), (0.40, "Fair"), (0.60, "Moderate"), (0.80, "Substantial")):
+    if kappa < 0.0:
+        return "Poor"
+    for hi, label in ((0.20, "Slight"), (0.40, "Fair"), (0.60, "Moderate"), (0.80, "Substantial")):
         if kappa <= hi:
             return label
     return "Almost perfect"
@@ -153,19 +156,31 @@ def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: floa
             "n_no_verdict": int((verdicts == "").sum())}
 
 
+#: What each bias measure's target is (the ``target`` column of :func:`bias_table`; paper 003, Sec. 3.5).
+#: Self- and model preference name the family in the row itself.
+MEASURE_TARGETS = {
+    "position": "slot A (identical texts)",
+    "verbosity": "the longer response (by word count)",
+    "style": "the markdown response (position-averaged)",
+    "style_ab": "the markdown response (STYLE pairs only)",
+    "style_ba": "the markdown response (STYLE_BA pairs only)",
+    "truncation_accuracy": "the complete response",
+}
+
+
 def _measures(g: pd.DataFrame, family: str, original_target: str) -> dict[str, tuple[pd.DataFrame, pd.Series, str]]:
     """measure -> (rows, target side per row, what the target is)."""
     out: dict[str, tuple[pd.DataFrame, pd.Series, str]] = {}
     pos = g[g["bias_type"] == "POSITION"]
-    out["position"] = (pos, pd.Series("A", index=pos.index), "slot A (identical texts)")
+    out["position"] = (pos, pd.Series("A", index=pos.index), MEASURE_TARGETS["position"])
     exp = g[(g["bias_type"] == "LENGTH") & (g["subset"] == "expansion") & (g["target_side"] != "")]
-    out["verbosity"] = (exp, exp["target_side"], "the longer response (by word count)")
+    out["verbosity"] = (exp, exp["target_side"], MEASURE_TARGETS["verbosity"])
     sty = g[g["bias_type"].isin(["STYLE", "STYLE_BA"])]
-    out["style"] = (sty, sty["target_side"], "the markdown response (position-averaged)")
+    out["style"] = (sty, sty["target_side"], MEASURE_TARGETS["style"])
     for half in ("STYLE", "STYLE_BA"):
         h = g[g["bias_type"] == half]
-        out["style_ab" if half == "STYLE" else "style_ba"] = (h, h["target_side"],
-                                                             f"the markdown response ({half} pairs only)")
+        measure = "style_ab" if half == "STYLE" else "style_ba"
+        out[measure] = (h, h["target_side"], MEASURE_TARGETS[measure])
     mo = g[g["bias_type"] == "MODEL_ORIGIN"]
     own = mo[(mo["origin_a"] != mo["origin_b"]) & ((mo["origin_a"] == family) | (mo["origin_b"] == family))]
     out["self_preference"] = (own, pd.Series(np.where(own["origin_a"] == family, "A", "B"), index=own.index),
@@ -196,7 +211,8 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
         tr = g[(g["bias_type"] == "LENGTH") & (g["subset"] == "truncation")]
         corr = tr["correct"].to_numpy(dtype=float)
         lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, judge, strat, "trunc"))
-        rows.append({**base, "measure": "truncation_accuracy", "kind": "accuracy", "target": "the complete response",
+        rows.append({**base, "measure": "truncation_accuracy", "kind": "accuracy",
+                     "target": MEASURE_TARGETS["truncation_accuracy"],
                      "value": float(corr.mean()) if len(corr) else float("nan"), "ci_low": lo, "ci_high": hi,
                      "n": len(tr), "n_no_verdict": int((tr["verdict"] == "").sum())})
     return _strategy_sort(pd.DataFrame(rows))
