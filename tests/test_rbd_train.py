@@ -130,6 +130,22 @@ def test_label_only_classifier_trains_and_predicts(tmp_path):
     assert len(preds) == 10 and set(preds) <= {"yes", "no"}
 
 
+def test_only_kept_traces_become_training_examples():
+    """D_train = {... | b_hat_i = b_i} (paper 001, Sec. 4): a trace the teacher filter dropped trains
+    neither the detector nor the label-only classifier."""
+    tr = traces(12)
+    tr["kept"] = [i % 3 != 1 for i in range(12)]
+    tr["reasoning"] = [f"trace {i}" for i in range(12)]
+    kept = tr[tr["kept"]]
+    causal = causal_examples(tr, 12)
+    assert [e.target for e in causal] == [f"<think> trace {i} </think>\n{t.capitalize()}"
+                                          for i, t in zip(kept.index, kept["truth"], strict=True)]
+    assert all(f"Question {i} about" in e.prompt for i, e in zip(kept.index, causal, strict=True))
+    labels = classifier_examples(tr, 12)
+    assert [e.target for e in labels] == list(kept["truth"])
+    assert all(f"Question {i} about" in e.prompt for i, e in zip(kept.index, labels, strict=True))
+
+
 def test_training_config_errors_name_the_key():
     with pytest.raises(ConfigError, match="unknown training key"):
         TrainConfig.from_dict({"learning_rat": 0.1}, where="rbd.train.runs.x")
