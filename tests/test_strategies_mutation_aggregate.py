@@ -60,12 +60,16 @@ CALLS = [
     ("k", B0, "p3", "B", "ok", "json", "{}"), ("k", B0, "p4", "A", "ok", "json", "{}"),
     ("l", B0, "p1", "B", "ok", "json", "{}"), ("l", B0, "p2", "A", "ok", "json", "{}"),
     ("l", B0, "p3", "B", "ok", "json", "{}"),  # l has no call for p4
+    # p5: only j's baseline and two of its three temperatures were asked; k and l have no call
+    ("j", B0, "p5", "B", "ok", "json", "{}"), ("j", T3, "p5", "B", "ok", "json", "{}"),
+    ("j", T7, "p5", "B", "ok", "json", "{}"),
 ]
 PAIRS = pd.DataFrame([
     {"pair_id": "p1", "prompt": "Q1", "expected_verdict": "A", "bias_type": "STYLE", "category": "math"},
     {"pair_id": "p2", "prompt": "Q1", "expected_verdict": "tie", "bias_type": "POSITION", "category": "math"},
     {"pair_id": "p3", "prompt": "Q2", "expected_verdict": "B", "bias_type": "LENGTH", "category": "code"},
     {"pair_id": "p4", "prompt": "Q3", "expected_verdict": "A", "bias_type": "none", "category": "code"},
+    {"pair_id": "p5", "prompt": "Q4", "expected_verdict": "B", "bias_type": "none", "category": "code"},
 ])
 # reference generations of judge j: Q1 is shared by two pairs, Q3 has one, Q9 is not in this pair set
 REF_GEN = {"Q1": (100, 40, 0.3), "Q3": (30, 10, 0.09), "Q9": (7, 7, 0.07)}
@@ -101,9 +105,10 @@ def spent(judges: str, call_ids: tuple[str, ...], pid: str) -> tuple[float, floa
     return tot[0], tot[1], tot[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sv() -> pd.DataFrame:
-    out = aggregate_strategies(calls_table(), PAIRS, {"j": ["B0", "S1", "S2", "S3", "S6"], "k": ["B0", "S3"]},
+    # function scope: mutmut maps each test to the functions it calls, so each test must call them itself
+    out = aggregate_strategies(calls_table(), PAIRS, {"j": ["B0", "S1", "S2", "S3", "S6"], "k": ["S3", "B0"]},
                                SETTINGS, {"j": ["j", "k", "l"]})
     return out.set_index(["judge", "strategy", "pair_id"], drop=False)
 
@@ -130,13 +135,18 @@ EXPECTED = {
     ("S6", "p2"): ("tie", 1, 0, {"ok": 1}, {}),
     ("S6", "p3"): (None, 0, 1, {}, {}),
     ("S6", "p4"): ("A", 1, 0, {"ok": 1}, {}),
+    ("B0", "p5"): ("B", 1, 0, {"ok": 1}, {}),
+    ("S1", "p5"): (None, 1, 1, {"ok": 1}, {}),  # the swapped order was never asked
+    ("S2", "p5"): ("B", 2, 1, {"ok": 2}, {}),  # -, B, B: two of three calls are a majority
+    ("S3", "p5"): (None, 1, 2, {"ok": 1}, {}),  # B, -, -: one vote of three
+    ("S6", "p5"): (None, 0, 1, {}, {}),
 }
 GOLD = dict(zip(PAIRS["pair_id"], PAIRS["expected_verdict"], strict=True))
 
 
 def test_one_row_per_judge_strategy_instance_in_the_documented_columns(sv):
     assert list(sv.columns) == STRATEGY_VERDICT_COLUMNS
-    assert len(sv) == 5 * 4 + 1 * 4  # k has no S3 ensemble: no S3 rows, never empty ones
+    assert len(sv) == 5 * 5 + 1 * 5  # k has no S3 ensemble: no S3 rows, never empty ones
     assert set(sv.loc["k", "strategy"]) == {"B0"}
     assert "l" not in set(sv["judge"])  # a member is not judged unless asked for
     assert (sv["dataset"] == "toy").all()
@@ -173,11 +183,12 @@ def test_judge_description_columns_come_from_the_judge(sv):
 
 def test_k_baseline_is_its_own_calls(sv):
     got = sv.loc[("k", "B0")].set_index("pair_id")
-    assert got["verdict"].to_dict() == {"p1": "B", "p2": "tie", "p3": "B", "p4": "A"}
-    assert got["correct"].to_dict() == {"p1": False, "p2": True, "p3": True, "p4": True}
+    assert got["verdict"].to_dict() == {"p1": "B", "p2": "tie", "p3": "B", "p4": "A", "p5": ""}
+    assert got["correct"].to_dict() == {"p1": False, "p2": True, "p3": True, "p4": True, "p5": False}
+    assert got["n_missing_calls"].to_dict() == {"p1": 0, "p2": 0, "p3": 0, "p4": 0, "p5": 1}
 
 
-@pytest.mark.parametrize("pid", ["p1", "p2", "p3", "p4"])
+@pytest.mark.parametrize("pid", ["p1", "p2", "p3", "p4", "p5"])
 def test_tokens_and_cost_sum_every_component_call(sv, pid):
     own = {"B0": (B0,), "S1": (B0, BA), "S2": (T0, T3, T7)}
     for strat, cids in own.items():
@@ -191,7 +202,7 @@ def test_tokens_and_cost_sum_every_component_call(sv, pid):
 def test_reference_generation_is_amortised_over_the_pairs_of_its_question(sv):
     # Q1 (p1, p2) splits its generation in two; Q3 (p4) pays it whole; Q2 (p3) had none
     share = {"p1": [x / 2 for x in REF_GEN["Q1"]], "p2": [x / 2 for x in REF_GEN["Q1"]],
-             "p3": [0, 0, 0], "p4": list(REF_GEN["Q3"])}
+             "p3": [0, 0, 0], "p4": list(REF_GEN["Q3"]), "p5": [0, 0, 0]}
     for pid, extra in share.items():
         r = sv.loc[("j", "S6", pid)]
         call = spent("j", (REF,), pid)
@@ -216,7 +227,7 @@ def test_unknown_judge_and_empty_tables():
 
 def test_s3_without_members_gives_no_rows():
     sv = aggregate_strategies(calls_table(), PAIRS, {"j": ["B0", "S3"]}, SETTINGS)
-    assert set(sv["strategy"]) == {"B0"} and len(sv) == 4
+    assert set(sv["strategy"]) == {"B0"} and len(sv) == 5
 
 
 @pytest.mark.parametrize(("status", "method", "raw", "kind"), [
