@@ -36,11 +36,18 @@ truths).  Every answer is written in the raw format the
 prompt asks for (JSON verdict, ``[[A]]``, ``A``, ``Output (a)``,
 ``Feedback: ... [RESULT] iv``, ``<think>...</think> Yes``), with planted rates of
 refusals and malformed answers, so the parser is exercised as with real judges.
+
+Free text is written by generation tasks (``truth["gen"]["task"]``, :data:`GENERATORS`).  The
+plain ones are here; what one study needs the world to write lives in :mod:`judgelab.simworld`
+and is found, like prompt styles (:data:`PROMPT_STYLES`), through the entry-point group
+``judgelab.simulated_tasks`` (:func:`load_simulated_tasks`) -- the extension point through which
+a package of one's own registers a simulated writer task too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import math
 import re
 import struct
@@ -50,7 +57,7 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, TypeVar
 
-from judgelab.config import ConfigError, JudgeSpec
+from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec
 from judgelab.features import (
     FAMILY_SIGNATURES,
     bandwagon_cue,
@@ -356,14 +363,33 @@ def load_simulated_tasks() -> None:
     if _tasks_loaded:
         return
     _tasks_loaded = True  # set first: the plugin modules import this module
-    from importlib.metadata import entry_points
-
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in declared_simulated_tasks():
         try:
             ep.load()
         except Exception as err:
+            _tasks_loaded = False  # fail again next time rather than run half-loaded
             raise ImportError(f"simulated task plugin {ep.name!r} = {ep.value!r} (entry-point group "
                               f"{ENTRY_POINT_GROUP!r}) failed to import: {err}") from err
+
+
+def declared_simulated_tasks() -> list[importlib.metadata.EntryPoint]:
+    """The entry points of :data:`ENTRY_POINT_GROUP`: installed packages' and this checkout's own.
+
+    Installed metadata alone is not enough: rule scripts run in per-rule conda environments
+    where judgelab is not installed but imported from the checkout (``workflow_scripts/_repo.py``),
+    and an editable install made before an entry was added has stale metadata.  So the group as
+    this checkout's ``pyproject.toml`` declares it is added (same name and module: one entry).
+    """
+    eps = {(ep.name, ep.value): ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    pyproject = REPO_ROOT / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib  # Python 3.11+, as snakemake >= 8 (a dependency) requires
+
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        if project.get("name") == "judgelab":
+            for name, value in project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {}).items():
+                eps.setdefault((name, value), importlib.metadata.EntryPoint(name, value, ENTRY_POINT_GROUP))
+    return sorted(eps.values(), key=lambda e: (e.name, e.value))
 
 
 class _PluginRegistry(Registry[T]):
@@ -374,9 +400,8 @@ class _PluginRegistry(Registry[T]):
         try:
             return super().get(name, where=where)
         except UnknownEntryError as err:
-            raise UnknownEntryError(f"{err} (after loading entry-point group {ENTRY_POINT_GROUP!r}: "
-                                    f"a package registers one there; reinstall judgelab with "
-                                    f"`pip install -e .` if its own tasks are missing)") from None
+            raise UnknownEntryError(f"{err} (after loading the entry-point group {ENTRY_POINT_GROUP!r}, "
+                                    f"where a package registers its own)") from None
 
     def __contains__(self, name: object) -> bool:
         load_simulated_tasks()
