@@ -119,7 +119,7 @@ def _sv_rows(ds, judge, strat, verdicts, gold, *, family="f", simulated=True, ca
 
 
 def agreement_fixture() -> pd.DataFrame:
-    rows = []
+    rows = _sv_rows("f", "j", "B0", ["B"], ["B"])  # listed first: tables are sorted, not in input order
     rows += _sv_rows("d", "j", "B0", ["A", "B", "", "tie", "A"], GOLD, tokens=[10, 20, 30, 40, 50],
                      counts={"refusal": [0, 0, 1, 0, 0], "two_verdicts": [0, 1, 0, 0, 0], "no_json": [1, 0, 0, 0, 0]})
     rows += _sv_rows("d", "j", "S1", ["A", "tie", "B", "tie", ""], GOLD, calls=[2, 2, 2, 1, 1], missing=[0, 0, 0, 1, 1],
@@ -128,6 +128,7 @@ def agreement_fixture() -> pd.DataFrame:
                              "refusal": [0, 1, 0, 0, 0]})
     rows += _sv_rows("d", "k", "B0", ["A", "B", "B", "tie", "B"], GOLD, family="g", simulated=False)
     rows += _sv_rows("e", "j", "S1", ["A", "B", "A"], ["A", "A", "tie"])  # no baseline on e
+    rows += _sv_rows("e", "m", "B0", ["B", "", "tie"], ["A", "A", "tie"])
     return pd.DataFrame(rows)
 
 
@@ -154,14 +155,21 @@ def test_agreement_table_by_hand():
     assert k["agreement"] == pytest.approx(0.8) and (k["family"], bool(k["simulated"])) == ("g", False)
     assert k["delta_vs_B0"] == 0
     assert math.isnan(cells.loc[("e", "j", "S1"), "delta_vs_B0"])  # no baseline to compare with
+    e = cells.loc[("e", "j", "S1")]
+    assert (e["n_A"], e["n_B"], e["n_tie"], e["tie_pct"]) == (2, 1, 0, 0.0)
+    m = cells.loc[("e", "m", "B0")]
+    assert (m["n_A"], m["n_B"], m["n_tie"], m["n_no_verdict"], m["agreement"]) == (0, 1, 1, 1, pytest.approx(1 / 3))
     # gold rows: the label distribution of each data set's pairs, counted once per pair
     gold = out[out["judge"] == "gold"].set_index("dataset")
     assert (gold.loc["d", "n"], gold.loc["d", "n_A"], gold.loc["d", "n_B"], gold.loc["d", "n_tie"]) == (5, 2, 2, 1)
     assert gold.loc["d", "tie_pct"] == pytest.approx(0.2) and gold.loc["d", "strategy"] == ""
     assert (gold.loc["e", "n"], gold.loc["e", "n_tie"], gold.loc["e", "tie_pct"]) == (3, 1, pytest.approx(1 / 3))
-    # rows: per data set and judge, strategies in the paper's order, gold last
+    assert (gold.loc["e", "n_B"], gold.loc["f", "n_A"], gold.loc["f", "n_tie"], gold.loc["f", "n_B"]) == (0, 0, 0, 1)
+    # rows: per data set and judge, strategies in the paper's order, gold last; a fresh row index
     assert list(zip(out["dataset"], out["judge"], out["strategy"], strict=True)) == [
-        ("d", "j", "B0"), ("d", "j", "S1"), ("d", "k", "B0"), ("e", "j", "S1"), ("d", "gold", ""), ("e", "gold", "")]
+        ("d", "j", "B0"), ("d", "j", "S1"), ("d", "k", "B0"), ("e", "j", "S1"), ("e", "m", "B0"), ("f", "j", "B0"),
+        ("d", "gold", ""), ("e", "gold", ""), ("f", "gold", "")]
+    assert list(out.index) == list(range(len(out)))
     assert agreement_table(agreement_fixture().iloc[:0]).empty
 
 
@@ -318,6 +326,26 @@ def test_bias_intervals_resample_questions_with_the_cells_own_seed():
         assert got["n_no_verdict"] == 0 and bool(got["simulated"])
 
 
+def test_truncation_interval_is_its_cells_bootstrap():
+    sv, pairs = controlled(judges=(("j", "google"), ("k", "meta")), strategies=("B0", "S5"))
+    out = bias_table(sv, pairs, n_resamples=300, level=0.8, seed=2).set_index(["judge", "strategy", "measure"])
+    corr = np.array([1.0, 0.0, 0.0])  # T1 right, T2 wrong, T3 without a verdict
+    for judge in ("j", "k"):
+        for strat in ("B0", "S5"):
+            r = out.loc[(judge, strat, "truncation_accuracy")]
+            assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=300, level=0.8,
+                                                               rng=cell_seed(2, judge, strat, "trunc"))
+
+
+def test_duplicate_pair_ids_in_the_pair_set_are_an_error():
+    sv, pairs = controlled()
+    dup = pd.concat([pairs, pairs.iloc[:1]])
+    with pytest.raises(pd.errors.MergeError):
+        bias_table(sv, dup, n_resamples=50)
+    with pytest.raises(pd.errors.MergeError):
+        topic_style_table(sv, dup, n_resamples=50)
+
+
 def test_topic_style_uses_only_the_style_pairs():
     sv, pairs = controlled()
     t = topic_style_table(sv, pairs, n_resamples=100).set_index("topic")
@@ -349,8 +377,10 @@ def test_length_ablation_and_cross_bias_tables():
                          "ci_high": 1.0, "n": 50, "simulated": judge != "k"})
             rows.append({"judge": judge, "strategy": strat, "measure": "truncation_accuracy", "value": 0.92,
                          "ci_low": 0.8, "ci_high": 1.0, "n": 25, "simulated": judge != "k"})
+    rows.append({"judge": "new", "strategy": "S5", "measure": "style", "value": 0.3, "ci_low": 0.2, "ci_high": 0.4,
+                 "n": 50, "simulated": True})  # no baseline row
     bias = pd.DataFrame(rows)
-    lab = length_ablation_table(bias)
+    lab = length_ablation_table(bias[bias["judge"] != "new"])
     assert list(lab[["judge", "strategy"]].itertuples(index=False, name=None)) == [
         ("ctl", "B0"), ("ctl", "S5"), ("j", "B0"), ("j", "S5"), ("k", "B0"), ("k", "S5")]
     assert set(lab.columns) == {"judge", "strategy", "expansion_bias", "expansion_bias_ci_low",
@@ -370,12 +400,13 @@ def test_length_ablation_and_cross_bias_tables():
     assert per.loc[("k", "style"), "delta_abs_b"] == pytest.approx(-0.1)  # |0.1| - |-0.2|
     assert (per.loc[("k", "style"), "b"], per.loc[("k", "style"), "b_B0"]) == (0.1, -0.2)
     assert not per.loc[("k", "style"), "simulated"] and per.loc[("j", "style"), "simulated"]
+    assert math.isnan(per.loc[("new", "style"), "b_B0"]) and math.isnan(per.loc[("new", "style"), "delta_abs_b"])
     mean = cb[cb["judge"] == "mean"].set_index("measure")
     assert set(mean["averaged_over"]) == {"j,k"}  # the control is not averaged, an absent judge ignored
     assert mean.loc["style", "delta_abs_b"] == pytest.approx(-0.15)
     assert mean.loc["position", "delta_abs_b"] == pytest.approx((-0.05 + 0.2) / 2)
     assert mean["simulated"].all() and set(mean["strategy"]) == {"S5"}
-    every = cross_bias_table(bias)
+    every = cross_bias_table(bias[bias["judge"] != "new"])
     assert set(every.loc[every["judge"] == "mean", "averaged_over"]) == {"ctl,j,k"}
     assert every.loc[(every["judge"] == "mean") & (every["measure"] == "style"), "delta_abs_b"].iloc[0] == \
         pytest.approx((-0.2 - 0.1 + 0.9) / 3)
@@ -397,6 +428,7 @@ def test_mcnemar_table_by_hand():
     rows = paired("d", "j", "B0", b0) + paired("d", "j", "S1", s1) + paired("d", "j", "S5", s5)
     rows += paired("e", "j", "B0", [0] * 12, simulated=False) + paired("e", "j", "S1", [1] * 12, simulated=False)
     out = mcnemar_table(pd.DataFrame(rows), alpha=0.01, family={"strategies": ["S1"]})
+    assert len(out) == 3  # every strategy vs B0, never B0 vs itself
     t = out.set_index(["dataset", "strategy"])
     r = t.loc[("d", "S1")]
     # on p0..p8: b (B0 right, S1 wrong) = 1 (p1), c = 3 (p3, p4, p7)
@@ -417,6 +449,11 @@ def test_mcnemar_table_by_hand():
     assert r5["p"] > 0.01 and not r5["significant"]  # p = 0.13 at alpha 0.01
     assert mcnemar_table(pd.DataFrame(rows), alpha=0.2).set_index(["dataset", "strategy"]).loc[("d", "S5"),
                                                                                                 "significant"]
+
+
+def test_empty_tables_stay_empty():
+    cols = {"dataset": [], "judge": [], "strategy": [], "pair_id": [], "correct": [], "simulated": []}
+    assert mcnemar_table(pd.DataFrame(cols)).empty and mixed_table(pd.DataFrame(cols)).empty
 
 
 def test_holm_runs_per_data_set():
@@ -462,7 +499,7 @@ def test_mde_table_by_hand():
     assert 4.0 < default["mde_pp"] < 5.2 and default["mde_pp"] < j["mde_pp"]
 
 
-def _mixed_rows(n=40, seed=0):
+def _mixed_rows(n=30, seed=0):
     rng = np.random.default_rng(seed)
     rows = []
     for judge, p in (("j", {"B0": 0.4, "S1": 0.7, "S4": 0.5}), ("k", {"B0": 0.5, "S1": 0.5, "S4": 0.6})):
@@ -470,7 +507,7 @@ def _mixed_rows(n=40, seed=0):
         for strat, pr in p.items():
             y = rng.random(n) < 1 / (1 + np.exp(-(np.log(pr / (1 - pr)) + u)))
             rows += paired("d", judge, strat, y)
-    rows += paired("d", "solo", "B0", rng.random(n) < 0.5)  # one strategy: nothing to compare
+    rows += paired("d", "a-solo", "B0", rng.random(n) < 0.5)  # one strategy: nothing to compare (sorted first)
     rows += paired("d", "ace", "B0", [True] * n) + paired("d", "ace", "S1", [True] * n)  # right everywhere
     return pd.DataFrame(rows)
 
@@ -491,7 +528,7 @@ def test_mixed_table_terms_and_failures(caplog):
             if abs(r["lpm_coef"]) > 0.02:
                 assert np.sign(r["logit_coef"]) == np.sign(r["lpm_coef"])
             assert 0 < r["lpm_se"] and 0 < r["logit_se"] and 0 < r["lpm_p"] < 1 and 0 < r["logit_p"] < 1
-            assert (r["n_obs"], r["n_instances"]) == (120, 40)
+            assert (r["n_obs"], r["n_instances"]) == (90, 30)
             assert r["lpm_converged"] and r["logit_converged"] and r["simulated"]
             assert r["lpm_instance_var"] >= 0 and r["logit_instance_var"] >= 0
             assert "failed" not in r["lpm_method"] and "failed" not in r["logit_method"]
@@ -510,8 +547,8 @@ def test_mixed_table_terms_and_failures(caplog):
     assert ace["lpm_method"] == "lpm_mixedlm_reml (failed)" and ace["logit_method"] == "logit_glmm_ghq6_ml (failed)"
     # the modelled strategies only
     only = mixed_table(sv[sv["judge"] == "j"], strategies=["B0", "S4"], n_nodes=6)
-    assert only["strategy"].tolist() == ["S4"] and only["n_obs"].tolist() == [80]
-    assert mixed_table(sv[sv["judge"] == "solo"]).empty
+    assert only["strategy"].tolist() == ["S4"] and only["n_obs"].tolist() == [60]
+    assert mixed_table(sv[sv["judge"] == "a-solo"]).empty
 
 
 def test_mixed_table_survives_a_failed_fit(monkeypatch, caplog):
@@ -528,8 +565,9 @@ def test_mixed_table_survives_a_failed_fit(monkeypatch, caplog):
         out = mixed_table(sv[sv["judge"] == "j"], n_nodes=4)
     assert len(out) == 2 and out["lpm_coef"].isna().all() and out["logit_coef"].isna().all()
     assert not out["lpm_converged"].any() and (out["logit_method"] == "logit_glmm_ghq4_ml (failed)").all()
-    assert "mixed model singular failed: Singular matrix" in caplog.messages
-    assert "mixed model bad failed: no convergence" in caplog.messages
+    got = {(r.name, r.getMessage()) for r in caplog.records}
+    assert ("judgelab.strategies.analysis", "mixed model singular failed: Singular matrix") in got
+    assert ("judgelab.strategies.analysis", "mixed model bad failed: no convergence") in got
 
 
 def test_in_family_keys():
@@ -538,3 +576,38 @@ def test_in_family_keys():
     assert in_family(j, s, {"strategies": ["S4"]}).tolist() == [False, False, False, True]
     assert in_family(j, s, {"judges": ["b", "ctl"], "exclude_judges": ["ctl"]}).tolist() == [False, True, False, False]
     assert in_family(j, s, {"exclude_judges": []}).all() and in_family(j, s, {}).all()
+
+
+def test_replay_s1_table_by_hand():
+    """Real judges' baseline calls in both orders: S1 from the same verdicts, with McNemar vs B0."""
+    gold = ["A", "tie", "tie", "B"]
+    ab, ba = ["A", "B", "tie", ""], ["A", "A", "tie", "B"]  # BA already mapped back to the stored frame
+    calls = []
+    for judge in ("a-no-s1", "b"):
+        for order, vs in (("AB", ab), ("BA", ba)):
+            for i, (v, g) in enumerate(zip(vs, gold, strict=True)):
+                calls.append({"dataset": "d", "judge": judge, "kind": "pairwise", "role": "baseline",
+                              "temperature": np.nan, "pair_id": f"p{i}", "order": order, "verdict": v,
+                              "correct": v == g})
+    # calls that are not the plain baseline are left out of the order statistics
+    calls.append({"dataset": "d", "judge": "b", "kind": "pairwise", "role": "baseline", "temperature": 0.3,
+                  "pair_id": "p0", "order": "AB", "verdict": "B", "correct": False})
+    calls.append({"dataset": "d", "judge": "b", "kind": "pairwise", "role": "rubric", "temperature": np.nan,
+                  "pair_id": "p1", "order": "AB", "verdict": "A", "correct": False})
+    calls.append({"dataset": "d", "judge": "b", "kind": "text", "role": "baseline", "temperature": np.nan,
+                  "pair_id": "p2", "order": "AB", "verdict": "A", "correct": False})
+    s1 = ["A", "tie", "tie", ""]  # agree, disagree -> tie, agree, one order unparsed -> no verdict
+    sv = []
+    for judge, strategies in (("a-no-s1", ("B0",)), ("b", ("B0", "S1"))):
+        for strat in strategies:
+            for i, v in enumerate(ab if strat == "B0" else s1):
+                sv.append({"dataset": "d", "judge": judge, "strategy": strat, "pair_id": f"p{i}", "verdict": v,
+                           "correct": v == gold[i], "has_verdict": v != ""})
+    out = an.replay_s1_table(pd.DataFrame(calls), pd.DataFrame(sv))
+    assert len(out) == 1 and "Index" not in out.columns
+    r = out.iloc[0]
+    assert (r["dataset"], r["judge"], r["n_pairs"]) == ("d", "b", 4)
+    assert (r["acc_AB"], r["acc_BA"]) == (0.5, 0.75)
+    assert (r["agreement_B0"], r["agreement_S1"], r["delta_pp"]) == (0.5, 0.75, pytest.approx(25.0))
+    assert (r["S1_tie_rate"], r["S1_no_verdict"], r["b"], r["c"]) == (0.5, 1, 0, 1)
+    assert (r["chi2"], r["p"]) == (pytest.approx(0.0), pytest.approx(1.0))  # (|0 - 1| - 1)^2 / 1
