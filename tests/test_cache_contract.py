@@ -94,7 +94,7 @@ def test_unknown_scheme_is_a_clear_error_without_the_password():
     assert "unknown cache backend 'mysql'" in msg
     assert "s3cret" not in msg and "alice:***@dbhost:3306/calls" in msg
     # it says what would have worked
-    assert "postgresql://" in msg and "postgres://" in msg and "SQLite" in msg
+    assert "a file path for SQLite, or postgres://, postgresql://" in msg
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -204,6 +204,8 @@ def test_stored_fields_come_back_and_are_visible_to_other_connections(tmp_path):
                        " finish_reason, created_at FROM calls WHERE key = 'a'")
     assert row[:10] == ("j1", "fake", "m-j1", "score", "[[A]]", 7, 3, 1.25, 0.125, "length")
     assert t0 <= row[10] <= time.time()  # stored with the time it was written
+    # no logprobs is SQL NULL (not the JSON text 'null'), so a query can tell logit-mode calls apart
+    assert _ro(path, "SELECT key FROM calls WHERE logprobs_json IS NOT NULL") == [("a",)]
 
 
 def test_get_many_finds_every_key_across_chunks(tmp_path):
