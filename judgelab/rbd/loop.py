@@ -224,6 +224,8 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
 
     The verdict "with the detector, T = t" is the item's verdict after the last revision at
     an iteration <= t (the loop stopped there), so one pass over the iterations gives every t.
+    The detector scores are those of iteration 1 (the detector on the evaluator's own verdicts).
+    Rows are sorted by evaluator, detector, set and T.
     """
     rows = []
     prompting = dict(zip(trajectory["detector"], trajectory["prompting"], strict=False))
@@ -262,7 +264,8 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
 def table2_wide(t2: pd.DataFrame) -> pd.DataFrame:
     """Table 2 in the paper's layout: per detector, T and evaluator an accuracy row and a consistency
     row, one column per set, cells ``without -> with (+gain)``; the gain is printed for the primary
-    metric only (for position, consistency: footnote 4)."""
+    metric only (for position, consistency: footnote 4); a cell missing either value is empty.
+    Rows are sorted by detector, T and evaluator."""
 
     def cell(r: dict, metric: str) -> str:
         a, b = r[f"{metric}_without"], r[f"{metric}_with"]
@@ -285,7 +288,9 @@ BEHAVIOUR_COLUMNS = ["judge", "detector", "set", "n_flagged", "n_answered", "n_u
 
 
 def behaviour(items: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 10: stubbornness and overconfidence after the first flag, per set and pooled (set = (all))."""
+    """Fig. 10: stubbornness and overconfidence after the first flag, per set and pooled (set = (all)).
+
+    Rows: every (evaluator, detector, set), then every pooled (evaluator, detector), each sorted."""
     gold = {(r["judge"], r["detector"], r["set"], r["item_id"]): list(r["gold"]) for r in items.to_dict("records")}
     first = trajectory[trajectory["iteration"] == 1]
     rows = []
@@ -315,7 +320,10 @@ def efficiency(calls: pd.DataFrame) -> pd.DataFrame:
 
     An example is one loop item (evaluator, set, item); its detector cost sums every
     iteration; the revision cost is what re-prompting the evaluator added (the paper's cost
-    figure is the evaluator side, footnote 5).
+    figure is the evaluator side, footnote 5).  ``simulated`` is true when any detector or
+    re-prompt call of the row came from the simulated panel (its tokens, latency and cost are
+    then synthetic).  Rows: one per detector (``judge = (all)``), then one per detector and
+    evaluator, each sorted.
     """
     rows = []
     det_calls = calls[calls["role"] == "detector"]
@@ -331,7 +339,8 @@ def efficiency(calls: pd.DataFrame) -> pd.DataFrame:
         toks = float(g["tokens_out"].sum())
         d_cost, r_cost = float(g["cost_usd"].sum()), float(rv["cost_usd"].sum())
         rows.append({
-            "detector": det, "judge": judge, "simulated": bool(g["simulated"].astype(bool).any()), "n_examples": ex,
+            "detector": det, "judge": judge, "n_examples": ex,
+            "simulated": bool(g["simulated"].astype(bool).any() or rv["simulated"].astype(bool).any()),
             "detector_calls": len(g), "output_tokens_per_example": toks / ex if ex else np.nan,
             "latency_s_per_example": lat / ex if ex else np.nan, "tokens_per_s": toks / lat if lat > 0 else np.nan,
             "detector_cost_usd_per_example": d_cost / ex if ex else np.nan,
