@@ -58,7 +58,7 @@ CALLS = [
     ("j", REF, "p4", "A", "ok", "json", "{}"),  # no reference call for p3 (its question got no reference)
     ("k", B0, "p1", "B", "ok", "json", "{}"), ("k", B0, "p2", "tie", "ok", "json", "{}"),
     ("k", B0, "p3", "B", "ok", "json", "{}"), ("k", B0, "p4", "A", "ok", "json", "{}"),
-    ("l", B0, "p1", "B", "ok", "json", "{}"), ("l", B0, "p2", "A", "ok", "json", "{}"),
+    ("l", B0, "p1", "B", "ok", "json", "{}"), ("l", B0, "p2", "", "unparsed", "json:conflicting", TWO),
     ("l", B0, "p3", "B", "ok", "json", "{}"),  # l has no call for p4
     # p5: only j's baseline and two of its three temperatures were asked; k and l have no call
     ("j", B0, "p5", "B", "ok", "json", "{}"), ("j", T3, "p5", "B", "ok", "json", "{}"),
@@ -128,7 +128,7 @@ EXPECTED = {
     ("S2", "p3"): ("B", 3, 0, {"unparsed": 1, "ok": 2}, {"prose_only": 1}),  # -, B, B: 2 of 3
     ("S2", "p4"): (None, 3, 0, {"error": 1, "unparsed": 1, "ok": 1}, {"broken_json": 1}),  # -, -, A
     ("S3", "p1"): ("B", 3, 0, {"ok": 3}, {}),  # j A, k B, l B
-    ("S3", "p2"): (None, 3, 0, {"unparsed": 1, "ok": 2}, {"two_verdicts": 1}),  # -, tie, A
+    ("S3", "p2"): (None, 3, 0, {"unparsed": 2, "ok": 1}, {"two_verdicts": 2}),  # -, tie, -
     ("S3", "p3"): ("B", 3, 0, {"fallback": 1, "ok": 2}, {"no_json": 1}),
     ("S3", "p4"): (None, 2, 1, {"refusal": 1, "ok": 1}, {}),  # -, A, never asked: 1 of 3 is no majority
     ("S6", "p1"): ("B", 1, 0, {"ok": 1}, {}),
