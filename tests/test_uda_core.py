@@ -239,7 +239,7 @@ def test_verdict_sets_the_presentation_and_the_untrained_adapter_is_plain_elo():
         assert float(s[n]) == pytest.approx(float(r * g_ij + (1 - r) * (1 - g_ji)), abs=1e-6)
         assert float(K[n]) == pytest.approx(float(r * K_ij + (1 - r) * K_ji), rel=1e-5)
         assert 1.0 - 0.7 < float(g_ij) < 1.0  # the gate bounds the loser's share
-    K_full, _ = _scatter(pres, K, s, M)
+    K_full, _ = _scatter(pres, K, s)
     assert K_full.shape == (sched.n_rounds, M, sched.width) and float(K_full.sum()) == pytest.approx(float(K.sum()))
 
 

@@ -168,6 +168,8 @@ def test_learning_rate_warm_up_then_cosine_decay_to_the_floor():
     assert g(0) == pytest.approx(1.0) and g(2) == pytest.approx(0.6) and g(4) == pytest.approx(0.2)
     h = _lr_lambda(TrainConfig(epochs=3, warmup=3, min_lr_ratio=0.1))  # the whole run is warm-up
     assert h(2) == pytest.approx(1.0) and h(3) == pytest.approx(1.0) and h(4) == pytest.approx(0.1)
+    one = _lr_lambda(TrainConfig(epochs=5, warmup=1, min_lr_ratio=0.0))  # a one-step warm-up starts at the peak
+    assert one(0) == pytest.approx(1.0) and one(1) == pytest.approx(1.0) and one(3) == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------------------------
@@ -306,7 +308,7 @@ def test_match_parameters_equal_the_adapter_on_algorithm1_vectors_for_any_chunk(
         np.testing.assert_allclose(s.numpy(), ref_s, rtol=1e-4, atol=1e-5)
         assert not K.requires_grad and not s.requires_grad
     assert np.ptp(ref_K) > 1.0 and np.ptp(ref_s) > 0.05  # the check is not vacuous
-    K_full, s_full = _scatter(pres, K, s, 2)
+    K_full, s_full = _scatter(pres, K, s)
     mask = torch.as_tensor(pres.mask)
     assert K_full.shape == s_full.shape == pres.mask.shape
     assert torch.equal(K_full[mask], K) and torch.equal(s_full[mask], s)
@@ -657,3 +659,32 @@ def test_a_tie_in_validation_loss_keeps_the_earlier_checkpoint():
                         order_seed=1)
     assert res.history["val_loss"].nunique() == 1 and res.best_epoch == 0
     assert res.history["best"].tolist() == [True, False, False, False]
+
+
+def test_a_worse_trained_adapter_is_discarded_for_the_untrained_one():
+    """A step size so large that every epoch is worse on the validation prompts: the untrained adapter
+    (epoch 0) is returned -- as it was, although the training moved the weights away from it."""
+    data = tiny_data(seed=10, P=5)
+    res = train_adapter(data, "ablated", TrainConfig(epochs=2, lr=1.0, hidden=(4, 3), val_fraction=0.4, warmup=0,
+                                                     init_label=0.8), EloConfig(), order_seed=1)
+    h = res.history
+    assert res.best_epoch == 0 and (h["val_loss"].iloc[1:] > h["val_loss"].iloc[0]).all()
+    for k, v in res.adapter.state_dict().items():
+        assert torch.equal(v, res.initial_state[k]), k
+
+
+def test_unknown_variant_names_the_config_key():
+    with pytest.raises(Exception, match=r"^unknown UDA feature variant 'nope' \(uda\.variants\); known: ablated, full$"):
+        train_adapter(tiny_data(P=3), "nope", TrainConfig(epochs=1, hidden=(4, 3)), EloConfig(), order_seed=0)
+
+
+def test_an_ablated_checkpoint_loads_as_ablated(tmp_path):
+    data = tiny_data(seed=11, P=4)
+    res = train_adapter(data, "ablated", TrainConfig(epochs=1, hidden=(4, 3), activation="tanh"), EloConfig(),
+                        order_seed=0)
+    save_adapter(tmp_path / "abl.pt", res)
+    a, _, meta = load_adapter(tmp_path / "abl.pt")
+    assert a.variant.name == "ablated" and a.config() == res.adapter.config() and meta["variant"] == "ablated"
+    R1, _ = apply_adapter(a, res.standardizer, data, EloConfig(), order_seed=0)
+    R2, _ = apply_adapter(res.adapter, res.standardizer, data, EloConfig(), order_seed=0)
+    np.testing.assert_array_equal(R1, R2)

@@ -185,7 +185,7 @@ def match_parameters(adapter: UDAAdapter, blocks: dict[str, torch.Tensor], pres:
     return K, s
 
 
-def _scatter(pres: Presentations, K: torch.Tensor, s: torch.Tensor, M: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _scatter(pres: Presentations, K: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(S, M, H) arrays for the recursion: K = 0 and s = 0.5 where there is no comparison."""
     shape = pres.mask.shape
     mask = torch.as_tensor(pres.mask)
@@ -334,7 +334,7 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
         with torch.no_grad():
             blocks = adapter.first_blocks(pt.tables.X_pair, pt.tables.X_self)
             K, s = match_parameters(adapter, blocks, pt.pres, cfg.chunk)
-            K_full, s_full = _scatter(pt.pres, K, s, M)
+            K_full, s_full = _scatter(pt.pres, K, s)
             R = elo_final(K_full, s_full, pt.pres.sched, elo)
             loss, info = consensus_loss(R, pt.G, cfg)
         return float(loss), info
@@ -354,7 +354,7 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
         blocks = adapter.first_blocks(train.tables.X_pair, train.tables.X_self)
         leaves = {k: v.detach().requires_grad_(True) for k, v in blocks.items()}
         K, s = match_parameters(adapter, leaves, pres, cfg.chunk)
-        K_full, s_full = _scatter(pres, K, s, M)
+        K_full, s_full = _scatter(pres, K, s)
         K_full.requires_grad_(True)
         s_full.requires_grad_(True)
         R = elo_final(K_full, s_full, pres.sched, elo)
@@ -380,8 +380,10 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
     # the baseline's dispersion on the same prompts: the held-out yardstick of val_mean_judge_std
     hist["train_baseline_judge_std"] = train.baseline_std
     hist["val_baseline_judge_std"] = val.baseline_std if val else train.baseline_std
-    log.info("%s/%s: best epoch %d of %d (validation loss %.4f -> %.4f)",  # pragma: no mutate
-             data.dataset, variant, best[1], cfg.epochs, history[0]["val_loss"], best[0])  # pragma: no mutate
+    # pragma: no mutate start
+    log.info("%s/%s: best epoch %d of %d (validation loss %.4f -> %.4f)", data.dataset, variant, best[1],
+             cfg.epochs, history[0]["val_loss"], best[0])
+    # pragma: no mutate end
     return TrainResult(
         adapter=adapter, standardizer=standardizer, history=hist, best_epoch=best[1],
         train_prompts=[data.prompt_ids[i] for i in tr_idx], val_prompts=[data.prompt_ids[i] for i in va_idx],
@@ -468,7 +470,7 @@ def apply_adapter(adapter: UDAAdapter, standardizer: Standardizer, data: Tournam
     with torch.no_grad():
         blocks = adapter.first_blocks(tables.X_pair, tables.X_self)
     K, s = match_parameters(adapter, blocks, pres, chunk)
-    K_full, s_full = _scatter(pres, K, s, len(data.judges))
+    K_full, s_full = _scatter(pres, K, s)
     return run_elo(K_full.double().numpy(), s_full.double().numpy(), sched, elo)
 
 
