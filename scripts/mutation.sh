@@ -71,7 +71,7 @@ declare -A TESTS=(
   [judgelab/rbd/detector.py]="tests/test_rbd_train.py tests/test_rbd_loop.py tests/test_rbd_checks.py tests/test_rbd_reasoning.py tests/test_rbd_log_audit.py"
   [judgelab/rbd/loop.py]="tests/test_rbd_loop_units.py tests/test_rbd_loop.py tests/test_rbd_metrics.py tests/test_rbd_reasoning.py"
   [judgelab/strategies/aggregate.py]="tests/test_strategies_mutation_aggregate.py tests/test_strategies_run.py tests/test_strategies_family.py"
-  [judgelab/strategies/analysis.py]="tests/test_strategies_stats.py tests/test_strategies_bias.py tests/test_strategies_outputs.py tests/test_strategies_run.py tests/test_strategies_family.py"
+  [judgelab/strategies/analysis.py]="tests/test_strategies_mutation_analysis.py tests/test_strategies_stats.py tests/test_strategies_family.py tests/test_strategies_run.py"
   [judgelab/topk/experiment.py]="tests/test_topk_experiment.py tests/test_topk_model.py tests/test_topk_acquisition.py tests/test_topk_study.py"
   [judgelab/topk/gate.py]="tests/test_topk_study.py tests/test_topk_model.py"
 )

@@ -187,24 +187,24 @@ def _random_cells(n: int = 40) -> pd.DataFrame:
 
 def test_every_interval_is_its_own_cells_bootstrap():
     sv = _random_cells()
-    agr = agreement_table(sv, n_resamples=300, level=0.9, seed=7)
+    agr = agreement_table(sv, n_resamples=25, level=0.9, seed=7)
     agr = agr[agr["judge"] != "gold"]
-    cat = category_table(sv, n_resamples=300, level=0.9, seed=7)
+    cat = category_table(sv, n_resamples=25, level=0.9, seed=7)
     for (ds, judge, strat), g in sv.groupby(["dataset", "judge", "strategy"]):
         r = agr[(agr["dataset"] == ds) & (agr["judge"] == judge) & (agr["strategy"] == strat)].iloc[0]
         corr = g["correct"].to_numpy(float)
-        assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=300, level=0.9,
+        assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=25, level=0.9,
                                                            rng=cell_seed(7, ds, judge, strat))
         for c, gc in g.groupby("category"):
             rc = cat[(cat["dataset"] == ds) & (cat["judge"] == judge) & (cat["strategy"] == strat)
                      & (cat["category"] == c)].iloc[0]
             assert rc["n"] == len(gc) and rc["agreement"] == pytest.approx(gc["correct"].mean())
             assert bool(rc["simulated"])
-            assert (rc["ci_low"], rc["ci_high"]) == bootstrap_ci(gc["correct"].to_numpy(float), n_resamples=300,
+            assert (rc["ci_low"], rc["ci_high"]) == bootstrap_ci(gc["correct"].to_numpy(float), n_resamples=25,
                                                                  level=0.9, rng=cell_seed(7, ds, judge, strat, c))
     # one cell alone gives the same row: nothing depends on the other cells or on row order
     one = sv[(sv["dataset"] == "e") & (sv["judge"] == "k") & (sv["strategy"] == "S2")]
-    alone = agreement_table(one, n_resamples=300, level=0.9, seed=7).iloc[0]
+    alone = agreement_table(one, n_resamples=25, level=0.9, seed=7).iloc[0]
     full = agr[(agr["dataset"] == "e") & (agr["judge"] == "k") & (agr["strategy"] == "S2")].iloc[0]
     assert (alone["ci_low"], alone["ci_high"], alone["agreement"]) == (full["ci_low"], full["ci_high"], full["agreement"])
     # strategies in the paper's order (B0, S1, S2, ...), a strategy outside it last; judges sorted
@@ -244,6 +244,7 @@ CONTROLLED = [
     ("M3", "q3", "MODEL_ORIGIN", "round_robin", "", "meta", "google", "B", False),
     ("M4", "q4", "MODEL_ORIGIN", "round_robin", "", "meta", "openai", "A", False),
     ("M5", "q5", "MODEL_ORIGIN", "round_robin", "", "google", "google", "A", False),
+    ("M6", "q6", "MODEL_ORIGIN", "original", "", "anthropic", "google", "B", False),
 ]
 
 
@@ -265,8 +266,8 @@ def test_bias_scores_by_hand():
         "verbosity": (1 / 3, 3, 0),  # +1, +1, -1; the pair without a longer side is left out
         "style": (0.5, 4, 1),  # per question: (+1 +1)/2, (0 + 0)/2, (-1 +1)/2, (+1 +1)/2
         "style_ab": (0.25, 4, 0), "style_ba": (0.75, 4, 1),
-        "self_preference": (1 / 3, 3, 0),  # M1 +1 (google in A), M2 -1 (google in B), M3 +1; M4, M5 not own
-        "model_preference": (0.0, 2, 0),  # originals only: M1 google +1, M2 google -1
+        "self_preference": (0.5, 4, 0),  # M1 +1 (google in A), M2 -1 (google in B), M3 +1, M6 +1; M4, M5 not own
+        "model_preference": (1 / 3, 3, 0),  # originals only: M1 google +1, M2 google -1, M6 google +1
         "truncation_accuracy": (1 / 3, 3, 1),
     }
     assert list(r.index) == [*expected]
@@ -282,10 +283,10 @@ def test_bias_scores_by_hand():
     m = out.loc["real"]
     assert m.loc["self_preference", "value"] == pytest.approx(0.0) and m.loc["self_preference", "n"] == 2
     assert "meta" in m.loc["self_preference", "target"] and not m["simulated"].any()
-    assert m.loc["model_preference", "value"] == pytest.approx(0.0)
+    assert m.loc["model_preference", "value"] == pytest.approx(1 / 3)
     # another target family for the original pairs flips the model preference's sign
     alt = bias_table(sv, pairs, original_target="anthropic", n_resamples=200).set_index(["judge", "measure"])
-    assert alt.loc[("j", "model_preference"), "value"] == pytest.approx(0.0)
+    assert alt.loc[("j", "model_preference"), "value"] == pytest.approx(-1 / 3)  # M1 -1, M2 +1, M6 -1
     assert "anthropic" in alt.loc[("j", "model_preference"), "target"]
 
 
@@ -304,22 +305,22 @@ def test_bias_intervals_resample_questions_with_the_cells_own_seed():
                 rows.append({"judge": "j", "family": "x", "simulated": True, "strategy": strat, "pair_id": pid,
                              "bias_type": half, "verdict": v, "correct": False, "category": "math" if q < 30 else "code"})
     sv, pairs = pd.DataFrame(rows), pd.DataFrame(pairs)
-    out = bias_table(sv, pairs, n_resamples=500, level=0.9, seed=5).set_index(["strategy", "measure"])
+    out = bias_table(sv, pairs, n_resamples=25, level=0.9, seed=5).set_index(["strategy", "measure"])
     df = sv.merge(pairs, on="pair_id")
     sub = df[df["strategy"] == "S1"]
     ref = bias_score(sub["verdict"].to_numpy(object), sub["target_side"].to_numpy(object),
-                     groups=sub["question_id"].to_numpy(object), n_resamples=500, confidence=0.9,
+                     groups=sub["question_id"].to_numpy(object), n_resamples=25, confidence=0.9,
                      seed=zlib.crc32(b"5|j|S1|style"))
     r = out.loc[("S1", "style")]
     assert (r["value"], r["ci_low"], r["ci_high"], r["n"]) == (ref.b, ref.ci_low, ref.ci_high, 60)
     assert out.loc[("B0", "style"), "ci_low"] != r["ci_low"] or out.loc[("B0", "style"), "ci_high"] != r["ci_high"]
     # Table 7: the same per topic, each topic's questions resampled whole
-    topic = topic_style_table(sv, pairs, n_resamples=500, level=0.9, seed=5).set_index(["strategy", "topic"])
+    topic = topic_style_table(sv, pairs, n_resamples=25, level=0.9, seed=5).set_index(["strategy", "topic"])
     assert list(topic.index) == [("B0", "code"), ("B0", "math"), ("S1", "code"), ("S1", "math")]
     for t in ("code", "math"):
         s = sub[sub["category"] == t]
         ref = bias_score(s["verdict"].to_numpy(object), s["target_side"].to_numpy(object),
-                         groups=s["question_id"].to_numpy(object), n_resamples=500, confidence=0.9,
+                         groups=s["question_id"].to_numpy(object), n_resamples=25, confidence=0.9,
                          seed=zlib.crc32(f"5|j|S1|{t}".encode()))
         got = topic.loc[("S1", t)]
         assert (got["value"], got["ci_low"], got["ci_high"], got["n"]) == (ref.b, ref.ci_low, ref.ci_high, 30)
@@ -327,14 +328,34 @@ def test_bias_intervals_resample_questions_with_the_cells_own_seed():
 
 
 def test_truncation_interval_is_its_cells_bootstrap():
-    sv, pairs = controlled(judges=(("j", "google"), ("k", "meta")), strategies=("B0", "S5"))
-    out = bias_table(sv, pairs, n_resamples=300, level=0.8, seed=2).set_index(["judge", "strategy", "measure"])
-    corr = np.array([1.0, 0.0, 0.0])  # T1 right, T2 wrong, T3 without a verdict
+    rng = np.random.default_rng(4)
+    corr = rng.random(40) < 0.8
+    pairs = pd.DataFrame({"pair_id": [f"T{i}" for i in range(40)], "question_id": [f"q{i}" for i in range(40)],
+                          "subset": "truncation", "target_side": "A", "origin_a": "", "origin_b": ""})
+    sv = pd.DataFrame([{"judge": j, "family": "f", "simulated": True, "strategy": st, "pair_id": f"T{i}",
+                        "bias_type": "LENGTH", "verdict": "A" if c else "B", "correct": bool(c), "category": "x"}
+                       for j in ("j", "k") for st in ("B0", "S5") for i, c in enumerate(corr)])
+    out = bias_table(sv, pairs, n_resamples=25, level=0.8, seed=2).set_index(["judge", "strategy", "measure"])
+    seen = set()
     for judge in ("j", "k"):
         for strat in ("B0", "S5"):
             r = out.loc[(judge, strat, "truncation_accuracy")]
-            assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=300, level=0.8,
-                                                               rng=cell_seed(2, judge, strat, "trunc"))
+            assert r["value"] == pytest.approx(corr.mean()) and r["n"] == 40
+            ci = (r["ci_low"], r["ci_high"])
+            assert ci == bootstrap_ci(corr.astype(float), n_resamples=25, level=0.8,
+                                      rng=cell_seed(2, judge, strat, "trunc"))
+            seen.add(ci)
+    assert len(seen) > 1  # cells draw their own resamples
+
+
+def test_single_row_groups():
+    sv, pairs = controlled()
+    one = sv[sv["pair_id"] == "S1"]  # a judge with one verdict; a topic with one style pair
+    b = bias_table(one, pairs, n_resamples=20).set_index("measure")
+    assert b.loc["style", "value"] == 1.0 and b.loc["style", "n"] == 1 and b.loc["style_ba", "n"] == 0
+    assert b.loc["style", "family"] == "google" and b["simulated"].all()
+    t = topic_style_table(one, pairs, n_resamples=20)
+    assert len(t) == 1 and t["value"].iloc[0] == 1.0 and bool(t["simulated"].iloc[0])
 
 
 def test_duplicate_pair_ids_in_the_pair_set_are_an_error():
@@ -480,6 +501,7 @@ def test_mde_table_by_hand():
         {"dataset": "d", "judge": "j", "n": 398, "agreement_B0": 0.6, "b": 20, "c": 30},
         {"dataset": "d", "judge": "k", "n": 400, "agreement_B0": 0.7, "b": 0, "c": 0},
         {"dataset": "d", "judge": "k", "n": 400, "agreement_B0": 0.7, "b": 10, "c": 30},
+        {"dataset": "d", "judge": "one", "n": 200, "agreement_B0": 0.5, "b": 10, "c": 10},
     ])
     out = mde_table(mcn, alpha=0.01, power=0.9).set_index("judge")
     j = out.loc["j"]
@@ -494,6 +516,9 @@ def test_mde_table_by_hand():
     k = out.loc["k"]
     assert math.isnan(k["mde_pp_min"])  # a strategy with no discordant pair has no finite MDE
     assert k["mde_pp_max"] == pytest.approx(100 * mcnemar_mde(400, 0.1, 0.01, 0.9))
+    one = out.loc["one"]
+    assert (one["n"], one["agreement_B0"]) == (200, 0.5)
+    assert one["mde_pp"] == one["mde_pp_min"] == one["mde_pp_max"] == pytest.approx(100 * mcnemar_mde(200, 0.1, 0.01, 0.9))
     # Appendix D: 40-50 discordant pairs of 400 detect 4-5 pp at the default alpha and power
     default = mde_table(mcn).set_index("judge").loc["j"]
     assert 4.0 < default["mde_pp"] < 5.2 and default["mde_pp"] < j["mde_pp"]
@@ -611,3 +636,85 @@ def test_replay_s1_table_by_hand():
     assert (r["agreement_B0"], r["agreement_S1"], r["delta_pp"]) == (0.5, 0.75, pytest.approx(25.0))
     assert (r["S1_tie_rate"], r["S1_no_verdict"], r["b"], r["c"]) == (0.5, 1, 0, 1)
     assert (r["chi2"], r["p"]) == (pytest.approx(0.0), pytest.approx(1.0))  # (|0 - 1| - 1)^2 / 1
+
+
+class FakeFit:
+    """Stands in for a mixed-model fit: fixed coefficients and p-values per strategy term."""
+
+    def __init__(self, d: pd.DataFrame, p: dict[str, float], method: str) -> None:
+        terms = [f"C(strategy, Treatment('B0'))[T.{s}]" for s in sorted(set(d["strategy"]) - {"B0"})]
+        means = d.groupby("strategy")["correct"].mean()
+        self.coef = pd.Series({t: float(means[t.split("[T.")[1][:-1]] - means["B0"]) for t in terms})
+        self.se = pd.Series(0.05, index=terms)
+        self.pvalue = pd.Series({t: p[t.split("[T.")[1][:-1]] for t in terms})
+        self.group_var, self.converged, self.method = 0.25, True, method
+
+
+def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):
+    pvals = {"j": {"S1": 0.01, "S4": 0.04, "S9": 0.3}, "k": {"S1": 0.03, "S4": 0.5, "S9": 0.02}}
+    calls = []
+
+    def lpm(d, **kw):
+        calls.append(("lpm", len(d)))
+        judge = "j" if d["correct"].mean() < 0.5 else "k"
+        return FakeFit(d, pvals[judge], "lpm_fake")
+
+    def logit(d, n_nodes):
+        calls.append(("logit", n_nodes))
+        judge = "j" if d["correct"].mean() < 0.5 else "k"
+        return FakeFit(d, {s: min(1.0, 2 * p) for s, p in pvals[judge].items()}, f"logit_fake{n_nodes}")
+
+    monkeypatch.setattr(an, "lpm_random_intercept", lpm)
+    monkeypatch.setattr(an, "logit_random_intercept", logit)
+    rows = []
+    for judge, rates in (("j", (0.2, 0.4, 0.3, 0.5)), ("k", (0.6, 0.8, 0.7, 0.9))):
+        for strat, r in zip(("B0", "S1", "S4", "S9"), rates, strict=True):
+            rows += paired("d", judge, strat, [i < 10 * r for i in range(10)])
+    rows += paired("d", "a-solo", "B0", [True, False])  # one strategy: no model
+    sv = pd.DataFrame(rows)
+    out = mixed_table(sv, strategies=["B0", "S1", "S4"], family={"strategies": ["S1", "S4"], "judges": ["j"]})
+    assert ("logit", 32) in calls and ("lpm", 30) in calls  # default quadrature, modelled strategies only
+    t = out.set_index(["judge", "strategy"])
+    assert list(t.index) == [("j", "S1"), ("j", "S4"), ("k", "S1"), ("k", "S4")]
+    r = t.loc[("j", "S1")]
+    assert (r["lpm_coef"], r["lpm_se"], r["lpm_p"]) == (pytest.approx(0.2), 0.05, 0.01)
+    assert (r["logit_p"], r["odds_ratio"]) == (0.02, pytest.approx(math.exp(0.2)))
+    assert (r["n_obs"], r["n_instances"], r["lpm_instance_var"], r["logit_instance_var"]) == (30, 10, 0.25, 0.25)
+    assert (r["lpm_method"], r["logit_method"], r["lpm_converged"], r["logit_converged"]) == (
+        "lpm_fake", "logit_fake32", True, True)
+    assert r["dataset"] == "d" and r["simulated"]
+    # Holm over j's two terms (m = 2): 0.01 -> 0.02, 0.04 -> 0.04; logit 0.02 -> 0.04, 0.08 -> 0.08
+    assert list(out["m"]) == [2] * 4
+    assert t.loc[("j", "S1"), "lpm_p_holm"] == pytest.approx(0.02) and t.loc[("j", "S4"), "lpm_p_holm"] == pytest.approx(0.04)
+    assert t.loc[("j", "S1"), "logit_p_holm"] == pytest.approx(0.04) and t.loc[("j", "S4"), "logit_p_holm"] == pytest.approx(0.08)
+    assert t.loc[("k", "S1"), ["lpm_p_holm", "logit_p_holm"]].isna().all()
+    assert t["significant"].tolist() == [True, True, True, False]  # lpm p < 0.05
+    assert t["holm_significant"].tolist() == [True, True, False, False]
+    strict = mixed_table(sv, alpha=0.02, strategies=["B0", "S1", "S4"], family={"judges": ["j"]}, n_nodes=5)
+    assert ("logit", 5) in calls
+    assert strict["significant"].tolist() == [True, False, False, False]  # 0.01 only (k's S1 is 0.03)
+    assert strict["holm_significant"].tolist() == [False, False, False, False]  # 0.02 is not < 0.02
+
+
+def test_defaults_are_the_papers():
+    """n_boot = 2,000 and 95% intervals (paper 003, Sec. 3.5); alpha 0.05 and power 0.8 (Appendix D);
+    the model preference's target is the Gemini (google) response of the original pairs."""
+    x = (np.random.default_rng(3).random(50) < 0.5).astype(float)
+    assert bootstrap_ci(x, rng=np.random.default_rng(1)) == bootstrap_ci(
+        x, n_resamples=2000, level=0.95, rng=np.random.default_rng(1))
+    sv = pd.DataFrame(_sv_rows("d", "j", "B0", ["A", "B", "B", "tie", "A", "A"], ["A", "A", "B", "tie", "B", "A"]))
+    pd.testing.assert_frame_equal(agreement_table(sv, seed=2), agreement_table(sv, n_resamples=2000, level=0.95, seed=2))
+    pd.testing.assert_frame_equal(category_table(sv, seed=2), category_table(sv, n_resamples=2000, level=0.95, seed=2))
+    csv, pairs = controlled()
+    pd.testing.assert_frame_equal(bias_table(csv, pairs, seed=2),
+                                  bias_table(csv, pairs, original_target="google", n_resamples=2000, level=0.95, seed=2))
+    pd.testing.assert_frame_equal(topic_style_table(csv, pairs, seed=2),
+                                  topic_style_table(csv, pairs, n_resamples=2000, level=0.95, seed=2))
+    # b = 3, c = 9: chi2 = 25/12, p = 0.149 -- not significant at 0.05
+    rows = paired("d", "j", "B0", [1] * 3 + [0] * 9 + [1] * 8) + paired("d", "j", "S1", [0] * 3 + [1] * 9 + [1] * 8)
+    mcn = mcnemar_table(pd.DataFrame(rows))
+    assert mcn["p"].iloc[0] == pytest.approx(stats.chi2.sf(25 / 12, 1))
+    assert not mcn["significant"].iloc[0] and not mcn["holm_significant"].iloc[0]
+    m = mde_table(mcn.assign(n=400, b=20, c=25)).iloc[0]
+    assert m["mde_pp"] == pytest.approx(100 * mcnemar_mde(400, 45 / 400, 0.05, 0.8))
+    assert (m["alpha"], m["power"]) == (0.05, 0.8)
