@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import re
+import sqlite3
 from collections import Counter
 from dataclasses import asdict
 
@@ -43,6 +45,7 @@ from judgelab.rbd.detector import (
     run_detector,
     statement_option,
 )
+from judgelab.rbd.prompts import DETECTOR_PROMPTS
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import OutputKind
 from tests.test_rbd_supervision_traces import ScriptedTeacher
@@ -71,11 +74,11 @@ def sample_items() -> list[RbdItem]:
 
 
 LABELS = pd.DataFrame([
+    {"item_id": "v2", "judge": "ev", "verdict_D": 0, "verdict_bias": 0, "b": "no", "split": "train"},  # no D_bias
     {"item_id": "v1", "judge": "ev", "verdict_D": 0, "verdict_bias": 1, "b": "yes", "split": "train"},
     {"item_id": "p1", "judge": "ev", "verdict_D": 0, "verdict_bias": 0, "b": "yes", "split": "test"},
     {"item_id": "b1", "judge": "ev2", "verdict_D": 1, "verdict_bias": 1, "b": "no", "split": "train"},
     {"item_id": "s1", "judge": "ev", "verdict_D": 0, "verdict_bias": -1, "b": "", "split": "train"},  # missing
-    {"item_id": "v2", "judge": "ev", "verdict_D": 0, "verdict_bias": 0, "b": "no", "split": "train"},
 ])
 
 
@@ -103,8 +106,9 @@ def test_cases_are_the_labelled_items_as_the_evaluator_saw_them():
                  truth="yes")
     # a non-position case needs no D item
     alone = case_for(None, sample_items()[6], evaluator="ev", evaluator_model="m", verdict_d=-1, verdict_bias=2,
-                     truth="no", subset="x")
+                     truth="no")
     assert alone.verdict == [2] and alone.answer_format == "number" and alone.judgement() == "Choice 3"
+    assert alone.subset == ""  # no split given: no subset
 
 
 def test_cases_survive_a_parquet_round_trip(tmp_path):
@@ -179,7 +183,9 @@ def test_detector_spec_from_entry():
         DetectorSpec.from_entry({"judge": {"name": "a"}, "trained": "b"}, where="rbd.detectors[1]")
     with pytest.raises(ConfigError, match="w: give exactly one of"):
         DetectorSpec.from_entry({"prompting": "rbd"}, where="w")
-    with pytest.raises(ConfigError, match=r"w: unknown prompting 'two_shot'; known: .*few_shot_labels.*, classifier"):
+    known = ", ".join(DETECTOR_PROMPTS.names())  # each prompting a user may name, comma separated
+    assert "few_shot_labels" in known and "rbd" in known
+    with pytest.raises(ConfigError, match=re.escape(f"w: unknown prompting 'two_shot'; known: {known}, classifier")):
         DetectorSpec.from_entry({"trained": "b", "prompting": "two_shot"}, where="w")
 
 
@@ -211,6 +217,12 @@ def test_few_shot_examples_are_two_kept_yes_and_two_kept_no_of_different_types()
     assert len(picks) > 1  # the seed chooses
     assert few_shot_examples(tr, 3) == few_shot_examples(tr, 3)
     assert "[...]" not in few_shot_examples(tr, 3, max_words=None)[0].choices
+    # by default the examples' options are cut at 80 words (DetectorSpec.example_max_words)
+    long = tr.copy()
+    long["options"] = [[" ".join(["w"] * 81), " ".join(["v"] * 80)]] * len(long)
+    ex = few_shot_examples(long, 3)[0]
+    assert " ".join(["w"] * 80) + " [...]" in ex.choices and " ".join(["v"] * 80) + "\n" not in ex.choices
+    assert ex.choices.endswith(" ".join(["v"] * 80))
     # only unkept traces of a second Yes type: not enough examples
     short = traces_table([("verbosity", "yes", True), ("position", "yes", False), ("sentiment", "yes", False),
                           ("verbosity", "no", True), ("position", "no", True)])
@@ -229,19 +241,23 @@ def test_statement_option_and_case_info():
 
 
 def test_detector_request_and_prompts():
-    c = case(3, "verbosity", "yes", evaluator_model="Evaluator-X", verdict=[1])
+    c = case(3, "verbosity", "yes", evaluator_model="Evaluator-X", verdict=[1],
+             question="Question 3: how much is one plus two?")
     spec = DetectorSpec(name="det", judge={})
     req = detector_request(c, spec)
+    assert [m.role for m in req.messages] == ["user"]
     assert req.kind is OutputKind.LABEL and req.fmt == "think" and req.task == "reasoning"
     assert req.slots == {"0": "short 3", "1": "a much longer answer 3"} and req.meta == {"case_id": c.case_id}
     assert req.truth == {"label": "yes", "gen": {"task": "rbd_detect"}, "rbd": case_info(c)}
     text = req.prompt_text()
     assert text == detector_prompt(c, "rbd") and "**Evaluator-X**" in text  # I_MJ
+    assert "### Instruction:\nQuestion 3: how much is one plus two?\n" in text
     assert "Output (b): a much longer answer 3" in text and "Evaluation by LLM-as-a-Judge:\nOutput (b)" in text
     # the ablated prompt does not say who judged; max_words cuts the options
     assert "Evaluator-X" not in detector_prompt(c, "ablated")
     cut = detector_request(c, DetectorSpec(name="det", judge={}, max_words=2)).prompt_text()
     assert "Output (b): a much [...]" in cut
+    assert "### Instruction:\nQuestion 3: how much [...]\n" in cut  # the instruction keeps 2 x max_words
     # few-shot prompts carry their examples
     tr = traces_table([(b, t, True) for b in BIASES for t in ("yes", "no")])
     ex = few_shot_examples(tr, 0)
@@ -249,6 +265,7 @@ def test_detector_request_and_prompts():
     assert all(f"<think> {e.reasoning} </think>\n{e.label}" in shots for e in ex)
     with pytest.raises(ValueError, match="needs 4 examples"):
         detector_request(c, DetectorSpec(name="det", prompting="few_shot_labels", judge={}))
+    c = case(3, "verbosity", "yes", evaluator_model="Evaluator-X", verdict=[1])
     texts = classifier_texts([c, case(4, "verbosity", "no", question="one two three four five")], max_words=2)
     assert texts[0] == "Instruction: Question 3\nChoices: Output (a): short 3\n\nOutput (b): a much [...]\n" \
                        "LLM Judgment: Output (b)"
@@ -277,8 +294,25 @@ def test_run_detector_records_label_reasoning_and_call(tmp_path):
     assert (pred["judge"] == "det").all() and list(pred["case_id"]) == [c.case_id for c in cases]
     for col in ("set", "item_id", "evaluator", "bias_type"):
         assert list(pred[col]) == [getattr(c, col) for c in cases]
+    assert pred["parse_method"].iloc[0] == "after_think"
     with CallCache(tmp_path / "c2.sqlite") as cache:
         assert list(run_detector(det, spec, [], cache).columns) == PREDICTION_COLUMNS
+
+
+def test_run_detector_fails_on_errors_by_default_logs_its_label_and_shows_the_shots(tmp_path):
+    from judgelab.runner import TooManyErrors
+
+    cases = [case(i, b, t) for i, (b, t) in enumerate([("verbosity", "yes"), ("position", "no")])]
+    det = ScriptedTeacher({cases[0].case_id: "<think>Longer won.</think> Yes", cases[1].case_id: "error: HTTP 500"},
+                          name="det")
+    spec = DetectorSpec(name="det", prompting="few_shot_reasoning", judge={})
+    ex = few_shot_examples(traces_table([(b, t, True) for b in BIASES for t in ("yes", "no")]), 0)
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        with pytest.raises(TooManyErrors):
+            run_detector(det, spec, cases, cache, examples=ex, label="rbd detect")
+    assert len(det.prompts) == 2 and all(f"<think> {e.reasoning} </think>" in p for p in det.prompts for e in ex)
+    with sqlite3.connect(tmp_path / "c.sqlite") as con:
+        assert con.execute("SELECT label, requested, failures FROM runs").fetchall() == [("rbd detect", 2, 1)]
 
 
 def test_detector_metrics_hand_computed():
@@ -290,13 +324,14 @@ def test_detector_metrics_hand_computed():
         rows("a", "test", "verbosity", ["yes", "yes", "no", "no"], ["yes", "no", "no", "yes"])
         + rows("a", "test", "position", ["yes", "no"], ["yes", ""])
         + rows("a", "diag", "verbosity", ["no", "no", "no"], ["no", "yes", "no"])
-        + rows("b", "test", "sentiment", ["yes", "no"], ["no", "no"], simulated=True))
+        + rows("b", "test", "sentiment", ["yes", "no"], ["no", "no"], simulated=True)
+        + rows("c", "diag", "position", ["no"], ["yes"]))
     m = detector_metrics(pred)
     assert list(m.columns) == METRIC_COLUMNS
     key = [tuple(r) for r in m[["detector", "subset", "bias_type"]].itertuples(index=False)]
     # per bias type only on the test set; detectors and subsets in name order
     assert key == [("a", "diag", "all"), ("a", "test", "all"), ("a", "test", "position"),
-                   ("a", "test", "verbosity"), ("b", "test", "all"), ("b", "test", "sentiment")]
+                   ("a", "test", "verbosity"), ("b", "test", "all"), ("b", "test", "sentiment"), ("c", "diag", "all")]
     m = m.set_index(["detector", "subset", "bias_type"])
     all_a = m.loc[("a", "test", "all")]
     # tp = 2 (v, p), fp = 1, tn = 1, fn = 1, the position "no" unanswered: wrong, not tn
@@ -307,5 +342,8 @@ def test_detector_metrics_hand_computed():
     assert m.loc[("a", "test", "position"), "n_missing"] == 1
     assert m.loc[("a", "diag", "all"), "accuracy"] == pytest.approx(2 / 3)
     assert m.loc[("b", "test", "all"), "recall"] == 0.0
-    assert list(m["simulated"]) == [False, False, False, False, True, True]
+    assert list(m["simulated"]) == [False, False, False, False, True, True, False]
     assert (m["prompting"] == "rbd").all()
+    assert m.loc[("c", "diag", "all"), "fp"] == 1 and m.loc[("c", "diag", "all"), "accuracy"] == 0.0
+    empty = detector_metrics(pd.DataFrame(columns=[*PREDICTION_COLUMNS, "simulated"]))
+    assert empty.empty and list(empty.columns) == METRIC_COLUMNS

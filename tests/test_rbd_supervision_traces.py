@@ -34,12 +34,14 @@ class ScriptedTeacher(Judge):
         super().__init__(JudgeSpec.from_dict({"name": name, "backend": "scripted", "model": "teacher-model-x"}))
         self.script = script
         self.asked: list[str] = []
+        self.prompts: list[str] = []
 
     def answer(self, requests):
         out = []
         for r in requests:
             cid = r.meta["case_id"]
             self.asked.append(cid)
+            self.prompts.append(r.prompt_text())
             text = self.script[cid]
             out.append(RawAnswer(text=None, error=text) if text.startswith("error:")
                        else RawAnswer(text=text, tokens_in=50, tokens_out=len(text.split())))
