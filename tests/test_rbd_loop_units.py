@@ -220,7 +220,8 @@ def test_revision_prompt_of_a_choice_and_of_both_presentation_orders():
 
 
 def _evaluator(plan: dict[str, str], golds: dict[str, int]) -> Scripted:
-    """fix: the gold option, as ``[[A]]`` (a fallback parse); stubborn: the prior; babble: no verdict."""
+    """fix: the gold option, as ``[[A]]`` (a fallback parse); stubborn: the prior; refuse: a refusal;
+    babble: no verdict."""
 
     def reply(req: JudgeRequest) -> str:
         item, prior = _item_of(req), req.truth["rbd"]["prior"]
@@ -231,23 +232,25 @@ def _evaluator(plan: dict[str, str], golds: dict[str, int]) -> Scripted:
             return f"Output ({'ab'[prior[0]]})"
         if what == "fix_number":
             return str(golds[item] + 1)
+        if what == "refuse":
+            return "I cannot decide between them."
         return "Both outputs have merits."
 
     return Scripted("ev", reply, tokens_out=2, latency_s=0.1, output_per_1k=0.5)
 
 
 def test_flagged_verdicts_are_revised_until_the_detector_says_no_or_T(tmp_path):
-    items = pair_items(6)
+    items = pair_items(7)
     golds = {i.item_id: i.gold for i in items}
-    # 0-3 wrong on D_bias (right on D: Eq. 1 yes), 4-5 right
-    plan = {"verbosity-0": "fix", "verbosity-1": "stubborn", "verbosity-2": "babble"}
+    # 0-3 and 6 wrong on D_bias (right on D: Eq. 1 yes), 4-5 right
+    plan = {"verbosity-0": "fix", "verbosity-1": "stubborn", "verbosity-2": "refuse", "verbosity-6": "babble"}
     ev = _evaluator(plan, golds)
     det = Scripted("det", gold_detector(golds, unparsed=frozenset({"verbosity-3"})))
-    li, traj, its, calls = _loop(tmp_path, ev, [_det(det)], items, verdict_table(items, "ev", {0, 1, 2, 3}))
+    li, traj, its, calls = _loop(tmp_path, ev, [_det(det)], items, verdict_table(items, "ev", {0, 1, 2, 3, 6}))
 
     assert not traj.isna().any().any() and not calls.isna().any().any() and not its.isna().any().any()
     assert list(traj.columns) == TRAJECTORY_COLUMNS and list(its.columns) == ITEM_COLUMNS
-    assert traj.groupby("iteration").size().to_dict() == {1: 6, 2: 2, 3: 1}
+    assert traj.groupby("iteration").size().to_dict() == {1: 7, 2: 2, 3: 1}
     assert (traj["judge"] == "ev").all() and (traj["detector"] == "det").all() and (traj["prompting"] == "rbd").all()
     assert (traj["set"] == "verbosity").all() and (traj["bias_type"] == "verbosity").all()
     for r in traj.to_dict("records"):
@@ -266,14 +269,15 @@ def test_flagged_verdicts_are_revised_until_the_detector_says_no_or_T(tmp_path):
     assert fixed["revision_status"] == "fallback" and fixed["verdict_after"] == [golds["verbosity-0"]]
     assert rows[("verbosity-0", 2)]["detector_label"] == "no"  # checked again: no bias left
     assert [rows[("verbosity-1", t)]["flagged"] for t in (1, 2, 3)] == [True] * 3  # cut at T = 3
-    babble = rows[("verbosity-2", 1)]
-    assert babble["revision_status"] == "unparsed" and babble["verdict_after"] == [-1]
-    assert ("verbosity-2", 2) not in rows  # no verdict left: the loop ends for it
+    for item, status in (("verbosity-2", "refusal"), ("verbosity-6", "unparsed")):
+        lost = rows[(item, 1)]
+        assert lost["revision_status"] == status and lost["verdict_after"] == [-1]
+        assert (item, 2) not in rows  # no verdict left: the loop ends for it
     silent = rows[("verbosity-3", 1)]
     assert silent["detector_label"] == "" and silent["detector_status"] == "unparsed" and not silent["flagged"]
     assert silent["detector_status"] != rows[("verbosity-4", 1)]["detector_status"] == "ok"
     # nothing asked twice: the unchanged stubborn item's later checks and re-prompts are cache hits
-    assert len(det.asked) == 7 and len(ev.asked) == 3
+    assert len(det.asked) == 8 and len(ev.asked) == 4
 
     # the calls table: one row per detector check and per re-prompt, named like the trajectory
     assert list(calls.columns) == LOOP_CALL_COLUMNS
@@ -291,30 +295,30 @@ def test_flagged_verdicts_are_revised_until_the_detector_says_no_or_T(tmp_path):
     t2 = table2(its, traj, 3).set_index("iterations")
     assert not t2[["judge", "detector", "prompting", "set", "bias_type"]].isna().any().any()
     assert t2.loc[1, "prompting"] == "rbd" and t2.loc[1, "bias_type"] == "verbosity"
-    assert list(t2["n_flagged"]) == [3, 4, 5] and list(t2["n_revisions"]) == [3, 4, 5]
-    assert list(t2["n_unparsed_detector"]) == [1, 1, 1] and list(t2["n_unparsed_revision"]) == [1, 1, 1]
-    assert list(t2["acc_without"]) == pytest.approx([2 / 6] * 3) and list(t2["acc_with"]) == pytest.approx([3 / 6] * 3)
-    # the detector scored on iteration 1: truth yes for 0-3, said yes for 0-2, nothing for 3
+    assert list(t2["n_flagged"]) == [4, 5, 6] and list(t2["n_revisions"]) == [4, 5, 6]
+    assert list(t2["n_unparsed_detector"]) == [1, 1, 1] and list(t2["n_unparsed_revision"]) == [2, 2, 2]
+    assert list(t2["acc_without"]) == pytest.approx([2 / 7] * 3) and list(t2["acc_with"]) == pytest.approx([3 / 7] * 3)
+    # the detector scored on iteration 1: truth yes for 0-3 and 6, said yes for 0-2 and 6, nothing for 3
     s = t2.loc[1]
-    assert (s["detector_accuracy"], s["detector_precision"], s["detector_recall"]) == pytest.approx((5 / 6, 1.0, 0.75))
-    assert s["detector_f1"] == pytest.approx(6 / 7)
+    assert (s["detector_accuracy"], s["detector_precision"], s["detector_recall"]) == pytest.approx((6 / 7, 1.0, 0.8))
+    assert s["detector_f1"] == pytest.approx(8 / 9)
 
     beh = behaviour(its, traj)
     assert list(beh.columns) == BEHAVIOUR_COLUMNS and list(beh["set"]) == ["verbosity", "(all)"]
-    for r in beh.to_dict("records"):  # flagged 0-2; 2 has no answer; 1 kept its wrong verdict
+    for r in beh.to_dict("records"):  # flagged 0-2 and 6; 2 and 6 have no answer; 1 kept its wrong verdict
         assert (r["judge"], r["detector"]) == ("ev", "det")
-        assert (r["n_flagged"], r["n_answered"], r["n_unchanged"], r["n_unchanged_wrong"]) == (3, 2, 1, 1)
+        assert (r["n_flagged"], r["n_answered"], r["n_unchanged"], r["n_unchanged_wrong"]) == (4, 2, 1, 1)
         assert (r["stubbornness"], r["overconfidence"]) == (0.5, 1.0)
 
     eff = efficiency(calls)
     assert list(eff["judge"]) == ["(all)", "ev"]
-    for r in eff.to_dict("records"):  # 6 items reached the detector; 9 checks and 5 re-prompts
-        assert (r["detector"], r["n_examples"], r["detector_calls"], r["simulated"]) == ("det", 6, 9, False)
-        assert r["output_tokens_per_example"] == pytest.approx(90 / 6)
-        assert r["latency_s_per_example"] == pytest.approx(4.5 / 6) and r["tokens_per_s"] == pytest.approx(20.0)
-        assert r["detector_cost_usd_per_example"] == pytest.approx(0.09 / 6)
-        assert r["revision_cost_usd_per_example"] == pytest.approx(0.005 / 6)
-        assert r["cost_usd_per_example"] == pytest.approx(0.095 / 6)
+    for r in eff.to_dict("records"):  # 7 items reached the detector; 10 checks and 6 re-prompts
+        assert (r["detector"], r["n_examples"], r["detector_calls"], r["simulated"]) == ("det", 7, 10, False)
+        assert r["output_tokens_per_example"] == pytest.approx(100 / 7)
+        assert r["latency_s_per_example"] == pytest.approx(5.0 / 7) and r["tokens_per_s"] == pytest.approx(20.0)
+        assert r["detector_cost_usd_per_example"] == pytest.approx(0.1 / 7)
+        assert r["revision_cost_usd_per_example"] == pytest.approx(0.006 / 7)
+        assert r["cost_usd_per_example"] == pytest.approx(0.106 / 7)
 
 
 def test_choice_items_are_revised_to_the_parsed_option(tmp_path):
@@ -419,8 +423,9 @@ def test_items_without_a_verdict_are_kept_but_never_checked(tmp_path):
     assert len(its) == 1 and its["initial"].iloc[0] == [-1]
     assert traj.empty and list(traj.columns) == TRAJECTORY_COLUMNS
     assert calls.empty and list(calls.columns) == LOOP_CALL_COLUMNS
-    t2 = table2(its, traj, 2)  # a set of one item the detector never saw
-    assert list(t2.columns) == TABLE2_COLUMNS and list(t2["iterations"]) == [1, 2]
+    t2 = table2(its, traj, 2)  # a set of one item the detector never saw (nor its prompting)
+    assert list(t2.columns) == TABLE2_COLUMNS and list(t2["iterations"]) == [1, 2] and (t2["prompting"] == "").all()
+    assert table2(its.iloc[:0], traj, 2).empty and list(table2(its.iloc[:0], traj, 2).columns) == TABLE2_COLUMNS
     assert (t2["acc_with"] == t2["acc_without"]).all() and (t2["n_flagged"] == 0).all()
     assert t2["detector_recall"].isna().all() and t2["bias_type"].eq("verbosity").all()
     assert behaviour(its, traj).empty and list(behaviour(its, traj).columns) == BEHAVIOUR_COLUMNS
