@@ -84,3 +84,53 @@ def test_a_variant_outside_the_paper_is_its_own_perturbation_in_the_all_family(w
     assert f.loc["all", "n_variants"] == 2 and f.loc["score_ids", "n_variants"] == 1
     # its simultaneous band is not one of the paper's families' bands
     assert np.isnan(t.loc["custom", "delta_sim_ci_low"]) and np.isfinite(t.loc["letter", "delta_sim_ci_low"])
+
+
+def _one_judge(gold: np.ndarray, variants: dict[str, np.ndarray]) -> pd.DataFrame:
+    return _frame("j", variants, [f"i{i:03d}" for i in range(len(gold))])
+
+
+def _golds(gold: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": "d", "item_id": [f"i{i:03d}" for i in range(len(gold))],
+                         "gold_source": "design", "gold": gold})
+
+
+def test_a_family_whose_deltas_are_all_undefined_has_no_band_and_is_not_significant():
+    """A variant that shares a single parsed item with the baseline has no paired rho, on the data
+    or on any resample: its family's band, fluctuation and interval are undefined (NaN), never a
+    number, and never significant."""
+    rng = np.random.default_rng(3)
+    gold = rng.integers(1, 6, 30).astype(float)
+    base = np.clip(np.floor(gold + rng.normal(0, 0.8, 30) + 0.5), 1, 5)
+    base[1] = -1
+    roman = np.full(30, -1.0)
+    roman[:2] = [3, 4]  # parsed on two items, one of which the baseline did not parse
+    t3, fl = correlation_tables(_one_judge(gold, {"baseline": base, "roman": roman}), _golds(gold), n_boot=30)
+    row = fl.set_index("family").loc["score_ids"]
+    assert row["n_variants"] == 1 and row["argmax_variant"] == "roman"
+    for col in ("fluctuation", "delta_at_max", "sim_halfwidth", "max_abs_ci_low", "max_abs_ci_high"):
+        assert np.isnan(row[col]), col
+    assert not row["significant"]
+    t = t3.set_index("variant")
+    assert t.loc["roman", "n_common"] == 1 and np.isnan(t.loc["roman", "delta_rho"])
+    assert np.isnan(t.loc["roman", "delta_sim_ci_low"]) and np.isnan(t.loc["roman", "delta_sim_ci_high"])
+
+
+def test_the_unperturbed_prompt_is_never_a_perturbation_even_against_another_baseline():
+    """Read against another prompt (``baseline="letter"``), the unperturbed prompt still joins
+    no fluctuation family: ``all`` holds the perturbations only."""
+    rng = np.random.default_rng(4)
+    gold = rng.integers(1, 6, 40).astype(float)
+
+    def judge(sd):
+        return np.clip(np.floor(gold + rng.normal(0, sd, 40) + 0.5), 1, 5)
+
+    scores = _one_judge(gold, {"baseline": judge(0.3), "letter": judge(1.0), "roman": judge(1.0)})
+    t3, fl = correlation_tables(scores, _golds(gold), n_boot=30, baseline="letter")
+    f = fl.set_index("family")
+    assert f.loc["all", "n_variants"] == 1 and f.loc["all", "argmax_variant"] == "roman"
+    assert f.loc["score_ids", "n_variants"] == 1
+    t = t3.set_index("variant")
+    assert t.loc["letter", "delta_rho"] == 0.0  # the reference prompt against itself
+    y = {v: scores[scores["variant"] == v]["score"].to_numpy(float) for v in ("letter", "roman")}
+    assert t.loc["roman", "delta_rho"] == pytest.approx(_rho(gold, y["roman"]) - _rho(gold, y["letter"]), abs=1e-12)
