@@ -71,6 +71,7 @@ def test_a_judge_without_baseline_keeps_its_rows_and_stops_no_other_judge(world)
     assert np.isnan(a.loc["letter", "delta_rho"]) and np.isnan(a.loc["letter", "delta_sim_ci_low"])
     assert a.loc["letter", "n"] == len(gold)
     assert set(fl["judge"]) == {"b"}  # no fluctuation without a baseline to fluctuate from ...
+    assert set(fl["dataset"]) == {"d"} and set(fl["gold_source"]) == {"design"}
     assert set(t3["judge"]) == {"a", "b"}  # ... and judge b, after a in name order, is still there
 
 
@@ -134,3 +135,25 @@ def test_the_unperturbed_prompt_is_never_a_perturbation_even_against_another_bas
     assert t.loc["letter", "delta_rho"] == 0.0  # the reference prompt against itself
     y = {v: scores[scores["variant"] == v]["score"].to_numpy(float) for v in ("letter", "roman")}
     assert t.loc["roman", "delta_rho"] == pytest.approx(_rho(gold, y["roman"]) - _rho(gold, y["letter"]), abs=1e-12)
+
+
+def test_a_planted_large_perturbation_effect_is_significant():
+    """Planted truth: the baseline tracks gold closely, the ``random`` prompt not at all
+    (its scores are gold shuffled), so delta rho is about -0.9 on 200 items; the fluctuation
+    exceeds the simultaneous band, in its own family and in ``all``."""
+    rng = np.random.default_rng(8)
+    n = 200
+    gold = rng.integers(1, 6, n).astype(float)
+    base = np.clip(np.floor(gold + rng.normal(0, 0.3, n) + 0.5), 1, 5)
+    shuffled = rng.permutation(gold)
+    close = np.clip(np.floor(gold + rng.normal(0, 0.3, n) + 0.5), 1, 5)
+    t3, fl = correlation_tables(_one_judge(gold, {"baseline": base, "descending": close, "random": shuffled}),
+                                _golds(gold), n_boot=100, seed=2)
+    f = fl.set_index("family")
+    for fam in ("rubric_order", "all"):
+        assert f.loc[fam, "argmax_variant"] == "random"
+        assert f.loc[fam, "delta_at_max"] < -0.7
+        assert 0 < f.loc[fam, "sim_halfwidth"] < 0.3
+        assert bool(f.loc[fam, "significant"])
+    t = t3.set_index("variant")
+    assert t.loc["random", "delta_sim_ci_high"] < 0  # its simultaneous interval excludes 0
