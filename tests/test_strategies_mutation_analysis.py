@@ -213,6 +213,9 @@ def test_every_interval_is_its_own_cells_bootstrap():
     assert agr["judge"].tolist() == ["j"] * 4 + ["k"] * 4 + ["j"] * 4 + ["k"] * 4
     cj = cat[(cat["dataset"] == "e") & (cat["judge"] == "k")]
     assert cj["strategy"].drop_duplicates().tolist() == ["B0", "S1", "S2", "S10"]
+    assert cj["category"].tolist() == ["x", "y"] * 4  # categories sorted within a strategy, whatever the row order
+    single = category_table(sv[sv["pair_id"] == "p0"], n_resamples=25)  # one instance per cell
+    assert (single["n"] == 1).all() and single["simulated"].all() and (single["ci_low"] == single["agreement"]).all()
     assert category_table(sv.iloc[:0]).empty
 
 
@@ -243,7 +246,7 @@ CONTROLLED = [
     ("M2", "q2", "MODEL_ORIGIN", "original", "", "anthropic", "google", "A", False),
     ("M3", "q3", "MODEL_ORIGIN", "round_robin", "", "meta", "google", "B", False),
     ("M4", "q4", "MODEL_ORIGIN", "round_robin", "", "meta", "openai", "A", False),
-    ("M5", "q5", "MODEL_ORIGIN", "round_robin", "", "google", "google", "A", False),
+    ("M5", "q5", "MODEL_ORIGIN", "round_robin", "", "google", "google", "B", False),
     ("M6", "q6", "MODEL_ORIGIN", "original", "", "anthropic", "google", "B", False),
 ]
 
@@ -426,7 +429,8 @@ def test_length_ablation_and_cross_bias_tables():
     assert set(mean["averaged_over"]) == {"j,k"}  # the control is not averaged, an absent judge ignored
     assert mean.loc["style", "delta_abs_b"] == pytest.approx(-0.15)
     assert mean.loc["position", "delta_abs_b"] == pytest.approx((-0.05 + 0.2) / 2)
-    assert mean["simulated"].all() and set(mean["strategy"]) == {"S5"}
+    assert mean["simulated"].tolist() == [True] * 3 and set(mean["strategy"]) == {"S5"}  # any simulated judge
+    assert cb.index.is_unique
     every = cross_bias_table(bias[bias["judge"] != "new"])
     assert set(every.loc[every["judge"] == "mean", "averaged_over"]) == {"ctl,j,k"}
     assert every.loc[(every["judge"] == "mean") & (every["measure"] == "style"), "delta_abs_b"].iloc[0] == \
@@ -497,13 +501,15 @@ def test_holm_runs_per_data_set():
 
 def test_mde_table_by_hand():
     mcn = pd.DataFrame([
+        {"dataset": "d", "judge": "one", "n": 200, "agreement_B0": 0.5, "b": 10, "c": 10},  # out of order
         {"dataset": "d", "judge": "j", "n": 400, "agreement_B0": 0.6, "b": 15, "c": 25},
         {"dataset": "d", "judge": "j", "n": 398, "agreement_B0": 0.6, "b": 20, "c": 30},
         {"dataset": "d", "judge": "k", "n": 400, "agreement_B0": 0.7, "b": 0, "c": 0},
         {"dataset": "d", "judge": "k", "n": 400, "agreement_B0": 0.7, "b": 10, "c": 30},
-        {"dataset": "d", "judge": "one", "n": 200, "agreement_B0": 0.5, "b": 10, "c": 10},
     ])
-    out = mde_table(mcn, alpha=0.01, power=0.9).set_index("judge")
+    out = mde_table(mcn, alpha=0.01, power=0.9)
+    assert out["judge"].tolist() == ["j", "k", "one"]  # sorted by data set and judge, whatever the input order
+    out = out.set_index("judge")
     j = out.loc["j"]
     psi = np.array([40 / 400, 50 / 398])
     assert (j["n"], j["agreement_B0"], j["dataset"]) == (400, 0.6, "d")
@@ -630,6 +636,8 @@ def test_replay_s1_table_by_hand():
                            "correct": v == gold[i], "has_verdict": v != ""})
     out = an.replay_s1_table(pd.DataFrame(calls), pd.DataFrame(sv))
     assert len(out) == 1 and "Index" not in out.columns
+    no_s1 = pd.DataFrame(sv)
+    assert an.replay_s1_table(pd.DataFrame(calls), no_s1[no_s1["strategy"] == "B0"]).empty  # nothing to replay
     r = out.iloc[0]
     assert (r["dataset"], r["judge"], r["n_pairs"]) == ("d", "b", 4)
     assert (r["acc_AB"], r["acc_BA"]) == (0.5, 0.75)
@@ -705,7 +713,17 @@ def test_defaults_are_the_papers():
     sv = pd.DataFrame(_sv_rows("d", "j", "B0", ["A", "B", "B", "tie", "A", "A"], ["A", "A", "B", "tie", "B", "A"]))
     pd.testing.assert_frame_equal(agreement_table(sv, seed=2), agreement_table(sv, n_resamples=2000, level=0.95, seed=2))
     pd.testing.assert_frame_equal(category_table(sv, seed=2), category_table(sv, n_resamples=2000, level=0.95, seed=2))
-    csv, pairs = controlled()
+    # 60 instances, 40 questions of mirrored style pairs: here 2,000 and 2,001 resamples give different intervals
+    correct = np.random.default_rng(24).random(60) < 0.5
+    big = pd.DataFrame(_sv_rows("d", "j", "B0", ["A" if c else "B" for c in correct], ["A"] * 60))
+    pd.testing.assert_frame_equal(agreement_table(big, seed=2), agreement_table(big, n_resamples=2000, seed=2))
+    pd.testing.assert_frame_equal(category_table(big, seed=2), category_table(big, n_resamples=2000, seed=2))
+    verdicts = np.random.default_rng(30).choice(["A", "B", "tie"], 80)
+    pairs = pd.DataFrame({"pair_id": [f"s{i}" for i in range(80)], "question_id": [f"q{i // 2}" for i in range(80)],
+                          "subset": "", "target_side": ["A", "B"] * 40, "origin_a": "", "origin_b": ""})
+    csv = pd.DataFrame({"judge": "j", "family": "x", "simulated": True, "strategy": "B0", "pair_id": pairs["pair_id"],
+                        "bias_type": ["STYLE", "STYLE_BA"] * 40, "verdict": verdicts, "correct": False,
+                        "category": "math"})
     pd.testing.assert_frame_equal(bias_table(csv, pairs, seed=2),
                                   bias_table(csv, pairs, original_target="google", n_resamples=2000, level=0.95, seed=2))
     pd.testing.assert_frame_equal(topic_style_table(csv, pairs, seed=2),
