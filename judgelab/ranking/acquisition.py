@@ -93,6 +93,13 @@ class AcquisitionRule:
 
 
 def _argmax_random_tie(scores: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """Index of the best score among ``mask``; ties broken uniformly with ``rng``.
+
+    A score within ``1e-12 * max(1, |best|)`` of the best (inclusive) ties with it: the
+    factors of Eq. (3) are products of floats, and pairs that score the same in exact
+    arithmetic may differ in the last bits.  A unique best draws nothing from ``rng``, so
+    the run's later draws (presentation orders) stay aligned across rules.
+    """
     idx = np.flatnonzero(mask)
     s = scores[idx]
     best = s.max()

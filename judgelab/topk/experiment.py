@@ -2,7 +2,7 @@
 
 An *oracle* is the full matrix of one judge's verdicts on every ordered pair of one item
 pool, collected once (:mod:`judgelab.topk.oracle`) or drawn from the synthetic simulator
-(:mod:`judgelab.topk.simulator`).  Strategies reveal entries of it up to their budget, so
+(:mod:`judgelab.simworld.topk`).  Strategies reveal entries of it up to their budget, so
 every strategy faces the identical judge and randomness enters only through the strategy's
 own seed.  Everything is scored by top-k recall against the pool's true quality.
 
@@ -102,7 +102,12 @@ class PoolOracle:
 
 
 def recall_at_k(scores: np.ndarray, theta: np.ndarray, k: int) -> float:
-    """Tie-aware top-k recall of the set returned by ``scores`` (see module docstring)."""
+    """Tie-aware top-k recall of the set returned by ``scores`` (see module docstring).
+
+    A true quality at most 1e-12 below ``theta_(k)`` (inclusive) counts as tied with it:
+    qualities computed in floating point (``theta + c x`` of a legitimate covariate) may
+    differ from an exact tie in the last bits.
+    """
     theta = np.asarray(theta, dtype=float)
     kth = np.sort(theta)[::-1][k - 1]
     chosen = top_k_indices(scores, k)
