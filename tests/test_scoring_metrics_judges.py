@@ -29,7 +29,7 @@ def _rho(x: np.ndarray, y: np.ndarray) -> float:
     return float(stats.spearmanr(x, y).statistic)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: each test then runs correlation_tables itself (mutmut maps tests to the code they run)
 def world():
     rng = np.random.default_rng(20)
     n = 40
