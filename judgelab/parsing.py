@@ -167,7 +167,7 @@ def _option_verdicts(text: str, marker: re.Pattern[str], letter: Callable[[str],
 
     A mention counts as a vote for its option, except: mentions listed together
     ("either Output (a) or Output (b)") are no vote; a comparison of two mentions
-    ("[[B]] is better than [[A]]", "I prefer Output (b) over Output (a)") is one vote
+    ("[[B]] is better than [[A]]", "I prefer / choose Output (b) over Output (a)") is one vote
     for the favoured option, and a comparison with no direction ("[[A]] is longer than
     [[B]]") is none.  Hand-written: the papers' parsers take the last mention, which
     reads "I conclude that [[B]] is better than [[A]]" as A.
@@ -175,7 +175,8 @@ def _option_verdicts(text: str, marker: re.Pattern[str], letter: Callable[[str],
     m = marker.pattern
     spans = [  # (pattern, which mention the phrase votes for: 0 first, 1 second, None no vote)
         (_LISTED.format(m=m), "listed"),
-        (rf"\bprefer(?:s|red)?\s+{m}\s+(?:over|to|rather\s+than)\s+{m}", "first"),
+        (rf"\b(?:prefer(?:s|red)?|choos(?:e|es|ing)|chose|pick(?:s|ed)?|select(?:s|ed)?|favou?r(?:s|ed)?)"
+         rf"\s+{m}\s+(?:over|to|rather\s+than|instead\s+of)\s+{m}", "first"),
         (rf"{m}\s+(?:is|was)\s+preferred\s+(?:over|to)\s+{m}", "first"),
         (rf"{m}[^.\n\[\]]{{0,60}}?\b(?:(?:\w+er|worse|preferable|more\s+\w+|less\s+\w+)\s+than"
          rf"|(?:superior|inferior|preferable)\s+to)\s+{m}", "compare"),
