@@ -76,6 +76,11 @@ def new_calls(wd: Path) -> int:
         return c.execute("SELECT COALESCE(SUM(new_calls), 0) FROM runs").fetchone()[0]
 
 
+def n_runs(wd: Path) -> int:
+    with sqlite3.connect(wd / "results" / "cache" / "calls.sqlite") as c:
+        return c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
 AUDIT_SLICE = ("results/audit/summary.csv", "results/audit/figures/accuracy.png")
 
 
@@ -96,7 +101,10 @@ def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
     # a rerun after completion: nothing to do, and forcing the querying rule asks nothing
     proc = run_sm(workdir, *AUDIT_SLICE)
     assert "Nothing to be done" in proc.stdout + proc.stderr
-    run_sm(workdir, *AUDIT_SLICE, "--forcerun", "audit_query", "-q")
+    # (--until: the forced query jobs only, not the tables downstream of them)
+    runs_before = n_runs(workdir)
+    run_sm(workdir, *AUDIT_SLICE, "--forcerun", "audit_query", "--until", "audit_query", "-q")
+    assert n_runs(workdir) > runs_before  # the query jobs did run again
     assert new_calls(workdir) == asked
 
     # second run from an empty results/: identical tables
