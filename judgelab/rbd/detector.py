@@ -240,7 +240,7 @@ def case_info(case: DetectorCase) -> dict[str, Any]:
 
 def detector_request(case: DetectorCase, spec: DetectorSpec, examples: Sequence[FewShotExample] = ()) -> JudgeRequest:
     """A yes/no request ``<think>...</think> Yes``; ``truth`` (b_i and the case's cues) is read only by
-    simulated detectors, whose analysis (judges/sim_generators/rbd.py, task ``rbd_detect``) then
+    simulated detectors, whose analysis (simworld/rbd.py, task ``rbd_detect``) then
     reasons about the options as the teacher's does."""
     prompt = detector_prompt(case, spec.prompting, examples=examples, max_words=spec.max_words)
     return JudgeRequest(messages=[Message("user", prompt)], kind=OutputKind.LABEL, fmt="think",
