@@ -95,6 +95,10 @@ def test_kappa_counts_no_verdict_as_its_own_category():
     assert kappa(["A", "A", "B", "maybe", "tie"], g) == kappa(v, g)  # so is anything else
     assert kappa(["A", "B", "B", "A"], ["A", "B", "B", "A"]) == pytest.approx(1.0)
     assert math.isnan(kappa(["A", "A"], ["A", "A"]))  # one category: kappa undefined
+    # a gold label no verdict uses still counts: po = 2/3, pe = (2 * 1 + 1 * 1 + 0 * 1) / 9
+    assert kappa(["A", "A", "B"], ["A", "tie", "B"]) == pytest.approx((2 / 3 - 1 / 3) / (1 - 1 / 3))
+    with pytest.raises(ValueError):
+        kappa(["A", "B"], ["A", "B", "tie"])  # verdicts and gold must pair up
 
 
 # --- agreement and category tables --------------------------------------------------------------
@@ -129,6 +133,7 @@ def agreement_fixture() -> pd.DataFrame:
     rows += _sv_rows("d", "k", "B0", ["A", "B", "B", "tie", "B"], GOLD, family="g", simulated=False)
     rows += _sv_rows("e", "j", "S1", ["A", "B", "A"], ["A", "A", "tie"])  # no baseline on e
     rows += _sv_rows("e", "m", "B0", ["B", "", "tie"], ["A", "A", "tie"])
+    rows += _sv_rows("f", "k", "B0", ["A"], ["B"])
     return pd.DataFrame(rows)
 
 
@@ -159,15 +164,19 @@ def test_agreement_table_by_hand():
     assert (e["n_A"], e["n_B"], e["n_tie"], e["tie_pct"]) == (2, 1, 0, 0.0)
     m = cells.loc[("e", "m", "B0")]
     assert (m["n_A"], m["n_B"], m["n_tie"], m["n_no_verdict"], m["agreement"]) == (0, 1, 1, 1, pytest.approx(1 / 3))
+    fk = cells.loc[("f", "k", "B0")]
+    assert (fk["n_A"], fk["n_B"], fk["n_tie"], fk["agreement"]) == (1, 0, 0, 0.0)
     # gold rows: the label distribution of each data set's pairs, counted once per pair
     gold = out[out["judge"] == "gold"].set_index("dataset")
     assert (gold.loc["d", "n"], gold.loc["d", "n_A"], gold.loc["d", "n_B"], gold.loc["d", "n_tie"]) == (5, 2, 2, 1)
     assert gold.loc["d", "tie_pct"] == pytest.approx(0.2) and gold.loc["d", "strategy"] == ""
     assert (gold.loc["e", "n"], gold.loc["e", "n_tie"], gold.loc["e", "tie_pct"]) == (3, 1, pytest.approx(1 / 3))
     assert (gold.loc["e", "n_B"], gold.loc["f", "n_A"], gold.loc["f", "n_tie"], gold.loc["f", "n_B"]) == (0, 0, 0, 1)
+    assert gold.loc["f", "tie_pct"] == 0.0
     # rows: per data set and judge, strategies in the paper's order, gold last; a fresh row index
     assert list(zip(out["dataset"], out["judge"], out["strategy"], strict=True)) == [
         ("d", "j", "B0"), ("d", "j", "S1"), ("d", "k", "B0"), ("e", "j", "S1"), ("e", "m", "B0"), ("f", "j", "B0"),
+        ("f", "k", "B0"),
         ("d", "gold", ""), ("e", "gold", ""), ("f", "gold", "")]
     assert list(out.index) == list(range(len(out)))
     assert agreement_table(agreement_fixture().iloc[:0]).empty
@@ -282,6 +291,8 @@ def test_bias_scores_by_hand():
     assert (r["family"] == "google").all() and r["simulated"].all() and (r["strategy"] == "B0").all()
     assert "google" in r.loc["self_preference", "target"] and "google" in r.loc["model_preference", "target"]
     assert r["target"].drop(index="model_preference").is_unique  # each measure says what its target is
+    assert r.loc["truncation_accuracy", "target"] == an.MEASURE_TARGETS["truncation_accuracy"]
+    assert r.loc["position", "target"] == an.MEASURE_TARGETS["position"]
     # a meta judge: self-preference is M3 (meta in A, B chosen: -1) and M4 (meta in A: +1)
     m = out.loc["real"]
     assert m.loc["self_preference", "value"] == pytest.approx(0.0) and m.loc["self_preference", "n"] == 2
@@ -469,6 +480,7 @@ def test_mcnemar_table_by_hand():
     # Holm within each data set over the family only (S1): one test each, so p_holm = p
     assert not r5["in_family"] and math.isnan(r5["p_holm"]) and not r5["holm_significant"]
     assert r["in_family"] and r["p_holm"] == pytest.approx(r["p"]) and set(out["m"]) == {1}
+    assert out["m"].dtype.kind == "i"  # a count
     assert e["p"] < 0.01 and e["significant"] and e["holm_significant"]  # chi2 10.1: p = 0.0015
     assert not r["significant"] and not r["holm_significant"]
     assert r5["p"] > 0.01 and not r5["significant"]  # p = 0.13 at alpha 0.01
@@ -580,6 +592,8 @@ def test_mixed_table_terms_and_failures(caplog):
     only = mixed_table(sv[sv["judge"] == "j"], strategies=["B0", "S4"], n_nodes=6)
     assert only["strategy"].tolist() == ["S4"] and only["n_obs"].tolist() == [60]
     assert mixed_table(sv[sv["judge"] == "a-solo"]).empty
+    with pytest.raises(ValueError, match=r"^strategies\.analysis\.mixed_strategies must include the reference level B0$"):
+        mixed_table(sv, strategies=["S1", "S4"])
 
 
 def test_mixed_table_survives_a_failed_fit(monkeypatch, caplog):
@@ -607,6 +621,7 @@ def test_in_family_keys():
     assert in_family(j, s, {"strategies": ["S4"]}).tolist() == [False, False, False, True]
     assert in_family(j, s, {"judges": ["b", "ctl"], "exclude_judges": ["ctl"]}).tolist() == [False, True, False, False]
     assert in_family(j, s, {"exclude_judges": []}).all() and in_family(j, s, {}).all()
+    assert in_family(j, s, {"strategies": ["S1"], "judges": ["a"]}).tolist() == [True, False, False, False]
 
 
 def test_replay_s1_table_by_hand():
@@ -707,7 +722,7 @@ def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):
 def test_defaults_are_the_papers():
     """n_boot = 2,000 and 95% intervals (paper 003, Sec. 3.5); alpha 0.05 and power 0.8 (Appendix D);
     the model preference's target is the Gemini (google) response of the original pairs."""
-    x = (np.random.default_rng(3).random(50) < 0.5).astype(float)
+    x = (np.random.default_rng(9).random(50) < 0.5).astype(float)  # 2,001 resamples would move the interval
     assert bootstrap_ci(x, rng=np.random.default_rng(1)) == bootstrap_ci(
         x, n_resamples=2000, level=0.95, rng=np.random.default_rng(1))
     sv = pd.DataFrame(_sv_rows("d", "j", "B0", ["A", "B", "B", "tie", "A", "A"], ["A", "A", "B", "tie", "B", "A"]))
