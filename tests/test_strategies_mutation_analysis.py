@@ -421,6 +421,7 @@ def test_length_ablation_and_cross_bias_tables():
     assert set(lab.columns) == {"judge", "strategy", "expansion_bias", "expansion_bias_ci_low",
                                 "expansion_bias_ci_high", "expansion_bias_n", "truncation_accuracy",
                                 "truncation_accuracy_ci_low", "truncation_accuracy_ci_high", "truncation_accuracy_n"}
+    assert lab["expansion_bias_n"].dtype.kind == lab["truncation_accuracy_n"].dtype.kind == "i"  # counts
     j5 = lab[(lab["judge"] == "j") & (lab["strategy"] == "S5")].iloc[0]
     assert (j5["expansion_bias"], j5["expansion_bias_ci_low"], j5["expansion_bias_n"]) == (-0.3, pytest.approx(-0.4), 50)
     assert (j5["truncation_accuracy"], j5["truncation_accuracy_ci_high"], j5["truncation_accuracy_n"]) == (0.92, 1.0, 25)
