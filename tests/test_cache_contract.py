@@ -216,6 +216,12 @@ def test_get_many_finds_every_key_across_chunks(tmp_path):
         keys = [c.key for c in calls]
         got = cache.get_many(keys + keys[:10] + ["absent"])  # repeats and a miss
         assert got == {c.key: c for c in calls}
+        # one query per chunk of keys, not one per key (a run looks up thousands at once)
+        queries: list[str] = []
+        cache._conn.set_trace_callback(queries.append)
+        cache.get_many(keys)
+        cache._conn.set_trace_callback(None)
+        assert len([q for q in queries if q.lstrip().upper().startswith("SELECT")]) == 3
         # a chunk boundary in the middle of the key list loses no key on either side
         for lo in (0, cache_mod._CHUNK - 1, cache_mod._CHUNK, n - 1):
             assert set(cache.get_many(keys[lo:])) == set(keys[lo:])
