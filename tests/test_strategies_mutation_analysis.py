@@ -675,7 +675,7 @@ class FakeFit:
 
 
 def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):
-    pvals = {"j": {"S1": 0.01, "S4": 0.04, "S9": 0.3}, "k": {"S1": 0.03, "S4": 0.5, "S9": 0.02}}
+    pvals = {"j": {"S1": 0.01, "S4": 0.04, "S9": 0.3}, "k": {"S1": 0.02, "S4": 0.5, "S9": 0.02}}
     calls = []
 
     def lpm(d, **kw):
@@ -702,7 +702,8 @@ def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):
     assert list(t.index) == [("j", "S1"), ("j", "S4"), ("k", "S1"), ("k", "S4")]
     r = t.loc[("j", "S1")]
     assert (r["lpm_coef"], r["lpm_se"], r["lpm_p"]) == (pytest.approx(0.2), 0.05, 0.01)
-    assert (r["logit_p"], r["odds_ratio"]) == (0.02, pytest.approx(math.exp(0.2)))
+    assert (r["logit_coef"], r["logit_se"], r["logit_p"]) == (pytest.approx(0.2), 0.05, 0.02)
+    assert r["odds_ratio"] == pytest.approx(math.exp(0.2))
     assert (r["n_obs"], r["n_instances"], r["lpm_instance_var"], r["logit_instance_var"]) == (30, 10, 0.25, 0.25)
     assert (r["lpm_method"], r["logit_method"], r["lpm_converged"], r["logit_converged"]) == (
         "lpm_fake", "logit_fake32", True, True)
@@ -716,7 +717,7 @@ def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):
     assert t["holm_significant"].tolist() == [True, True, False, False]
     strict = mixed_table(sv, alpha=0.02, strategies=["B0", "S1", "S4"], family={"judges": ["j"]}, n_nodes=5)
     assert ("logit", 5) in calls
-    assert strict["significant"].tolist() == [True, False, False, False]  # 0.01 only (k's S1 is 0.03)
+    assert strict["significant"].tolist() == [True, False, False, False]  # 0.01 only: k's S1 is 0.02, not < 0.02
     assert strict["holm_significant"].tolist() == [False, False, False, False]  # 0.02 is not < 0.02
 
 
