@@ -64,19 +64,25 @@ def test_bootstrap_ci_is_the_percentile_bootstrap_of_the_signs():
 
 
 def test_groups_resample_whole_groups():
-    # pair p0 seen 3 times (all for the target), p1..p3 once against it: row mean 0, group mean -0.5
+    # pair p0 seen 3 times (all for the target), p1..p3 once against it: the paper's score is
+    # over rows (0 here), whatever the grouping; the mean of group means (-0.5) is not it
     v = ["A", "A", "A", "B", "B", "B"]
     t = ["A", "A", "A", "A", "A", "A"]
     g = ["p0", "p0", "p0", "p1", "p2", "p3"]
     assert bias_score(v, t).b == pytest.approx(0.0)
     e = bias_score(v, t, groups=g, n_resamples=300)
-    assert e.b == pytest.approx(-0.5) and e.n == 4
-    ref = stats.bootstrap((np.array([1.0, -1.0, -1.0, -1.0]),), np.mean, n_resamples=300, confidence_level=0.95,
-                          method="percentile", random_state=np.random.default_rng(0))
-    assert (e.ci_low, e.ci_high) == (ref.confidence_interval.low, ref.confidence_interval.high)
-    # group means enter the bootstrap in sorted group order, whatever the row order
+    assert e.b == pytest.approx(0.0) and e.n == 4
+    # the interval: percentiles of the pooled score (signs summed / rows) over resamples of whole groups
+    sums, counts = np.array([3.0, -1.0, -1.0, -1.0]), np.array([3.0, 1.0, 1.0, 1.0])
+    draw = np.random.default_rng(0).integers(0, 4, size=(300, 4))
+    pooled = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+    assert (e.ci_low, e.ci_high) == pytest.approx(tuple(np.percentile(pooled, [2.5, 97.5])))
+    with pytest.raises(ValueError, match="one entry per verdict"):
+        bias_score(v, t, groups=g[:-1])
+    # groups of equal size (a pair in both orders): the pooled resample is the mean of the group
+    # means, which enter the bootstrap in sorted group order, whatever the row order
     v, t = _data(40, seed=8)
-    g = np.array([f"q{(7 * i) % 13:02d}" for i in range(40)])
+    g = np.array([f"q{(7 * i) % 20:02d}" for i in range(40)])
     e = bias_score(v, t, groups=g, n_resamples=400, seed=3)
     means = pd.Series(preference_signs(v, t)).groupby(g).mean().sort_index().to_numpy()
     ref = stats.bootstrap((means,), np.mean, n_resamples=400, confidence_level=0.95, method="percentile",

@@ -52,18 +52,34 @@ def bias_score(
 ) -> BiasEstimate:
     """Signed bias score with a bootstrap CI.
 
-    ``groups`` (e.g. pair ids when each pair is shown in both orders) makes the
-    bootstrap resample whole groups, keeping position-mirrored verdicts together.
+    ``b`` is always the paper's pooled score over rows (pairs).  ``groups`` (e.g. question
+    ids, when mirrored or swapped rows of one question share calls) makes the bootstrap a
+    cluster bootstrap: whole groups are resampled and each resample's score is again the
+    pooled one, sum of signs over number of rows.  (The mean of group means would be a
+    different estimand whenever groups differ in size; for equal sizes, such as every pair
+    shown in both orders, the two coincide, resample by resample.)  ``n`` counts the
+    independent units: groups when given, else rows.
     """
     s = preference_signs(verdicts, targets)
     if groups is not None:
-        s = pd.Series(s).groupby(np.asarray(groups), sort=True).mean().to_numpy()
-    n = len(s)
+        if len(np.asarray(groups)) != len(s):
+            raise ValueError("groups must have one entry per verdict")
+        by = pd.Series(s).groupby(np.asarray(groups), sort=True)
+        sums, counts = by.sum().to_numpy(), by.count().to_numpy().astype(float)
+    else:
+        sums, counts = s, np.ones_like(s)
+    n = len(sums)
     if n == 0:
         return BiasEstimate(float("nan"), float("nan"), float("nan"), 0)
-    b = float(s.mean())
-    if n < 2 or np.all(s == s[0]):
+    b = float(sums.sum() / counts.sum())
+    if n < 2 or np.all(sums / counts == b):
         return BiasEstimate(b, b, b, n)
-    res = stats.bootstrap((s,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                          method="percentile", random_state=np.random.default_rng(seed))
+    res = stats.bootstrap((sums, counts), _pooled, paired=True, vectorized=True, n_resamples=n_resamples,
+                          confidence_level=confidence, method="percentile",
+                          random_state=np.random.default_rng(seed))
     return BiasEstimate(b, float(res.confidence_interval.low), float(res.confidence_interval.high), n)
+
+
+def _pooled(sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Pooled score of a resample of groups: its rows' signs summed over its rows."""
+    return sums.sum(axis=axis) / counts.sum(axis=axis)
