@@ -3,7 +3,7 @@
 #
 #   sudo scripts/slurm-localhost.sh          # start (idempotent: a running cluster is kept)
 #   sudo scripts/slurm-localhost.sh status   # sinfo
-#   sudo scripts/slurm-localhost.sh stop     # stop the daemons this script started (by PID)
+#   sudo scripts/slurm-localhost.sh stop     # stop the daemons this script started (by PID), remove its config
 #
 # Needs root and Debian's slurm-wlm and munge (scripts/install-services.sh installs them).
 # Exit status 2 means "cannot run here" (not root, packages missing); the message says why.
@@ -36,6 +36,9 @@ cmd=${1:-start}
 die_cannot() { echo "slurm-localhost: cannot run: $*" >&2; exit 2; }
 die() { echo "slurm-localhost: $*" >&2; exit 1; }
 
+MARK="# Written by judgelab scripts/slurm-localhost.sh"
+# a config file this script wrote (older versions wrote gres.conf without the mark)
+ours() { [ -f "$1" ] && grep -q -e "^$MARK" -e "File=$DIR/fakegpu" "$1"; }
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 stop() {
@@ -52,6 +55,12 @@ stop() {
         kill "$(cat "$DIR/munged.pid")"
     fi
     rm -f "$DIR/munged.pid"
+    # Our config goes too: with a slurm.conf naming a controller that is gone, every SLURM
+    # client call waits ~10 s for it -- and snakemake's SLURM plugin runs `scontrol show
+    # config` at every snakemake start, even a local one.  Without a config it fails at once.
+    for f in "$CONF_DIR/slurm.conf" "$CONF_DIR/gres.conf"; do
+        ours "$f" && rm -f "$f"
+    done
     echo "slurm-localhost: stopped"
 }
 
@@ -80,7 +89,7 @@ if [ "$FAKE_GPUS" -gt 0 ]; then
     done
 fi
 conf=$(cat <<EOF
-# Written by judgelab scripts/slurm-localhost.sh: a one-node cluster without accounting.
+$MARK: a one-node cluster without accounting.
 ClusterName=judgelab-localhost
 SlurmctldHost=${host}(127.0.0.1)
 SlurmUser=root
@@ -113,13 +122,17 @@ PartitionName=cpu Nodes=${host} Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=${host} MaxTime=INFINITE State=UP
 EOF
 )
-gres="NodeName=${host} Name=gpu File=$DIR/fakegpu[0-$((FAKE_GPUS - 1))]"
+gres="$MARK
+NodeName=${host} Name=gpu File=$DIR/fakegpu[0-$((FAKE_GPUS - 1))]"
 
 if pid_alive "$DIR/slurmctld.pid" && pid_alive "$DIR/slurmd.pid" && [ "$(cat "$CONF_DIR/slurm.conf" 2>/dev/null)" = "$conf" ]; then
     echo "slurm-localhost: already running"
     sinfo
     exit 0
 fi
+for f in "$CONF_DIR/slurm.conf" "$CONF_DIR/gres.conf"; do  # never overwrite a real cluster's config
+    [ -s "$f" ] && ! ours "$f" && die_cannot "$f exists and was not written by this script"
+done
 stop >/dev/null
 
 printf '%s\n' "$conf" >"$CONF_DIR/slurm.conf"

@@ -23,3 +23,13 @@ def data_root() -> Path:
     if root is None or not root.is_dir():
         pytest.skip(f"public data not available: set ${ENV_VAR} or place it at ../shared/data")
     return root
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (subprocess pipelines, real models, servers) run first.
+
+    Under pytest-xdist (the README's ``-n auto --dist loadfile``) the workers take files in
+    this order: starting with the long ones keeps both cores busy to the end, where sorted by
+    name a long file picked up last leaves one worker alone for minutes.  The sort is stable,
+    so the order within each group is the collection order (the same on every worker)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -31,6 +31,8 @@ from tests.realllm import (  # noqa: F401  (fixtures)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+pytestmark = pytest.mark.slow  # a real model and a live server: scheduled first under xdist
+
 PAIRS = [  # (question, better, worse): short, so a 135M model answers fast
     ("What is 2 + 3?", "2 + 3 = 5.", "2 + 3 = 7."),
     ("Name the capital of France.", "The capital of France is Paris.", "The capital of France is Berlin."),
