@@ -12,9 +12,9 @@ judge (one forward pass each), generation tasks get tiny per-task output limits.
 The slice config takes the judge entries of ``local-cpu.yaml`` and only lowers their
 ``output_limits`` (lists replace lists when snakemake merges config files, so the entries are
 copied, not retyped), plus one sampled copy of ``smollm2-gen`` as the second uda answerer (the
-greedy judges would write the same answer).  Each job that asks the model loads it once
-(~16 CPU-s: transformers parses and dequantizes the GGUF), so the slices are cut to one such
-job per study where the study allows (uda needs three).  The checks: rows exist for the real
+greedy judges would write the same answer).  Each job that asks the model loads it once (under a
+second from the dequantized copy, which the first job makes: ~20 CPU-s), and the slices are cut
+to one such job per study where the study allows (uda needs three).  The checks: rows exist for the real
 judges and say ``simulated`` False, no simulated judge is anywhere (tables, call cache), an
 answer with no verdict is counted (status kept), not dropped, tokens and calls are recorded, and
 a rerun of the topk slice with its outputs deleted asks the model nothing new.  Skipped, naming what
