@@ -77,7 +77,7 @@ def test_groups_resample_whole_groups():
     draw = np.random.default_rng(0).integers(0, 4, size=(300, 4))
     pooled = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
     assert (e.ci_low, e.ci_high) == pytest.approx(tuple(np.percentile(pooled, [2.5, 97.5])))
-    with pytest.raises(ValueError, match="^groups must have one entry per verdict$"):
+    with pytest.raises(ValueError, match=r"^groups must have one entry per verdict$"):
         bias_score(v, t, groups=g[:-1])
     # groups of equal size (a pair in both orders): the pooled resample is the mean of the group
     # means, which enter the bootstrap in sorted group order, whatever the row order
