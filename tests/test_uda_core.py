@@ -38,6 +38,7 @@ from judgelab.uda.training import (
     presentations,
     train_adapter,
 )
+from tests.uda_planted import planted_tournament
 
 torch.set_num_threads(1)  # tiny matrices: one thread is fastest, and results do not depend on contention
 
@@ -245,23 +246,7 @@ def test_verdict_sets_the_presentation_and_the_untrained_adapter_is_plain_elo():
 
 def planted_data(seed=0, P=16, N=5, M=4, D=24):
     """Verdicts from quality plus a judge-specific preference for one model; embeddings carry the model."""
-    rng = np.random.default_rng(seed)
-    style = rng.normal(size=(N, D))
-    E = (style[None] + 0.3 * rng.normal(size=(P, N, D))).astype(np.float32)
-    own = np.arange(M) % N
-    Ej = (style[own][None] + 0.3 * rng.normal(size=(P, M, D))).astype(np.float32)
-    q = np.linspace(-1, 1, N)
-    bias = np.array([1.5, -1.0, 1.0, 0.0])[:M]
-    scores = np.full((P, N, N, M), np.nan)
-    for p in range(P):
-        for i in range(N):
-            for j in range(N):
-                if i != j:
-                    z = 2 * (q[i] - q[j]) + bias * ((own == i).astype(float) - (own == j).astype(float))
-                    u = z + rng.logistic(size=M)
-                    scores[p, i, j] = np.where(u > 0.4, 1.0, np.where(u < -0.4, 0.0, 0.5))
-    return TournamentData("planted", [f"p{p}" for p in range(P)], [f"m{i}" for i in range(N)],
-                          [f"j{k}" for k in range(M)], E, Ej, scores)
+    return planted_tournament(seed, P, N, M, D, style_scale=1.0, slope=2.0, bias=[1.5, -1.0, 1.0, 0.0], tie=0.4)
 
 
 def test_training_lowers_the_loss_and_is_deterministic():

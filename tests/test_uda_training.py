@@ -55,6 +55,7 @@ from judgelab.uda.training import (
     split_prompts,
     train_adapter,
 )
+from tests.uda_planted import planted_tournament
 
 torch.set_num_threads(1)
 
@@ -75,23 +76,7 @@ def tiny_data(seed=0, P=6, N=3, M=2, D=4, missing=0.15, name="tiny"):
 def planted_data(seed=0, P=12, N=4, M=3, D=8):
     """Quality plus a strong judge-specific preference for the judge's own model, whose embedding the judge's
     own answer shares: a per-comparison correction can see and undo it, a constant one cannot."""
-    rng = np.random.default_rng(seed)
-    style = 2.0 * rng.normal(size=(N, D))
-    E = (style[None] + 0.3 * rng.normal(size=(P, N, D))).astype(np.float32)
-    own = np.arange(M) % N
-    Ej = (style[own][None] + 0.3 * rng.normal(size=(P, M, D))).astype(np.float32)
-    q = np.linspace(-1, 1, N)
-    bias = np.array([2.5, -2.0, 2.0])[:M]
-    scores = np.full((P, N, N, M), np.nan)
-    for p in range(P):
-        for i in range(N):
-            for j in range(N):
-                if i != j:
-                    z = 1.5 * (q[i] - q[j]) + bias * ((own == i).astype(float) - (own == j).astype(float))
-                    u = z + rng.logistic(size=M)
-                    scores[p, i, j] = np.where(u > 0.5, 1.0, np.where(u < -0.5, 0.0, 0.5))
-    return TournamentData("planted", [f"p{p}" for p in range(P)], [f"m{i}" for i in range(N)],
-                          [f"j{k}" for k in range(M)], E, Ej, scores)
+    return planted_tournament(seed, P, N, M, D, style_scale=2.0, slope=1.5, bias=[2.5, -2.0, 2.0], tie=0.5)
 
 
 def identity_standardizer(D):
