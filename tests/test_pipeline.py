@@ -71,14 +71,18 @@ def tables(wd: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
-def new_calls(wd: Path) -> int:
+def _runs(wd: Path, what: str) -> int:
+    """One aggregate over the call cache's run log (one row per judge and querying job)."""
     with sqlite3.connect(wd / "results" / "cache" / "calls.sqlite") as c:
-        return c.execute("SELECT COALESCE(SUM(new_calls), 0) FROM runs").fetchone()[0]
+        return c.execute(f"SELECT {what} FROM runs").fetchone()[0]
+
+
+def new_calls(wd: Path) -> int:
+    return _runs(wd, "COALESCE(SUM(new_calls), 0)")
 
 
 def n_runs(wd: Path) -> int:
-    with sqlite3.connect(wd / "results" / "cache" / "calls.sqlite") as c:
-        return c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    return _runs(wd, "COUNT(*)")
 
 
 AUDIT_SLICE = ("results/audit/summary.csv", "results/audit/figures/accuracy.png")
