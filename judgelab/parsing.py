@@ -135,6 +135,12 @@ _LABELLED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _LETTER = re.compile(r"^\W*([AB])\W*$")
+# "'A' is the correct answer." -- the letter, quoted or bold, then a plain claim that it is the answer,
+# and nothing else: the whole text must be this one statement (no "not", no question, no second letter)
+_LETTER_IS_ANSWER = re.compile(
+    r"^[^\w\s]*([AB])[^\w\s]*\s+is\s+(?i:(?:the\s+)?(?:correct|right|better|best)"
+    r"(?:\s+(?:answer|response|output|option|choice|one))?)[\s.!*_`'\"]*$"
+)
 _SINGLE_BRACKET = re.compile(r"(?<!\[)\[\s*([ABC])\s*\](?!\])[\s.!*_`'\"]*$")
 # "Therefore, Assistant A is better." -- an explicit verdict statement, read only in the last sentence
 _STATEMENT = re.compile(
@@ -277,6 +283,9 @@ def _pair_letter(text: str) -> Parsed | None:
     # names both letters ("A or B?", "[[A=B]]") or compares them is no answer
     m = re.match(r"^\W*([AB])\b", t)
     if m and len(t) <= 16 and len(re.findall(r"\b[AB]\b", t)) == 1 and not re.search(r"[<>=]", t):
+        return Parsed(m.group(1), CallStatus.OK, "letter")
+    m = _LETTER_IS_ANSWER.match(t)
+    if m:
         return Parsed(m.group(1), CallStatus.OK, "letter")
     return None
 

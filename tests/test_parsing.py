@@ -720,6 +720,33 @@ def test_letter_rules_edges(text, value):
         assert (p.status, p.method) == (CallStatus.OK, "letter")
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("'A' is the correct answer.", "A"),  # issue #19: a full-sentence letter answer (was unparsed)
+        ("B is the correct answer", "B"),
+        ("**B** is the best answer!", "B"),
+        ("\"A\" is the better one.", "A"),
+        ("A is the Correct Answer.", "A"),
+        # the same words that state no verdict stay unparsed: a parser never invents one
+        ("A is not the correct answer.", None),
+        ("'A' is the correct answer?", None),
+        ("A is the correct answer, not B.", None),
+        ("A or B is the correct answer.", None),
+        ("a is the correct answer.", None),  # lower-case "a" is the article
+        ("A is the correct answer. B is better.", None),
+        ("Which is the correct answer?", None),
+    ],
+)
+def test_letter_stated_as_the_correct_answer(text, value):
+    for fmt in ("letter", "json"):
+        p = parse_pairwise(text, fmt)
+        assert p.value == value, (fmt, p)
+    if value is not None:
+        assert (parse_pairwise(text, "letter").status, parse_pairwise(text, "letter").method) == (CallStatus.OK, "letter")
+        assert parse_pairwise(text, "json").status is CallStatus.FALLBACK
+
+
 def test_fallback_rules_asked_for_directly_are_ok():
     p = parse_pairwise("After weighing both. [A]", "single_bracket")
     assert (p.value, p.status, p.method) == ("A", CallStatus.OK, "single_bracket")
