@@ -1,7 +1,7 @@
 """``judgelab`` command line: use the judge layer outside Snakemake.
 
     judgelab judge --judge sim-gpt-4o --pairs pairs.jsonl --out verdicts.csv
-    judgelab cache-stats [--cache results/cache/calls.sqlite]
+    judgelab cache-stats [--cache results/cache/calls.sqlite]   (relative to the current directory)
     judgelab check-config [--configfile config/judges/api.yaml]
     judgelab backends
     judgelab audit --format llmbar result.json ... --out audit/
@@ -21,7 +21,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, default_config_paths, load_config
+from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_config
+
+#: The call cache a run started in the current directory writes (``cache`` in config/config.yaml).
+#: Relative on purpose: the installed package's checkout is not the project a user stands in,
+#: so ``cache-stats`` must not read another checkout's cache.
+DEFAULT_CACHE = "results/cache/calls.sqlite"
 
 
 def _config(args: argparse.Namespace) -> dict:
@@ -72,8 +77,10 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
     from judgelab.cache import CallCache
 
     location = str(args.cache)  # a SQLite path or a server URL (postgresql://...)
-    if "://" not in location and not Path(location).exists():
-        raise ConfigError(f"no cache at {location}")
+    if "://" not in location:
+        location = str(Path(location).resolve())  # relative to the current directory
+        if not Path(location).exists():
+            raise ConfigError(f"no cache at {location}")
     with CallCache(location) as cache:
         stats = pd.DataFrame(cache.stats())
     if stats.empty:
@@ -141,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     j.set_defaults(fn=cmd_judge)
 
     c = sub.add_parser("cache-stats", help="calls, hits, failures, tokens and cost per judge")
-    c.add_argument("--cache", default=str(REPO_ROOT / "results" / "cache" / "calls.sqlite"))
+    c.add_argument("--cache", default=DEFAULT_CACHE,
+                   help=f"SQLite file or postgresql:// URL (default: {DEFAULT_CACHE} under the current directory, "
+                        "where a run from this directory writes it)")
     c.set_defaults(fn=cmd_cache_stats)
 
     v = sub.add_parser("check-config", help="validate the merged config")
