@@ -21,6 +21,8 @@ models the CI is wide, and the table says so rather than the point estimate.
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,25 +33,71 @@ from judgelab.io import InputError
 
 LEADERBOARD_COLUMNS = ["method", "estimate", "ci_low", "ci_high", "boot_low", "boot_high", "p_value", "n",
                        "length_scale"]
-MODEL_NAMES = ("model", "name", "model_name", "Model")
-SCORE_NAMES = ("score", "win_rate", "winrate", "elo", "rating", "Score")
+#: column names tried, in order, for each role when the user names none
+MODEL_NAMES = ("model", "name", "model_name", "Model", "_key")
+SCORE_NAMES = ("score", "win_rate", "winrate", "elo", "rating", "Score", "length_controlled_winrate",
+               "discrete_win_rate")
 LENGTH_NAMES = ("length", "avg_length", "avg_tokens", "mean_length", "token_len", "Length")
 
 
+@dataclass(frozen=True)
+class LeaderboardColumns:
+    """Which source column gave each role, and the other score-like columns left unused.
+
+    ``model`` is ``""`` when the names are the unnamed first column (the row index that
+    ``DataFrame.to_csv`` writes: both AlpacaEval leaderboards).  The command prints
+    :meth:`describe` so a reader knows which score was correlated."""
+
+    model: str
+    score: str
+    length: str
+    other_scores: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        model = "the unnamed first column (row names)" if self.model == "" else repr(self.model)
+        text = f"model column {model}, score column {self.score!r}, length column {self.length!r}"
+        if self.other_scores:
+            text += f" (other score columns: {', '.join(map(repr, self.other_scores))}; choose with --score-col)"
+        return text
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A leaderboard reduced to ``model, score, length`` (one row per model) and its source columns."""
+
+    path: Path
+    table: pd.DataFrame
+    columns: LeaderboardColumns
+
+
+def _is_unnamed(col: object) -> bool:
+    """An empty header cell: pandas names it ``Unnamed: 0``; other readers keep ``""``."""
+    return str(col).strip() == "" or re.fullmatch(r"Unnamed: \d+", str(col)) is not None
+
+
 def _pick(df: pd.DataFrame, given: str | None, names: tuple[str, ...], what: str, path: Path) -> str:
-    if given:
+    if given is not None:
         if given not in df.columns:
-            raise InputError(f"{path}: no column {given!r} for the {what}; columns: {list(df.columns)}")
+            raise InputError(f"{path}: no column {given!r} for the {what}; columns found: {list(df.columns)}")
         return given
     for n in names:
         if n in df.columns:
             return n
-    raise InputError(f"{path}: no {what} column (looked for {list(names)}); name it with --{what}-col")
+    if what == "model" and len(df.columns) and _is_unnamed(df.columns[0]):
+        return str(df.columns[0])
+    raise InputError(f"{path}: cannot tell which column is the {what}: none of {list(names)}"
+                     f"{' (nor an unnamed first column)' if what == 'model' else ''}; columns found: "
+                     f"{list(df.columns)}; name it with --{what}-col")
 
 
 def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_col: str | None = None,
-                     length_col: str | None = None) -> pd.DataFrame:
-    """``model, score, length`` from a CSV/TSV/JSON/JSONL/parquet leaderboard (rows with gaps are errors)."""
+                     length_col: str | None = None) -> Leaderboard:
+    """``model, score, length`` from a CSV/TSV/JSON/JSONL/parquet leaderboard (rows with gaps are errors).
+
+    Without ``*_col`` the first name of :data:`MODEL_NAMES` / :data:`SCORE_NAMES` /
+    :data:`LENGTH_NAMES` present is used, and for the model an unnamed first column (the
+    AlpacaEval layout ``,win_rate,...,avg_length``).  Row numbers in errors are 0-based data
+    rows (CSV line = row + 2)."""
     from judgelab.verdict_import.readers import read_records
 
     p = Path(path)
@@ -67,9 +115,15 @@ def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_co
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(f"{p} row {recs[i][0]}: {cols[k]} is not a number ({out[k].iloc[i]!r})")
         out[k] = num.astype(float)
+    blank = out["model"].isna() | (out["model"].astype(str).str.strip() == "")
+    if blank.any():
+        i = int(np.flatnonzero(blank.to_numpy())[0])
+        raise InputError(f"{p} row {recs[i][0]}: no model name in column {cols['model']!r}")
     if out["model"].duplicated().any():
         raise InputError(f"{p}: model {out['model'][out['model'].duplicated()].iloc[0]!r} appears twice")
-    return out
+    others = tuple(n for n in SCORE_NAMES if n in df.columns and n != cols["score"])
+    model = "" if _is_unnamed(cols["model"]) else cols["model"]
+    return Leaderboard(p, out, LeaderboardColumns(model, cols["score"], cols["length"], others))
 
 
 def _corr(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,7 +1,11 @@
-"""Leaderboard length check: correlation of score with length, Fisher-z and bootstrap CIs, CLI."""
+"""Leaderboard length check: correlation of score with length, Fisher-z and bootstrap CIs, CLI.
+
+The AlpacaEval fixtures (tests/fixtures/alpaca_eval/, README there) are the real published
+layout: an empty first header cell over the model names (issue 19)."""
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 
@@ -12,7 +16,12 @@ from scipy import stats
 
 from judgelab import cli
 from judgelab.io import InputError
-from judgelab.leaderboard import LEADERBOARD_COLUMNS, length_correlation, read_leaderboard
+from judgelab.leaderboard import LEADERBOARD_COLUMNS, LeaderboardColumns, length_correlation, read_leaderboard
+from tests.conftest import REPO
+
+ALPACA = REPO / "tests" / "fixtures" / "alpaca_eval"
+AE1 = ALPACA / "alpaca_eval_gpt4_leaderboard.csv"
+AE2 = ALPACA / "weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
 
 
 def _board(n: int, rho: float, seed: int) -> pd.DataFrame:
@@ -68,7 +77,73 @@ def test_cli_reads_common_column_names_and_reports_errors(tmp_path: Path, capsys
     b.to_csv(p, index=False)
     assert cli.main(["leaderboard-length", str(p)]) == 2
     assert f"{p} row 4: avg_length is not a number" in capsys.readouterr().err
-    with pytest.raises(InputError, match="no column 'len' for the length"):
+    with pytest.raises(InputError, match=r"no column 'len' for the length; columns found: \['name', "):
         read_leaderboard(p, length_col="len")
     with pytest.raises(InputError, match="at least 4 models"):
         length_correlation(_board(3, 0.5, 0))
+
+
+def _csv_column(path: Path, col: str) -> list[str]:
+    """One column of a CSV by the csv module (an independent reader: the first header cell is '')."""
+    with path.open(newline="") as fh:
+        return [row[col] for row in csv.DictReader(fh)]
+
+
+@pytest.mark.parametrize("path", [AE1, AE2], ids=["alpaca_eval_1", "alpaca_eval_2"])
+def test_real_alpaca_eval_leaderboards_are_read_with_their_unnamed_model_column(path: Path):
+    lb = read_leaderboard(path)
+    assert lb.columns.model == "" and lb.columns.score == "win_rate" and lb.columns.length == "avg_length"
+    assert lb.table["model"].tolist() == _csv_column(path, "")  # the names, not the row numbers
+    np.testing.assert_array_equal(lb.table["score"], [float(v) for v in _csv_column(path, "win_rate")])
+    np.testing.assert_array_equal(lb.table["length"], [float(v) for v in _csv_column(path, "avg_length")])
+    assert len(lb.table) == 12 and lb.table["model"].iloc[0] in ("gpt4", "Shopee-SlimMoA-v1")
+
+
+def test_alpaca_eval_2_lists_its_other_scores_and_the_cli_says_which_columns_it_used(tmp_path: Path, capsys):
+    lb = read_leaderboard(AE2)
+    assert lb.columns.other_scores == ("length_controlled_winrate", "discrete_win_rate")
+    assert cli.main(["leaderboard-length", str(AE2), "--out", str(tmp_path / "t.csv")]) == 0
+    out = capsys.readouterr().out
+    assert (f"{AE2}: 12 models; model column the unnamed first column (row names), score column 'win_rate', "
+            "length column 'avg_length' (other score columns: 'length_controlled_winrate', 'discrete_win_rate'; "
+            "choose with --score-col)") in out
+    # the length-controlled score on request: the estimate is the hand-computed Pearson r of that column
+    assert cli.main(["leaderboard-length", str(AE2), "--score-col", "length_controlled_winrate",
+                     "--out", str(tmp_path / "lc.csv")]) == 0
+    assert "score column 'length_controlled_winrate'" in capsys.readouterr().out
+    x = np.array([float(v) for v in _csv_column(AE2, "avg_length")])
+    y = np.array([float(v) for v in _csv_column(AE2, "length_controlled_winrate")])
+    r = ((x - x.mean()) * (y - y.mean())).sum() / math.sqrt(((x - x.mean()) ** 2).sum() * ((y - y.mean()) ** 2).sum())
+    t = pd.read_csv(tmp_path / "lc.csv").set_index("method")
+    assert t.loc["pearson", "estimate"] == pytest.approx(r, abs=1e-12)
+    raw = pd.read_csv(tmp_path / "t.csv").set_index("method")
+    assert raw.loc["pearson", "estimate"] != pytest.approx(r, abs=1e-3)  # it really read another column
+    # AlpacaEval 1 through the CLI too (it was rejected: "no model column")
+    assert cli.main(["leaderboard-length", str(AE1)]) == 0
+    assert f"{AE1}: 12 models; model column the unnamed first column" in capsys.readouterr().out
+
+
+def test_undecidable_columns_name_the_file_and_the_columns_found(tmp_path: Path, capsys):
+    p = tmp_path / "board.csv"
+    p.write_text("system,points,avg_length\na,1,10\nb,2,20\nc,3,30\nd,4,45\n")
+    with pytest.raises(InputError) as e:
+        read_leaderboard(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}: cannot tell which column is the model") and "(nor an unnamed first column)" in msg
+    assert "columns found: ['system', 'points', 'avg_length']" in msg and "--model-col" in msg
+    with pytest.raises(InputError, match=r"cannot tell which column is the score: none of \['score', "):
+        read_leaderboard(p, model_col="system")
+    lb = read_leaderboard(p, model_col="system", score_col="points")
+    assert lb.columns == LeaderboardColumns("system", "points", "avg_length", ())
+    assert lb.columns.describe() == "model column 'system', score column 'points', length column 'avg_length'"
+    assert cli.main(["leaderboard-length", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and "columns found: ['system', 'points', 'avg_length']" in err
+    # an unnamed column that is not the first is no model name column
+    p.write_text("win_rate,,avg_length\n1,a,10\n2,b,20\n3,c,30\n4,d,45\n")
+    with pytest.raises(InputError, match="cannot tell which column is the model"):
+        read_leaderboard(p)
+    # an unnamed first column with a gap in it
+    p.write_text(",win_rate,avg_length\na,1,10\n,2,20\nc,3,30\nd,4,45\n")
+    with pytest.raises(InputError, match=rf"{p} row 1: no model name in column 'Unnamed: 0'"):
+        read_leaderboard(p)

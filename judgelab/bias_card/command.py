@@ -38,7 +38,10 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
 
     board = read_leaderboard(args.file, model_col=args.model_col, score_col=args.score_col,
                              length_col=args.length_col)
-    table = length_correlation(board, log_length=args.log_length, seed=args.seed)
+    # say which columns were read: a leaderboard often has several scores (AlpacaEval 2: win_rate,
+    # length_controlled_winrate), and the correlation means something different for each
+    print(f"{board.path}: {len(board.table)} models; {board.columns.describe()}")
+    table = length_correlation(board.table, log_length=args.log_length, seed=args.seed)
     if args.out:
         write_table(table, args.out)
     with pd.option_context("display.width", 160):
