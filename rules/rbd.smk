@@ -178,9 +178,13 @@ rule rbd_cases:
 
 rule rbd_supervision:
     """The teacher writes <think>...</think> Yes/No for each training tuple; traces matching b_i are kept
-    (or, with rbd.supervision_data, the authors' released traces are read instead of asking a teacher)."""
+    (or, with rbd.supervision_data, the authors' released traces are read instead of asking a teacher).
+    With supervision_data the training tuples are not needed, so the input is only that CSV (when it is a
+    local path; a data-root name is resolved by the script): planning the traces must not schedule the
+    set builds, evaluations and labels that cases.parquet comes from."""
     input:
-        "results/rbd/supervision/cases.parquet",
+        ([RBD["supervision_data"]] if _rbd_os.path.exists(str(RBD["supervision_data"])) else [])
+        if RBD["supervision_data"] else ["results/rbd/supervision/cases.parquet"],
     output:
         "results/rbd/supervision/traces.parquet",
     params:
