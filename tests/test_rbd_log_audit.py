@@ -158,6 +158,27 @@ def test_without_gold_a_stand_in_flags_the_cue_and_unparsed_answers_are_counted(
     assert row["n_labelled"] == 0 and math.isnan(row["det_accuracy"])
 
 
+def test_detector_scores_need_a_parsed_answer_unparsed_ones_count_wrong(tmp_path):
+    # a detector that states no label on any case of a bias type has no accuracy there (NaN, the
+    # answers counted in n_unparsed), not an accuracy or recall of 0; beside parsed answers an
+    # unparsed one counts as wrong (the convention of the detector metrics)
+    _write_log(tmp_path / "log.csv", 30, gold=True)
+    table = import_verdicts([tmp_path / "log.csv"], mapping_from_config("judgelab"))
+    spec = DetectorSpec(name="det", judge={})
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        _, mute, _ = run_log_audit(table, ["position"], spec, sim("det", malformed_rate=1.0), cache)
+        calls, half, _ = run_log_audit(table, ["position"], DetectorSpec(name="det2", judge={}),
+                                       sim("det2", label_recall=1.0, label_specificity=1.0, malformed_rate=0.5),
+                                       cache)
+    row = mute.iloc[0]
+    assert row["n_labelled"] == 30 == row["n_unparsed"] and row["n_yes"] + row["n_no"] == 0
+    assert math.isnan(row["det_accuracy"]) and math.isnan(row["det_recall"]) and math.isnan(row["det_precision"])
+    row = half.iloc[0]
+    parsed = calls[calls["pred"] != ""]
+    assert 0 < len(parsed) < 30 and (parsed["pred"] == parsed["truth"]).all()  # a perfect detector when it answers
+    assert row["det_accuracy"] == pytest.approx(len(parsed) / 30)
+
+
 def test_cli_detect_bias_on_the_example_log(tmp_path, capsys):
     judges = tmp_path / "det.yaml"
     judges.write_text("judges:\n  - {name: my-det, backend: simulated, model: sim/det, "

@@ -49,7 +49,8 @@ type: ``n_cases``, ``n_yes``/``n_no``, ``n_unparsed`` (detector answers without 
 counted as either label but reported beside), ``cue_share`` (share of cases whose verdict
 follows the cue), ``n_skipped`` (calls that gave no case, by reason in the skipped table),
 and, where truth exists, ``n_labelled``, ``truth_yes`` and the detector's accuracy /
-precision / recall against it (:func:`judgelab.rbd.metrics.detector_scores`).
+precision / recall against it (:func:`judgelab.rbd.metrics.detector_scores`; an unparsed answer
+counts as wrong, and where no labelled case has a parsed answer the three are NaN, never 0).
 """
 
 from __future__ import annotations
@@ -254,7 +255,11 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
         unparsed = g[~pred.isin(["yes", "no"])]
         lo, hi = _wilson(n_yes, n_yes + n_no)
         lab = g[g["truth"].isin(["yes", "no"])]
-        s = M.detector_scores(list(lab["truth"]), list(lab["pred"])) if len(lab) else None
+        # Scored only where the detector stated a label on some labelled case: an unparsed answer counts
+        # as wrong beside parsed ones (as in the detector metrics), but a group whose every answer is
+        # unparsed has no estimate (NaN; the answers are in n_unparsed), not an accuracy or recall of 0.
+        scored = len(lab) and lab["pred"].astype(str).isin(["yes", "no"]).any()
+        s = M.detector_scores(list(lab["truth"]), list(lab["pred"])) if scored else None
         cue = g["cue"][g["cue"] != ""]
         rows.append({
             "detector": det, "prompting": g["prompting"].iloc[0] if len(g) else prompting,
