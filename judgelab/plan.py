@@ -14,8 +14,10 @@ prices.
 
 What the numbers are:
 
-* ``calls``: distinct calls the run would ask (a call two rules share is counted once,
-  under the first rule that asked it); ``cached``: of these, already in the real cache;
+* ``calls``: distinct calls the run would ask, per judge and study.  A call two studies
+  share (one request payload) is counted under each study that needs it, though a run
+  asks it once; each judge's ``(all studies)`` row (:data:`ALL_STUDIES`) counts it once,
+  and the printed TOTAL adds up those rows.  ``cached``: of these, already in the real cache;
   ``to_call``: the rest, what a run will pay for;
 * ``est_tokens_in``: prompt characters / 4 (the rule of thumb of paper 003's appendix;
   real tokenizers differ by some 10-20%);
@@ -147,8 +149,34 @@ def _max_tokens(spec: JudgeSpec, task: str, param: Any) -> int:
     return int(spec.sampling[limit_key])
 
 
+#: The ``study`` of a judge's total row: every distinct call of that judge, each counted once.
+ALL_STUDIES = "(all studies)"
+
+
+def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: set[str]) -> dict[str, Any]:
+    """The counts, tokens and prices of the distinct calls ``g`` (one row per payload) that
+    the rules ``rules`` need."""
+    todo = g[~g["cached"]]
+    t_in = int((todo["chars_in"] // 4).sum())
+    t_out = int(todo["tokens_out"].fillna(0).sum())
+    t_max = int(sum(_max_tokens(spec, t, p) for t, p in zip(todo["task"], todo["max_tokens_param"], strict=True)))
+    branching = sorted(rules & set(ANSWER_DEPENDENT_RULES))
+    return {
+        "judge": judge, "study": study, "backend": spec.backend, "model": spec.model, "calls": len(g),
+        "cached": int(g["cached"].sum()), "to_call": len(todo), "est_tokens_in": t_in, "est_tokens_out": t_out,
+        "max_tokens_out": t_max, "est_usd": round(spec.price.cost(t_in, t_out), 4),
+        "max_usd": round(spec.price.cost(t_in, t_max), 4),
+        "note": ("counts follow the stand-in's answers in " + ", ".join(branching)) if branching else "",
+    }
+
+
 def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: Path) -> pd.DataFrame:
-    """One row per judge and study (the rule's prefix): calls, cached, to_call, tokens, USD."""
+    """One row per judge and study (the rule's prefix), then one :data:`ALL_STUDIES` row per judge.
+
+    A call two studies need (the same request payload, e.g. the LLMBar pairs the audit and
+    topk studies both ask) is counted under *each* study's row, although a run asks it once;
+    the judge's :data:`ALL_STUDIES` row counts every distinct call once and is what a run pays.
+    """
     rows = [json.loads(line) for line in plan_log.read_text(encoding="utf-8").splitlines() if line.strip()] \
         if plan_log.exists() else []
     if not rows:
@@ -158,21 +186,12 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
     calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
     out = []
-    for (judge, study), g in calls.groupby(["judge", "study"], sort=True):
+    for judge, jg in calls.groupby("judge", sort=True):
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
-        todo = g[~g["cached"]]
-        t_in = int((todo["chars_in"] // 4).sum())
-        t_out = int(todo["tokens_out"].fillna(0).sum())
-        t_max = int(sum(_max_tokens(spec, t, p) for t, p in zip(todo["task"], todo["max_tokens_param"], strict=True)))
-        branching = sorted(set(g["rule"]) & set(ANSWER_DEPENDENT_RULES))
-        out.append({
-            "judge": judge, "study": study, "backend": spec.backend, "model": spec.model, "calls": len(g),
-            "cached": int(g["cached"].sum()), "to_call": len(todo), "est_tokens_in": t_in, "est_tokens_out": t_out,
-            "max_tokens_out": t_max, "est_usd": round(spec.price.cost(t_in, t_out), 4),
-            "max_usd": round(spec.price.cost(t_in, t_max), 4),
-            "note": ("counts follow the stand-in's answers in " + ", ".join(branching)) if branching else "",
-        })
+        for study, g in jg.groupby("study", sort=True):
+            out.append(_plan_row(judge, study, g.drop_duplicates("payload_sha"), spec, set(g["rule"])))
+        out.append(_plan_row(judge, ALL_STUDIES, jg.drop_duplicates("payload_sha"), spec, set(jg["rule"])))
     return pd.DataFrame(out, columns=PLAN_COLUMNS)
 
 
@@ -198,13 +217,17 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
 
 
 def format_plan(table: pd.DataFrame) -> str:
-    """The plan as text, with a total line."""
+    """The plan as text: the per-study rows, each judge's :data:`ALL_STUDIES` row, and a
+    TOTAL over those (so a call two studies share is paid once in the total)."""
     if table.empty:
         return "nothing to ask: every call of this run is already in the cache (or it asks no judge)\n"
     shown = table.drop(columns=["note"])
-    total = {"judge": "TOTAL", "study": "", "backend": "", "model": ""}
+    per_judge = shown[shown["study"] == ALL_STUDIES]
+    total = {"judge": "TOTAL", "study": ALL_STUDIES, "backend": "", "model": ""}
     for c in ("calls", "cached", "to_call", "est_tokens_in", "est_tokens_out", "max_tokens_out", "est_usd", "max_usd"):
-        total[c] = round(float(shown[c].sum()), 4) if c.endswith("usd") else int(shown[c].sum())
+        total[c] = round(float(per_judge[c].sum()), 4) if c.endswith("usd") else int(per_judge[c].sum())
     text = pd.concat([shown, pd.DataFrame([total])], ignore_index=True).to_string(index=False)
-    notes = sorted({n for n in table["note"] if n})
-    return text + "\n" + "".join(f"note: {n}\n" for n in notes)
+    notes = sorted({n for n in table.loc[table["study"] != ALL_STUDIES, "note"] if n})
+    shared = ("a call several studies need is counted under each study; a judge's "
+              f"'{ALL_STUDIES}' row and TOTAL count it once (what a run asks and pays)")
+    return text + "\n" + f"note: {shared}\n" + "".join(f"note: {n}\n" for n in notes)

@@ -38,22 +38,30 @@ log = logging.getLogger(__name__)
 PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
 
 
-def _plan_log(judge: Judge, label: str | None, todo: dict[str, JudgeRequest],
-              stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
-    """Append one JSON line per distinct new call to the plan log (one ``write`` per batch
-    on an ``O_APPEND`` file, so parallel jobs do not interleave lines)."""
+def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Sequence[JudgeRequest],
+              todo: dict[str, JudgeRequest], stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
+    """Append one JSON line per distinct call this job needs to the plan log (one ``write``
+    per job on an ``O_APPEND`` file, so parallel jobs do not interleave lines).
+
+    Every distinct call is logged, also those the stand-in cache already held (``new``
+    false): a call two studies share is asked once, by whichever job runs first, but it is
+    needed by both, and ``judgelab plan`` counts it under each study that needs it."""
     import json
 
     from judgelab.records import canonical_json, sha256_hex
 
     lines = []
-    for k, req in todo.items():
+    seen: set[str] = set()
+    for k, req in zip(keys, requests, strict=True):
+        if k in seen:
+            continue
+        seen.add(k)
         c = stored.get(k)
         lines.append(json.dumps({
             "judge": judge.name, "rule": os.environ.get("JUDGELAB_RULE", ""), "label": label or "",
             "payload_sha": sha256_hex(canonical_json(req.payload())), "task": req.output_task,
             "max_tokens_param": req.params.get("max_tokens"), "chars_in": len(req.prompt_text()),
-            "tokens_out": None if c is None or k in errors else int(c.tokens_out),
+            "tokens_out": None if c is None or k in errors else int(c.tokens_out), "new": k in todo,
         }, sort_keys=True))
     if lines:
         fd = os.open(os.environ[PLAN_LOG_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -142,7 +150,7 @@ def run_requests(
                 f"rerun to retry the failed ones"
             )
     if os.environ.get(PLAN_LOG_ENV):
-        _plan_log(judge, label, todo, stored, errors)
+        _plan_log(judge, label, keys, requests, todo, stored, errors)
     new_keys = set(todo)
     out = []
     for k, req in zip(keys, requests, strict=True):

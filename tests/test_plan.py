@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from judgelab.cache import CallCache
-from judgelab.plan import format_plan, plan, stand_in_config
+from judgelab.config import JudgeSpec
+from judgelab.judges.base import Judge
+from judgelab.plan import ALL_STUDIES, format_plan, plan, stand_in_config, summarise
+from judgelab.records import JudgeRequest, Message, RawAnswer
+from judgelab.runner import PLAN_LOG_ENV, run_requests
 from tests.conftest import REPO
 
 PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data", "pyproject.toml")
@@ -56,7 +61,11 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
     monkeypatch.setenv("JUDGELAB_PROGRESS", "0")
     extra = project.parent / "mine.yaml"
     scratch = project.parent / "scratch"
-    cold = plan([extra], targets=_targets(), directory=str(project), scratch=str(scratch)).set_index("judge")
+    cold_all = plan([extra], targets=_targets(), directory=str(project), scratch=str(scratch))
+    # one study here: each judge's "(all studies)" row equals its audit row
+    totals = cold_all[cold_all["study"] == ALL_STUDIES].set_index("judge").drop(columns="study")
+    cold = cold_all[cold_all["study"] != ALL_STUDIES].set_index("judge")
+    pd.testing.assert_frame_equal(totals, cold.drop(columns="study"))
     assert set(cold.index) == set(JUDGES)
     for j in JUDGES:  # 6 pairs x 2 orders, none cached yet
         assert (cold.loc[j, "calls"], cold.loc[j, "cached"], cold.loc[j, "to_call"]) == (12, 0, 12)
@@ -70,7 +79,8 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
     with CallCache(scratch / "plan-cache.sqlite") as src, \
             CallCache(project / "results" / "cache" / "calls.sqlite") as dst:
         dst.put_many([(c, src.request(c.key)) for c in src.iter_calls(judge="sim-gpt-4o")])
-    warm = plan([extra], targets=_targets(), directory=str(project)).set_index("judge")
+    warm = plan([extra], targets=_targets(), directory=str(project))
+    warm = warm[warm["study"] == "audit"].set_index("judge")
     assert (warm.loc["sim-gpt-4o", "cached"], warm.loc["sim-gpt-4o", "to_call"]) == (12, 0)
     assert warm.loc["sim-gpt-4o", "est_usd"] == 0
     assert (warm.loc["sim-unbiased", "cached"], warm.loc["sim-unbiased", "to_call"]) == (0, 12)
@@ -100,3 +110,53 @@ def test_summary_prices_only_the_calls_the_cache_lacks(tmp_path):
     assert (row["calls"], row["cached"], row["to_call"]) == (2, 1, 1)
     assert row["est_tokens_in"] == 2000 and row["est_tokens_out"] == 100 and row["max_tokens_out"] == 3000
     assert row["est_usd"] == pytest.approx(2.0 + 1.0) and row["max_usd"] == pytest.approx(2.0 + 30.0)
+
+
+class _Answering(Judge):
+    """Answers every request at once with a 4-token verdict (a stand-in's role in a plan run)."""
+
+    def answer(self, requests):
+        return [RawAnswer(text="[[A]]", tokens_in=len(r.prompt_text()) // 4, tokens_out=4) for r in requests]
+
+
+def _llmbar_requests(ids) -> list[JudgeRequest]:
+    return [JudgeRequest(messages=[Message("user", f"LLMBar pair {i}: which output follows the instruction?")],
+                         fmt="brackets", meta={"i": i}) for i in ids]
+
+
+def test_a_call_two_studies_share_counts_under_each_and_once_in_the_total(tmp_path: Path, monkeypatch):
+    """Issue #19: the same LLMBar calls asked by audit and by topk were counted under whichever
+    study ran first.  Here audit needs pairs 0-9 and topk pairs 4-13 (six shared); the topk job
+    runs second, so its six shared calls are stand-in cache hits, yet topk needs them."""
+    log = tmp_path / "plan-calls.jsonl"
+    monkeypatch.setenv(PLAN_LOG_ENV, str(log))
+    judge = _Answering(JudgeSpec.from_dict({"name": "j", "backend": "answeringtest", "model": "m",
+                                            "price": {"input_per_1k": 1.0, "output_per_1k": 2.0}}))
+    with CallCache(tmp_path / "plan-cache.sqlite") as cache:
+        monkeypatch.setenv("JUDGELAB_RULE", "audit_query")
+        run_requests(judge, _llmbar_requests(range(10)) * 2, cache, progress=False)  # each asked twice: one call
+        monkeypatch.setenv("JUDGELAB_RULE", "topk_llmbar_replay")
+        run_requests(judge, _llmbar_requests(range(4, 14)), cache, progress=False)
+        # the real cache of the project already holds pair 13 (topk only)
+        real = tmp_path / "real.sqlite"
+        with CallCache(real) as dst:
+            k13 = judge.key(_llmbar_requests([13])[0])
+            dst.put_many([(c, cache.request(c.key)) for c in cache.iter_calls(judge="j") if c.key == k13])
+    originals = {"j": {"name": "j", "backend": "openai", "model": "gpt-x",
+                       "price": {"input_per_1k": 1.0, "output_per_1k": 2.0}}}
+    plan_table = summarise(log, originals, real)
+    table = plan_table.set_index("study")
+    assert list(table.index) == ["audit", "topk", ALL_STUDIES]
+    assert (table.loc["audit", "calls"], table.loc["audit", "cached"], table.loc["audit", "to_call"]) == (10, 0, 10)
+    assert (table.loc["topk", "calls"], table.loc["topk", "cached"], table.loc["topk", "to_call"]) == (10, 1, 9)
+    assert (table.loc[ALL_STUDIES, "calls"], table.loc[ALL_STUDIES, "cached"],
+            table.loc[ALL_STUDIES, "to_call"]) == (14, 1, 13)  # 10 + 10 - 6 shared
+    t_in = sum(len(r.prompt_text()) // 4 for r in _llmbar_requests(range(13)))  # pair 13 is cached
+    assert table.loc[ALL_STUDIES, "est_tokens_in"] == t_in
+    assert table.loc[ALL_STUDIES, "est_tokens_out"] == 13 * 4  # the stand-in's answer lengths, once per call
+    assert table.loc[ALL_STUDIES, "est_usd"] == pytest.approx((t_in + 2 * 13 * 4) / 1000, abs=1e-4)
+
+    text = format_plan(plan_table)
+    total = next(line for line in text.splitlines() if line.startswith("TOTAL")).split()
+    assert total[3:6] == ["14", "1", "13"]  # the total counts a shared call once (not 20 / 1 / 19)
+    assert "counted under each study" in text and "count it once" in text
