@@ -273,18 +273,10 @@ def rank_live(pool: UserPool, judge: Judge, cache: CallCache, settings: LiveSett
     naive = fit_bias_aware(comp, n, options=naive_options(settings.options), warn=False)
     msgs = [f"{name} is {st} on the revealed comparisons" for name, st in aware.identifiability.items()
             if st != "identified"]
-    corrs: dict[str, float] = {}
-    for m, name in enumerate(pool.covariate_names):
-        x = X[:, m]
-        r = float(np.corrcoef(x, naive.theta)[0, 1]) if x.std() > 0 and naive.theta.std() > 0 else math.nan
-        corrs[name] = r
-        if math.isfinite(r) and abs(r) >= settings.corr_warn:
-            msg = (f"covariate {name!r} correlates with the judge's estimate of quality (naive scores, r = {r:+.2f}); "
-                   f"the bias-aware ranking removes this as bias, which is right only if {name!r} is not real "
-                   "quality in this pool (Assumption 1 of paper 002). Give trusted 'anchor' scores for some "
-                   "items to let the gate check it.")
-            msgs.append(msg)
-            warnings.warn(msg, CovariateQualityWarning, stacklevel=2)
+    corrs, corr_msgs = covariate_correlations(X, pool.covariate_names, naive.theta, settings.corr_warn)
+    for msg in corr_msgs:
+        warnings.warn(msg, CovariateQualityWarning, stacklevel=2)
+    msgs += corr_msgs
     gate = _gate(pool, naive, aware)
     if gate.get("n_anchors", 0) and not gate["enabled"]:
         msgs.append("trusted anchors agree better with the naive ranking: the correction is switched off "
@@ -294,6 +286,26 @@ def rank_live(pool: UserPool, judge: Judge, cache: CallCache, settings: LiveSett
                       wall_s=time.perf_counter() - started, expected_recall=exp_recall, p_set=p_set, correlations=corrs,
                       warnings=msgs, gate=gate, stop_rule=settings.stop_rule,
                       stop_threshold=settings.stop_threshold)
+
+
+def covariate_correlations(X: np.ndarray, names: list[str], naive_theta: np.ndarray,
+                           corr_warn: float) -> tuple[dict[str, float], list[str]]:
+    """Pearson's r of each covariate with the naive quality estimate, and a warning text for
+    every ``|r| >= corr_warn``: the judge's own reading of quality follows the covariate, so
+    removing it as bias is right only if it is not real quality (Assumption 1).  A constant
+    covariate or estimate has no r (NaN, never a warning)."""
+    corrs: dict[str, float] = {}
+    msgs: list[str] = []
+    for m, name in enumerate(names):
+        x = X[:, m]
+        r = float(np.corrcoef(x, naive_theta)[0, 1]) if x.std() > 0 and naive_theta.std() > 0 else math.nan
+        corrs[name] = r
+        if math.isfinite(r) and abs(r) >= corr_warn:
+            msgs.append(f"covariate {name!r} correlates with the judge's estimate of quality (naive scores, "
+                        f"r = {r:+.2f}); the bias-aware ranking removes this as bias, which is right only if "
+                        f"{name!r} is not real quality in this pool (Assumption 1 of paper 002). Give trusted "
+                        "'anchor' scores for some items to let the gate check it.")
+    return corrs, msgs
 
 
 def _comparisons(first: list[int], second: list[int], y: list[float]) -> Comparisons:
