@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card import CARD_COLUMNS, CardSettings, bias_card
+from judgelab.bias_card.card import card_view
 from judgelab.bias_card.planted import PlantedJudge, planted_log, planted_truth
 from judgelab.verdict_import import import_verdicts, preset_mapping
 
@@ -24,7 +25,7 @@ NULLS = {"position_preference": 0.0, "length_preference": 0.5, "markdown_prefere
 
 
 def _cards(judge: PlantedJudge) -> list[pd.DataFrame]:
-    return [bias_card(planted_log(judge, n_items=60, seed=s), FAST).set_index("metric") for s in SEEDS]
+    return [card_view(bias_card(planted_log(judge, n_items=60, seed=s), FAST)) for s in SEEDS]
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +71,13 @@ def test_card_columns_and_underpowered_flag():
     card = bias_card(planted_log(PLANTED, n_items=60, seed=0), FAST)
     assert list(card.columns) == CARD_COLUMNS
     assert card["simulated"].all()
-    tiny = bias_card(planted_log(PLANTED, n_items=4, pairs_per_item=1, seed=0), FAST).set_index("metric")
+    tiny = card_view(bias_card(planted_log(PLANTED, n_items=4, pairs_per_item=1, seed=0), FAST))
     # 8 verdicts cannot detect a 10-point length preference: the card says so
     assert tiny.loc["length_preference", "underpowered"]
     assert tiny.loc["length_preference", "mde"] > 0.1
     # positional agreement uses only pairs with a verdict in both orders, and reports the share
     log = planted_log(PlantedJudge(fail=0.3), n_items=40, seed=3)
-    c = bias_card(log, FAST).set_index("metric")
+    c = card_view(bias_card(log, FAST))
     ab = log[log.order == "AB"].set_index("pair_id")
     ba = log[log.order == "BA"].set_index("pair_id")
     valid = (ab.verdict != "") & (ba.verdict != "")
@@ -88,7 +89,7 @@ def test_card_columns_and_underpowered_flag():
 
 def test_single_order_log_warns_that_position_is_confounded():
     log = planted_log(PLANTED, n_items=30, seed=0)
-    card = bias_card(log[log.order == "AB"], FAST).set_index("metric")
+    card = card_view(bias_card(log[log.order == "AB"], FAST))
     assert "one presentation order" in card.loc["position_preference", "note"]
     assert card.loc["positional_agreement", "n"] == 0 and card.loc["positional_agreement", "underpowered"]
 
@@ -105,7 +106,7 @@ def test_llmbar_cards_equal_the_authors_statistics(data_root):
     and through a replayed verdict table re-imported with the judgelab preset."""
     files = sorted((data_root / "llmbar_judge_outputs").glob("*/evaluators/*/*/result.json"))
     assert files
-    card = bias_card(import_verdicts(files, preset_mapping("llmbar")), FAST).set_index(["judge", "metric"])
+    card = card_view(bias_card(import_verdicts(files, preset_mapping("llmbar")), FAST), "strict")
     for f in files:
         stats = json.loads((f.parent / "statistics.json").read_text())
         judge = f"{f.parts[-3]}-{f.parts[-2]}"

@@ -1,4 +1,4 @@
-"""The bias card: one row per judge x metric, from recorded verdicts alone (no judge call).
+"""The bias card: one row per judge x view x metric, from recorded verdicts alone (no judge call).
 
 Input is a recorded verdict table (:mod:`judgelab.verdict_import.importer`; judgelab's
 own verdict tables import through the ``judgelab`` preset).  Columns of
@@ -6,79 +6,150 @@ own verdict tables import through the ``judgelab`` preset).  Columns of
 
 ============== ===================================================================
 judge, family  the judge and its model family
+view           ``strict``: only verdicts the benchmark authors' own extraction reads
+               (``status == ok``); ``fallback`` verdicts count as unparsed, so
+               published counts made with a first-match rule are reproduced.
+               ``lenient``: ``ok`` and ``fallback`` verdicts (judgelab's parser)
 metric         see :data:`METRICS`
+status         detected / not detected / underpowered / not estimable / not identified
+               (tested metrics), descriptive or not estimable (rates without a null)
 estimate       the point estimate on the metric's own scale
-ci_low/high    95% CI, item-clustered (``item_id``: the question).  Shares: Wilson
-               interval on the effective n (n / design effect, the design effect from a
-               cluster bootstrap over items); differences and the position score b:
-               percentile cluster bootstrap; logistic coefficients: cluster-robust Wald
+ci_low/high    item-clustered CI (``item_id``: the question).  Shares and the position
+               score: Wilson interval on the effective n (n / design effect, the design
+               effect from the cluster-robust variance over items), which never has zero
+               width; differences and the Arena-Hard score: percentile cluster
+               bootstrap; logistic coefficients: cluster-robust Wald
+se             the standard error the test uses (binomial/score tests: under the null on
+               the effective n; McNemar: clustered; Wald: cluster-robust); rates without
+               a test: the Wilson half-width over z
 null_value     the value of "no bias" / chance the test compares with
 n              units the estimate uses (games, pairs or decisive verdicts)
 n_items        clusters (distinct items) behind them
-share          n over the units it could have used (e.g. pairs with a verdict in
-               both orders over all pairs judged in both orders)
-test           binomial (design-effect adjusted), mcnemar, wald-cluster, or none
-statistic      the test statistic (successes, chi-square, or z)
+share          n over the units it could have used
+n_parsed       verdicts with a value (A, B or tie) in this view, and
+parsed_share   their share of all calls: position, length, markdown and self
+               preferences are computed over parsed verdicts only
+test           binomial (design-effect adjusted), score (position), mcnemar-cluster
+               (Durkalski's clustered McNemar over items), wald-cluster, or none
+statistic      the test statistic (successes, z, chi-square)
 p_value        two-sided
-mde            minimum detectable effect at alpha 0.05 and power 0.8 (metric scale,
+mde            minimum detectable effect at the card's alpha and power (metric scale,
                distance from null_value; for untested rates the CI half-width)
-underpowered   True when n is 0, or the test did not reject its null and the mde exceeds
-               the metric's threshold (:data:`METRICS`): a non-significant result that
-               could not have detected a threshold-size effect.  Untested rates: the CI
-               half-width exceeds the threshold
-note           what to keep in mind (e.g. only one order recorded)
+underpowered   True when the row is not estimable, or the test did not reject its null
+               and the mde exceeds the metric's threshold (:data:`METRICS`)
+estimable      False when separation, collinearity, zero variance, a zero or non-finite
+               standard error, or fewer than ``CardSettings.min_decisive`` decisive
+               verdicts leave nothing to test; ``reason`` says which
+identified     False when the design cannot separate the bias from something else
+               (one presentation order: position mixes with gold; self preference:
+               own-family responses may simply be better); such rows never reach the
+               headline
+reason, note   why a row is not estimable / not identified; what to keep in mind
 simulated      True when the verdicts come from the simulated panel
 ============== ===================================================================
 
+A row is *detected* only when it is estimable and identified, its standard error is
+finite and non-zero, its CI excludes the null and its p-value is below ``alpha``.  No
+exception raised while computing one statistic ends the card: the row is kept, not
+estimable, with the exception as its reason.
+
 Conventions: accuracy counts a missing verdict as wrong (LLMBar's convention, so the
 card of a replayed LLMBar judge equals the authors' ``statistics.json``); the position
-preference ``b`` is paper 003's signed score (:func:`judgelab.stats.bias.bias_score`,
-ties and failures in the denominator); the length/markdown/self preferences are
+preference ``b`` is paper 003's signed score (:func:`judgelab.stats.bias.bias_score`)
+over parsed verdicts, ties in the denominator; the length/markdown/self preferences are
 P(picks the longer / more formatted / own-family response) among decisive verdicts on
 pairs that differ in that cue by the stated margin; the length-controlled view is a
 logistic regression of "picks the response shown first" on the log2 length ratio, the
 markdown difference and gold, with item-clustered standard errors.
 
-The binomial tests treat verdicts within one item as correlated: the number of trials
-is divided by the design effect (cluster-bootstrap variance over the binomial variance,
-at least :data:`DEFF_FLOOR`), so p-values and MDEs match the clustered CI.
+Every test is clustered like its CI: binomial tests use the effective n (design effect
+at least :data:`DEFF_FLOOR` with two or more items, 1 with one item, where no clustered
+variance exists); the order gap uses the clustered McNemar test of Durkalski et al.
+(2003, Stat Med 22:1417), which equals McNemar's (uncorrected) with one pair per item.
+
+Benchmarks' own metrics: ``judgebench_accuracy`` (JudgeBench's pair score from its two
+games) and ``arena_hard_score`` (Arena-Hard's two-game aggregation); see
+:func:`judgebench_pair_correct` and :func:`arena_hard_pair_scores`.
+
+Scale: clustered variances come from per-item sums (O(rows)); bootstrap resamples are
+drawn in chunks of at most ``CardSettings.chunk_cells`` item indices, never a full
+resamples x items matrix.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest, chi2, norm
+from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_confint
 
-from judgelab.features import length_log_ratio, markdown_score, word_count
-from judgelab.stats.bias import bias_score
-from judgelab.stats.mcnemar import mcnemar_mde, mcnemar_test
+from judgelab.features import markdown_score, word_count
+from judgelab.stats.mcnemar import mcnemar_mde
 
-CARD_COLUMNS = ["judge", "family", "metric", "estimate", "ci_low", "ci_high", "null_value", "n", "n_items", "share",
-                "test", "statistic", "p_value", "mde", "underpowered", "note", "simulated"]
+#: strict: the authors' extraction (status ok); lenient: ok + fallback
+VIEWS = ("lenient", "strict")
+STATUSES = ("detected", "not detected", "underpowered", "not estimable", "not identified", "descriptive")
 
-#: metric -> (scale, underpowered threshold on the mde, description)
-METRICS: dict[str, tuple[str, float, str]] = {
-    "accuracy_AB": ("proportion", 0.10, "accuracy vs gold, shown in the stored order (binomial vs 0.5)"),
-    "accuracy_BA": ("proportion", 0.10, "accuracy vs gold, shown swapped"),
-    "accuracy_average": ("proportion", 0.10, "accuracy vs gold over both orders"),
-    "correct_both": ("proportion", 0.10, "share of pairs correct in both orders"),
-    "accuracy_order_gap": ("difference", 0.10, "accuracy swapped minus stored (McNemar over pairs)"),
-    "positional_agreement": ("proportion", 0.10, "same verdict in both orders, pairs with a verdict in both"),
-    "positional_agreement_all": ("proportion", 0.10, "LLMBar 'equal': same verdict (or none) in both orders"),
-    "position_preference": ("b", 0.20, "b = P(picks slot shown first) - P(picks slot shown second)"),
-    "length_preference": ("proportion", 0.10, "P(picks the longer) among decisive verdicts, length ratio >= 1+margin"),
-    "length_controlled": ("log_odds", 0.50, "log-odds per doubling of length, controlling position, markdown, gold"),
-    "markdown_preference": ("proportion", 0.10, "P(picks the more formatted) among decisive verdicts"),
-    "markdown_controlled": ("log_odds", 0.50, "log-odds per unit markdown score, controlling position, length, gold"),
-    "self_preference": ("proportion", 0.10, "P(picks the judge's own family) where exactly one response is"),
-    "tie_rate": ("proportion", 0.10, "share of tie verdicts"),
-    "parse_failures": ("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error)"),
+CARD_COLUMNS = ["judge", "family", "view", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value",
+                "n", "n_items", "share", "n_parsed", "parsed_share", "test", "statistic", "p_value", "mde",
+                "underpowered", "estimable", "identified", "reason", "note", "simulated"]
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A card metric: its scale, the effect size below which a miss is acceptable, and its kind.
+
+    ``kind`` decides where the row may appear: only ``bias`` rows reach the card's
+    "Biases detected" headline; ``accuracy`` rows are tested against chance, ``rate``
+    and ``benchmark`` rows are descriptive.
+    """
+
+    scale: str
+    threshold: float
+    description: str
+    kind: str
+
+
+METRICS: dict[str, Metric] = {
+    "accuracy_AB": Metric("proportion", 0.10, "accuracy vs gold, shown in the stored order (binomial vs 0.5)",
+                          "accuracy"),
+    "accuracy_BA": Metric("proportion", 0.10, "accuracy vs gold, shown swapped", "accuracy"),
+    "accuracy_average": Metric("proportion", 0.10, "accuracy vs gold over both orders", "accuracy"),
+    "correct_both": Metric("proportion", 0.10, "share of pairs correct in both orders", "rate"),
+    "judgebench_accuracy": Metric("proportion", 0.10, "JudgeBench pair score: the two games' decisive verdicts "
+                                  "vote, a tie defers, inconsistent pairs count wrong", "benchmark"),
+    "arena_hard_score": Metric("proportion", 0.10, "Arena-Hard score of stored B vs stored A: both games, strong "
+                               "verdicts (>>) weighted 3", "benchmark"),
+    "accuracy_order_gap": Metric("difference", 0.10, "accuracy swapped minus stored (McNemar clustered by item)",
+                                 "bias"),
+    "positional_agreement": Metric("proportion", 0.10, "same verdict in both orders, pairs with a verdict in both",
+                                   "rate"),
+    "positional_agreement_all": Metric("proportion", 0.10, "LLMBar 'equal': same verdict (or none) in both orders",
+                                       "rate"),
+    "position_preference": Metric("b", 0.20, "b = P(picks slot shown first) - P(picks slot shown second), parsed "
+                                  "verdicts", "bias"),
+    "length_preference": Metric("proportion", 0.10, "P(picks the longer) among decisive verdicts, length ratio >= "
+                                "1+margin", "bias"),
+    "length_controlled": Metric("log_odds", 0.50, "log-odds per doubling of length, controlling position, markdown, "
+                                "gold", "bias"),
+    "markdown_preference": Metric("proportion", 0.10, "P(picks the more formatted) among decisive verdicts", "bias"),
+    "markdown_controlled": Metric("log_odds", 0.50, "log-odds per unit markdown score, controlling position, "
+                                  "length, gold", "bias"),
+    "self_preference": Metric("proportion", 0.10, "P(picks the judge's own family) where exactly one response is",
+                              "bias"),
+    "tie_rate": Metric("proportion", 0.10, "share of tie verdicts", "rate"),
+    "parse_failures": Metric("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error; "
+                             "strict view: fallback too)", "rate"),
 }
 
 
@@ -91,6 +162,82 @@ class CardSettings:
     alpha: float = 0.05
     power: float = 0.8
     seed: int = 0
+    #: tested rows with fewer decisive verdicts (discordant pairs for the order gap) are not estimable
+    min_decisive: int = 10
+    #: the card's headline leads with parse failures above this share of calls
+    parse_failure_alert: float = 0.2
+    #: a logistic coefficient with a larger cluster-robust SE is treated as (quasi-)separated
+    max_logit_se: float = 10.0
+    #: largest resamples x items block one bootstrap chunk draws (bounds memory)
+    chunk_cells: int = 2_000_000
+    views: tuple[str, ...] = VIEWS
+
+
+@dataclass
+class CardRow:
+    """One metric of one judge and view, before its status is decided (:func:`_finish`)."""
+
+    metric: str
+    estimate: float = NAN
+    ci_low: float = NAN
+    ci_high: float = NAN
+    se: float = NAN
+    null_value: float = NAN
+    n: int = 0
+    n_items: int = 0
+    share: float = NAN
+    test: str = "none"
+    statistic: float = NAN
+    p_value: float = NAN
+    mde: float = NAN
+    reason: str = ""
+    note: str = ""
+    identified: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# clustered statistics from per-item sums
+
+
+def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniq = pd.factorize(np.asarray(clusters))
+    return codes, len(uniq)
+
+
+def ratio_cluster_variance(cn: np.ndarray, cd: np.ndarray) -> float:
+    """Cluster-robust (linearised, CR1) variance of sum(cn) / sum(cd) from per-cluster totals.
+
+    The delta-method variance of a ratio of cluster totals, k/(k-1) * sum(u_i^2) / D^2
+    with u_i = cn_i - r cd_i: the variance a cluster bootstrap estimates, without drawing
+    resamples (O(items)).  NaN with fewer than two clusters: one item has no
+    between-item variance to estimate.
+    """
+    k = len(cn)
+    den = float(np.sum(cd))
+    if k < 2 or den == 0:
+        return NAN
+    r = float(np.sum(cn)) / den
+    u = cn - r * cd
+    return float(k / (k - 1) * np.dot(u, u) / den**2)
+
+
+def _bootstrap_totals(cols: np.ndarray, s: CardSettings) -> np.ndarray:
+    """(n_resamples, m) column totals of cluster resamples of the (k, m) per-cluster totals.
+
+    Drawn in chunks of at most ``s.chunk_cells`` indices so that memory stays bounded for
+    a million items.
+    """
+    k, m = cols.shape
+    rng = np.random.default_rng(s.seed)
+    out = np.empty((s.n_resamples, m))
+    chunk = max(1, min(s.n_resamples, s.chunk_cells // max(k, 1)))
+    for start in range(0, s.n_resamples, chunk):
+        r = min(chunk, s.n_resamples - start)
+        idx = rng.integers(0, k, size=(r, k))
+        for j in range(m):
+            out[start:start + r, j] = cols[idx, j].sum(axis=1)
+    return out
 
 
 def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: CardSettings
@@ -99,57 +246,81 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: 
 
     Hand-written because the statistic is a ratio of cluster totals whose resampled
     denominator can be zero; scipy.stats.bootstrap has no cluster resampling and fails
-    on such resamples, here they are dropped (nan-percentiles).
+    on such resamples, here they are dropped (nan-percentiles).  With one cluster the
+    interval is NaN: a percentile bootstrap over one item would have zero width.
     """
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     if den.sum() == 0:
-        return float("nan"), float("nan"), float("nan"), float("nan")
-    codes, uniq = pd.factorize(np.asarray(clusters))
-    k = len(uniq)
+        return NAN, NAN, NAN, NAN
+    codes, k = _cluster_codes(clusters)
     cn = np.bincount(codes, weights=num, minlength=k)
     cd = np.bincount(codes, weights=den, minlength=k)
     est = float(cn.sum() / cd.sum())
     if k < 2:
-        return est, est, est, 0.0
-    rng = np.random.default_rng(s.seed)
-    idx = rng.integers(0, k, size=(s.n_resamples, k))
+        return est, NAN, NAN, NAN
+    tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        boot = cn[idx].sum(axis=1) / cd[idx].sum(axis=1)
+        boot = tot[:, 0] / tot[:, 1]
     a = (1 - s.confidence) / 2
     lo, hi = np.nanquantile(boot, [a, 1 - a])
     return est, float(lo), float(hi), float(np.nanvar(boot))
 
 
-#: lower bound of the design effect: the two orders of a pair can be negatively correlated
-#: (a consistent judge picks A, then B), which makes the paired design more efficient than
-#: independent verdicts; the floor keeps a noisy variance estimate from shrinking n_eff away
+#: lower bound of the design effect with two or more items: the two orders of a pair can be
+#: negatively correlated (a consistent judge picks A, then B), which makes the paired design
+#: more efficient than independent verdicts; the floor keeps a noisy variance estimate from
+#: shrinking n_eff away.  With one item the design effect is 1 (no clustered variance exists).
 DEFF_FLOOR = 0.5
 
 
-def design_effect(est: float, var_boot: float, n: int, floor: float = DEFF_FLOOR) -> float:
-    """Clustered over binomial variance: how much item clustering changes the variance (>= floor)."""
-    iid = est * (1 - est) / n if n else float("nan")
-    return max(floor, var_boot / iid) if iid > 0 and not math.isnan(var_boot) else 1.0
+def design_effect(est: float, var_cluster: float, n: int, floor: float = DEFF_FLOOR) -> float:
+    """Clustered over binomial variance (>= floor); 1 where either is unavailable or zero."""
+    iid = est * (1 - est) / n if n else NAN
+    if math.isnan(var_cluster) or not iid > 0:
+        return 1.0
+    return max(floor, var_cluster / iid)
+
+
+def _share_stats(y: np.ndarray, clusters: np.ndarray, floor: float) -> tuple[float, float, float, int]:
+    """(mean, cluster-robust variance, effective n, items) of a [0, 1] outcome clustered by item."""
+    codes, k = _cluster_codes(clusters)
+    n = len(y)
+    cn = np.bincount(codes, weights=y, minlength=k)
+    cd = np.bincount(codes, minlength=k).astype(float)
+    est = float(cn.sum() / n)
+    var = ratio_cluster_variance(cn, cd)
+    return est, var, n / design_effect(est, var, n, floor), k
+
+
+def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[float, float]:
+    """Wilson's interval on the effective n; with k >= 2 clusters its z is Student's t on k - 1 df.
+
+    The t critical value is the usual small-sample correction of cluster-robust
+    inference (Cameron & Miller 2015, J Hum Resour 50:317): the clustered variance is
+    estimated from only k cluster totals.
+    """
+    a = 1 - s.confidence
+    if k >= 2:
+        a = float(2 * norm.sf(student_t.ppf(1 - a / 2, k - 1)))
+    lo, hi = proportion_confint(est * n_eff, n_eff, alpha=a, method="wilson")
+    return float(lo), float(hi)
 
 
 def clustered_proportion_ci(y: np.ndarray, clusters: np.ndarray, s: CardSettings, *, floor: float = DEFF_FLOOR
                             ) -> tuple[float, float, float, float]:
-    """(share, low, high, bootstrap variance) of a 0/1 outcome clustered by item.
+    """(share, low, high, cluster-robust variance) of a 0/1 outcome clustered by item.
 
-    The cluster bootstrap estimates the variance; the interval is Wilson's on the
+    The cluster-robust variance gives the design effect; the interval is Wilson's on the
     effective sample size n / design effect (statsmodels), because percentile bootstrap
-    intervals of rare outcomes (ties, parse failures) cover too little.  Untested rates
-    use ``floor=1`` (never narrower than independent verdicts); tested shares use the
-    same design effect as their test, so CI and p-value agree.
+    intervals of rare outcomes (ties, parse failures) cover too little and collapse to a
+    point at 0 or 1.  Untested rates use ``floor=1`` (never narrower than independent
+    verdicts); tested shares use the same design effect as their test.
     """
-    from statsmodels.stats.proportion import proportion_confint
-
-    n = len(y)
-    est, _, _, var = cluster_ratio_ci(y, np.ones(n), clusters, s)
-    n_eff = n / design_effect(est, var, n, floor)
-    lo, hi = proportion_confint(est * n_eff, n_eff, alpha=1 - s.confidence, method="wilson")
-    return est, float(lo), float(hi), var
+    y = np.asarray(y, dtype=float)
+    est, var, n_eff, k = _share_stats(y, clusters, floor)
+    lo, hi = _wilson(est, n_eff, s, k)
+    return est, lo, hi, var
 
 
 def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
@@ -160,122 +331,359 @@ def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
 @lru_cache(maxsize=4096)
 def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
     if n < 2:
-        return float("nan")
+        return NAN
+    # h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p0)), so asin(sqrt(p1)) = asin(sqrt(p0)) + h / 2
     h = NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0)
-    p1 = math.sin(math.asin(math.sqrt(p0)) + h / 2) ** 2
+    p1 = math.sin(min(math.pi / 2, math.asin(math.sqrt(p0)) + h / 2)) ** 2
     return float(p1 - p0)
 
 
-def _binomial(est: float, var_boot: float, n: int, p0: float, s: CardSettings) -> tuple[float, float, float]:
-    """Design-effect adjusted binomial test: (successes, p-value, mde) on the effective n."""
-    if n == 0 or math.isnan(est):
-        return float("nan"), float("nan"), float("nan")
-    n_eff = max(1, round(n / design_effect(est, var_boot, n)))
-    k = round(est * n_eff)
-    return float(k), float(binomtest(k, n_eff, p0).pvalue), binomial_mde(n_eff, p0, s)
+# ---------------------------------------------------------------------------------------------
+# rows
 
 
-def _row(metric: str, est: float, lo: float, hi: float, *, null: float, n: int, n_items: int, share: float,
-         test: str, stat: float, p: float, mde: float, note: str = "") -> dict:
-    threshold = METRICS[metric][1]
-    if test == "none":
-        mde = (hi - lo) / 2 if not math.isnan(hi) else float("nan")
-    rejected = test != "none" and not math.isnan(p) and p < 0.05
-    under = n == 0 or (not rejected and (math.isnan(mde) or abs(mde) > threshold))
-    return {"metric": metric, "estimate": est, "ci_low": lo, "ci_high": hi, "null_value": null, "n": int(n),
-            "n_items": int(n_items), "share": share, "test": test, "statistic": stat, "p_value": p, "mde": mde,
-            "underpowered": bool(under), "note": note}
+def _finish(r: CardRow, s: CardSettings) -> dict:
+    """Decide estimable / status / underpowered of a row; the only place a row can become 'detected'."""
+    spec = METRICS[r.metric]
+    reason = r.reason
+    finite_est = math.isfinite(r.estimate)
+    if not reason and not finite_est:
+        reason = "no estimate"
+    if r.test == "none":
+        half = (r.ci_high - r.ci_low) / 2 if math.isfinite(r.ci_high) and math.isfinite(r.ci_low) else NAN
+        estimable = not reason
+        status = "descriptive" if estimable else "not estimable"
+        under = not estimable or not half <= spec.threshold
+        mde = half
+    else:
+        if not reason and not (math.isfinite(r.se) and r.se > 0):
+            reason = f"standard error {r.se:.3g}: the test has nothing to go on"
+        if not reason and not math.isfinite(r.p_value):
+            reason = "no p-value"
+        estimable = not reason
+        excludes = (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)
+                    and not r.ci_low <= r.null_value <= r.ci_high)
+        rejected = estimable and r.p_value < s.alpha and excludes
+        under = not estimable or (not rejected and (math.isnan(r.mde) or abs(r.mde) > spec.threshold))
+        mde = r.mde
+        if not estimable:
+            status = "not estimable"
+        elif not r.identified:
+            status = "not identified"
+        elif rejected:
+            status = "detected"
+        elif under:
+            status = "underpowered"
+        else:
+            status = "not detected"
+    out = asdict(r)
+    out.pop("extra")
+    out.update(reason=reason, status=status, estimable=estimable, underpowered=bool(under), mde=mde, n=int(r.n),
+               n_items=int(r.n_items))
+    return out
 
 
-def _proportion(metric: str, mask: np.ndarray, success: np.ndarray, items: np.ndarray, s: CardSettings, *,
-                null: float | None, share_of: int, note: str = "") -> dict:
+def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.ndarray, s: CardSettings, *,
+               null: float | None, share_of: int, note: str = "", identified: bool = True) -> CardRow:
+    """A share with its clustered Wilson CI; with ``null``, the design-effect adjusted binomial test."""
     mask = np.asarray(mask, dtype=bool)
     n = int(mask.sum())
+    row = CardRow(metric, null_value=NAN if null is None else null, test="none" if null is None else "binomial",
+                  share=n / share_of if share_of else NAN, note=note, identified=identified)
     if n == 0:
-        return _row(metric, *(float("nan"),) * 3, null=null if null is not None else float("nan"), n=0,
-                    n_items=0, share=0.0 if share_of else float("nan"), test="none" if null is None else "binomial",
-                    stat=float("nan"), p=float("nan"), mde=float("nan"), note=note or "no eligible verdicts")
+        row.reason = "no eligible verdicts"
+        return row
     y = np.asarray(success, dtype=float)[mask]
-    est, lo, hi, var = clustered_proportion_ci(y, items[mask], s, floor=1.0 if null is None else DEFF_FLOOR)
-    n_items = len(pd.unique(items[mask]))
-    share = n / share_of if share_of else float("nan")
+    est, _, n_eff, k = _share_stats(y, items[mask], 1.0 if null is None else DEFF_FLOOR)
+    lo, hi = _wilson(est, n_eff, s, k)
+    row.estimate, row.ci_low, row.ci_high, row.n, row.n_items = est, lo, hi, n, k
+    z = norm.ppf(1 - (1 - s.confidence) / 2)
     if null is None:
-        return _row(metric, est, lo, hi, null=float("nan"), n=n, n_items=n_items, share=share, test="none",
-                    stat=float("nan"), p=float("nan"), mde=float("nan"), note=note)
-    k, p, mde = _binomial(est, var, n, null, s)
-    return _row(metric, est, lo, hi, null=null, n=n, n_items=n_items, share=share, test="binomial",
-                stat=k, p=p, mde=mde, note=note)
+        row.se = (hi - lo) / (2 * z)
+        return row
+    n_int = max(1, round(n_eff))
+    succ = round(est * n_int)
+    row.statistic = float(succ)
+    row.p_value = float(binomtest(succ, n_int, null).pvalue)
+    row.se = math.sqrt(null * (1 - null) / n_eff)
+    row.mde = binomial_mde(n_int, null, s)
+    if n < s.min_decisive:
+        row.reason = f"fewer than {s.min_decisive} verdicts to test ({n})"
+    return row
 
 
-def _logit(t: pd.DataFrame, decisive: np.ndarray, s: CardSettings) -> list[dict]:
-    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold."""
+def _not_estimable(metric: str, reason: str, *, test: str = "none", null: float = NAN, **kw) -> CardRow:
+    return CardRow(metric, reason=reason, test=test, null_value=null, **kw)
+
+
+def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: CardSettings, *, one_order: bool
+                  ) -> CardRow:
+    """Paper 003's b over parsed verdicts, Wilson CI of (b + 1) / 2 on the effective n, score test.
+
+    (b + 1) / 2 is the mean of a [0, 1] score (first 1, tie 0.5, second 0); p(1 - p)
+    bounds the variance of any [0, 1] variable with mean p, so Wilson's interval on the
+    effective n is conservative with ties and never collapses at b = +-1.  The score test
+    (t on items - 1 df, like the interval) is the one Wilson's interval inverts, so the CI
+    excludes 0 exactly when p < 1 - confidence.
+    """
+    note = "only one presentation order recorded: b mixes position with gold" if one_order else ""
+    row = CardRow("position_preference", null_value=0.0, test="score", note=note, identified=not one_order)
+    n = int(parsed.sum())
+    if n == 0:
+        row.reason = "no parsed verdict"
+        return row
+    sign = np.where(shown[parsed] == "A", 1.0, np.where(shown[parsed] == "B", -1.0, 0.0))
+    y = (sign + 1) / 2
+    est, _, n_eff, k = _share_stats(y, items[parsed], DEFF_FLOOR)
+    lo, hi = _wilson(est, n_eff, s, k)
+    se_y = math.sqrt(0.25 / n_eff)
+    zstat = (est - 0.5) / se_y
+    n_int = max(1, round(n_eff))
+    row.estimate, row.ci_low, row.ci_high = 2 * est - 1, 2 * lo - 1, 2 * hi - 1
+    row.n, row.n_items, row.se, row.statistic = n, k, 2 * se_y, zstat
+    row.p_value = float(2 * (student_t.sf(abs(zstat), k - 1) if k >= 2 else norm.sf(abs(zstat))))
+    row.mde = 2 * binomial_mde(n_int, 0.5, s)
+    n_dec = int(np.sum(sign != 0))
+    row.share = n_dec / n
+    if n_dec < s.min_decisive:
+        row.reason = f"fewer than {s.min_decisive} decisive verdicts ({n_dec})"
+    return row
+
+
+def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSettings) -> CardRow:
+    """Accuracy swapped minus stored; Durkalski's clustered McNemar over items, bootstrap CI.
+
+    Per item i, d_i = (pairs right only swapped) - (pairs right only as stored); the
+    statistic (sum d_i)^2 / sum d_i^2 is chi-square(1) under no order effect, treats the
+    item as the unit (McNemar's b + c becomes sum d_i^2) and equals McNemar's without
+    continuity correction when every item has one pair.  The MDE is Connor's at the
+    effective n: pairs over the design effect sum d_i^2 / (b + c).
+    """
+    n_p = len(ca)
+    row = CardRow("accuracy_order_gap", null_value=0.0, test="mcnemar-cluster")
+    if n_p == 0:
+        row.reason = "no pair with gold recorded in both orders"
+        return row
+    d = cb.astype(float) - ca.astype(float)
+    b, c = int(np.sum(d < 0)), int(np.sum(d > 0))
+    codes, k = _cluster_codes(items)
+    dsum = np.bincount(codes, weights=d, minlength=k)
+    est, lo, hi, _ = cluster_ratio_ci(d, np.ones(n_p), items, s)
+    row.estimate, row.ci_low, row.ci_high, row.n, row.n_items = est, lo, hi, n_p, k
+    row.note = f"discordant: {b} right only as stored, {c} only swapped"
+    ss = float(np.dot(dsum, dsum))
+    if b + c == 0 or ss == 0:
+        row.se, row.statistic, row.p_value = 0.0, 0.0, 1.0
+        row.reason = "no discordant pair, or every item's discordant pairs cancel"
+        return row
+    row.statistic = float(dsum.sum() ** 2 / ss)
+    row.p_value = float(chi2.sf(row.statistic, 1))
+    row.se = math.sqrt(ss) / n_p
+    deff = max(DEFF_FLOOR, ss / (b + c)) if k >= 2 else max(1.0, ss / (b + c))
+    row.mde = mcnemar_mde(max(1, round(n_p / deff)), (b + c) / n_p, s.alpha, s.power)
+    if b + c < s.min_decisive:
+        row.reason = f"fewer than {s.min_decisive} discordant pairs ({b + c})"
+    return row
+
+
+def _logit_rows(t: pd.DataFrame, decisive: np.ndarray, s: CardSettings) -> list[CardRow]:
+    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold.
+
+    Not estimable (never detected) under separation or quasi-separation (statsmodels'
+    PerfectSeparation warning or error, fitted probabilities at 0 or 1, or a
+    cluster-robust SE above ``max_logit_se``), collinear regressors, a cue without
+    variation, or fewer than ``min_decisive`` decisive verdicts.
+    """
     from statsmodels.genmod import families
     from statsmodels.genmod.generalized_linear_model import GLM  # not statsmodels.api: 3 s of imports
+    from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
 
+    metrics = (("length_controlled", "len"), ("markdown_controlled", "md"))
     d = t[decisive]
-    rows = []
-    n, n_items = len(d), d["item_id"].nunique()
-    if n < 10 or n_items < 2:
-        return [_row(m, *(float("nan"),) * 3, null=0.0, n=n, n_items=n_items, share=float("nan"), test="wald-cluster",
-                     stat=float("nan"), p=float("nan"), mde=float("nan"), note="too few decisive verdicts")
-                for m in ("length_controlled", "markdown_controlled")]
+    n, n_items = len(d), int(d["item_id"].nunique())
+
+    def fail(reason: str) -> list[CardRow]:
+        return [CardRow(m, test="wald-cluster", null_value=0.0, n=n, n_items=n_items, reason=reason)
+                for m, _ in metrics]
+
+    if n < s.min_decisive:
+        return fail(f"fewer than {s.min_decisive} decisive verdicts with response texts ({n})")
+    if n_items < 2:
+        return fail("one item: no clustered standard error")
     y = (d["verdict_shown"] == "A").to_numpy(float)
+    if y.min() == y.max():
+        return fail("every decisive verdict names the same slot: perfect separation")
     X = pd.DataFrame({"const": 1.0, "len": d["_lenlr_shown"].to_numpy(), "md": d["_md_shown"].to_numpy()})
     gold = d["_gold_shown"].to_numpy()
     if np.any(gold != 0):
         X["gold"] = gold
     X = X.loc[:, (X.std() > 0) | (X.columns == "const")]
+    if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
+        return fail("collinear regressors (" + ", ".join(X.columns[1:]) + ")")
     groups = pd.factorize(d["item_id"])[0]
     z = norm.ppf(1 - (1 - s.confidence) / 2)
-    try:
-        fit = GLM(y, X, family=families.Binomial()).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    except (ValueError, np.linalg.LinAlgError) as exc:  # perfect separation and the like
-        fit, err = None, str(exc)
-    for metric, col in (("length_controlled", "len"), ("markdown_controlled", "md")):
-        if fit is None or col not in X.columns or not np.isfinite(fit.bse.get(col, np.nan)):
-            note = "no variation in this cue" if fit is not None else f"logit failed: {err}"
-            rows.append(_row(metric, *(float("nan"),) * 3, null=0.0, n=n, n_items=n_items, share=float("nan"),
-                             test="wald-cluster", stat=float("nan"), p=float("nan"), mde=float("nan"), note=note))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fit = GLM(y, X, family=families.Binomial()).fit(cov_type="cluster", cov_kwds={"groups": groups})
+        except PerfectSeparationError:
+            return fail("perfect separation")
+    if any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
+        return fail("perfect separation")
+    mu = np.asarray(fit.fittedvalues)
+    if np.any((mu < 1e-8) | (mu > 1 - 1e-8)):
+        return fail("quasi-separation: fitted probabilities at 0 or 1")
+    controls = [c for c in X.columns if c != "const"]
+    rows = []
+    for metric, col in metrics:
+        if col not in X.columns:
+            rows.append(CardRow(metric, test="wald-cluster", null_value=0.0, n=n, n_items=n_items,
+                                reason="no variation in this cue"))
             continue
         b, se = float(fit.params[col]), float(fit.bse[col])
+        reason = ""
+        if not math.isfinite(se) or se <= 0:
+            reason = f"cluster-robust standard error {se:.3g}"
+        elif se > s.max_logit_se:
+            reason = f"quasi-separation: standard error {se:.3g} > {s.max_logit_se:g}"
         mde = (norm.ppf(1 - s.alpha / 2) + norm.ppf(s.power)) * se
-        rows.append(_row(metric, b, b - z * se, b + z * se, null=0.0, n=n, n_items=n_items, share=float("nan"),
-                         test="wald-cluster", stat=b / se, p=float(fit.pvalues[col]), mde=mde,
-                         note="controls: position, " + ("markdown" if col == "len" else "length")
-                         + (", gold" if "gold" in X.columns else "")))
+        rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
+                            n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
+                            p_value=float(fit.pvalues[col]), mde=mde, reason=reason,
+                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col])))
     return rows
 
 
-def _prepare(t: pd.DataFrame) -> pd.DataFrame:
-    t = t.copy()
-    for c in ("response_a", "response_b", "expected_verdict", "verdict", "verdict_shown", "family_a", "family_b"):
+# ---------------------------------------------------------------------------------------------
+# the benchmarks' own metrics
+
+
+def judgebench_pair_correct(v_ab: np.ndarray, v_ba: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """JudgeBench's score of a pair from its two games, both verdicts in the stored frame.
+
+    ``compute_final_metrics(..., reverse_order=True)`` in ScalerLab/JudgeBench
+    ``utils/metrics.py``: each game's decision adds +1 when it equals the label and -1
+    when it equals the flipped label (a tie or a missing decision adds 0); the pair is
+    correct when the sum is positive.  So two agreeing decisive verdicts count, a
+    decisive verdict plus a tie counts as that verdict, inconsistent verdicts count as
+    wrong, and the denominator is every pair, nulls included.
+    """
+    flip = np.where(gold == "A", "B", np.where(gold == "B", "A", ""))
+    counter = ((v_ab == gold).astype(int) + (v_ba == gold) - (v_ab == flip) - (v_ba == flip))
+    return counter > 0
+
+
+#: Arena-Hard's label_to_score weight of a strong verdict (``A>>B``)
+ARENA_STRONG_WEIGHT = 3
+
+
+def arena_hard_pair_scores(v_ab: np.ndarray, v_ba: np.ndarray, strong_ab: np.ndarray, strong_ba: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """(score sum, weight) per pair of stored response B against stored A, over both games.
+
+    ``load_judgments`` in lmarena/arena-hard-auto ``show_result.py``: game 1 shows the
+    baseline first, game 2 the model first; each game's label becomes battles for the
+    model (``A>B`` 1 for A, ``A>>B`` three battles of 1, ``A=B`` 0.5, game 1 taken as
+    1 - score), pairs with a null game are dropped, and the score is the mean over all
+    battles.  Here stored A plays the baseline: the AB game is game 1, BA is game 2,
+    verdicts in the stored frame.
+    """
+    win = {"A": 0.0, "B": 1.0, "tie": 0.5}
+    sab = np.array([win.get(v, NAN) for v in v_ab], dtype=float)
+    sba = np.array([win.get(v, NAN) for v in v_ba], dtype=float)
+    wab = np.where(strong_ab, ARENA_STRONG_WEIGHT, 1.0)
+    wba = np.where(strong_ba, ARENA_STRONG_WEIGHT, 1.0)
+    keep = ~(np.isnan(sab) | np.isnan(sba))
+    return np.where(keep, sab * wab + sba * wba, 0.0), np.where(keep, wab + wba, 0.0)
+
+
+def _benchmark_rows(pa: pd.DataFrame, pb: pd.DataFrame, s: CardSettings) -> list[CardRow]:
+    items = pa["item_id"].to_numpy()
+    va, vb = pa["verdict"].to_numpy(), pb["verdict"].to_numpy()
+    gold = pa["expected_verdict"].to_numpy()
+    has_gold = np.isin(gold, ["A", "B"])
+    rows = []
+    if not len(pa):
+        rows.append(_not_estimable("judgebench_accuracy", "no pair recorded in both orders"))
+    elif not has_gold.any():
+        rows.append(_not_estimable("judgebench_accuracy", "no gold in this log"))
+    else:
+        r = _share_row("judgebench_accuracy", has_gold, judgebench_pair_correct(va, vb, gold), items, s, null=None,
+                       share_of=len(pa), note="ScalerLab/JudgeBench utils/metrics.py compute_final_metrics")
+        rows.append(r)
+    if not len(pa):
+        rows.append(_not_estimable("arena_hard_score", "no pair recorded in both orders"))
+        return rows
+    la, lb = pa["label"].astype(str).to_numpy(), pb["label"].astype(str).to_numpy()
+    strong = np.vectorize(lambda x: ">>" in x or "<<" in x, otypes=[bool])
+    num, den = arena_hard_pair_scores(va, vb, strong(la), strong(lb))
+    kept = den > 0
+    if not kept.any():
+        rows.append(_not_estimable("arena_hard_score", "no pair with a verdict in both games"))
+        return rows
+    est, lo, hi, var = cluster_ratio_ci(num[kept], den[kept], items[kept], s)
+    models = pd.unique(pa["model_b"].astype(str)[kept]) if "model_b" in pa else []
+    note = ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline"
+            + (f"; pooled over {len(models)} models" if len(models) > 1 else ""))
+    rows.append(CardRow("arena_hard_score", estimate=est, ci_low=lo, ci_high=hi, se=math.sqrt(var) if var >= 0 else NAN,
+                        n=int(kept.sum()), n_items=len(pd.unique(items[kept])), share=float(kept.mean()), note=note,
+                        reason="" if math.isfinite(lo) else "one item: no cluster bootstrap interval"))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# the card
+
+
+def _features(texts: pd.Series, fn: Callable[[str], float]) -> np.ndarray:
+    """fn over the distinct texts only (both orders and many pairs share responses)."""
+    codes, uniq = pd.factorize(texts)
+    return np.array([fn(x) for x in uniq], dtype=float)[codes] if len(uniq) else np.zeros(len(texts))
+
+
+def _prepare(t: pd.DataFrame, view: str) -> pd.DataFrame:
+    """Normalised copy of one judge's table; the strict view blanks ``fallback`` verdicts."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown card view {view!r}; expected one of {VIEWS}")
+    t = t.reset_index(drop=True).copy()
+    for c in ("response_a", "response_b", "expected_verdict", "verdict", "verdict_shown", "family_a", "family_b",
+              "label", "status", "model_b"):
         if c not in t.columns:
             t[c] = ""
         t[c] = t[c].fillna("").astype(str)
+    if view == "strict":
+        fb = (t["status"] == "fallback").to_numpy()
+        t.loc[fb, ["verdict", "verdict_shown"]] = ""
     if "item_id" not in t.columns:
         t["item_id"] = t["pair_id"]
     t["item_id"] = t["item_id"].fillna(t["pair_id"]).astype(str)
-    has_text = (t["response_a"] != "") | (t["response_b"] != "")
-    t["_has_text"] = has_text
-    wa = t["response_a"].map(word_count).astype(float)
-    wb = t["response_b"].map(word_count).astype(float)
-    ma = t["response_a"].map(markdown_score).astype(float)
-    mb = t["response_b"].map(markdown_score).astype(float)
+    t["_has_text"] = (t["response_a"] != "") | (t["response_b"] != "")
+    wa, wb = _features(t["response_a"], word_count), _features(t["response_b"], word_count)
+    ma, mb = _features(t["response_a"], markdown_score), _features(t["response_b"], markdown_score)
     t["_wa"], t["_wb"], t["_ma"], t["_mb"] = wa, wb, ma, mb
-    ab = t["order"] == "AB"
-    lenlr = np.array([length_log_ratio(a, b) for a, b in zip(t["response_a"], t["response_b"], strict=True)])
+    ab = (t["order"] == "AB").to_numpy()
+    lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)  # features.length_log_ratio, vectorised
     t["_lenlr_shown"] = np.where(ab, lenlr, -lenlr)
     t["_md_shown"] = np.where(ab, ma - mb, mb - ma)
-    g = t["expected_verdict"]
+    g = t["expected_verdict"].to_numpy()
     gold_a = np.where(g == "A", 1.0, np.where(g == "B", -1.0, 0.0))
     t["_gold_shown"] = np.where(ab, gold_a, -gold_a)
     return t
 
 
-def judge_card(t: pd.DataFrame, s: CardSettings | None = None) -> list[dict]:
-    """The card rows of one judge's recorded verdicts."""
+def _guard(metrics: tuple[str, ...], fn: Callable[[], list[CardRow] | CardRow]) -> list[CardRow]:
+    """Run one statistic; an exception becomes not-estimable rows that name it, never the end of the card."""
+    try:
+        out = fn()
+        return out if isinstance(out, list) else [out]
+    except Exception as exc:  # any failure of one statistic must leave the rest of the card
+        return [CardRow(m, reason=f"failed: {type(exc).__name__}: {exc}") for m in metrics]
+
+
+def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "lenient") -> list[dict]:
+    """The card rows of one judge's recorded verdicts in one view (see :data:`VIEWS`)."""
     s = s or CardSettings()
-    t = _prepare(t)
+    t = _prepare(t, view)
     items = t["item_id"].to_numpy()
     n_games = len(t)
     verdict = t["verdict"].to_numpy()
@@ -286,11 +694,13 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None) -> list[dict]:
     with_gold = gold != ""
     correct = verdict == gold
     one_order = set(t["order"]) != {"AB", "BA"}
-    rows = []
-    for metric, order in (("accuracy_AB", "AB"), ("accuracy_BA", "BA"), ("accuracy_average", None)):
-        m = with_gold & ((t["order"] == order).to_numpy() if order else True)
-        rows.append(_proportion(metric, m, correct, items, s, null=0.5, share_of=0,
-                                note="" if with_gold.any() else "no gold in this log"))
+    order = t["order"].to_numpy()
+    rows: list[CardRow] = []
+    no_gold = "" if with_gold.any() else "no gold in this log"
+    for metric, o in (("accuracy_AB", "AB"), ("accuracy_BA", "BA"), ("accuracy_average", None)):
+        m = with_gold & ((order == o) if o else True)
+        rows += _guard((metric,), lambda metric=metric, m=m: _share_row(
+            metric, m, correct, items, s, null=0.5, share_of=0, note=no_gold))
     # pairs shown in both orders
     ab = t[t["order"] == "AB"].drop_duplicates("pair_id").set_index("pair_id")
     ba = t[t["order"] == "BA"].drop_duplicates("pair_id").set_index("pair_id")
@@ -301,79 +711,72 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None) -> list[dict]:
     ca = (pa["verdict"] == pa["expected_verdict"]).to_numpy()
     cb = (pb["verdict"] == pb["expected_verdict"]).to_numpy()
     note_pairs = "" if len(both) else "no pair was recorded in both orders"
-    rows.append(_proportion("correct_both", p_gold, ca & cb, p_items, s, null=None, share_of=0, note=note_pairs))
-    # McNemar: stored-order correctness vs swapped-order correctness on the same pairs
-    g_ = p_gold
-    bcount, ccount = int(np.sum(ca[g_] & ~cb[g_])), int(np.sum(~ca[g_] & cb[g_]))
-    n_p = int(g_.sum())
-    if n_p:
-        est, lo, hi, _ = cluster_ratio_ci((cb[g_].astype(float) - ca[g_].astype(float)), np.ones(n_p), p_items[g_], s)
-        mc = mcnemar_test(bcount, ccount)
-        psi = (bcount + ccount) / n_p
-        rows.append(_row("accuracy_order_gap", est, lo, hi, null=0.0, n=n_p, n_items=len(pd.unique(p_items[g_])),
-                         share=float("nan"), test="mcnemar", stat=mc.statistic, p=mc.pvalue,
-                         mde=mcnemar_mde(n_p, psi) if psi > 0 else float("nan"),
-                         note=f"discordant: {bcount} right only as stored, {ccount} only swapped"))
-    else:
-        rows.append(_row("accuracy_order_gap", *(float("nan"),) * 3, null=0.0, n=0, n_items=0, share=float("nan"),
-                         test="mcnemar", stat=float("nan"), p=float("nan"), mde=float("nan"),
-                         note=note_pairs or "no gold in this log"))
+    rows += _guard(("correct_both",), lambda: _share_row("correct_both", p_gold, ca & cb, p_items, s, null=None,
+                                                         share_of=0, note=note_pairs or no_gold))
+    rows += _benchmark_rows(pa, pb, s) if len(both) else [
+        _not_estimable(m, note_pairs) for m in ("judgebench_accuracy", "arena_hard_score")]
+    rows += _guard(("accuracy_order_gap",), lambda: _order_gap_row(ca[p_gold], cb[p_gold], p_items[p_gold], s))
     va, vb = pa["verdict"].to_numpy(), pb["verdict"].to_numpy()
     valid = np.isin(va, ["A", "B", "tie"]) & np.isin(vb, ["A", "B", "tie"])
-    rows.append(_proportion("positional_agreement", valid, va == vb, p_items, s, null=None, share_of=len(both),
-                            note=note_pairs))
-    rows.append(_proportion("positional_agreement_all", np.ones(len(both), bool), va == vb, p_items, s, null=None,
-                            share_of=len(both), note=note_pairs))
-    # position preference b (paper 003), item-clustered bootstrap from stats.bias
-    if n_games:
-        be = bias_score(shown, np.full(n_games, "A", dtype=object), groups=items,
-                        n_resamples=max(s.n_resamples, 1000), seed=s.seed, confidence=s.confidence)
-        n_dec = int(decisive.sum())
-        p_first = float(np.mean(shown[decisive] == "A")) if n_dec else float("nan")
-        _, _, _, var = cluster_ratio_ci((shown[decisive] == "A").astype(float), np.ones(n_dec), items[decisive], s) \
-            if n_dec else (0, 0, 0, float("nan"))
-        k, p, mde_p = _binomial(p_first, var, n_dec, 0.5, s)
-        note = "only one presentation order recorded: b mixes position with gold" if one_order else ""
-        rows.append(_row("position_preference", be.b, be.ci_low, be.ci_high, null=0.0, n=n_games,
-                         n_items=len(pd.unique(items)), share=float("nan"), test="binomial", stat=k, p=p,
-                         mde=2 * mde_p * n_dec / n_games if n_games else float("nan"), note=note))
-    else:
-        rows.append(_row("position_preference", *(float("nan"),) * 3, null=0.0, n=0, n_items=0, share=float("nan"),
-                         test="binomial", stat=float("nan"), p=float("nan"), mde=float("nan"), note="no verdicts"))
-    # length
+    rows += _guard(("positional_agreement",), lambda: _share_row(
+        "positional_agreement", valid, va == vb, p_items, s, null=None, share_of=len(both), note=note_pairs))
+    rows += _guard(("positional_agreement_all",), lambda: _share_row(
+        "positional_agreement_all", np.ones(len(both), bool), va == vb, p_items, s, null=None, share_of=len(both),
+        note=note_pairs))
+    rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order))
+    n_dec = int(decisive.sum())
+    no_text = "" if t["_has_text"].any() else "no response texts in this log"
     wa, wb = t["_wa"].to_numpy(), t["_wb"].to_numpy()
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & t["_has_text"].to_numpy()
-    no_text = "" if t["_has_text"].any() else "no response texts in this log"
-    rows.append(_proportion("length_preference", elig, verdict == longer, items, s, null=0.5,
-                            share_of=int(decisive.sum()), note=no_text or f"length ratio >= {1 + s.length_margin:g}"))
+    rows += _guard(("length_preference",), lambda: _share_row(
+        "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
+        note=no_text or f"length ratio >= {1 + s.length_margin:g}"))
     ma, mb = t["_ma"].to_numpy(), t["_mb"].to_numpy()
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
-    elig = decisive & (more_md != "")
-    rows.append(_proportion("markdown_preference", elig, verdict == more_md, items, s, null=0.5,
-                            share_of=int(decisive.sum()), note=no_text or f"markdown difference >= {s.markdown_margin:g}"))
-    rows.extend(_logit(t, decisive & t["_has_text"].to_numpy(), s))
+    elig_md = decisive & (more_md != "")
+    rows += _guard(("markdown_preference",), lambda: _share_row(
+        "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
+        note=no_text or f"markdown difference >= {s.markdown_margin:g}"))
+    rows += _guard(("length_controlled", "markdown_controlled"),
+                   lambda: _logit_rows(t, decisive & t["_has_text"].to_numpy(), s))
     fam = str(t["family"].iloc[0]) if "family" in t.columns and n_games else "unknown"
     fa, fb = t["family_a"].to_numpy(), t["family_b"].to_numpy()
     own = np.where((fa == fam) & (fb != fam), "A", np.where((fb == fam) & (fa != fam), "B", ""))
-    elig = decisive & (own != "") & (fam not in ("", "unknown"))
+    elig_self = decisive & (own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
-            "no pair with exactly one own-family response" if not elig.any() else "not controlled for quality")
-    rows.append(_proportion("self_preference", elig, verdict == own, items, s, null=0.5,
-                            share_of=int(decisive.sum()), note=note))
-    rows.append(_proportion("tie_rate", np.ones(n_games, bool), verdict == "tie", items, s, null=None,
-                            share_of=n_games))
-    rows.append(_proportion("parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None,
-                            share_of=n_games))
-    return rows
+            "no pair with exactly one own-family response" if not elig_self.any() else
+            "not controlled for quality: own-family responses may simply be better")
+    rows += _guard(("self_preference",), lambda: _share_row(
+        "self_preference", elig_self, verdict == own, items, s, null=0.5, share_of=n_dec, note=note,
+        identified=False))
+    rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), verdict == "tie", items, s,
+                                                     null=None, share_of=n_games))
+    rows += _guard(("parse_failures",), lambda: _share_row(
+        "parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None, share_of=n_games))
+    n_parsed = int(has_value.sum())
+    out = []
+    for r in rows:
+        d = _finish(r, s)
+        d.update(view=view, n_parsed=n_parsed, parsed_share=n_parsed / n_games if n_games else NAN)
+        out.append(d)
+    return out
 
 
 def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.DataFrame:
-    """One row per judge x metric (columns :data:`CARD_COLUMNS`)."""
+    """One row per judge x view x metric (columns :data:`CARD_COLUMNS`)."""
+    s = settings or CardSettings()
     out = []
     for judge, g in table.groupby("judge", sort=True):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
         sim = bool(g["simulated"].astype(str).str.lower().isin(["true", "1"]).any()) if "simulated" in g else False
-        for r in judge_card(g, settings):
-            out.append({"judge": judge, "family": fam, **r, "simulated": sim})
+        for view in s.views:
+            for r in judge_card(g, s, view):
+                out.append({**r, "judge": judge, "family": fam, "simulated": sim})
     return pd.DataFrame(out, columns=CARD_COLUMNS)
+
+
+def card_view(card: pd.DataFrame, view: str = "lenient") -> pd.DataFrame:
+    """The rows of one view, indexed by (judge, metric) when several judges, else by metric."""
+    c = card[card["view"] == view]
+    return c.set_index("metric") if c["judge"].nunique() <= 1 else c.set_index(["judge", "metric"])

@@ -23,7 +23,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                             n_resamples=args.resamples, seed=args.seed)
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)
-    show = card[["judge", "metric", "estimate", "ci_low", "ci_high", "p_value", "mde", "underpowered"]]
+    show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(show.round(3).to_string(index=False))
     empty = table.attrs.get("empty_responses", 0)

@@ -41,9 +41,10 @@ class PlantedJudge:
 def planted_truth(j: PlantedJudge) -> dict[str, float]:
     """Population values of the card metrics for a planted judge."""
     d = 1 - j.tie - j.fail
+    parsed = 1 - j.fail  # the card computes position over parsed verdicts (ties in the denominator)
     follow = 1 - j.position - j.length - j.markdown - j.self_pref
     return {
-        "position_preference": d * j.position,
+        "position_preference": d / parsed * j.position,
         "length_preference": 0.5 + j.length / 2,
         "markdown_preference": 0.5 + j.markdown / 2,
         "self_preference": 0.5 + j.self_pref / 2,

@@ -2,9 +2,10 @@
 
 :func:`write_audit` writes, into one folder per judge set:
 
-* ``bias_card.csv``     one row per judge x metric (columns: :data:`judgelab.bias_card.CARD_COLUMNS`);
-* ``bias_card.md``      a short card per judge: the metrics that differ from their null,
-                        the underpowered ones, and the full table;
+* ``bias_card.csv``     one row per judge x view x metric (columns: :data:`judgelab.bias_card.CARD_COLUMNS`);
+* ``bias_card.md``      a short card per judge: parse failures first when they are many,
+                        the detected biases, the underpowered, not estimable and not
+                        identified rows, the strict view where it differs, the full table;
 * ``bias_card.png``     one panel per metric, every judge's estimate with its CI and the
                         null line (stamped when the verdicts are simulated);
 * ``verdicts.parquet``  the recorded verdict table the card was computed from.
@@ -27,37 +28,88 @@ def _fmt(x: float, digits: int = 3) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
+def _cell(r: pd.Series) -> str:
+    return (f"{r.name if isinstance(r.name, str) else r['metric']} {_fmt(r['estimate'])} "
+            f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (null {_fmt(r['null_value'], 2)}, p={r['p_value']:.2g})")
+
+
+def headline(g: pd.DataFrame, settings: CardSettings) -> list[str]:
+    """The headline lines of one judge and view (``g`` indexed by metric).
+
+    Parse failures above ``settings.parse_failure_alert`` come first; "Biases detected"
+    lists only bias metrics whose status is ``detected`` (estimable, identified, finite
+    non-zero SE, CI excluding the null, p < alpha); "No bias detected" is said only when
+    at least one bias metric could be tested.
+    """
+    lines = []
+    pf = g.loc["parse_failures"] if "parse_failures" in g.index else None
+    if pf is not None and not pd.isna(pf["estimate"]) and pf["estimate"] > settings.parse_failure_alert:
+        n_calls = int(pf["n"])
+        lines.append(f"**Parse failures: {pf['estimate']:.0%} of {n_calls} calls gave no verdict** "
+                     f"(CI [{_fmt(pf['ci_low'], 2)}, {_fmt(pf['ci_high'], 2)}]); every preference below uses only "
+                     f"the {int(pf['n_parsed'])} parsed verdicts.")
+    bias = [m for m in g.index if m in METRICS and METRICS[m].kind == "bias"]
+    sig = [m for m in bias if g.loc[m, "status"] == "detected"]
+    tested = [m for m in bias if g.loc[m, "status"] in ("detected", "not detected", "underpowered")]
+    if sig:
+        lines.append("Biases detected: " + "; ".join(_cell(g.loc[m]) for m in sig) + ".")
+    elif tested:
+        lines.append("No bias detected at this sample size.")
+    else:
+        lines.append("No bias could be tested: no bias metric is estimable and identified.")
+    under = [m for m in g.index if g.loc[m, "status"] == "underpowered"]
+    if under:
+        lines.append("Underpowered (not significant, and an effect of the threshold size could have been missed): "
+                     + ", ".join(under) + ".")
+    nonest = [m for m in g.index if g.loc[m, "status"] == "not estimable" and METRICS[m].kind != "rate"]
+    if nonest:
+        lines.append("Not estimable: " + "; ".join(f"{m} ({g.loc[m, 'reason']})" for m in nonest) + ".")
+    unid = [m for m in g.index if g.loc[m, "status"] == "not identified"]
+    if unid:
+        lines.append("Not identified (never a detection): " + "; ".join(
+            f"{m} ({g.loc[m, 'note']})" for m in unid) + ".")
+    return lines
+
+
 def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_verdicts: dict[str, int],
                   simulated: bool) -> str:
     lines = [f"# Bias card: {title}", ""]
     if simulated:
         lines += ["**SIMULATED JUDGES** - these verdicts come from the simulated panel, not a real model.", ""]
     lines += [f"Item-clustered {settings.confidence:.0%} CIs (clusters = items/questions); tests at "
-              f"alpha {settings.alpha}, MDE at power {settings.power}. Length preference counts pairs whose "
+              f"alpha {settings.alpha}, MDE at power {settings.power}; tested rows need "
+              f">= {settings.min_decisive} decisive verdicts. Length preference counts pairs whose "
               f"word counts differ by a factor >= {1 + settings.length_margin:g}; markdown preference pairs whose "
-              f"markdown scores differ by >= {settings.markdown_margin:g}.", ""]
-    for judge, g in card.groupby("judge", sort=True):
-        g = g.set_index("metric")
-        lines += [f"## {judge} (family {g['family'].iloc[0]}, {n_verdicts.get(judge, 0)} verdicts)", ""]
-        sig = [m for m in g.index if g.loc[m, "test"] != "none" and not pd.isna(g.loc[m, "p_value"])
-               and g.loc[m, "p_value"] < settings.alpha and not m.startswith("accuracy")]
-        under = [m for m in g.index if bool(g.loc[m, "underpowered"])]
-        if sig:
-            lines.append("Biases detected: " + "; ".join(
-                f"{m} {_fmt(g.loc[m, 'estimate'])} [{_fmt(g.loc[m, 'ci_low'])}, {_fmt(g.loc[m, 'ci_high'])}] "
-                f"(null {_fmt(g.loc[m, 'null_value'], 2)}, p={g.loc[m, 'p_value']:.2g})" for m in sig) + ".")
-        else:
-            lines.append("No bias detected at this sample size.")
-        if under:
-            lines.append("Underpowered (not significant, and an effect of the threshold size could have been missed): "
-                         + ", ".join(under) + ".")
-        lines += ["", "| metric | estimate | 95% CI | null | n (items) | test | p | MDE | note |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for m, r in g.iterrows():
-            flag = " (underpowered)" if r["underpowered"] else ""
-            lines.append(f"| {m} | {_fmt(r['estimate'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | "
-                         f"{_fmt(r['null_value'], 2)} | {r['n']} ({r['n_items']}) | {r['test']} | "
-                         f"{_fmt(r['p_value'], 3)} | {_fmt(r['mde'])}{flag} | {r['note']} |")
+              f"markdown scores differ by >= {settings.markdown_margin:g}. Views: `lenient` counts every verdict "
+              "judgelab's parser read (status ok or fallback); `strict` only the benchmark authors' extraction "
+              "(status ok), fallback verdicts counting as unparsed.", ""]
+    for judge, g_all in card.groupby("judge", sort=True):
+        views = {v: g.set_index("metric") for v, g in g_all.groupby("view", sort=False)}
+        first = next(iter(views.values()))
+        lines += [f"## {judge} (family {first['family'].iloc[0]}, {n_verdicts.get(judge, 0)} verdicts)", ""]
+        main = "lenient" if "lenient" in views else next(iter(views))
+        lines += headline(views[main], settings)
+        if "strict" in views and main != "strict":
+            gs, gl = views["strict"], views[main]
+            n_fb = int(gl["n_parsed"].iloc[0] - gs["n_parsed"].iloc[0])
+            changed = [m for m in gs.index if m in gl.index and gs.loc[m, "status"] != gl.loc[m, "status"]]
+            if n_fb:
+                lines += ["", f"Strict view ({n_fb} fallback verdicts counted as unparsed):"]
+                lines += headline(gs, settings)
+                if changed:
+                    lines.append("Status differs between views: " + ", ".join(
+                        f"{m} ({gl.loc[m, 'status']} lenient, {gs.loc[m, 'status']} strict)" for m in changed) + ".")
+            else:
+                lines.append("No fallback verdicts: the strict view equals the lenient one.")
+        lines += ["", "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for v, g in views.items():
+            for m, r in g.iterrows():
+                why = r["reason"] or r["note"]
+                lines.append(f"| {v} | {m} | {r['status']} | {_fmt(r['estimate'])} | "
+                             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {_fmt(r['null_value'], 2)} | "
+                             f"{r['n']} ({r['n_items']}) | {_fmt(r['parsed_share'], 2)} | {r['test']} | "
+                             f"{_fmt(r['p_value'], 3)} | {_fmt(r['mde'])} | {why} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -66,6 +118,8 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
     """One panel per metric: estimate and CI per judge, null as a dotted line."""
     from judgelab.plots.stamp import plt, save_figure, stamp
 
+    if "view" in card.columns and (card["view"] == "lenient").any():
+        card = card[card["view"] == "lenient"]
     metrics = [m for m in METRICS if m in set(card["metric"])]
     judges = sorted(card["judge"].unique())
     ncol = 4
@@ -76,7 +130,7 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
     for ax, m in zip(axes.flat, metrics, strict=False):
         g = card[card["metric"] == m].set_index("judge").reindex(judges)
         est, lo, hi = g["estimate"].to_numpy(float), g["ci_low"].to_numpy(float), g["ci_high"].to_numpy(float)
-        under = g["underpowered"].fillna(True).astype(bool).to_numpy()
+        under = (g["status"] != "detected").to_numpy()
         for i in range(len(judges)):
             if np.isnan(est[i]):
                 continue
@@ -92,7 +146,7 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
         ax.tick_params(axis="x", labelsize=7)
     for ax in list(axes.flat)[len(metrics):]:
         ax.axis("off")
-    fig.suptitle(f"{title}: estimate and item-clustered 95% CI (grey: underpowered)", fontsize=9)
+    fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)", fontsize=9)
     simulated = bool(card["simulated"].astype(bool).any()) if len(card) else False
     stamp(fig, simulated=simulated, config_hash=config_hash)
     fig.tight_layout(rect=(0, 0.03, 1, 0.97))
