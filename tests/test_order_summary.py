@@ -87,3 +87,16 @@ def test_audit_figure_draws_position_bias_even_with_nan_rows(tmp_path):
     assert pd.isna(s.set_index("judge").loc["k", "first_shown_share"])
     accuracy_figure(s, str(tmp_path / "acc.png"))
     assert (tmp_path / "acc.png").stat().st_size > 10_000
+
+
+def test_ties_count_neither_first_nor_second():
+    """40 first-shown, 40 second-shown and 20 ties: no position preference (0.5 with a CI around it),
+    not 0.40 with a CI excluding 0.5 as when ties counted as 'not first'."""
+    calls = []
+    for i in range(50):
+        shown_ab, shown_ba = ("A", "A") if i < 20 else ("B", "B") if i < 40 else ("tie", "tie")
+        calls += [(f"p{i}", "AB", shown_ab, "ok"), (f"p{i}", "BA", shown_ba, "ok")]
+    s = order_summary(table(calls)).iloc[0]
+    assert s["n_parsed"] == 100 and s["tie_rate"] == pytest.approx(0.2)
+    assert s["first_shown_share"] == pytest.approx(0.5)
+    assert s["first_shown_ci_low"] < 0.5 < s["first_shown_ci_high"]

@@ -55,10 +55,11 @@ def test_order_summary_by_hand():
     assert a["positional_agreement"] == pytest.approx(1 / 2)
     assert a["positional_agreement_all"] == pytest.approx(2 / 3)
     assert a["tie_rate"] == pytest.approx(1 / 6)
-    # shown first: A, B, B, tie (two unparsed) -> 1 of 4 parsed verdicts names the first-shown response
+    # shown first: A, B, B, tie (two unparsed) -> 1 of the 3 decisive verdicts names the first-shown response
+    # (the tie counts neither way)
     assert (a["n_calls"], a["n_parsed"], a["n_errors"]) == (6, 4, 0)
-    assert a["first_shown_share"] == pytest.approx(1 / 4)
-    lo, hi = _wilson(1, 4)
+    assert a["first_shown_share"] == pytest.approx(1 / 3)
+    lo, hi = _wilson(1, 3)
     assert (a["first_shown_ci_low"], a["first_shown_ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
     assert a["parse_failure_rate"] == pytest.approx(2 / 6)
 

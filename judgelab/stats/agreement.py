@@ -19,10 +19,12 @@ consistency (a 135M model that parsed 11 of 200 answers had an "equal" of 0.93):
   in both orders) with a verdict in *both* orders, and their share;
 * ``positional_agreement`` -- over those pairs only: share whose two verdicts agree once
   mapped back to the stored order (NaN when there is none);
-* ``first_shown_share`` -- over parsed verdicts: share naming the response shown first
-  (``verdict_shown == "A"``); 0.5 is no position preference among A/B verdicts, a judge
-  answering A on 198 of 200 calls shows 0.99; ``first_shown_ci_low/high`` are its
-  Wilson 95% interval;
+* ``first_shown_share`` -- over decisive verdicts (A or B; ties are in ``tie_rate``, so
+  a tie counts neither as first nor as second, as in the bias card's position score):
+  share naming the response shown first (``verdict_shown == "A"``); 0.5 is no position
+  preference, a judge answering A on 198 of 200 calls shows 0.99;
+  ``first_shown_ci_low/high`` are its Wilson 95% interval;
+* ``n_parsed`` -- verdicts with a value (A, B or tie);
 * ``n_calls``, ``n_parsed``, ``n_errors``, ``parse_failure_rate`` -- calls, calls with a
   verdict, calls without an answer, and (unparsed + refusal) / answered calls, as in
   :func:`call_summary`.
@@ -91,10 +93,10 @@ def _position_and_parsing(g: pd.DataFrame) -> dict[str, float | int]:
     out: dict[str, float | int] = {"n_calls": len(g)}
     if "verdict_shown" in g:
         shown = g["verdict_shown"].fillna("").astype(str)
-        parsed = shown != ""
-        n_parsed, k_first = int(parsed.sum()), int((shown == "A").sum())
-        lo, hi = _wilson(k_first, n_parsed)
-        out.update({"n_parsed": n_parsed, "first_shown_share": k_first / n_parsed if n_parsed else NAN,
+        n_parsed = int((shown != "").sum())
+        n_dec, k_first = int(shown.isin(["A", "B"]).sum()), int((shown == "A").sum())
+        lo, hi = _wilson(k_first, n_dec)
+        out.update({"n_parsed": n_parsed, "first_shown_share": k_first / n_dec if n_dec else NAN,
                     "first_shown_ci_low": lo, "first_shown_ci_high": hi})
     else:
         out.update({"n_parsed": int((g["verdict"].fillna("") != "").sum()), "first_shown_share": NAN,
