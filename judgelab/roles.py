@@ -17,7 +17,7 @@ one entry to :func:`auxiliary_roles`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,8 +112,15 @@ def auxiliary_roles(config: Mapping[str, Any]) -> list[Role]:
 
 
 def is_real_run(config: Mapping[str, Any]) -> bool:
-    """A run is real when any configured judge is not simulated."""
+    """A run is real when any configured judge is not simulated (one real judge beside
+    simulated ones is enough: its verdicts must not rest on placeholder inputs)."""
     return any(str(d.get("backend")) != "simulated" for d in config.get("judges") or [])
+
+
+def _matches(key: str, patterns: Iterable[str]) -> bool:
+    """``key`` is one of ``patterns`` or lies under one (``rbd`` covers ``rbd.teacher``,
+    ``scoring.gold.candidates`` covers ``scoring.gold.candidates[0]``)."""
+    return any(key == p or key.startswith(f"{p}.") or key.startswith(f"{p}[") for p in patterns)
 
 
 def _allowed(config: Mapping[str, Any], role: Role) -> bool:
@@ -121,17 +128,34 @@ def _allowed(config: Mapping[str, Any], role: Role) -> bool:
     if allow is True:
         return True
     if isinstance(allow, list | tuple):
-        return role.key in allow or any(role.key.startswith(f"{a}.") or role.key.startswith(f"{a}[") for a in allow)
+        return _matches(role.key, [str(a) for a in allow])
     return False
 
 
-def check_roles(config: Mapping[str, Any]) -> list[Role]:
-    """Stop a real run whose auxiliary roles use the simulated panel without the switch.
+def usable_simulated_roles(config: Mapping[str, Any]) -> list[Role]:
+    """The simulated roles a job of this run may use, without checking anything: every one in a
+    simulated run, the allowed ones in a real run (a job needing any other stops in
+    :func:`check_roles`).  Provenance names these as the simulated inputs of their study."""
+    simulated = [r for r in auxiliary_roles(config) if r.simulated]
+    if not is_real_run(config):
+        return simulated
+    return [r for r in simulated if _allowed(config, r)]
 
-    Returns the simulated roles of the run (all of them in a simulated run, the allowed
-    ones in a real run); raises :class:`ConfigError` naming every offending role and key.
+
+def check_roles(config: Mapping[str, Any], keys: Iterable[str] | None = None, *,
+                judge: str | None = None) -> list[Role]:
+    """Stop a real run whose needed auxiliary roles use the simulated panel without the switch.
+
+    ``keys`` selects the roles a job needs (config keys, or prefixes of them such as ``rbd``
+    or ``scoring.gold.candidates``; ``None``: every role of the config) and ``judge`` narrows
+    them to the roles this judge fills.  The workflow calls it per job (an input function,
+    ``rules/common.smk``), so a target that does not need a role never resolves it.
+
+    Returns the selected simulated roles (all of them in a simulated run, the allowed ones in
+    a real run); raises :class:`ConfigError` naming every offending role and its key.
     """
-    roles = auxiliary_roles(config)
+    roles = [r for r in auxiliary_roles(config)
+             if (keys is None or _matches(r.key, keys)) and (judge is None or r.judge == judge)]
     simulated = [r for r in roles if r.simulated]
     if not is_real_run(config):
         return simulated

@@ -1,7 +1,7 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources.
 
 from judgelab.config import check_judges, config_hash, drop_profile_leftovers, fill_output_limits
-from judgelab.roles import check_roles, with_roles
+from judgelab.roles import check_roles, usable_simulated_roles, with_roles
 
 fill_output_limits(config)  # top-level output_limits -> every real judge entry without its own
 drop_profile_leftovers(config)  # a real entry merged over a simulated default keeps no `profile`
@@ -15,11 +15,36 @@ ALL_JUDGE_ENTRIES = {
 }
 CONFIG_HASH = config_hash(config)
 CACHE = config["cache"]
-# A real run stops here when an auxiliary role (gold judge, writers, generators, teachers,
-# detectors) names a simulated judge without allow_simulated_roles (judgelab.roles).
-SIMULATED_ROLES = check_roles(config)
+# Auxiliary roles (gold judge, writers, generators, teacher, detectors, a synthetic tournament)
+# are checked per job, not here: each rule that uses one declares `roles=needs_roles(...)` among
+# its inputs, an input function Snakemake evaluates only for the jobs the requested targets
+# need.  A real run stops there, naming the rule, the role and its config key, when a needed
+# role is simulated without allow_simulated_roles (judgelab.roles); roles of studies the targets
+# do not need are never resolved.  SIMULATED_ROLES: the simulated roles outputs may name.
+SIMULATED_ROLES = usable_simulated_roles(config)
 # Every judge-querying rule appends its verdict tables here; the call summary reads them all.
 VERDICT_TABLES = []
+
+
+def needs_roles(keys, judge=None, error=None):
+    """Input function of a rule whose jobs use auxiliary roles: returns no files, and raises
+    for a job in the DAG whose roles a real run may not use (Snakemake names the rule and
+    wildcards, the ConfigError the role and its config key).
+
+    ``keys``: config keys or prefixes of the roles (``"rbd.teacher"``, ``"scoring.generation"``),
+    or a function of the wildcards giving them; ``judge``: only the roles this judge fills (a
+    name or a function of the wildcards); ``error``: a ConfigError met while planning the
+    study, raised here so that it stops only the targets that need the study's jobs."""
+
+    def check(wildcards):
+        if error is not None:
+            raise error
+        ks = keys(wildcards) if callable(keys) else keys
+        j = judge(wildcards) if callable(judge) else judge
+        check_roles(config, list(ks), judge=j)
+        return []
+
+    return check
 
 
 def check_template(name, where):

@@ -22,6 +22,12 @@
 include: "rbd_common.smk"
 
 
+def _rbd_detector_keys(names):
+    """Config keys of these detectors' roles (``rbd.detectors[i]``), for needs_roles."""
+    order = list(RBD_DETECTORS)
+    return [f"rbd.detectors[{order.index(n)}]" for n in names]
+
+
 rule rbd_set:
     """Build one biased set (D and D_bias) from public data, or from another set (multi-bias, diagnostics)."""
     input:
@@ -47,6 +53,8 @@ rule rbd_set:
 
 rule rbd_set_generated:
     """Build a set whose options a generator writes (long wrong answers, tone rewrites), through the cache."""
+    input:
+        roles=needs_roles(lambda w: [f"rbd.generators.{w.set}"]),
     output:
         "results/rbd/sets/{set}.parquet",
         "results/rbd/generation/{set}.parquet",
@@ -185,6 +193,7 @@ rule rbd_supervision:
     input:
         ([RBD["supervision_data"]] if _rbd_os.path.exists(str(RBD["supervision_data"])) else [])
         if RBD["supervision_data"] else ["results/rbd/supervision/cases.parquet"],
+        roles=needs_roles(["rbd.teacher"]),
     output:
         "results/rbd/supervision/traces.parquet",
     params:
@@ -230,6 +239,7 @@ rule rbd_detect:
     """One detector (simulated, API, local, or fine-tuned here) on the detector test set and diagnostics."""
     input:
         unpack(_rbd_detect_input),
+        roles=needs_roles(lambda w: _rbd_detector_keys([w.detector])),
     output:
         "results/rbd/detectors/predictions/{detector}.parquet",
     wildcard_constraints:
@@ -274,6 +284,7 @@ rule rbd_loop:
     """Algorithm 1 for one evaluator: detector check, re-prompt with the reasoning when flagged, up to T times."""
     input:
         **_RBD_LOOP["input"],
+        roles=needs_roles(_rbd_detector_keys(RBD_LOOP_DETECTORS)),
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
@@ -302,6 +313,7 @@ rule rbd_loop_vllm:
     """The same for open-weight evaluators served by vLLM (own conda env, GPUs)."""
     input:
         **_RBD_LOOP["input"],
+        roles=needs_roles(_rbd_detector_keys(RBD_LOOP_DETECTORS)),
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
@@ -378,6 +390,7 @@ rule rbd_log_audit:
     """A detector over the user's recorded verdict log (rbd.log_audit): per-call flags, per-judge flagged shares."""
     input:
         unpack(_rbd_log_audit_input),
+        roles=needs_roles(_rbd_detector_keys([RBD_LOG_AUDIT_DETECTOR])),
     output:
         calls="results/rbd/log_audit/calls.parquet",
         summary="results/rbd/log_audit/summary.csv",

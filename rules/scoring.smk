@@ -101,6 +101,7 @@ rule scoring_responses:
     sampled rubric group, at a seeded target level, by the generation-review pipeline."""
     input:
         item_tables=[f"results/scoring/items/{d}.parquet" for d in SCORING_SYNTH],
+        roles=needs_roles(["scoring.generation.models"]),
     output:
         results=SCORING_RESPONSES,
         calls="results/scoring/generation/responses_calls.parquet",
@@ -123,6 +124,7 @@ rule scoring_references:
     reviewer checks the match, roles alternating; the score-5 reference comes with the data."""
     input:
         **SCORING_ITEM_INPUTS,
+        roles=needs_roles(["scoring.generation.models"]),
     output:
         results="results/scoring/generation/references.parquet",
         calls="results/scoring/generation/references_calls.parquet",
@@ -144,6 +146,7 @@ rule scoring_gold:
     the score-5 reference; the gold is their majority."""
     input:
         **SCORING_ITEM_INPUTS,
+        roles=needs_roles(["scoring.gold.judge"]),
     output:
         SCORING_GOLD,
     params:
@@ -174,6 +177,7 @@ rule scoring_gold_candidate:
     protocol (three scorings with the score-5 reference), to be compared with human scores."""
     input:
         **SCORING_ITEM_INPUTS,
+        roles=needs_roles(["scoring.gold.candidates"], judge=lambda w: w.judge),
     output:
         "results/scoring/gold_candidates/{judge}.parquet",
     wildcard_constraints:

@@ -24,11 +24,35 @@
 
 from pathlib import Path
 
+from judgelab.config import ConfigError as _StratConfigError
 from judgelab.strategies.study import TABLES as _T
 from judgelab.strategies.study import StrategiesStudy
 
 STRAT = config["strategies"]
-STRAT_STUDY = StrategiesStudy(config, JUDGE_SPECS, REPLAY_SPECS)
+
+
+def _plan_strategies():
+    """The study, and the ConfigError of a controlled-set generator that is not a configured
+    judge (None when all are).  That error stops only the jobs that need the controlled set
+    (needs_roles below), so a target of another study, or a gold set alone, still plans with a
+    judge set that lacks the generators; the rules' shapes then come from the same study with
+    missing_generator: substitute (its substitution warnings are not logged: nothing runs them)."""
+    import logging
+
+    try:
+        return StrategiesStudy(config, JUDGE_SPECS, REPLAY_SPECS), None
+    except _StratConfigError as e:
+        sub = {**config, "strategies": {**STRAT, "controlled": {**STRAT["controlled"], "missing_generator": "substitute"}}}
+        log = logging.getLogger("judgelab.strategies.study")
+        level = log.level
+        log.setLevel(logging.ERROR)
+        try:
+            return StrategiesStudy(sub, JUDGE_SPECS, REPLAY_SPECS), e  # any other config error raises here
+        finally:
+            log.setLevel(level)
+
+
+STRAT_STUDY, _STRAT_PLAN_ERROR = _plan_strategies()
 STRAT_SETS = STRAT_STUDY.datasets
 STRAT_CONTROLLED = STRAT_STUDY.controlled
 STRAT_GOLD_SETS = STRAT_STUDY.gold_sets
@@ -60,6 +84,7 @@ rule strategies_generate:
     expansions (about 2.8x longer, no new facts) and the MODEL_ORIGIN answers of its family."""
     input:
         bank=STRAT_CTL["bank"],
+        roles=needs_roles(["strategies.controlled"], judge=lambda w: w.judge, error=_STRAT_PLAN_ERROR),
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
@@ -83,6 +108,7 @@ rule strategies_generate_vllm:
     """The same for generator judges served by vLLM (own conda env, GPUs)."""
     input:
         bank=STRAT_CTL["bank"],
+        roles=needs_roles(["strategies.controlled"], judge=lambda w: w.judge, error=_STRAT_PLAN_ERROR),
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
@@ -108,6 +134,7 @@ rule strategies_controlled:
     input:
         bank=STRAT_CTL["bank"],
         generations=STRAT_GENERATIONS,
+        roles=needs_roles(["strategies.controlled"], error=_STRAT_PLAN_ERROR),
     output:
         pairs="results/strategies/pairs/controlled.parquet",
         summary=report(f"{_T}/controlled_summary.csv", caption="../report/strategies_controlled.rst",

@@ -120,6 +120,7 @@ rule uda_tournament:
     its prompts and the answerers' model_answer files."""
     input:
         unpack(uda_tournament_inputs),
+        roles=needs_roles(lambda w: [f"uda.datasets.{w.dataset}"]),
     output:
         "results/uda/{dataset}/tournament.parquet",
     params:
