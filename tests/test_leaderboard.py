@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +148,104 @@ def test_undecidable_columns_name_the_file_and_the_columns_found(tmp_path: Path,
     p.write_text(",win_rate,avg_length\na,1,10\n,2,20\nc,3,30\nd,4,45\n")
     with pytest.raises(InputError, match=rf"{p} row 1: no model name in column 'Unnamed: 0'"):
         read_leaderboard(p)
+
+
+@pytest.mark.parametrize("role, names", [
+    ("model", ["model", "name", "model_name", "Model", "_key"]),
+    ("score", ["score", "win_rate", "winrate", "elo", "rating", "Score", "length_controlled_winrate",
+               "discrete_win_rate"]),
+    ("length", ["length", "avg_length", "avg_tokens", "mean_length", "token_len", "Length"]),
+])
+def test_every_documented_column_name_is_recognised_in_its_order(tmp_path: Path, role: str, names: list[str]):
+    base = {"model": "model", "score": "score", "length": "length"}
+    rows = [("a", 1.0, 10.0), ("b", 2.0, 30.0), ("c", 3.0, 20.0), ("d", 5.0, 50.0)]
+    for n, name in enumerate(names):
+        cols = {**base, role: name}
+        header = [cols["model"], cols["score"], cols["length"]]
+        # every later name of the list is present too, holding other values: the earlier name wins
+        later = names[n + 1:]
+        p = tmp_path / f"{role}{n}.csv"
+        lines = [",".join(header + [f"{c}" for c in later])]
+        for m, s, ln in rows:
+            vals = {"model": m, "score": s, "length": ln}[role]
+            lines.append(",".join([m, str(s), str(ln)] + [f"{vals}x" if role == "model" else "-1" for _ in later]))
+        p.write_text("\n".join(lines) + "\n")
+        lb = read_leaderboard(p)
+        assert getattr(lb.columns, role) == name
+        assert lb.table["model"].tolist() == ["a", "b", "c", "d"]
+        assert lb.table["score"].tolist() == [1.0, 2.0, 3.0, 5.0] and lb.table["length"].tolist() == [10, 30, 20, 50]
+
+
+def test_json_leaderboards_keyed_by_model_and_duplicates(tmp_path: Path):
+    p = tmp_path / "board.json"
+    p.write_text('{"a": {"elo": 1200, "avg_tokens": 300}, "b": {"elo": 1100, "avg_tokens": 250},'
+                 ' "c": {"elo": 1000, "avg_tokens": 200}, "d": {"elo": 900, "avg_tokens": 260}}')
+    lb = read_leaderboard(p)
+    assert lb.columns == LeaderboardColumns("_key", "elo", "avg_tokens", ())
+    assert lb.table["model"].tolist() == list("abcd") and lb.path == p
+    d = tmp_path / "dup.csv"
+    d.write_text("model,score,length\na,1,2\nb,2,3\na,3,4\n")
+    with pytest.raises(InputError, match=re.escape(f"{d}: model 'a' appears twice")):
+        read_leaderboard(d)
+    e = tmp_path / "empty.csv"
+    e.write_text("model,score,length\n")
+    with pytest.raises(InputError, match=re.escape(f"{e}: no rows")):
+        read_leaderboard(e)
+    gap = tmp_path / "gap.csv"
+    gap.write_text("model,score,length\na,1,2\nb,,3\nc,3,4\n")
+    with pytest.raises(InputError, match=re.escape(f"{gap} row 1: score is not a number ('')")):
+        read_leaderboard(gap)
+
+
+def test_row_wise_correlation_and_the_bootstrap_interval_by_hand():
+    from judgelab.leaderboard import _bootstrap_ci, _corr
+
+    a = np.array([[1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 1.0, 1.0], [4.0, 3.0, 2.0, 0.0]])
+    b = np.array([[2.0, 1.0, 4.0, 3.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
+    r = _corr(a, b)
+    assert r[0] == pytest.approx(np.corrcoef(a[0], b[0])[0, 1]) and math.isnan(r[1])
+    assert r[2] == pytest.approx(np.corrcoef(a[2], b[2])[0, 1])
+    x = np.array([1.0, 1.0, 2.0, 4.0, 3.0])  # two equal lengths: some resamples have no spread
+    y = np.array([2.0, 3.0, 1.0, 5.0, 4.0])
+    for method in ("pearson", "spearman"):
+        lo, hi = _bootstrap_ci(x, y, method, 300, 7, 0.9)
+        idx = np.random.default_rng(7).integers(0, 5, size=(300, 5))
+        rs = []
+        for row in idx:  # the same resamples, one at a time by scipy
+            xs, ys = x[row], y[row]
+            if np.ptp(xs) == 0 or np.ptp(ys) == 0:
+                continue  # no defined correlation: dropped, not nan for the whole interval
+            f = stats.pearsonr if method == "pearson" else stats.spearmanr
+            rs.append(f(xs, ys).statistic)
+        assert len(rs) < 300
+        assert (lo, hi) == pytest.approx(tuple(np.quantile(rs, [0.05, 0.95])), abs=1e-12)
+
+
+def test_log_length_confidence_and_the_perfect_rank_correlation():
+    b = _board(9, 0.4, 5)
+    t = length_correlation(b, log_length=True, n_resamples=200, confidence=0.8).set_index("method")
+    lx = np.log(b["length"].to_numpy())
+    res = stats.pearsonr(lx, b["score"])
+    assert t.loc["pearson", "estimate"] == pytest.approx(res.statistic)
+    assert t.loc["pearson", "p_value"] == pytest.approx(res.pvalue)
+    ci = res.confidence_interval(confidence_level=0.8)
+    assert (t.loc["pearson", "ci_low"], t.loc["pearson", "ci_high"]) == pytest.approx((ci.low, ci.high))
+    rho = stats.spearmanr(lx, b["score"])
+    z = stats.norm.ppf(0.9)
+    half = z * math.sqrt(1.06 / 6)
+    assert t.loc["spearman", "ci_high"] == pytest.approx(math.tanh(math.atanh(rho.statistic) + half))
+    assert t.loc["spearman", "p_value"] == pytest.approx(rho.pvalue)
+    assert (t["length_scale"] == "log").all() and (t["n"] == 9).all()
+    assert (length_correlation(b, n_resamples=50)["length_scale"] == "raw").all()
+    with pytest.raises(InputError, match="--log-length needs positive lengths"):
+        length_correlation(b.assign(length=np.r_[0.0, b["length"].to_numpy()[1:]]), log_length=True)
+    assert len(length_correlation(_board(4, 0.5, 1), n_resamples=50)) == 2  # 4 models are enough
+    # rank correlation exactly 1: the interval is clipped at 0.999999 on Fisher's z, not infinite
+    mono = pd.DataFrame({"model": list("abcdef"), "length": np.arange(6.0) + 1, "score": np.arange(6.0) ** 2})
+    s = length_correlation(mono, n_resamples=50).set_index("method").loc["spearman"]
+    half = stats.norm.ppf(0.975) * math.sqrt(1.06 / 3)
+    assert s["ci_low"] == pytest.approx(math.tanh(math.atanh(0.999999) - half))
+    assert s["ci_high"] == pytest.approx(math.tanh(math.atanh(0.999999) + half)) and s["ci_high"] <= 1.0
+    anti = mono.assign(score=-mono["score"])
+    s = length_correlation(anti, n_resamples=50).set_index("method").loc["spearman"]
+    assert s["ci_high"] == pytest.approx(math.tanh(math.atanh(-0.999999) + half))
