@@ -107,14 +107,21 @@ def fixture_fastchat(tmp: Path) -> tuple[list[Path], dict]:
 
 
 def fixture_judgebench(tmp: Path) -> tuple[list[Path], dict]:
+    """The published layout (tests/fixtures/verdict_logs/judgebench/ holds real records): the judge
+    model inside each game, the second game swapped, ``decision`` in that game's letters."""
     dec = {"A": "A>B", "B": "B>A", "tie": "A=B", None: None}
+    judge = "gpt-4o-2024-05-13"
+
+    def game(verdict: str | None) -> dict:
+        return {"judgment": {"judge_model": judge, "prompt": "...", "response": f"verdict [[{dec[verdict]}]]"},
+                "decision": dec[verdict]}
+
     rows = [{"pair_id": f"jb-{q}", "original_id": q, "source": "mmlu-pro", "question": instr,
              "response_model": "gpt-4o-2024-05-13", "response_A": ra, "response_B": rb,
-             "label": "A>B" if gold == "A" else "B>A", "judge_name": "arena_hard", "judge_model": "gpt-4o-2024-05-13",
-             "judgments": [{"judgment": {"judgment": f"verdict {dec[vab]}"}, "decision": dec[vab]},
-                           {"judgment": {"judgment": "swapped game"}, "decision": dec[SWAP[vba]]}]}
+             "label": "A>B" if gold == "A" else "B>A", "judge_name": "arena_hard",
+             "judgments": [game(vab), game(SWAP[vba])]}
             for q, instr, _, ra, rb, gold, vab, vba in CANON]
-    f = tmp / "judgebench.jsonl"
+    f = tmp / f"dataset=judgebench,response_model=gpt-4o-2024-05-13,judge_name=arena_hard,judge_model={judge}.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return [f], {}
 
@@ -260,7 +267,7 @@ def test_custom_csv_mapping_one_row_per_call_with_shown_responses(tmp_path):
 def test_mapping_errors_name_the_key_file_and_row(tmp_path):
     with pytest.raises(ConfigError, match="at key 'verdict/frame'"):
         build_mapping({"verdict": {"label": "x", "frame": "sideways"}})
-    with pytest.raises(ConfigError, match="needs a label, a weight, or text with a parse format"):
+    with pytest.raises(ConfigError, match="needs a label, a weight, scores, or text with a parse format"):
         build_mapping({"verdict": {"text": "x"}})
     with pytest.raises(ConfigError, match="at key 'verdict/values/1': 'C' is not one of"):
         build_mapping({"verdict": {"label": "x", "values": {"1": "C"}}})

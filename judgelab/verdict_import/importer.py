@@ -37,9 +37,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,7 @@ from judgelab.parsing import normalize_verdict, parse_pairwise
 from judgelab.prompts import to_original_frame
 from judgelab.records import CallStatus
 from judgelab.verdict_import.mapping import FieldSpec, VerdictMapping, VerdictSpec, value_key
-from judgelab.verdict_import.readers import read_records
+from judgelab.verdict_import.readers import iter_records
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,7 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"deepseek", "deepseek"),
     (r"glm|zhipu", "zhipu"),
     (r"falcon", "tii"),
+    (r"internlm", "shanghai-ai-lab"),
     (r"command|cohere", "cohere"),
 )
 
@@ -106,26 +109,48 @@ def text_of(v: Any) -> str | None:
     return str(v)
 
 
+def file_name_keys(path: Path) -> dict[str, str]:
+    """``key=value`` parts of a file name (parts split by ``,``), e.g. JudgeBench's
+    ``dataset=judgebench,response_model=gpt-4o-2024-05-13,judge_name=arena_hard,judge_model=o1-mini.jsonl``."""
+    out: dict[str, str] = {}
+    for part in path.stem.split(","):
+        k, sep, v = part.partition("=")
+        if sep and k.strip():
+            out[k.strip()] = v.strip()
+    return out
+
+
 @dataclass
 class _Ctx:
+    """Where a record comes from: one per file, ``row`` moves along (field specs read it)."""
+
     path: Path
     row: int
     tables: Mapping[str, dict[tuple[str | None, ...], dict[str, Any]]]
+    file_keys: dict[str, str] = field(default_factory=dict)
 
 
-def _walk(obj: Any, path: Sequence[Any]) -> Any:
+_MISSING = object()
+
+
+def _walk(obj: Any, path: Sequence[Any], missing: Any = None) -> Any:
     for k in path:
         if obj is None:
-            return None
+            return missing
         if isinstance(obj, list):
             try:
                 obj = obj[int(k)]
             except (ValueError, IndexError):
-                return None
+                return missing
         elif isinstance(obj, dict):
-            obj = obj.get(k, obj.get(str(k)) if not isinstance(k, str) else None)
+            if k in obj:
+                obj = obj[k]
+            elif not isinstance(k, str) and str(k) in obj:
+                obj = obj[str(k)]
+            else:
+                return missing
         else:
-            return None
+            return missing
     return obj
 
 
@@ -137,9 +162,11 @@ def get_field(spec: FieldSpec | None, rec: dict[str, Any], ctx: _Ctx) -> Any:
     if spec is None:
         return None
     if spec.kind == "path":
-        v = _walk(rec, spec.path)
+        v = rec[spec.literal] if spec.literal is not None and spec.literal in rec else _walk(rec, spec.path)
     elif spec.kind == "const":
         return spec.const
+    elif spec.kind == "file_key":
+        return ctx.file_keys.get(spec.file_key)
     elif spec.kind == "path_part":
         try:
             return ctx.path.parts[spec.part]
@@ -149,7 +176,9 @@ def get_field(spec: FieldSpec | None, rec: dict[str, Any], ctx: _Ctx) -> Any:
         return f"{ctx.row:0{spec.width}d}" if spec.width else ctx.row
     elif spec.kind == "concat":
         vals = [get_field(p, rec, ctx) for p in spec.parts]
-        return spec.sep.join("" if _empty(v) else str(v) for v in vals)
+        if any(_empty(v) for v in vals):
+            return None  # a compound name with a missing part is missing
+        return spec.sep.join(str(v) for v in vals)
     elif spec.kind == "first_of":
         for p in spec.parts:
             v = get_field(p, rec, ctx)
@@ -172,6 +201,25 @@ def get_field(spec: FieldSpec | None, rec: dict[str, Any], ctx: _Ctx) -> Any:
     return v
 
 
+def _needs_absent_table(spec: FieldSpec | None, tables: Mapping[str, Any]) -> bool:
+    """Whether a field can only be filled from a side table that was not given."""
+    if spec is None:
+        return False
+    if spec.kind == "table":
+        return spec.table not in tables
+    if spec.kind == "first_of":
+        return all(_needs_absent_table(p, tables) for p in spec.parts)
+    if spec.kind == "concat":
+        return any(_needs_absent_table(p, tables) for p in spec.parts)
+    return False
+
+
+def _describe(spec: FieldSpec) -> str:
+    if spec.kind == "path":
+        return repr(spec.literal if spec.literal is not None else ".".join(map(str, spec.path)))
+    return spec.kind
+
+
 def _resolve(path: str | Path) -> Path:
     p = Path(path)
     if p.exists() or p.is_absolute():
@@ -182,11 +230,17 @@ def _resolve(path: str | Path) -> Path:
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    """Files and folders to files: a folder gives every data file under it, recursively
+    (Arena-Hard keeps ``model_judgment/<judge>/<model>.jsonl``), skipping hidden files and
+    files whose suffix is no known format (a README next to the outputs)."""
+    from judgelab.verdict_import.readers import SUFFIX_FORMATS
+
     out: list[Path] = []
     for p in paths:
         rp = _resolve(p)
         if rp.is_dir():
-            out.extend(sorted(f for f in rp.iterdir() if f.is_file() and not f.name.startswith(".")))
+            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIX_FORMATS
+                              and not any(part.startswith(".") for part in f.relative_to(rp).parts)))
         else:
             out.append(rp)
     return out
@@ -238,60 +292,92 @@ def load_tables(mapping: VerdictMapping, files: Mapping[str, Sequence[str | Path
             continue
         idx: dict[tuple[str | None, ...], dict[str, Any]] = {}
         for p in _expand(paths):
-            for row, rec in read_records(p, t.format, t.records):
-                ctx = _Ctx(p, row, {})
+            ctx = _Ctx(p, 0, {}, file_name_keys(p))
+            for row, rec in iter_records(p, t.format, t.records):
+                ctx.row = row
                 idx[tuple(value_key(get_field(k, rec, ctx)) for k in t.key)] = rec
         out[name] = idx
     return out
 
 
-def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str | None, float | None, str, str]:
-    """(verdict or non-value status, preference in the spec's frame, method, label as written)."""
+def _two_scores(v: Any) -> tuple[float, float] | None:
+    """Two finite scores (A, B) from a recorded value, else None."""
+    if not isinstance(v, list | tuple) or len(v) != 2:
+        return None
+    try:
+        a, b = float(v[0]), float(v[1])
+    except (TypeError, ValueError):
+        return None
+    return (a, b) if math.isfinite(a) and math.isfinite(b) else None
+
+
+def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str, float | None, str, str, bool]:
+    """(verdict or non-value status, preference in the spec's frame, method, label as written,
+    whether the verdict's source was non-empty)."""
+    if spec.scores is not None:
+        sc = _two_scores(get_field(spec.scores, rec, ctx))
+        if sc is not None:
+            d = sc[1] - sc[0]
+            label = "" if spec.label is None else _label_text(get_field(spec.label, rec, ctx))
+            # P(B preferred) under Bradley-Terry, the model reward models are trained on
+            pref = 1.0 / (1.0 + math.exp(-d)) if d > -700 else 0.0
+            return ("B" if d > 0 else "A" if d < 0 else "tie"), pref, "scores", label, True
     if spec.label is not None:
         v = get_field(spec.label, rec, ctx)
         k = value_key(v)
         label = "" if k is None else str(v)
-        if k is None:
-            return spec.values.get("null", "unparsed"), None, "label-missing", label
+        if k is None:  # no label: the source counts as present when the judge's answer is there
+            found = spec.text is not None and not _empty(text_of(get_field(spec.text, rec, ctx)))
+            return spec.values.get("null", "unparsed"), None, "label-missing", label, found
         t = spec.values.get(k) if spec.values else normalize_verdict(v)
         if t is None:
-            return "unparsed", None, "label-unknown", label
-        return t, None, "label", label
+            return "unparsed", None, "label-unknown", label, True
+        return t, None, "label", label, True
     if spec.weight is not None:
         v = get_field(spec.weight, rec, ctx)
         k = value_key(v)
         label = "" if k is None else str(v)
         if k in spec.values or (k is None and "null" in spec.values):
-            return spec.values[k if k is not None else "null"], None, "weight-value", label
+            return spec.values[k if k is not None else "null"], None, "weight-value", label, k is not None
         if k is None:
-            return "unparsed", None, "weight-missing", label
+            return "unparsed", None, "weight-missing", label, False
         try:
             w = float(v)
         except (TypeError, ValueError):
-            return "unparsed", None, "weight-unknown", label
+            return "unparsed", None, "weight-unknown", label, True
         lo, hi = spec.weight_range
         p = (w - lo) / (hi - lo)
         if not 0.0 <= p <= 1.0:
-            return "unparsed", None, "weight-out-of-range", label
-        return ("A" if p < 0.5 else "B" if p > 0.5 else "tie"), p, "weight", label
-    parsed = parse_pairwise(text_of(get_field(spec.text, rec, ctx)), fmt=spec.parse or "json")
+            return "unparsed", None, "weight-out-of-range", label, True
+        return ("A" if p < 0.5 else "B" if p > 0.5 else "tie"), p, "weight", label, True
+    if spec.text is None or spec.parse is None:
+        return "unparsed", None, "scores-missing", "", False
+    text = text_of(get_field(spec.text, rec, ctx))
+    parsed = parse_pairwise(text, fmt=spec.parse)
     if parsed.status.has_value:
-        return parsed.value, None, parsed.method, ""
-    return parsed.status.value, None, parsed.method, ""
+        return parsed.value, None, parsed.method, "", True
+    return parsed.status.value, None, parsed.method, "", not _empty(text)
+
+
+def _label_text(v: Any) -> str:
+    return "" if value_key(v) is None else str(v)
 
 
 _PREF = {"A": 0.0, "B": 1.0, "tie": 0.5}
+_STATUSES = {s.value for s in CallStatus}
 
 
-def _verdict_row(spec: VerdictSpec, order: str, rec: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
-    target, pref, method, label = _target(spec, rec, ctx)
+def _verdict_row(spec: VerdictSpec, order: str, rec: dict[str, Any], ctx: _Ctx
+                 ) -> tuple[str, str, float | None, str, str, str, str, bool]:
+    """(verdict_shown, verdict, preference, status, parse_method, label, raw_text, source found)."""
+    target, pref, method, label, found = _target(spec, rec, ctx)
     has = target in ("A", "B", "tie")
     status = CallStatus.OK if has else CallStatus(target)
     if has and method.startswith("fallback"):
         status = CallStatus.FALLBACK
     if spec.status is not None:
         rs = value_key(get_field(spec.status, rec, ctx))
-        if rs in {s.value for s in CallStatus} and CallStatus(rs).has_value == has:
+        if rs in _STATUSES and CallStatus(rs).has_value == has:
             status = CallStatus(rs)
     if spec.parse_method is not None:
         pm = get_field(spec.parse_method, rec, ctx)
@@ -306,13 +392,25 @@ def _verdict_row(spec: VerdictSpec, order: str, rec: dict[str, Any], ctx: _Ctx) 
         shown = target if has else None
         stored = to_original_frame(shown, order)
         stored_pref = None if pref is None else (pref if order == "AB" else 1.0 - pref)
-    return {"verdict_shown": shown or "", "verdict": stored or "", "preference": stored_pref,
-            "status": status.value, "parse_method": method, "label": label,
-            "raw_text": text_of(get_field(spec.text, rec, ctx)) or ""}
+    return (shown or "", stored or "", stored_pref, status.value, method, label,
+            text_of(get_field(spec.text, rec, ctx)) or "", found)
 
 
 def _short_id(*parts: Any) -> str:
     return "p" + hashlib.sha256("\x1f".join("" if p is None else str(p) for p in parts).encode()).hexdigest()[:12]
+
+
+def _missing_key(rec: dict[str, Any], require: Sequence[tuple[Any, ...]]) -> str | None:
+    for key in require:
+        if _walk(rec, key, _MISSING) is _MISSING:
+            return ".".join(map(str, key))
+    return None
+
+
+#: columns whose few distinct strings are shared (one object each), not one copy per row
+_LOW_CARDINALITY = ("judge", "backend", "model", "family", "order", "model_a", "model_b", "family_a", "family_b",
+                    "verdict_shown", "verdict", "label", "expected_verdict", "status", "parse_method", "category",
+                    "source_file")
 
 
 def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
@@ -322,31 +420,86 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
 
     ``judge``/``family`` name the judge when the file does not (default: the file stem
     and the family inferred from the judge's model name).
+
+    Built for a million pairs: records stream in (JSONL line by line, parquet/CSV in
+    batches), each column is one list, and the few distinct values of the low-cardinality
+    columns, and each record's texts, are one shared string object across rows and orders,
+    so the table costs one pointer per cell plus the distinct strings.
     """
     if not files:
         raise InputError("no recorded-verdict files given")
     side = load_tables(mapping, tables)
-    rows: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str, str], str] = {}
+    cols: dict[str, list[Any]] = {c: [] for c in RECORDED_COLUMNS}
+    ap = {c: cols[c].append for c in RECORDED_COLUMNS}
+    pool: dict[Any, Any] = {}
+    share = pool.setdefault
+    where_file: list[str] = []
+    file_idx, src_row, game_idx = array("q"), array("q"), array("q")
     empty_responses = 0
+    multi = len(mapping.games) > 1
+    # fields that must be non-empty somewhere in each file (a misspelt column is an error)
+    # (the judge's name and family may be empty when --judge / --family stand in)
+    given = {"judge", "model"} if judge else set()
+    given |= {"family"} if family else set()
+    checked = {k: spec for k, spec in mapping.fields.items()
+               if k not in mapping.optional and k not in given and spec.kind not in ("const", "row", "path_part")
+               and not _needs_absent_table(spec, side)}
+    family_cache: dict[str | None, str] = {}
+
+    def fam_of(name: Any) -> str:
+        if name not in family_cache:
+            family_cache[name] = model_family(name)
+        return family_cache[name]
+
     for path in _expand(files):
-        for row, rec in read_records(path, mapping.format, mapping.records):
-            ctx = _Ctx(path, row, side)
-            where = f"{path} row {row}"
+        ctx = _Ctx(path, 0, side, file_name_keys(path))
+        fi = len(where_file)
+        where_file.append(str(path))
+        path_str = share(str(path), str(path))
+        seen_fields: set[str] = set()
+        found_games = [False] * len(mapping.games)
+        n_records = 0
+        for row, rec in iter_records(path, mapping.format, mapping.records):
+            n_records += 1
+            ctx.row = row
+            if mapping.require:
+                miss = _missing_key(rec, mapping.require)
+                if miss is not None:
+                    raise InputError(f"{path} row {row}: format {mapping.name!r} expects key {miss!r}, missing "
+                                     f"(this record has keys {sorted(rec)[:15]}); is this file of that format?")
             f = {k: get_field(spec, rec, ctx) for k, spec in mapping.fields.items()}
+            if len(seen_fields) < len(checked):
+                seen_fields.update(k for k in checked if not _empty(f[k]))
             instr = text_of(f.get("instruction"))
             ra, rb = text_of(f.get("response_a")), text_of(f.get("response_b"))
             ma, mb = f.get("model_a"), f.get("model_b")
-            jname = str(f.get("judge") or judge or path.stem)
-            jmodel = str(f.get("model") or jname)
-            jfam = f.get("family") or family
+            ma = None if _empty(ma) else share(str(ma), str(ma))
+            mb = None if _empty(mb) else share(str(mb), str(mb))
+            jname = f.get("judge")
+            jname = share(str(jname), str(jname)) if not _empty(jname) else (judge or path.stem)
+            jmodel = f.get("model")
+            jmodel = share(str(jmodel), str(jmodel)) if not _empty(jmodel) else jname
+            jfam = f.get("family")
             if _empty(jfam):
-                jfam = model_family(jmodel)
-                jfam = model_family(jname) if jfam == "unknown" else jfam
-            jfam = str(jfam)
+                jfam = family
+            if _empty(jfam):
+                jfam = fam_of(jmodel)
+                jfam = fam_of(jname) if jfam == "unknown" else jfam
+            jfam = share(str(jfam), str(jfam))
             for resp in (ra, rb):
                 if resp is not None and not resp.strip():
                     empty_responses += 1
+            raw_item = f.get("item_id")
+            raw_pid = f.get("pair_id")
+            label_override = None if _empty(f.get("label")) else str(f["label"])
+            pref_override = None if _empty(f.get("preference")) else float(f["preference"])
+            sim = f.get("simulated")
+            simulated = str(sim).lower() in ("true", "1") if not _empty(sim) else False
+            cat = f.get("category")
+            category = "" if _empty(cat) else share(str(cat), str(cat))
+            src_file = f.get("source_file")
+            src_file = share(str(src_file), str(src_file)) if src_file else path_str
+            srow = int(f["source_row"]) if not _empty(f.get("source_row")) else row
             for gi, game in enumerate(mapping.games):
                 a, b, m_a, m_b = ra, rb, ma, mb
                 if game.order is not None and game.order != "auto":
@@ -357,54 +510,109 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                     raw_order = value_key(get_field(game.order_field, rec, ctx))
                     order = game.order_values.get(raw_order or "null") if game.order_values else raw_order
                     if order not in ("AB", "BA"):
-                        raise InputError(f"{where}: presentation order {raw_order!r} is not mapped to AB or BA")
+                        raise InputError(f"{path} row {row}: presentation order {raw_order!r} is not mapped to "
+                                         f"AB or BA")
                 if (mapping.responses_frame == "shown" or game.order == "auto") and order == "BA":
                     a, b, m_a, m_b = b, a, mb, ma
-                pid = f.get("pair_id")
-                pid = _short_id(path.name, instr, a, b) if _empty(pid) else str(pid)
+                pid = _short_id(path.name, instr, a, b) if _empty(raw_pid) else str(raw_pid)
                 if len(pid) > 96:
                     pid = _short_id(pid)
-                item = f.get("item_id")
-                item = (_short_id(instr) if instr else pid) if _empty(item) else str(item)
+                item = (_short_id(instr) if instr else pid) if _empty(raw_item) else str(raw_item)
                 if len(item) > 96:
                     item = _short_id(item)
-                v = _verdict_row(game.verdict, order, rec, ctx)
+                shown, stored, pref, status, method, label, raw_text, found = _verdict_row(
+                    game.verdict, order, rec, ctx)
+                found_games[gi] = found_games[gi] or found
                 # a recorded table's own label / continuous preference survive a round trip
-                if not _empty(f.get("label")):
-                    v["label"] = str(f["label"])
-                if not _empty(f.get("preference")) and v["verdict"]:
-                    v["preference"] = float(f["preference"])
+                if label_override is not None:
+                    label = label_override
+                if pref_override is not None and stored:
+                    pref = pref_override
                 gold = ""
                 if mapping.gold is not None:
-                    g, _, _, _ = _target(mapping.gold, rec, ctx)
+                    g = _target(mapping.gold, rec, ctx)[0]
                     if g in ("A", "B", "tie"):
                         gold = g if mapping.gold.frame == "stored" else (to_original_frame(g, order) or "")
-                k = (jname, pid, order)
-                if k in seen:
-                    raise InputError(f"{where}: judge {jname!r} has two verdicts for pair {pid!r} in order {order} "
-                                     f"(first at {seen[k]}); map pair_id to fields that tell the pairs apart")
-                seen[k] = where if len(mapping.games) == 1 else f"{where} game {gi}"
-                sim = f.get("simulated")
-                rows.append({
-                    "judge": jname, "backend": "recorded", "model": jmodel, "family": jfam, "pair_id": pid,
-                    "item_id": item, "order": order, "instruction": instr, "response_a": a, "response_b": b,
-                    "model_a": None if _empty(m_a) else str(m_a), "model_b": None if _empty(m_b) else str(m_b),
-                    "family_a": model_family(str(m_a)) if not _empty(m_a) else "",
-                    "family_b": model_family(str(m_b)) if not _empty(m_b) else "",
-                    **v, "expected_verdict": gold,
-                    "correct": (v["verdict"] == gold) if gold else pd.NA,
-                    "simulated": str(sim).lower() in ("true", "1") if not _empty(sim) else False,
-                    "category": "" if _empty(f.get("category")) else str(f.get("category")),
-                    "source_file": str(f.get("source_file") or path),
-                    "source_row": int(f["source_row"]) if not _empty(f.get("source_row")) else row,
-                })
+                ap["judge"](jname)
+                ap["backend"]("recorded")
+                ap["model"](jmodel)
+                ap["family"](jfam)
+                ap["pair_id"](pid)
+                ap["item_id"](item)
+                ap["order"](order)
+                ap["instruction"](instr)
+                ap["response_a"](a)
+                ap["response_b"](b)
+                ap["model_a"](m_a)
+                ap["model_b"](m_b)
+                ap["family_a"](fam_of(m_a) if m_a is not None else "")
+                ap["family_b"](fam_of(m_b) if m_b is not None else "")
+                ap["verdict_shown"](shown)
+                ap["verdict"](stored)
+                ap["preference"](pref)
+                ap["label"](share(label, label))
+                ap["expected_verdict"](gold)
+                ap["correct"]((stored == gold) if gold else None)
+                ap["status"](status)
+                ap["parse_method"](share(method, method))
+                ap["raw_text"](raw_text)
+                ap["simulated"](simulated)
+                ap["category"](category)
+                ap["source_file"](src_file)
+                ap["source_row"](srow)
+                file_idx.append(fi)
+                src_row.append(row)
+                game_idx.append(gi)
+        if n_records:
+            _check_filled(path, mapping, checked, seen_fields, found_games)
     if empty_responses:
         log.warning("%d empty or whitespace-only responses kept (their pairs stay in the table)", empty_responses)
-    df = pd.DataFrame(rows, columns=RECORDED_COLUMNS)
+    df = pd.DataFrame(cols, columns=RECORDED_COLUMNS)
+    del cols, ap
+    _check_unique(df, where_file, file_idx, src_row, game_idx, multi)
     df["correct"] = df["correct"].astype("boolean")
     df["preference"] = pd.to_numeric(df["preference"], errors="coerce").astype(float)
+    df["source_row"] = df["source_row"].astype("int64")
     df.attrs["empty_responses"] = empty_responses
     return df
+
+
+def _check_filled(path: Path, mapping: VerdictMapping, checked: Mapping[str, FieldSpec], seen: set[str],
+                  found_games: Sequence[bool]) -> None:
+    """A mapped field, or a game's verdict source, empty in every row of a file is an error."""
+    missing = [k for k in checked if k not in seen]
+    if missing:
+        k = missing[0]
+        hint = " or name the judge with --judge" if k in ("judge", "model") else \
+            " or give --family" if k == "family" else ""
+        raise InputError(f"{path}: mapping field {k!r} ({_describe(checked[k])}) is empty in every row of this "
+                         f"file; check the key (format {mapping.name!r}), list the field under 'optional',{hint}")
+    for gi, found in enumerate(found_games):
+        if not found:
+            vs = mapping.games[gi].verdict
+            src = next(s for s in (vs.label, vs.weight, vs.text, vs.scores) if s is not None)
+            raise InputError(f"{path}: the verdict of game {gi} ({_describe(src)}) is empty in every row of this "
+                             f"file; check the key (format {mapping.name!r})")
+
+
+def _check_unique(df: pd.DataFrame, where_file: Sequence[str], file_idx: array, src_row: array,
+                  game_idx: array, multi: bool) -> None:
+    """One verdict per judge x pair x order (vectorised: a dict of 2M keys would cost ~0.5 GB)."""
+    key = ["judge", "pair_id", "order"]
+    dup = df.duplicated(key, keep="first").to_numpy()
+    if not dup.any():
+        return
+    i = int(dup.argmax())
+    same = (df["judge"] == df.at[i, "judge"]) & (df["pair_id"] == df.at[i, "pair_id"]) \
+        & (df["order"] == df.at[i, "order"])
+    j = int(same.to_numpy().argmax())
+
+    def at(k: int) -> str:
+        return f"{where_file[file_idx[k]]} row {src_row[k]}" + (f" game {game_idx[k]}" if multi else "")
+
+    raise InputError(f"{where_file[file_idx[i]]} row {src_row[i]}: judge {df.at[i, 'judge']!r} has two verdicts "
+                     f"for pair {df.at[i, 'pair_id']!r} in order {df.at[i, 'order']} (first at {at(j)}); map "
+                     f"pair_id to fields that tell the pairs apart")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,13 @@ record of the file:
   ``{const: v}``, ``{path_part: -3}`` (a component of the file's path),
   ``{row: true, width: 4}`` (the record's index), ``{concat: [...], sep: "|"}``,
   ``{first_of: [...]}`` (first non-empty) or ``{table: name, key: [...], value: path}``
-  (a look-up in a side table, e.g. FastChat model answers by question and model).
+  (a look-up in a side table, e.g. FastChat model answers by question and model), or
+  ``{file_key: judge_model}`` (the value of a ``key=value`` part of the file name, parts split
+  by ``,``: JudgeBench names its output files ``...,judge_name=arena_hard,judge_model=o1-mini.jsonl``).
+  A dotted string is first looked up as one literal key, then as a path: a column named
+  ``gpt-3.5-turbo-0125`` is that column, not the path ``gpt-3``/``5-turbo-0125``.
+  ``concat`` is empty when any of its parts is empty (a compound name with a missing part
+  is missing, so ``first_of``, ``--judge`` or the file stem can stand in).
   ``upto: <spec>`` keeps the first N items of a list value (multi-turn: turn 2 shows
   both turns).
 * **games**: the presentation orders recorded in one record.  A record holding both
@@ -20,7 +26,17 @@ record of the file:
   :mod:`judgelab.parsing`), or ``label`` with a ``values`` map, or a continuous
   ``weight`` scaled by ``weight_range`` to P(second response preferred); ``frame`` says
   whether A/B name the slots as shown in that game (``shown``) or the pair's stored
-  order (``stored``).
+  order (``stored``).  ``scores`` (two numbers, A then B as shown: a reward model's
+  scores) give the verdict by the higher score (equal = tie) and ``preference`` =
+  sigmoid(score B - score A), the Bradley-Terry probability a reward model is trained on;
+  a label is then only the fallback for games without two finite scores.
+* **require** (optional): keys every record must have (the value may be null); a
+  missing one is an error naming the file, the row and the key, so a file of another
+  format stops instead of importing as empty rows.
+* **optional** (optional): mapped fields allowed to be empty in every row of a file.
+  Any other mapped field (or a game's verdict source) that is empty in every row of a
+  file is an error naming the field and the file: a misspelt column is never read as
+  "no value" silently.
 * **gold** (optional): ``label`` + ``values`` in the stored order.
 
 Why hand-written: the published judge logs nest both orders inside one record in
@@ -77,13 +93,15 @@ class FieldSpec:
     table: str = ""
     key: tuple[FieldSpec, ...] = ()
     upto: FieldSpec | None = None
+    literal: str | None = None  # a dotted string: tried as one key before the path
+    file_key: str = ""
 
     @staticmethod
     def parse(raw: Any, *, where: str) -> FieldSpec:
         if isinstance(raw, FieldSpec):
             return raw
         if isinstance(raw, str):
-            return FieldSpec("path", path=_split_path(raw))
+            return FieldSpec("path", path=_split_path(raw), literal=raw if "." in raw else None)
         if isinstance(raw, list):
             return FieldSpec("path", path=tuple(raw))
         if not isinstance(raw, dict):
@@ -91,6 +109,8 @@ class FieldSpec:
         upto = FieldSpec.parse(raw["upto"], where=f"{where}/upto") if "upto" in raw else None
         if "const" in raw:
             return FieldSpec("const", const=raw["const"])
+        if "file_key" in raw:
+            return FieldSpec("file_key", file_key=str(raw["file_key"]))
         if "path_part" in raw:
             return FieldSpec("path_part", part=int(raw["path_part"]))
         if raw.get("row"):
@@ -108,7 +128,8 @@ class FieldSpec:
             return FieldSpec("table", table=str(raw["table"]), key=key, path=path, upto=upto)
         if "path" in raw:
             p = raw["path"]
-            return FieldSpec("path", path=_split_path(p) if isinstance(p, str) else tuple(p), upto=upto)
+            return FieldSpec("path", path=_split_path(p) if isinstance(p, str) else tuple(p), upto=upto,
+                             literal=p if isinstance(p, str) and "." in p else None)
         raise ConfigError(f"{where}: unknown field spec {raw!r}")
 
 
@@ -122,6 +143,7 @@ class VerdictSpec:
     parse: str | None = None
     label: FieldSpec | None = None
     weight: FieldSpec | None = None
+    scores: FieldSpec | None = None
     weight_range: tuple[float, float] = (0.0, 1.0)
     values: dict[str, str] = field(default_factory=dict)
     frame: str = "shown"
@@ -158,6 +180,8 @@ class VerdictMapping:
     responses_frame: str
     tables: dict[str, TableSpec]
     raw: dict[str, Any]
+    require: tuple[tuple[Any, ...], ...] = ()
+    optional: frozenset[str] = frozenset()
 
     def field(self, name: str) -> FieldSpec | None:
         return self.fields.get(name)
@@ -200,13 +224,13 @@ def _verdict(raw: dict[str, Any], *, where: str) -> VerdictSpec:
         return FieldSpec.parse(raw[k], where=f"{where}/{k}") if raw.get(k) is not None else None
 
     vs = VerdictSpec(
-        text=fs("text"), parse=raw.get("parse"), label=fs("label"), weight=fs("weight"),
+        text=fs("text"), parse=raw.get("parse"), label=fs("label"), weight=fs("weight"), scores=fs("scores"),
         weight_range=tuple(float(x) for x in raw.get("weight_range", (0.0, 1.0))),  # type: ignore[arg-type]
         values=_values(raw.get("values"), where=f"{where}/values"), frame=raw.get("frame", "shown"),
         status=fs("status"), parse_method=fs("parse_method"),
     )
-    if vs.label is None and vs.weight is None and (vs.text is None or vs.parse is None):
-        raise ConfigError(f"{where}: a verdict needs a label, a weight, or text with a parse format")
+    if vs.label is None and vs.weight is None and vs.scores is None and (vs.text is None or vs.parse is None):
+        raise ConfigError(f"{where}: a verdict needs a label, a weight, scores, or text with a parse format")
     lo, hi = vs.weight_range
     if not hi > lo:
         raise ConfigError(f"{where}/weight_range: need low < high, got {list(vs.weight_range)}")
@@ -246,9 +270,14 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
                                   records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
                                   files=tuple(str(f) for f in (t.get("files") or [])))
     recs = raw.get("records")
+    unknown = sorted(set(raw.get("optional") or ()) - set(FIELD_NAMES))
+    if unknown:
+        raise ConfigError(f"{where}/optional: {unknown} are not mapping fields; known: {list(FIELD_NAMES)}")
     return VerdictMapping(
         name=name, format=raw.get("format", "auto"),
         records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
         games=tuple(games), fields=fields_, gold=gold, responses_frame=raw.get("responses", "stored"),
         tables=tables, raw=raw,
+        require=tuple(_split_path(r) if isinstance(r, str) else tuple(r) for r in raw.get("require") or ()),
+        optional=frozenset(raw.get("optional") or ()),
     )

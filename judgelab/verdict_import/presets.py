@@ -1,7 +1,10 @@
 """Named mappings for published judge-log formats (one registry, :data:`PRESETS`).
 
 Each preset is a mapping dict (see :mod:`judgelab.verdict_import.mapping`) written from
-the format's published schema:
+the format's published files (the fixtures under ``tests/fixtures/verdict_logs/`` are real
+records of each, their source named in the README there).  ``require`` lists the keys every
+record of the format has: a file of another format stops at its first record with the file,
+row and key named.
 
 ``alpaca_eval``
     AlpacaEval ``annotations.json``: ``instruction``, ``output_1``/``generator_1``,
@@ -24,10 +27,20 @@ the format's published schema:
     stored order is (baseline, model); the baseline is ``gpt-4-0314`` (v0.1).  Side
     tables ``answers`` / ``questions`` as for FastChat.
 ``judgebench``
-    JudgeBench outputs JSONL: ``pair_id``, ``question``, ``response_A``, ``response_B``,
-    ``response_model``, ``label`` (gold ``A>B``/``B>A``), ``judge_name``, ``judge_model``,
-    ``judgments`` (two games, the second swapped; ``decision`` in that game's letters,
-    ``A=B`` tie, null unparsable; ``judgment`` the raw answer).
+    JudgeBench ``outputs/*.jsonl`` (ScalerLab/JudgeBench): ``pair_id``, ``original_id``,
+    ``source``, ``question``, ``response_model``, ``response_A``, ``response_B``, ``label``
+    (gold ``A>B``/``B>A``), ``judge_name`` (the prompt: ``arena_hard``, ``reward_model``,
+    ...) and ``judgments``: two games, the second swapped, each ``{"judgment": {"judge_model",
+    "prompt", "response"[, "scores"]}, "decision"}`` with ``decision`` in that game's letters
+    (``A>B``/``B>A``/``A=B``, null when unparsable).  The judge model lives inside each game
+    and again in the file name (``...,judge_name=arena_hard,judge_model=o1-mini-2024-09-12.jsonl``,
+    ``/`` written as ``_``); the judge is named ``judge_name/judge_model``
+    (``arena_hard/o1-mini-2024-09-12``, ``reward_model/internlm/internlm2-20b-reward``), so
+    a folder of output files is one audit with one judge per file.  Reward-model games carry
+    ``scores`` (A, B as shown) and an empty ``response``: the verdict is the higher score and
+    ``preference`` = sigmoid(score B - score A).  The pair-level accuracy of JudgeBench's
+    ``utils/metrics.py`` is the card's (it needs ``pair_id``/``order``/``verdict``/
+    ``expected_verdict``).
 ``llmbar``
     LLMBar ``evaluators/<judge>/<strategy>/result.json``: ``input``, ``output_1``,
     ``output_2``, ``label`` (gold 1/2), ``results[0]["swap = False"|"swap = True"]`` with
@@ -67,6 +80,8 @@ PRESETS.add("alpaca_eval", {
     "model_a": "generator_1", "model_b": "generator_2", "category": "dataset",
     "verdict": {"text": "raw_completion", "weight": "preference", "weight_range": [1, 2],
                 "values": {"0": "tie"}, "frame": "stored"},
+    "require": ["instruction", "output_1", "output_2", "preference"],
+    "optional": ["category", "model_a", "model_b"],
 })
 
 PRESETS.add("fastchat_pairwise", {
@@ -83,6 +98,8 @@ PRESETS.add("fastchat_pairwise", {
         {"order": "BA", "verdict": {"text": "g2_judgment", "label": "g2_winner", "values": _FASTCHAT, "frame": "stored"}},
     ],
     "tables": _FASTCHAT_TABLES,
+    "require": ["question_id", "model_1", "model_2", "g1_winner", "g2_winner", "judge"],
+    "optional": ["pair_id"],
 })
 
 PRESETS.add("arena_hard", {
@@ -99,19 +116,30 @@ PRESETS.add("arena_hard", {
         {"order": "BA", "verdict": {"text": "games.1.judgment", "label": "games.1.score", "values": _ARENA}},
     ],
     "tables": _FASTCHAT_TABLES,
+    "require": ["question_id", "model", "judge", "games"],
 })
+
+_JB_MODEL = {"first_of": [["judgments", 0, "judgment", "judge_model"], ["judgments", 1, "judgment", "judge_model"],
+                          {"file_key": "judge_model"}]}
+
+
+def _judgebench_game(i: int, order: str) -> dict[str, Any]:
+    return {"order": order, "verdict": {
+        "text": ["judgments", i, "judgment", "response"], "label": ["judgments", i, "decision"],
+        "values": {**_ARENA, "B=A": "tie"}, "scores": ["judgments", i, "judgment", "scores"]}}
+
 
 PRESETS.add("judgebench", {
     "format": "jsonl",
-    "judge": {"concat": ["judge_name", "judge_model"], "sep": "/"}, "model": "judge_model",
-    "pair_id": "pair_id", "item_id": {"first_of": ["original_id", "pair_id"]},
+    "require": ["pair_id", "question", "response_A", "response_B", "label", "judgments"],
+    "judge": {"concat": [{"first_of": ["judge_name", {"file_key": "judge_name"}]}, _JB_MODEL], "sep": "/"},
+    "model": _JB_MODEL,
+    "pair_id": "pair_id", "item_id": {"first_of": [{"concat": ["source", "original_id"], "sep": "/"}, "pair_id"]},
     "instruction": "question", "response_a": "response_A", "response_b": "response_B",
     "model_a": "response_model", "model_b": "response_model", "category": "source",
+    "optional": ["category", "item_id"],
     "gold": {"label": "label", "values": {"A>B": "A", "B>A": "B", "A=B": "tie"}},
-    "games": [
-        {"order": "AB", "verdict": {"text": "judgments.0.judgment", "label": "judgments.0.decision", "values": _ARENA}},
-        {"order": "BA", "verdict": {"text": "judgments.1.judgment", "label": "judgments.1.decision", "values": _ARENA}},
-    ],
+    "games": [_judgebench_game(0, "AB"), _judgebench_game(1, "BA")],
 })
 
 
@@ -129,6 +157,7 @@ PRESETS.add("llmbar", {
     "category": {"path_part": -5},
     "gold": {"label": "label", "values": {"1": "A", "2": "B"}},
     "games": [_llmbar_game("swap = False", "AB"), _llmbar_game("swap = True", "BA")],
+    "require": ["input", "output_1", "output_2", "results"],
 })
 
 PRESETS.add("judgelab", {
@@ -145,6 +174,9 @@ PRESETS.add("judgelab", {
                            "status": "status", "parse_method": "parse_method"}}],
     "gold": {"label": "expected_verdict", "values": _AB},
     "tables": {"pairs": {"key": ["pair_id"]}},
+    "require": ["pair_id", "order", "verdict"],
+    "optional": ["family", "model", "simulated", "source_file", "source_row", "label", "preference", "item_id",
+                 "instruction", "response_a", "response_b", "model_a", "model_b", "category"],
 })
 
 

@@ -1,0 +1,242 @@
+"""The verdict importer on the real published files, and the mapping's guards against silent
+wrong input.
+
+The JudgeBench folder under ``tests/fixtures/verdict_logs/judgebench/`` copies real records of four
+published output files (two ``arena_hard``-prompt judges, two reward models; see the README there):
+auditing the folder gives four judges named by model, reward-model scores are verdicts, and the
+table reproduces JudgeBench's own pair-level accuracy (``utils/metrics.py``) computed from the raw
+files.  The mapping guards: a key a format must have, a mapped field empty in every row, column
+names with dots, ``--judge`` standing in for an empty name, ``order: auto``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgelab.config import ConfigError
+from judgelab.io import InputError, write_table
+from judgelab.verdict_import import build_mapping, import_verdicts, preset_mapping
+from judgelab.verdict_import import readers as readers_mod
+from judgelab.verdict_import.importer import file_name_keys
+
+JB = Path(__file__).parent / "fixtures" / "verdict_logs" / "judgebench"
+JUDGES = {
+    "arena_hard/o1-mini-2024-09-12": 3,
+    "arena_hard/claude-3-haiku-20240307": 1,
+    "reward_model/internlm/internlm2-20b-reward": 2,
+    "reward_model/Skywork/Skywork-Reward-Gemma-2-27B": 3,
+}
+
+
+def _raw(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _judgebench_accuracy(pairs: list[dict]) -> float:
+    """JudgeBench's ``compute_final_metrics(reverse_order=True)`` (utils/metrics.py), as published."""
+    flip = {"A>B": "B>A", "B>A": "A>B"}
+    n_correct = 0
+    for pair in pairs:
+        label = pair["label"]
+        d1 = pair["judgments"][0]["decision"]
+        d2 = pair["judgments"][1]["decision"]
+        d2 = flip.get(d2, d2)
+        counter = sum(1 if d == label else -1 if d == flip.get(label) else 0 for d in (d1, d2))
+        n_correct += counter > 0
+    return 100 * n_correct / len(pairs)
+
+
+def test_judgebench_folder_gives_one_judge_per_model_file():
+    table = import_verdicts([JB], preset_mapping("judgebench"))
+    assert table.groupby("judge")["pair_id"].nunique().to_dict() == JUDGES
+    assert table.groupby(["judge", "pair_id"])["order"].apply(lambda o: sorted(o) == ["AB", "BA"]).all()
+    # the model is the one inside the games ("/"), not the file name's ("_")
+    assert set(table["model"]) == {j.split("/", 1)[1] for j in JUDGES}
+    assert set(table.loc[table.model.str.startswith("internlm"), "family"]) == {"shanghai-ai-lab"}
+    # items are (source, original id): the same question judged by four judges is one cluster
+    assert table.loc[table.pair_id == "e302b0a0-28d5-5a3c-b1af-fedcf5543e72", "item_id"].unique().tolist() == [
+        "mmlu-pro-law/1420"]
+    assert set(table["expected_verdict"]) == {"A"}
+
+
+@pytest.mark.parametrize("judge", sorted(JUDGES))
+def test_judgebench_table_reproduces_the_published_pair_accuracy(judge):
+    """The table's verdicts (stored frame) give JudgeBench's own metric on the raw records."""
+    f = next(p for p in JB.iterdir() if p.suffix == ".jsonl" and file_name_keys(p)["judge_model"]
+             == judge.split("/", 1)[1].replace("/", "_"))
+    want = _judgebench_accuracy(_raw(f))
+    t = import_verdicts([f], preset_mapping("judgebench"))
+    t = t.assign(score=(t["verdict"] == t["expected_verdict"]).astype(int)
+                 - ((t["verdict"] != t["expected_verdict"]) & t["verdict"].isin(["A", "B"])).astype(int))
+    got = 100 * (t.groupby("pair_id")["score"].sum() > 0).mean()
+    assert got == pytest.approx(want)
+
+
+def test_judgebench_verdicts_in_the_stored_frame():
+    t = import_verdicts([JB], preset_mapping("judgebench")).set_index(["judge", "pair_id", "order"])
+    o1 = "arena_hard/o1-mini-2024-09-12"
+    # pair 2: game 1 "B>A"; game 2 (swapped) "A>B" in its own letters = B in the stored order
+    assert t.loc[(o1, "2d989dfb-7cf0-549e-945c-3dd060d1fad5", "AB"), "verdict"] == "B"
+    assert t.loc[(o1, "2d989dfb-7cf0-549e-945c-3dd060d1fad5", "BA"), "verdict"] == "B"
+    assert t.loc[(o1, "2d989dfb-7cf0-549e-945c-3dd060d1fad5", "BA"), "verdict_shown"] == "A"
+    # pair 3: "B>A" in both games = an inconsistent judge: B, then A in the stored order
+    assert t.loc[(o1, "138e503c-b09d-5d19-82ff-0b5ddc3e7bf6", "BA"), "verdict"] == "A"
+    assert t.loc[(o1, "138e503c-b09d-5d19-82ff-0b5ddc3e7bf6", "AB"), "raw_text"].endswith("[[B>A]]")
+    haiku = ("arena_hard/claude-3-haiku-20240307", "b5ce1305-50fe-5a5e-b785-325ab15c6d2b", "BA")
+    assert t.loc[haiku, "verdict"] == "tie" and t.loc[haiku, "label"] == "A=B"
+
+
+def test_reward_model_scores_are_verdicts_with_a_bradley_terry_preference():
+    t = import_verdicts([JB], preset_mapping("judgebench")).set_index(["judge", "pair_id", "order"])
+    sk = "reward_model/Skywork/Skywork-Reward-Gemma-2-27B"
+    row = t.loc[(sk, "2d989dfb-7cf0-549e-945c-3dd060d1fad5", "AB")]  # scores [24.75, 25.5]
+    assert row["verdict"] == "B" and row["parse_method"] == "scores" and row["status"] == "ok"
+    assert row["preference"] == pytest.approx(1 / (1 + math.exp(-(25.5 - 24.75))))
+    # the swapped game's scores [25.5, 24.75] are shown-order: the same stored preference
+    swapped = t.loc[(sk, "2d989dfb-7cf0-549e-945c-3dd060d1fad5", "BA")]
+    assert swapped["verdict"] == "B" and swapped["preference"] == pytest.approx(row["preference"])
+    assert swapped["verdict_shown"] == "A" and swapped["raw_text"] == ""
+
+
+def test_scores_decide_over_the_label_and_equal_scores_tie(tmp_path):
+    rec = _raw(next(JB.glob("*internlm*")))[0]
+    rec["judgments"][0]["judgment"]["scores"] = [2.0, 2.0]
+    rec["judgments"][0]["decision"] = "A>B"  # a stale label: the scores win
+    rec["judgments"][1]["judgment"]["scores"] = ["x", 1.0]  # no two numbers: the decision stands
+    f = tmp_path / "dataset=judgebench,judge_name=reward_model,judge_model=rm.jsonl"
+    f.write_text(json.dumps(rec) + "\n")
+    t = import_verdicts([f], preset_mapping("judgebench")).set_index("order")
+    assert t.loc["AB", "verdict"] == "tie" and t.loc["AB", "preference"] == 0.5
+    assert t.loc["BA", "parse_method"] == "label" and t.loc["BA", "verdict"] == "A"
+
+
+def test_judge_model_from_the_file_name_when_the_games_lack_it(tmp_path):
+    d = tmp_path / "outputs"
+    d.mkdir()
+    for src in JB.glob("*.jsonl"):
+        rows = _raw(src)
+        for r in rows:
+            for g in r["judgments"]:
+                del g["judgment"]["judge_model"]
+        (d / src.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / "README.md").write_text("not a log")  # skipped: no data suffix
+    t = import_verdicts([tmp_path], preset_mapping("judgebench"))  # folders are searched recursively
+    assert set(t["judge"]) == {"arena_hard/o1-mini-2024-09-12", "arena_hard/claude-3-haiku-20240307",
+                               "reward_model/internlm_internlm2-20b-reward",
+                               "reward_model/Skywork_Skywork-Reward-Gemma-2-27B"}
+    assert file_name_keys(Path("a=1,b=x.y,c.jsonl")) == {"a": "1", "b": "x.y"}
+
+
+def test_an_empty_judge_name_falls_back_to_the_judge_option(tmp_path):
+    rec = _raw(next(JB.glob("*o1-mini*")))[0]
+    for g in rec["judgments"]:
+        del g["judgment"]["judge_model"]
+    f = tmp_path / "log.jsonl"  # no judge_model in the file name either
+    f.write_text(json.dumps(rec) + "\n")
+    t = import_verdicts([f], preset_mapping("judgebench"), judge="my-judge")
+    assert set(t["judge"]) == {"my-judge"} and set(t["model"]) == {"my-judge"}
+    with pytest.raises(InputError, match=r"log\.jsonl: mapping field 'judge' \(concat\) is empty in every row.*"
+                                         r"or name the judge with --judge"):
+        import_verdicts([f], preset_mapping("judgebench"))
+
+
+def test_a_file_of_another_format_names_file_row_and_key(tmp_path):
+    f = tmp_path / "gpt-4_pair.jsonl"
+    f.write_text(json.dumps({"question_id": 81, "model_1": "a", "model_2": "b", "g1_winner": "model_1",
+                             "g2_winner": "tie", "judge": ["gpt-4", "pair-v2"], "turn": 1}) + "\n")
+    with pytest.raises(InputError, match=r"gpt-4_pair\.jsonl row 1: format 'judgebench' expects key 'pair_id'"):
+        import_verdicts([f], preset_mapping("judgebench"))
+    rec = _raw(next(JB.glob("*o1-mini*")))[0]
+    del rec["judgments"]
+    f.write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
+    with pytest.raises(InputError, match=r"row 1: format 'judgebench' expects key 'judgments'"):
+        import_verdicts([f], preset_mapping("judgebench"))
+    # a null value is not a missing key: an unparsable decision is a row, not an error
+    rec = _raw(next(JB.glob("*o1-mini*")))[0]
+    rec["judgments"][0]["decision"] = None
+    rec["judgments"][0]["judgment"]["response"] = "no verdict"
+    f.write_text(json.dumps(rec) + "\n")
+    t = import_verdicts([f], preset_mapping("judgebench")).set_index("order")
+    assert t.loc["AB", "status"] == "unparsed" and t.loc["BA", "verdict"] == "A"
+
+
+def test_a_mapped_field_empty_in_every_row_names_field_and_file(tmp_path):
+    f = tmp_path / "log.csv"
+    pd.DataFrame({"id": ["1", "2"], "prompt": ["p", "q"], "v": ["A", "B"]}).to_csv(f, index=False)
+    m = {"pair_id": "id", "instruction": "promt", "verdict": {"label": "v"}}
+    with pytest.raises(InputError, match=r"log\.csv: mapping field 'instruction' \('promt'\) is empty in every row"):
+        import_verdicts([f], build_mapping(m))
+    assert len(import_verdicts([f], build_mapping({**m, "optional": ["instruction"]}))) == 2
+    with pytest.raises(ConfigError, match=r"optional: \['nope'\] are not mapping fields"):
+        build_mapping({**m, "optional": ["nope"]})
+    with pytest.raises(InputError, match=r"the verdict of game 0 \('verdict'\) is empty in every row"):
+        import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "verdict"}}))
+    # one non-empty row is enough: the field exists
+    pd.DataFrame({"id": ["1", "2"], "prompt": ["", "q"], "v": ["A", ""]}).to_csv(f, index=False)
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "instruction": "prompt", "verdict": {"label": "v"}}))
+    assert t["status"].tolist() == ["ok", "unparsed"]
+
+
+def test_column_names_with_dots_are_read_as_written(tmp_path):
+    """The Position-Bias-Analyzer layout: one column per judge model, named with dots."""
+    f = tmp_path / "log.csv"
+    pd.DataFrame({"id": ["1", "2"], "gpt-3.5-turbo-0125": ["A", "B"], "meta": ["x", "y"]}).to_csv(f, index=False)
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "gpt-3.5-turbo-0125"}}))
+    assert t["verdict"].tolist() == ["A", "B"]
+    g = tmp_path / "log.jsonl"  # and a real dotted path still descends
+    g.write_text(json.dumps({"id": 1, "out": {"v": "B"}}) + "\n")
+    assert import_verdicts([g], build_mapping({"pair_id": "id", "verdict": {"label": "out.v"}}))["verdict"][0] == "B"
+
+
+def test_concat_with_a_missing_part_is_missing(tmp_path):
+    f = tmp_path / "run7.jsonl"
+    f.write_text(json.dumps({"id": 1, "prompt_name": "p1", "v": "A"}) + "\n")
+    m = build_mapping({"pair_id": "id", "judge": {"concat": ["prompt_name", "model"]}, "verdict": {"label": "v"},
+                       "optional": ["judge"]})
+    assert import_verdicts([f], m)["judge"].tolist() == ["run7"]
+    assert import_verdicts([f], m, judge="mine")["judge"].tolist() == ["mine"]
+
+
+def test_order_auto_links_the_two_presentations_of_a_pair(tmp_path):
+    """One row per call, no order column: the stored order is the texts' sorted order."""
+    f = tmp_path / "calls.jsonl"
+    rows = [{"q": "Which?", "first": "alpha", "second": "beta", "out": "A"},
+            {"q": "Which?", "first": "beta", "second": "alpha", "out": "B"},
+            {"q": "Other?", "first": "zeta", "second": "eta", "out": "A"}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = build_mapping({"instruction": "q", "response_a": "first", "response_b": "second", "order": "auto",
+                       "verdict": {"label": "out"}})
+    t = import_verdicts([f], m)
+    which = t[t.instruction == "Which?"].set_index("order")
+    assert which.loc["AB", "pair_id"] == which.loc["BA", "pair_id"]
+    assert (which["response_a"] == "alpha").all() and (which["verdict"] == "A").all()
+    other = t[t.instruction == "Other?"].iloc[0]
+    assert other["order"] == "BA" and other["response_a"] == "eta" and other["verdict"] == "B"
+
+
+def test_duplicate_verdicts_name_both_rows(tmp_path):
+    f = tmp_path / "j.jsonl"
+    rec = _raw(next(JB.glob("*o1-mini*")))[0]
+    f.write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
+    with pytest.raises(InputError, match=r"j\.jsonl row 2: judge 'arena_hard/o1-mini-2024-09-12' has two verdicts "
+                                         r"for pair 'e302b0a0-28d5-5a3c-b1af-fedcf5543e72' in order AB "
+                                         r"\(first at .*j\.jsonl row 1 game 0\)"):
+        import_verdicts([f], preset_mapping("judgebench"))
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_flat_files_stream_in_batches(tmp_path, monkeypatch, suffix):
+    """Records of a parquet/CSV file stream in batches; rows keep their numbers across batches."""
+    table = import_verdicts([JB], preset_mapping("judgebench"))
+    out = tmp_path / f"t{suffix}"
+    write_table(table, out)
+    monkeypatch.setattr(readers_mod, "BATCH_ROWS", 4)
+    back = import_verdicts([out], preset_mapping("judgelab"))
+    pd.testing.assert_frame_equal(back, table, check_dtype=False)
+    rows = [r for r, _ in readers_mod.iter_records(out)]
+    assert rows == list(range(len(table)))
