@@ -28,6 +28,11 @@ def _rbd_detector_keys(names):
     return [f"rbd.detectors[{order.index(n)}]" for n in names]
 
 
+# what a set build reads of the rbd config: not the role entries (writers, teacher, detectors), which
+# a build that does not use them must not carry (nor rerun for)
+_RBD_SET_PARAMS = {k: RBD[k] for k in ("n_items", "train_fraction", "statement", "pair_base")}
+
+
 rule rbd_set:
     """Build one biased set (D and D_bias) from public data, or from another set (multi-bias, diagnostics)."""
     input:
@@ -37,7 +42,7 @@ rule rbd_set:
     wildcard_constraints:
         set=name_regex(RBD_PLAIN_SETS),
     params:
-        rbd=RBD,
+        rbd=_RBD_SET_PARAMS,
         seed=config["seed"],
         generator=None,
         cache=CACHE,
@@ -61,7 +66,7 @@ rule rbd_set_generated:
     wildcard_constraints:
         set=name_regex(RBD_GENERATED_SETS),
     params:
-        rbd=RBD,
+        rbd=_RBD_SET_PARAMS,
         seed=config["seed"],
         generator=lambda w: RBD["generators"][w.set],
         cache=CACHE,
