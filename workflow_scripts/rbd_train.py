@@ -1,4 +1,4 @@
-"""Rule rbd_train: fine-tune a detector with LoRA on the kept traces (or the label-only classifier)."""
+"""Rule rbd_train: fine-tune a detector (LoRA or every weight) on the kept traces, or the label-only classifier."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd
@@ -10,10 +10,11 @@ from judgelab.workflow import provenance, run_script
 
 def main(sm):
     p = sm.params
-    cfg = TrainConfig.from_dict(p.run, where=f"rbd.train.runs.{sm.wildcards.run}")
+    where = f"rbd.train.runs.{sm.wildcards.run}"
+    cfg = TrainConfig.from_dict(p.run, where=where)
     traces = pd.read_parquet(sm.input[0])
     make = causal_examples if cfg.kind == "causal_lm" else classifier_examples
-    res = train_into(make(traces, cfg.max_words), cfg, sm.output.model)
+    res = train_into(make(traces, cfg.max_words), cfg, sm.output.model, where=where)
     prov = p.provenance
     write_table(res.losses.assign(run=sm.wildcards.run, kind=cfg.kind, n_examples=res.n_examples,
                                   merged_sha256=res.merged_sha256),

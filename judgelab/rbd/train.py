@@ -40,6 +40,7 @@ import hashlib
 import json
 import math
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -81,7 +82,12 @@ class TrainConfig:
     max_seq_len: int = 1024
     max_words: int | None = 40  # truncate options/instruction in the prompts (null: full texts)
     device: str = "cpu"
-    dtype: str = "float32"  # float32 | bfloat16 | float16
+    dtype: str = "float32"  # float32 | bfloat16 | float16: the compute dtype
+    mixed_precision: bool = True  # 16-bit dtype: fp32 master weights + autocast (false: train the 16-bit weights)
+    micro_batch_tokens: int | None = None  # padded-token budget of a micro-batch (null: batch_size sequences)
+    grad_checkpointing: bool = False  # recompute block activations in the backward pass (memory for time)
+    deterministic: bool = False  # torch.use_deterministic_algorithms during training (slower on CUDA)
+    memory_check: bool = True  # stop before loading when the memory estimate exceeds the free memory
     seed: int = 0
     threads: int = 1  # CPU threads (1 keeps CPU training bit-for-bit reproducible)
     val_fraction: float = 0.0  # held-out share of the traces for checkpoint selection (0: keep the last step)
@@ -107,6 +113,10 @@ class TrainConfig:
             raise ConfigError(f"{where}: eval_every must be >= 1 or null, got {cfg.eval_every}")
         if cfg.dtype not in ("float32", "bfloat16", "float16"):
             raise ConfigError(f"{where}: dtype {cfg.dtype!r} unknown")
+        if cfg.micro_batch_tokens is not None and cfg.micro_batch_tokens < 1:
+            raise ConfigError(f"{where}: micro_batch_tokens must be >= 1 or null, got {cfg.micro_batch_tokens}")
+        if cfg.batch_size < 1 or cfg.grad_accum < 1:
+            raise ConfigError(f"{where}: batch_size and grad_accum must be >= 1")
         if cfg.max_steps is None and cfg.epochs <= 0:
             raise ConfigError(f"{where}: give max_steps or epochs > 0")
         return cfg
@@ -251,6 +261,13 @@ class TrainResult:
     meta: dict[str, Any]
 
 
+_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _torch_dtype(torch: Any, name: str) -> Any:
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
 def _dtype(torch: Any, name: str) -> dict[str, Any]:
     """``from_pretrained`` keyword for the dtype (``dtype`` since transformers 4.56, else ``torch_dtype``)."""
     import re
@@ -259,12 +276,21 @@ def _dtype(torch: Any, name: str) -> dict[str, Any]:
 
     v = tuple(int(x) for x in re.findall(r"\d+", transformers.__version__)[:2])
     key = "dtype" if v >= (4, 56) else "torch_dtype"
-    return {key: {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]}
+    return {key: _torch_dtype(torch, name)}
 
 
-def _schedule(cfg: TrainConfig, n_examples: int) -> int:
-    per_epoch = math.ceil(n_examples / cfg.batch_size / max(1, cfg.grad_accum))
-    return int(cfg.max_steps) if cfg.max_steps is not None else max(1, math.ceil(cfg.epochs * per_epoch))
+def _amp(cfg: TrainConfig) -> bool:
+    """Mixed precision: fp32 master weights, forward under ``autocast(dtype)``."""
+    return cfg.mixed_precision and cfg.dtype != "float32"
+
+
+def _load_dtype(cfg: TrainConfig) -> str:
+    """The dtype weights are loaded in.  Trained weights must be fp32 under mixed precision (an Adam
+    step of lr 1e-5 is below bf16's resolution and rounds to nothing); LoRA's frozen base may stay
+    in the low dtype, as its weights never receive an update."""
+    if _amp(cfg) and cfg.method == "full":
+        return "float32"
+    return cfg.dtype
 
 
 def _lora_model(model: Any, cfg: TrainConfig, task_type: str) -> Any:
@@ -274,17 +300,6 @@ def _lora_model(model: Any, cfg: TrainConfig, task_type: str) -> Any:
                       target_modules=list(cfg.target_modules), modules_to_save=list(cfg.modules_to_save) or None,
                       task_type=task_type)
     return get_peft_model(model, lcfg)
-
-
-def _batches(torch: Any, n: int, batch_size: int, steps: int, accum: int, seed: int) -> list[list[list[int]]]:
-    """Index batches for ``steps`` optimiser steps of ``accum`` micro-batches: seeded epoch shuffles."""
-    g = torch.Generator().manual_seed(seed)
-    order: list[int] = []
-    need = steps * accum * batch_size
-    while len(order) < need:
-        order += torch.randperm(n, generator=g).tolist()
-    micro = [order[i: i + batch_size] for i in range(0, need, batch_size)]
-    return [micro[s * accum:(s + 1) * accum] for s in range(steps)]
 
 
 def _pad(torch: Any, seqs: list[list[int]], value: int) -> Any:
@@ -303,100 +318,499 @@ def split_validation(n: int, fraction: float, seed: int) -> tuple[list[int], lis
     return sorted(order[k:]), sorted(order[:k])
 
 
-def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str | Path) -> TrainResult:
+# -- length-bucketed micro-batches ---------------------------------------------------
+
+#: Examples per bucketing window, in micro-batches: each epoch's shuffle is cut into windows of
+#: ``BUCKET_WINDOW * batch_size`` examples, sorted by length inside (as the ``group_by_length``
+#: mega-batches of ``transformers``), so batches pad little and still vary between epochs.
+BUCKET_WINDOW = 16
+
+
+def pack_by_length(lengths: Sequence[int], order: Sequence[int], *, batch_size: int,
+                   max_tokens: int | None) -> list[list[int]]:
+    """Cut ``order`` (example indices) sorted by length into micro-batches of at most ``batch_size``
+    sequences and ``max_tokens`` padded tokens (longest x count); a sequence longer than the budget
+    alone is a batch of one."""
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    width = 0
+    for i in sorted(order, key=lambda k: (lengths[k], k)):
+        w = max(width, lengths[i])
+        if cur and (len(cur) >= batch_size or (max_tokens is not None and w * (len(cur) + 1) > max_tokens)):
+            batches.append(cur)
+            cur, w = [], lengths[i]
+        cur.append(i)
+        width = w
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def epoch_micro_batches(lengths: Sequence[int], *, batch_size: int, max_tokens: int | None, seed: int,
+                        epoch: int) -> list[list[int]]:
+    """One epoch's micro-batches: a seeded shuffle, length-sorted within windows, micro-batch order shuffled."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed, 2, epoch])
+    perm = rng.permutation(len(lengths)).tolist()
+    window = BUCKET_WINDOW * batch_size
+    batches = [b for w in range(0, len(perm), window)
+               for b in pack_by_length(lengths, perm[w: w + window], batch_size=batch_size, max_tokens=max_tokens)]
+    return [batches[k] for k in rng.permutation(len(batches)).tolist()]
+
+
+def n_targets(item: tuple[list[int], Any], classifier: bool) -> int:
+    """Loss terms of one encoded example: the predicted target tokens (labels shifted by one, as the
+    causal-LM loss shifts them), or 1 for the classifier."""
+    return 1 if classifier else sum(1 for t in item[1][1:] if t != -100)
+
+
+# -- memory estimate -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the memory estimate needs of a model, read off a ``meta``-device instance (no weights)."""
+
+    n_params: int
+    n_lora: int  # parameters a LoRA adapter of the configured rank/targets adds
+    n_saved: int  # parameters of modules_to_save (trained in full under LoRA)
+    hidden: int
+    intermediate: int
+    layers: int
+    vocab: int
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes one training run needs on its device, by part (rough: an order-of-magnitude guard)."""
+
+    weights: int
+    grads: int
+    optimizer: int
+    activations: int
+    overhead: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.grads + self.optimizer + self.activations + self.overhead
+
+    def describe(self) -> str:
+        g = 2 ** 30
+        return (f"{self.total / g:.1f} GiB (weights {self.weights / g:.1f}, gradients {self.grads / g:.1f}, "
+                f"AdamW states {self.optimizer / g:.1f}, activations {self.activations / g:.1f}, "
+                f"overhead {self.overhead / g:.1f})")
+
+
+def model_shape(model: Any, cfg: TrainConfig) -> ModelShape:
+    """Parameter counts and sizes of ``model`` (any device, ``meta`` included) for :func:`estimate_memory`."""
+    import torch
+
+    c = getattr(model, "config", None)
+    n_lora = n_saved = 0
+    for name, mod in model.named_modules():
+        leaf = name.rsplit(".", 1)[-1]
+        if isinstance(mod, torch.nn.Linear) and leaf in cfg.target_modules:
+            n_lora += cfg.lora_r * (mod.in_features + mod.out_features)
+        if leaf in cfg.modules_to_save:
+            n_saved += sum(p.numel() for p in mod.parameters())
+    hidden = int(getattr(c, "hidden_size", 0) or 0)
+    return ModelShape(n_params=sum(p.numel() for p in model.parameters()), n_lora=n_lora, n_saved=n_saved,
+                      hidden=hidden, intermediate=int(getattr(c, "intermediate_size", 0) or 4 * hidden),
+                      layers=int(getattr(c, "num_hidden_layers", 0) or 0), vocab=int(getattr(c, "vocab_size", 0) or 0))
+
+
+def estimate_memory(shape: ModelShape, cfg: TrainConfig, tokens: int, *, classifier: bool = False) -> MemoryEstimate:
+    """Device memory of a run, by the usual accounting.
+
+    Full fine-tuning under mixed precision keeps fp32 weights (4 B/param), fp32 gradients (4),
+    AdamW's two fp32 moments (8) and autocast's bf16 weight copies (2): 18 B/param; without
+    mixed precision the weights, gradients and moments are in ``dtype``.  LoRA keeps the frozen
+    base in ``dtype`` and trains only the adapters (and ``modules_to_save``) at 18 B/param.
+    Activations per token and layer, saved for the backward pass of a Llama-type block in 16-bit
+    (Korthikanti et al. 2022, without the attention-score term, which SDPA does not store):
+    about ``32 h + 8 i`` bytes (h hidden, i intermediate size), twice that in fp32; with gradient
+    checkpointing only the fp32 layer inputs (``4 h``) plus one recomputed block.  The causal LM's
+    logits add ``10 x vocab`` bytes per token (16-bit logits, their fp32 copy and its gradient).
+    ``tokens`` is the padded size of the largest micro-batch; overhead: 1 GiB + 10 %."""
+    low = _DTYPE_BYTES[cfg.dtype]
+    amp = _amp(cfg)
+    if cfg.method == "full":
+        n_train, frozen = shape.n_params, 0
+    else:
+        n_train, frozen = shape.n_lora + shape.n_saved, shape.n_params - shape.n_saved
+    if amp or cfg.dtype == "float32":
+        weights = frozen * low + n_train * (4 + (2 if amp else 0))
+        grads, optim = n_train * 4, n_train * 8
+    else:  # pure low-precision training: every state in dtype
+        weights, grads, optim = (frozen + n_train) * low, n_train * low, n_train * 2 * low
+    act_scale = 1 if (amp or low == 2) else 2
+    block = (32 * shape.hidden + 8 * shape.intermediate) * act_scale
+    if cfg.grad_checkpointing:
+        per_token = 4 * shape.hidden * shape.layers + block
+    else:
+        per_token = block * shape.layers
+    if not classifier:
+        per_token += 10 * shape.vocab
+    act = tokens * per_token
+    sub = weights + grads + optim + act
+    return MemoryEstimate(weights=weights, grads=grads, optimizer=optim, activations=act,
+                          overhead=2 ** 30 + sub // 10)
+
+
+def available_memory(device: str) -> int | None:
+    """Free bytes on ``device``: ``torch.cuda.mem_get_info`` on CUDA, available RAM on CPU (psutil), else None."""
+    import torch
+
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        return int(torch.cuda.mem_get_info(dev)[0])
+    if dev.type == "cpu":
+        try:
+            import psutil
+        except ImportError:  # pragma: no cover - psutil ships with the train extra
+            return None
+        return int(psutil.virtual_memory().available)
+    return None
+
+
+def check_memory(shape: ModelShape, cfg: TrainConfig, tokens: int, available: int | None, *, where: str,
+                 classifier: bool = False) -> MemoryEstimate:
+    """Stop before training when the estimate exceeds the free memory, naming what would fit."""
+    from dataclasses import replace
+
+    est = estimate_memory(shape, cfg, tokens, classifier=classifier)
+    if available is None or est.total <= available:
+        return est
+    g = 2 ** 30
+    fits: list[str] = []
+    options = []
+    if not cfg.grad_checkpointing:
+        options.append(("grad_checkpointing: true", replace(cfg, grad_checkpointing=True), tokens))
+    if cfg.method == "full":
+        options.append(("method: lora", replace(cfg, method="lora"), tokens))
+        options.append(("method: lora with grad_checkpointing: true",
+                        replace(cfg, method="lora", grad_checkpointing=True), tokens))
+    if tokens > cfg.max_seq_len:
+        options.append((f"micro_batch_tokens: {cfg.max_seq_len} (one sequence per micro-batch; raise grad_accum)",
+                        cfg, cfg.max_seq_len))
+    for label, alt, toks in options:
+        e = estimate_memory(shape, alt, toks, classifier=classifier)
+        if e.total <= available:
+            fits.append(f"{label} (~{e.total / g:.1f} GiB)")
+    room = available - est.activations - 2 ** 30  # what each device has left for its shard of the states
+    states = est.weights + est.grads + est.optimizer
+    if room > 0:
+        fits.append(f"sharding weights, gradients and AdamW states over >= {math.ceil(states / room)} such devices "
+                    "(FSDP / DeepSpeed ZeRO-3; this rule trains on one device)")
+    else:
+        fits.append("nothing on devices of this size without fewer tokens per micro-batch (the activations alone "
+                    f"need {est.activations / g:.1f} GiB)")
+    raise ConfigError(
+        f"{where}: method {cfg.method} of {cfg.base_model!r} ({shape.n_params / 1e9:.2f} B parameters, "
+        f"{tokens} tokens per micro-batch) needs about {est.describe()} on {cfg.device}, but only "
+        f"{available / g:.1f} GiB are free. Would fit: " + "; ".join(fits) + ". (memory_check: false skips this check)")
+
+
+# -- the training loop ------------------------------------------------------------------
+
+
+@dataclass
+class TrainStats:
+    """What :func:`train_steps` did: the loss table rows and the throughput of the optimiser steps."""
+
+    rows: list[dict[str, Any]]
+    seconds: float  # wall time of the optimiser steps (evaluations excluded)
+    tokens: int  # non-padding input tokens processed (forward + backward)
+    padded_tokens: int  # input tokens including padding
+    target_tokens: int  # tokens (or classifier examples) the loss was taken on
+    n_params: int
+    n_trainable: int
+    full: bool  # every weight trained (6 N FLOPs per token) or adapters only (4 N: no weight gradients of the base)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def model_flops(self) -> float:
+        """Model FLOPs of the steps, ``6 N`` (full) or ``4 N`` (LoRA) per non-padding token (PaLM's MFU
+        accounting without the attention term, so a lower bound)."""
+        return (6 if self.full else 4) * self.n_params * self.tokens
+
+    def mfu(self, peak_flops_per_s: float) -> float:
+        """Model FLOPs utilisation against a device peak (e.g. 989e12 for an H100 SXM in bf16 dense)."""
+        return self.model_flops / self.seconds / peak_flops_per_s
+
+
+def _sync(torch: Any, device: Any) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def batch_loss_terms(torch: Any, model: Any, data: Sequence[tuple[list[int], Any]], idx: Sequence[int], *,
+                     pad_id: int, classifier: bool, device: Any) -> Any:
+    """Per-example loss sums and their term counts, shape ``(2, len(idx))``, of one padded micro-batch.
+
+    Causal LM: the summed cross-entropy of the shifted target tokens; classifier: the example's
+    cross-entropy.  The logits are upcast to fp32 before the loss (as ``transformers`` does)."""
+    import torch.nn.functional as F
+
+    ids = _pad(torch, [list(data[i][0]) for i in idx], pad_id).to(device)
+    mask = _pad(torch, [[1] * len(data[i][0]) for i in idx], 0).to(device)
+    logits = model(input_ids=ids, attention_mask=mask).logits.float()
+    if classifier:
+        labels = torch.tensor([int(data[i][1]) for i in idx], dtype=torch.long, device=device)
+        ce = F.cross_entropy(logits, labels, reduction="none")
+        return torch.stack([ce, torch.ones_like(ce)])
+    labels = _pad(torch, [list(data[i][1]) for i in idx], -100).to(device)[:, 1:]
+    ce = F.cross_entropy(logits[:, :-1].transpose(1, 2), labels, ignore_index=-100, reduction="none")
+    return torch.stack([ce.sum(1), (labels != -100).sum(1).to(ce.dtype)])
+
+
+def backward_window(model: Any, data: Sequence[tuple[list[int], Any]], window: Sequence[Sequence[int]],
+                    cfg: TrainConfig, *, pad_id: int, classifier: bool = False, n_terms: int | None = None,
+                    scaler: Any = None) -> Any:
+    """Accumulate into ``.grad`` the gradient of one optimiser step's loss over the micro-batches
+    ``window``: every loss term (target token) of the window weighs ``1 / n_terms``, so the result
+    equals one big batch's token-mean loss, whatever the micro-batch split.  Returns the loss
+    (a 0-d tensor on the device; no host sync)."""
+    torch = _torch()
+    device = torch.device(cfg.device)
+    if n_terms is None:
+        n_terms = sum(n_targets(data[i], classifier) for idx in window for i in idx)
+    total = torch.zeros((), device=device)
+    for idx in window:
+        with torch.autocast(device.type, dtype=_torch_dtype(torch, cfg.dtype), enabled=_amp(cfg)):
+            t = batch_loss_terms(torch, model, data, idx, pad_id=pad_id, classifier=classifier, device=device)
+        loss = t[0].sum() / max(1, n_terms)
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        total += loss.detach()
+    return total
+
+
+def eval_loss(model: Any, data: Sequence[tuple[list[int], Any]], cfg: TrainConfig, *, pad_id: int,
+              classifier: bool = False) -> float:
+    """Mean over examples of each example's mean token loss, in length-bucketed batches under the
+    run's autocast: equal to the per-example loop, padding cannot change it."""
+    torch = _torch()
+    device = torch.device(cfg.device)
+    was_training = model.training
+    model.eval()
+    lengths = [len(d[0]) for d in data]
+    per: list[Any] = []
+    with torch.no_grad(), torch.autocast(device.type, dtype=_torch_dtype(torch, cfg.dtype), enabled=_amp(cfg)):
+        for idx in pack_by_length(lengths, range(len(data)), batch_size=cfg.batch_size,
+                                  max_tokens=cfg.micro_batch_tokens):
+            terms = batch_loss_terms(torch, model, data, idx, pad_id=pad_id, classifier=classifier, device=device)
+            per.append(terms[0] / terms[1])
+    model.train(was_training)
+    return float(torch.cat(per).mean())
+
+
+def train_steps(model: Any, data: Sequence[tuple[list[int], Any]], cfg: TrainConfig, *, pad_id: int,
+                classifier: bool = False, steps: int | None = None, val: Sequence[tuple[list[int], Any]] = (),
+                on_eval: Callable[[int, float], None] | None = None) -> TrainStats:
+    """Train ``model`` (prepared by :func:`load_for_training`) on encoded ``data`` for ``steps``
+    optimiser steps (default: :func:`n_steps`): the training loop of rule ``rbd_train``, and the
+    function the GPU benchmark times.
+
+    Each step accumulates ``grad_accum`` length-bucketed micro-batches; the loss is the sum of the
+    target-token losses of the whole window divided by their number, so accumulation gives the
+    gradient of one big batch (not a mean of per-batch means).  Forward under ``autocast(dtype)``
+    when mixed precision is on (fp16 with a gradient scaler); AdamW fused on CUDA; gradient norm
+    clipped at 1; cosine schedule with linear warm-up.  With ``val``, :func:`eval_loss` runs every
+    ``eval_every`` steps (default once per epoch) and on the last step, reported to ``on_eval``.
+    """
+    torch = _torch()
+    from transformers import get_cosine_schedule_with_warmup
+
+    device = torch.device(cfg.device)
+    lengths = [len(d[0]) for d in data]
+    terms = [n_targets(d, classifier) for d in data]
+    plans: list[list[list[int]]] = []
+
+    def plan(epoch: int) -> list[list[int]]:
+        while len(plans) <= epoch:
+            plans.append(epoch_micro_batches(lengths, batch_size=cfg.batch_size, max_tokens=cfg.micro_batch_tokens,
+                                             seed=cfg.seed, epoch=len(plans)))
+        return plans[epoch]
+
+    accum = max(1, cfg.grad_accum)
+    steps = steps if steps is not None else n_steps(cfg, len(plan(0)))
+    per_epoch_steps = max(1, math.ceil(len(plan(0)) / accum))
+    eval_every = cfg.eval_every or per_epoch_steps
+    params = [p for p in model.parameters() if p.requires_grad]
+    fused = device.type == "cuda" and all(p.is_floating_point() and p.device.type == "cuda" for p in params)
+    opt = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay,
+                            **({"fused": True} if fused else {}))
+    sched = get_cosine_schedule_with_warmup(opt, int(cfg.warmup_ratio * steps), steps)
+    scaler = torch.amp.GradScaler(device.type, enabled=_amp(cfg) and cfg.dtype == "float16")
+    model.train()
+    rows: list[dict[str, Any]] = []
+    epoch, pos = 0, 0
+    seconds, tokens, padded, targets = 0.0, 0, 0, 0
+    _sync(torch, device)
+    t0 = time.perf_counter()
+    for step in range(1, steps + 1):
+        window = []
+        for _ in range(accum):
+            if pos >= len(plan(epoch)):
+                epoch, pos = epoch + 1, 0
+            window.append(plan(epoch)[pos])
+            pos += 1
+        n_window = sum(terms[i] for idx in window for i in idx)
+        opt.zero_grad(set_to_none=True)
+        total = backward_window(model, data, window, cfg, pad_id=pad_id, classifier=classifier, n_terms=n_window,
+                                scaler=scaler)
+        tokens += sum(lengths[i] for idx in window for i in idx)
+        padded += sum(max(lengths[i] for i in idx) * len(idx) for idx in window)
+        targets += n_window
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        scaler.step(opt)
+        scaler.update()
+        sched.step()
+        row = {"step": step, "epoch": epoch + pos / len(plan(epoch)), "loss": float(total),
+               "lr": float(sched.get_last_lr()[0]), "n_tokens": n_window, "eval_loss": float("nan")}
+        if val and (step % eval_every == 0 or step == steps):
+            _sync(torch, device)
+            seconds += time.perf_counter() - t0
+            row["eval_loss"] = eval_loss(model, val, cfg, pad_id=pad_id, classifier=classifier)
+            if on_eval is not None:
+                on_eval(step, row["eval_loss"])
+            t0 = time.perf_counter()
+        rows.append(row)
+    _sync(torch, device)
+    seconds += time.perf_counter() - t0
+    return TrainStats(rows=rows, seconds=seconds, tokens=tokens, padded_tokens=padded, target_tokens=targets,
+                      n_params=sum(p.numel() for p in model.parameters()), n_trainable=sum(p.numel() for p in params),
+                      full=cfg.method == "full")
+
+
+def n_steps(cfg: TrainConfig, micro_batches_per_epoch: int) -> int:
+    """Optimiser steps of a run: ``max_steps``, else ``epochs`` x the steps of one epoch's micro-batches."""
+    if cfg.max_steps is not None:
+        return int(cfg.max_steps)
+    return max(1, math.ceil(cfg.epochs * micro_batches_per_epoch / max(1, cfg.grad_accum)))
+
+
+# -- loading and the run ----------------------------------------------------------------
+
+
+def _model_class(classifier: bool) -> Any:
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification if classifier else AutoModelForCausalLM
+
+
+def meta_shape(base: str, cfg: TrainConfig, *, classifier: bool = False) -> ModelShape:
+    """:class:`ModelShape` of ``base`` from its config alone (a ``meta``-device instance: no weights read)."""
+    torch = _torch()
+    from transformers import AutoConfig
+
+    conf = AutoConfig.from_pretrained(base, **({"num_labels": 2} if classifier else {}))
+    with torch.device("meta"):
+        model = _model_class(classifier).from_config(conf)
+    return model_shape(model, cfg)
+
+
+def load_for_training(base: str, cfg: TrainConfig, *, classifier: bool = False, pad_id: int | None = None) -> Any:
+    """The model as :func:`train_steps` trains it, on ``cfg.device``.
+
+    Full fine-tuning under mixed precision loads fp32 master weights; LoRA loads the frozen base
+    in ``dtype`` and keeps every trained tensor (adapters, ``modules_to_save``) in fp32.  With
+    ``grad_checkpointing`` the blocks' activations are recomputed in the backward pass
+    (non-reentrant checkpoints, ``use_cache`` off)."""
+    torch = _torch(peft=cfg.method == "lora")
+    kw = {"num_labels": 2} if classifier else {}
+    model = _model_class(classifier).from_pretrained(base, **kw, **_dtype(torch, _load_dtype(cfg)))
+    if classifier and pad_id is not None:
+        model.config.pad_token_id = pad_id
+    if cfg.grad_checkpointing:
+        if hasattr(model, "activation_checkpointing_enable"):  # the name since transformers 5.x
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.config.use_cache = False
+    if cfg.method == "lora":
+        model = _lora_model(model, cfg, "SEQ_CLS" if classifier else "CAUSAL_LM")
+        if _amp(cfg):
+            for p in model.parameters():
+                if p.requires_grad and p.dtype != torch.float32:
+                    p.data = p.data.float()
+    return model.to(cfg.device)
+
+
+def checkpointing_enabled(model: Any) -> bool:
+    """Whether activation (gradient) checkpointing is on, under either transformers name."""
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):
+        if hasattr(type(model), name) or hasattr(model, name):
+            return bool(getattr(model, name))
+    return False
+
+
+def encode_examples(tok: Any, examples: Sequence[Example], cfg: TrainConfig) -> list[tuple[list[int], Any]]:
+    """``(input_ids, labels)`` per example: target-only labels (causal LM), or the class (classifier:
+    the text's last ``max_seq_len`` tokens, which keep the judgement at its end)."""
+    if cfg.kind == "classifier":
+        return [(list(tok(e.prompt, add_special_tokens=True)["input_ids"])[-cfg.max_seq_len:],
+                 1 if e.target == "yes" else 0) for e in examples]
+    return [encode_causal(tok, e, cfg.max_seq_len) for e in examples]
+
+
+def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str | Path, *,
+                   where: str = "rbd.train") -> TrainResult:
     """Fine-tune (LoRA or every weight) on ``examples``; save the selected weights, merged model
-    and meta into ``run_dir``."""
+    and meta into ``run_dir``.  The memory estimate is checked before any weight is loaded."""
     if not examples:
         raise ConfigError("no training examples (no kept teacher traces); enlarge rbd.max_eval_items")
     torch = _torch(peft=cfg.method == "lora")
-    from transformers import (
-        AutoModelForCausalLM,
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        get_cosine_schedule_with_warmup,
-    )
+    from transformers import AutoTokenizer
 
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     if cfg.device == "cpu":
         torch.set_num_threads(max(1, cfg.threads))
     torch.manual_seed(cfg.seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
     base = resolve_base(cfg, run, [e.prompt + " " + e.target for e in examples])
     tok = AutoTokenizer.from_pretrained(base)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
-    dtype = _dtype(torch, cfg.dtype)
     classifier = cfg.kind == "classifier"
-    if classifier:
-        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=2, **dtype)
-        model.config.pad_token_id = tok.pad_token_id
-        if cfg.method == "lora":
-            model = _lora_model(model, cfg, "SEQ_CLS")
-        enc_all = []
-        for e in examples:
-            ids = list(tok(e.prompt, add_special_tokens=True)["input_ids"])
-            enc_all.append((ids[-cfg.max_seq_len:], 1 if e.target == "yes" else 0))  # keep the judgement at the end
-    else:
-        model = AutoModelForCausalLM.from_pretrained(base, **dtype)
-        if cfg.method == "lora":
-            model = _lora_model(model, cfg, "CAUSAL_LM")
-        enc_all = [encode_causal(tok, e, cfg.max_seq_len) for e in examples]
+    enc_all = encode_examples(tok, examples, cfg)
     tr_idx, val_idx = split_validation(len(enc_all), cfg.val_fraction, cfg.seed)
     enc, val = [enc_all[i] for i in tr_idx], [enc_all[i] for i in val_idx]
-    model.to(cfg.device)
-    model.train()
-    steps = _schedule(cfg, len(enc))
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    sched = get_cosine_schedule_with_warmup(opt, int(cfg.warmup_ratio * steps), steps)
-    per_epoch = max(1, math.ceil(len(enc) / cfg.batch_size))
-    eval_every = cfg.eval_every or max(1, math.ceil(per_epoch / max(1, cfg.grad_accum)))
-
-    def forward(data: list, idx: list[int]) -> Any:
-        ids = _pad(torch, [data[i][0] for i in idx], tok.pad_token_id).to(cfg.device)
-        if classifier:
-            labels = torch.tensor([data[i][1] for i in idx], dtype=torch.long, device=cfg.device)
-            mask = (ids != tok.pad_token_id).long()
-        else:
-            labels = _pad(torch, [data[i][1] for i in idx], -100).to(cfg.device)
-            mask = _pad(torch, [[1] * len(data[i][0]) for i in idx], 0).to(cfg.device)
-        return model(input_ids=ids, attention_mask=mask, labels=labels), labels
-
-    def eval_loss() -> float:
-        """Mean loss over the validation examples (per example, so batch padding cannot matter)."""
-        model.eval()
-        with torch.no_grad():
-            losses = [float(forward(val, [i])[0].loss) for i in range(len(val))]
-        model.train()
-        return sum(losses) / len(losses)
-
+    longest = max(len(e[0]) for e in enc_all)
+    mb_tokens = max(longest, min(cfg.micro_batch_tokens or longest * cfg.batch_size, longest * cfg.batch_size))
+    estimate = None
+    if cfg.memory_check:
+        estimate = check_memory(meta_shape(base, cfg, classifier=classifier), cfg, mb_tokens,
+                                available_memory(cfg.device), where=where, classifier=classifier)
+    model = load_for_training(base, cfg, classifier=classifier, pad_id=tok.pad_token_id)
     trained = {n: p for n, p in model.named_parameters() if p.requires_grad}
-    best = (math.inf, 0, None)  # (eval loss, step, CPU copy of the trained weights)
-    rows = []
-    for step, micro in enumerate(_batches(torch, len(enc), cfg.batch_size, steps, cfg.grad_accum, cfg.seed), start=1):
-        opt.zero_grad()
-        total, n_tok = 0.0, 0
-        for idx in micro:
-            out, labels = forward(enc, idx)
-            (out.loss / len(micro)).backward()
-            total += float(out.loss.detach()) / len(micro)
-            n_tok += int((labels != -100).sum()) if not classifier else len(idx)
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        ev = float("nan")
-        if val and (step % eval_every == 0 or step == steps):
-            ev = eval_loss()
-            if ev < best[0]:
-                best = (ev, step, {n: p.detach().to("cpu", copy=True) for n, p in trained.items()})
-        rows.append({"step": step, "epoch": (step * cfg.grad_accum) / per_epoch, "loss": total,
-                     "lr": float(sched.get_last_lr()[0]), "n_tokens": n_tok, "eval_loss": ev})
+    best: list[Any] = [math.inf, 0, None]  # eval loss, step, CPU copy of the trained weights
+
+    def keep_best(step: int, loss: float) -> None:
+        if loss < best[0]:
+            best[:] = [loss, step, {n: p.detach().to("cpu", copy=True) for n, p in trained.items()}]
+
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    if cfg.deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        stats = train_steps(model, enc, cfg, pad_id=tok.pad_token_id, classifier=classifier, val=val,
+                            on_eval=keep_best)
+    finally:
+        torch.use_deterministic_algorithms(prev_det)
+    steps = len(stats.rows)
     if best[2] is not None:  # the checkpoint of the lowest eval loss, not the last step
         with torch.no_grad():
             for n, p in trained.items():
                 p.copy_(best[2][n].to(p.device))
     model.eval()
+    if cfg.grad_checkpointing:
+        model.config.use_cache = True  # the saved checkpoint generates with its KV cache
     if cfg.method == "lora":
         model.save_pretrained(run / "adapter")
         tok.save_pretrained(run / "adapter")
@@ -409,19 +823,21 @@ def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str |
     meta = {"config": asdict(cfg), "base": base if not cfg.base_model.startswith("builtin:") else cfg.base_model,
             "n_examples": len(enc), "n_validation": len(val), "steps": steps,
             "best_step": best[1] if best[2] is not None else steps,
-            "best_eval_loss": best[0] if best[2] is not None else None, "merged_sha256": digest}
+            "best_eval_loss": best[0] if best[2] is not None else None, "merged_sha256": digest,
+            "memory_estimate_gib": round(estimate.total / 2 ** 30, 3) if estimate is not None else None}
     write_json(run / "meta.json", meta)
-    return TrainResult(run, pd.DataFrame(rows, columns=LOSS_COLUMNS), len(enc), digest, meta)
+    return TrainResult(run, pd.DataFrame(stats.rows, columns=LOSS_COLUMNS), len(enc), digest, meta)
 
 
-def train_into(examples: Sequence[Example], cfg: TrainConfig, out_dir: str | Path) -> TrainResult:
+def train_into(examples: Sequence[Example], cfg: TrainConfig, out_dir: str | Path, *,
+               where: str = "rbd.train") -> TrainResult:
     """Train into a sibling ``.partial`` directory and rename it into place: the run appears whole or not at all."""
     import shutil
 
     out = Path(out_dir)
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    res = train_detector(examples, cfg, tmp)
+    res = train_detector(examples, cfg, tmp, where=where)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     res.run_dir = out
