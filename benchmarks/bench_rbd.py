@@ -1,4 +1,5 @@
-"""Speed of study rbd's pieces on one core: set construction, evaluation, Algorithm 1, tiny LoRA steps.
+"""Speed of study rbd's pieces on one core: set construction, evaluation, Algorithm 1, tiny LoRA steps,
+and tiny full fine-tuning in fp32 / bf16 mixed precision / pure bf16 (throughput, weights reached).
 
 Prints figures, asserts nothing.  Uses the public data under ``$JUDGELAB_DATA``; a fresh
 temporary call cache, so every call is new (the DAG's reruns are cache hits).
@@ -89,8 +90,35 @@ def main() -> None:
     print(f"tiny LoRA: {args.steps} steps on {len(ex)} traces in {t_train:.2f} s incl. building the model "
           f"({tokens / t_train:,.0f} target tokens/s); loss {res.losses['loss'].iloc[0]:.2f} -> "
           f"{res.losses['loss'].iloc[-1]:.2f}")
+    precision(ex, tmp, args.steps)
     cache.close()
 
+
+def precision(ex, tmp: Path, steps: int) -> None:
+    """Full fine-tuning of the tiny model at the paper's lr 1e-5: fp32, bf16 mixed precision (fp32
+    master weights + autocast) and pure bf16 weights: throughput of the training loop and the share
+    of one layer's weights an update reached (bf16 weights lose most updates)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from judgelab.rbd.train import TrainConfig, build_tiny_llama, encode_examples, load_for_training, train_steps
+
+    base = str(build_tiny_llama(tmp / "tiny-base", [e.prompt + " " + e.target for e in ex], seed=0))
+    tok = AutoTokenizer.from_pretrained(base)
+    key = "model.layers.0.self_attn.q_proj.weight"
+    for dtype, mixed in (("float32", True), ("bfloat16", True), ("bfloat16", False)):
+        cfg = TrainConfig(method="full", dtype=dtype, mixed_precision=mixed, learning_rate=1e-5, batch_size=8,
+                          warmup_ratio=0.0, max_words=24)
+        ref = load_for_training(base, TrainConfig(method="full")).state_dict()[key].clone()
+        model = load_for_training(base, cfg)
+        st = train_steps(model, encode_examples(tok, ex, cfg), cfg, pad_id=tok.pad_token_id, steps=steps)
+        w = model.state_dict()[key]
+        changed = float((w != ref.to(w.dtype)).float().mean())
+        label = f"{dtype}{' mixed' if mixed and dtype != 'float32' else ''}"
+        print(f"tiny full, lr 1e-5, {label:>14}: {st.tokens_per_s:,.0f} tokens/s "
+              f"({st.tokens:,} tokens, {st.padded_tokens / st.tokens:.2f} padded/real), "
+              f"loss {st.rows[0]['loss']:.4f} -> {st.rows[-1]['loss']:.4f}, {changed:.0%} of {key} changed"
+              f"{'' if torch.cuda.is_available() else ' (CPU)'}")
 
 if __name__ == "__main__":
     main()

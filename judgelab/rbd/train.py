@@ -14,7 +14,23 @@ default) trains a LoRA adapter through ``peft`` (configurable rank, alpha, dropo
 target modules) with the same optimiser and schedule.  With ``val_fraction`` > 0 a seeded
 share of the traces is held out and its loss evaluated every ``eval_every`` steps; the
 weights of the step with the lowest eval loss are the ones saved (``best_step`` in
-``meta.json``), as the authors select their checkpoint.  The prompt is rendered exactly as the ``transformers`` judge
+``meta.json``), as the authors select their checkpoint.
+
+**Precision and batching** (:func:`train_steps`, the loop the GPU benchmark times).  ``dtype:
+bfloat16`` trains as the paper's bf16 mixed precision: fp32 master weights, forward under
+``torch.autocast`` in bf16 (fp16: plus a gradient scaler), fused AdamW on CUDA.  Stepping AdamW on
+bf16 weights instead (``mixed_precision: false``) halves the memory but loses most updates at lr
+1e-5: a step of ~1e-5 is below bf16's resolution (2^-8 relative) for most weights and rounds to
+nothing.  LoRA keeps the frozen base in ``dtype`` and its trained tensors in fp32.  Micro-batches
+are length-bucketed (at most ``batch_size`` sequences and ``micro_batch_tokens`` padded tokens),
+and the loss of a step is the mean over every target token of its ``grad_accum`` micro-batches,
+so splitting a batch does not change the gradient.  The validation loss runs in the same
+batches, under ``no_grad``.  ``grad_checkpointing`` recomputes block activations in the backward
+pass; ``deterministic`` turns on ``torch.use_deterministic_algorithms`` for the run only (it
+costs speed on CUDA; CPU runs with ``threads: 1`` are reproducible without it).  Before any
+weight is loaded, :func:`estimate_memory` is checked against the device's free memory
+(:func:`check_memory`): a run that cannot fit stops, naming the options that would.  Fully
+fine-tuned weights are saved as trained (fp32 master weights under mixed precision).  The prompt is rendered exactly as the ``transformers`` judge
 backend renders it at inference (the tokenizer's chat template with a generation prompt,
 else ``user: ...\\nassistant:``), so the trained checkpoint is used as any other judge.
 
@@ -757,6 +773,26 @@ def encode_examples(tok: Any, examples: Sequence[Example], cfg: TrainConfig) -> 
         return [(list(tok(e.prompt, add_special_tokens=True)["input_ids"])[-cfg.max_seq_len:],
                  1 if e.target == "yes" else 0) for e in examples]
     return [encode_causal(tok, e, cfg.max_seq_len) for e in examples]
+
+
+def benchmark_training(base: str, examples: Sequence[Example], cfg: TrainConfig, *, steps: int = 20,
+                       warmup_steps: int = 2) -> TrainStats:
+    """Time :func:`train_steps` on ``base`` (a checkpoint path) as rule ``rbd_train`` runs it: the
+    entry point of ``benchmarks/bench_gpu.py``.  ``warmup_steps`` untimed steps first (kernel
+    selection, allocator growth); ``TrainStats.tokens_per_s`` and ``mfu(peak)`` of the timed ones."""
+    torch = _torch(peft=cfg.method == "lora")
+    from transformers import AutoTokenizer
+
+    torch.manual_seed(cfg.seed)
+    tok = AutoTokenizer.from_pretrained(base)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    classifier = cfg.kind == "classifier"
+    data = encode_examples(tok, examples, cfg)
+    model = load_for_training(base, cfg, classifier=classifier, pad_id=tok.pad_token_id)
+    if warmup_steps:
+        train_steps(model, data, cfg, pad_id=tok.pad_token_id, classifier=classifier, steps=warmup_steps)
+    return train_steps(model, data, cfg, pad_id=tok.pad_token_id, classifier=classifier, steps=steps)
 
 
 def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str | Path, *,
