@@ -117,7 +117,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Run the workflow offline on stand-ins and price what is not yet cached (judgelab.plan)."""
+    """Run the workflow offline on stand-ins and price what is not yet cached (judgelab.plan).
+
+    A call several studies need is listed under each of them; each judge's ``(all studies)``
+    row, and the TOTAL over those rows, count it once (what the run asks and pays)."""
     from judgelab.io import write_table
     from judgelab.plan import format_plan, plan
 
@@ -160,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("backends", help="list registered backends and prompt templates")
     b.set_defaults(fn=cmd_backends)
 
-    pl = sub.add_parser("plan", help="calls not yet cached, tokens and USD per judge and study, before a run")
+    pl = sub.add_parser("plan", help="calls not yet cached, tokens and USD per judge and study, before a run "
+                                     "(a shared call under each study; per-judge totals count it once)")
     with_config(pl)
     pl.add_argument("targets", nargs="*", help="Snakemake targets (default: the whole DAG)")
     pl.add_argument("--directory", help="project directory whose call cache counts as asked (default: cwd)")
