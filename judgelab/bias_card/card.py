@@ -17,8 +17,9 @@ estimate       the point estimate on the metric's own scale
 ci_low/high    item-clustered CI (``item_id``: the question).  Shares and the position
                score: Wilson interval on the effective n (n / design effect, the design
                effect from the cluster-robust variance over items), which never has zero
-               width; differences and the Arena-Hard score: percentile cluster
-               bootstrap; logistic coefficients: cluster-robust Wald
+               width; the order gap: gap +- z se of its clustered McNemar test; the
+               Arena-Hard score: percentile cluster bootstrap; logistic coefficients:
+               cluster-robust Wald
 se             the standard error the test uses (binomial/score tests: under the null on
                the effective n; McNemar: clustered; Wald: cluster-robust); rates without
                a test: the Wilson half-width over z
@@ -206,12 +207,13 @@ def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def ratio_cluster_variance(cn: np.ndarray, cd: np.ndarray) -> float:
-    """Cluster-robust (linearised, CR1) variance of sum(cn) / sum(cd) from per-cluster totals.
+    """Cluster-robust (linearised, CR0) variance of sum(cn) / sum(cd) from per-cluster totals.
 
-    The delta-method variance of a ratio of cluster totals, k/(k-1) * sum(u_i^2) / D^2
-    with u_i = cn_i - r cd_i: the variance a cluster bootstrap estimates, without drawing
-    resamples (O(items)).  NaN with fewer than two clusters: one item has no
-    between-item variance to estimate.
+    The delta-method variance of a ratio of cluster totals, sum(u_i^2) / D^2 with
+    u_i = cn_i - r cd_i: the variance a cluster bootstrap estimates, without drawing
+    resamples (O(items)).  CR0, so that one verdict per item gives a design effect of
+    exactly 1; the small-sample correction is the t critical value of :func:`_wilson`.
+    NaN with fewer than two clusters: one item has no between-item variance to estimate.
     """
     k = len(cn)
     den = float(np.sum(cd))
@@ -219,7 +221,7 @@ def ratio_cluster_variance(cn: np.ndarray, cd: np.ndarray) -> float:
         return NAN
     r = float(np.sum(cn)) / den
     u = cn - r * cd
-    return float(k / (k - 1) * np.dot(u, u) / den**2)
+    return float(np.dot(u, u) / den**2)
 
 
 def _bootstrap_totals(cols: np.ndarray, s: CardSettings) -> np.ndarray:
@@ -451,12 +453,15 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
 
 
 def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSettings) -> CardRow:
-    """Accuracy swapped minus stored; Durkalski's clustered McNemar over items, bootstrap CI.
+    """Accuracy swapped minus stored; Durkalski's clustered McNemar over items and the CI it inverts.
 
     Per item i, d_i = (pairs right only swapped) - (pairs right only as stored); the
     statistic (sum d_i)^2 / sum d_i^2 is chi-square(1) under no order effect, treats the
     item as the unit (McNemar's b + c becomes sum d_i^2) and equals McNemar's without
-    continuity correction when every item has one pair.  The MDE is Connor's at the
+    continuity correction when every item has one pair.  Its standard error is
+    se = sqrt(sum d_i^2) / pairs, and the CI is gap +- z se (clipped to [-1, 1]): it
+    excludes 0 exactly when the test rejects at 1 - confidence, and it keeps a width
+    when every discordant pair goes one way (where a percentile bootstrap collapses).  The MDE is Connor's at the
     effective n: pairs over the design effect sum d_i^2 / (b + c).
     """
     n_p = len(ca)
@@ -468,8 +473,8 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     b, c = int(np.sum(d < 0)), int(np.sum(d > 0))
     codes, k = _cluster_codes(items)
     dsum = np.bincount(codes, weights=d, minlength=k)
-    est, lo, hi, _ = cluster_ratio_ci(d, np.ones(n_p), items, s)
-    row.estimate, row.ci_low, row.ci_high, row.n, row.n_items = est, lo, hi, n_p, k
+    est = float(d.mean())
+    row.estimate, row.n, row.n_items = est, n_p, k
     row.note = f"discordant: {b} right only as stored, {c} only swapped"
     ss = float(np.dot(dsum, dsum))
     if b + c == 0 or ss == 0:
@@ -479,6 +484,8 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     row.statistic = float(dsum.sum() ** 2 / ss)
     row.p_value = float(chi2.sf(row.statistic, 1))
     row.se = math.sqrt(ss) / n_p
+    z = norm.ppf(1 - (1 - s.confidence) / 2)
+    row.ci_low, row.ci_high = max(-1.0, est - z * row.se), min(1.0, est + z * row.se)
     deff = max(DEFF_FLOOR, ss / (b + c)) if k >= 2 else max(1.0, ss / (b + c))
     row.mde = mcnemar_mde(max(1, round(n_p / deff)), (b + c) / n_p, s.alpha, s.power)
     if b + c < s.min_decisive:
