@@ -657,13 +657,15 @@ def _prepare(t: pd.DataFrame, view: str) -> pd.DataFrame:
               "label", "status", "model_b"):
         if c not in t.columns:
             t[c] = ""
-        t[c] = t[c].fillna("").astype(str)
+        t[c] = t[c].astype(object).fillna("").astype(str)  # categorical columns (columnar import) too
     if view == "strict":
         fb = (t["status"] == "fallback").to_numpy()
         t.loc[fb, ["verdict", "verdict_shown"]] = ""
     if "item_id" not in t.columns:
         t["item_id"] = t["pair_id"]
-    t["item_id"] = t["item_id"].fillna(t["pair_id"]).astype(str)
+    t["pair_id"] = t["pair_id"].astype(str)
+    t["item_id"] = t["item_id"].astype(object).fillna(t["pair_id"]).astype(str)
+    t["order"] = t["order"].astype(str)
     t["_has_text"] = (t["response_a"] != "") | (t["response_b"] != "")
     wa, wb = _features(t["response_a"], word_count), _features(t["response_b"], word_count)
     ma, mb = _features(t["response_a"], markdown_score), _features(t["response_b"], markdown_score)
@@ -774,7 +776,7 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
     """One row per judge x view x metric (columns :data:`CARD_COLUMNS`)."""
     s = settings or CardSettings()
     out = []
-    for judge, g in table.groupby("judge", sort=True):
+    for judge, g in table.groupby("judge", sort=True, observed=True):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
         sim = bool(g["simulated"].astype(str).str.lower().isin(["true", "1"]).any()) if "simulated" in g else False
         for view in s.views:

@@ -161,7 +161,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
     card = bias_card(table, settings)
     write_table(table, out / "verdicts.parquet", provenance=provenance)
     write_table(card, out / "bias_card.csv", provenance=provenance)
-    n = table.groupby("judge").size().to_dict()
+    n = table.groupby("judge", observed=True).size().to_dict()
     write_text(out / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
                                                    simulated=bool(card["simulated"].any())))
     card_figure(card, out / "bias_card.png", title=title,
