@@ -154,11 +154,20 @@ def crash_project(tmp_path: Path, data_root: Path):
     server.close()
 
 
-def _snakemake(wd: Path, mark: str, *args: str) -> subprocess.Popen:
+def _snakemake(wd: Path, mark: str, *args: str) -> tuple[subprocess.Popen, Path]:
+    """Snakemake in a session of its own (so killing it is all the test kills), its output in
+    ``wd/snakemake-<n>.out`` (a pipe nobody reads could fill and stall it)."""
     env = {**os.environ, MARK: mark, "JUDGELAB_PROGRESS": "0", "HF_HUB_OFFLINE": "1"}
     env.setdefault("JUDGELAB_DATA", str(REPO.parent / "shared" / "data"))
-    return subprocess.Popen([snakemake_bin(), "--cores", "2", "--configfile", "crash.yaml", *args], cwd=wd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    out = wd / f"snakemake-{len(list(wd.glob('snakemake-*.out')))}.out"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen([snakemake_bin(), "--cores", "2", "--configfile", "crash.yaml", *args], cwd=wd,
+                                env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    return proc, out
+
+
+def _tail(out: Path) -> str:
+    return out.read_text(errors="replace")[-3000:]
 
 
 @pytest.mark.slow
@@ -168,11 +177,11 @@ def test_kill_9_of_snakemake_stops_the_run_and_the_rerun_asks_only_the_rest(cras
     cache = wd / "results" / "cache" / "calls.sqlite"
     total = 2 * N_PAIRS
 
-    proc = _snakemake(wd, mark, "--", target)
+    proc, out = _snakemake(wd, mark, "--", target)
     deadline = time.monotonic() + 300
     while stored_calls(cache) < 16 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert proc.poll() is None, f"the run ended before it could be killed:\n{proc.stdout.read()[-3000:]}"
+    assert proc.poll() is None, f"the run ended before it could be killed:\n{_tail(out)}"
     assert stored_calls(cache) >= 16, "no batch reached the cache in time"
     running = marked_processes(mark)
     assert any("query_pairs" in cmd for _, cmd in running), running  # the query job is mid-run
@@ -190,11 +199,10 @@ def test_kill_9_of_snakemake_stops_the_run_and_the_rerun_asks_only_the_rest(cras
 
     # the rerun: what README "The call cache" says to run after a crash
     server.delay = 0.0
-    unlock = _snakemake(wd, mark, "--unlock")
-    assert unlock.wait(timeout=300) == 0, unlock.stdout.read()[-3000:]
-    rerun = _snakemake(wd, mark, "--rerun-incomplete", "--", target)
-    out = rerun.communicate(timeout=600)[0]
-    assert rerun.returncode == 0, out[-3000:]
+    unlock, out = _snakemake(wd, mark, "--unlock")
+    assert unlock.wait(timeout=300) == 0, _tail(out)
+    rerun, out = _snakemake(wd, mark, "--rerun-incomplete", "--", target)
+    assert rerun.wait(timeout=600) == 0, _tail(out)
     assert not marked_processes(mark)
 
     asked_by_rerun = server.asked[asked_by_first_run:]
@@ -228,7 +236,7 @@ finally:
 """
 
 
-def _fake_snakemake(tmp_path: Path, mark: str, job: str) -> subprocess.Popen:
+def _fake_snakemake(tmp_path: Path, mark: str, job: Path) -> subprocess.Popen:
     """A process whose command line is ``snakemake`` that runs ``job`` through ``sh -c``, as
     Snakemake's local executor does."""
     exe = tmp_path / "snakemake"
