@@ -109,7 +109,7 @@ def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_co
         ("model", model_col, MODEL_NAMES), ("score", score_col, SCORE_NAMES), ("length", length_col, LENGTH_NAMES))}
     out = pd.DataFrame({k: df[c] for k, c in cols.items()})
     for k in ("score", "length"):
-        num = pd.to_numeric(out[k].replace("", np.nan), errors="coerce")
+        num = pd.to_numeric(out[k], errors="coerce")  # "" and "n/a" become NaN: reported below
         bad = num.isna()
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
@@ -130,7 +130,7 @@ def _corr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise Pearson correlation of 2-D arrays (nan for a constant row)."""
     a = a - a.mean(axis=1, keepdims=True)
     b = b - b.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 for a constant row (the numerator is 0 whenever the denominator is)
         return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
 
 

@@ -132,8 +132,11 @@ def test_undecidable_columns_name_the_file_and_the_columns_found(tmp_path: Path,
     msg = str(e.value)
     assert msg.startswith(f"{p}: cannot tell which column is the model") and "(nor an unnamed first column)" in msg
     assert "columns found: ['system', 'points', 'avg_length']" in msg and "--model-col" in msg
-    with pytest.raises(InputError, match=r"cannot tell which column is the score: none of \['score', "):
+    with pytest.raises(InputError) as e:
         read_leaderboard(p, model_col="system")
+    assert str(e.value) == (f"{p}: cannot tell which column is the score: none of ['score', 'win_rate', 'winrate', "
+                            "'elo', 'rating', 'Score', 'length_controlled_winrate', 'discrete_win_rate']; columns "
+                            "found: ['system', 'points', 'avg_length']; name it with --score-col")
     lb = read_leaderboard(p, model_col="system", score_col="points")
     assert lb.columns == LeaderboardColumns("system", "points", "avg_length", ())
     assert lb.columns.describe() == "model column 'system', score column 'points', length column 'avg_length'"
@@ -237,7 +240,7 @@ def test_log_length_confidence_and_the_perfect_rank_correlation():
     assert t.loc["spearman", "p_value"] == pytest.approx(rho.pvalue)
     assert (t["length_scale"] == "log").all() and (t["n"] == 9).all()
     assert (length_correlation(b, n_resamples=50)["length_scale"] == "raw").all()
-    with pytest.raises(InputError, match="--log-length needs positive lengths"):
+    with pytest.raises(InputError, match=r"^--log-length needs positive lengths$"):
         length_correlation(b.assign(length=np.r_[0.0, b["length"].to_numpy()[1:]]), log_length=True)
     assert len(length_correlation(_board(4, 0.5, 1), n_resamples=50)) == 2  # 4 models are enough
     # rank correlation exactly 1: the interval is clipped at 0.999999 on Fisher's z, not infinite
@@ -249,3 +252,36 @@ def test_log_length_confidence_and_the_perfect_rank_correlation():
     anti = mono.assign(score=-mono["score"])
     s = length_correlation(anti, n_resamples=50).set_index("method").loc["spearman"]
     assert s["ci_high"] == pytest.approx(math.tanh(math.atanh(-0.999999) + half))
+
+
+def test_an_empty_model_key_in_json_is_the_unnamed_column(tmp_path: Path):
+    p = tmp_path / "board.json"
+    p.write_text('[{"": "a", "win_rate": 1, "avg_length": 5}, {"": "b", "win_rate": 2, "avg_length": 3},'
+                 ' {"": "c", "win_rate": 4, "avg_length": 9}, {"": "d", "win_rate": 3, "avg_length": 1}]')
+    lb = read_leaderboard(p)
+    assert lb.columns.model == "" and lb.table["model"].tolist() == list("abcd")
+    assert lb.columns.describe().startswith("model column the unnamed first column (row names), score column")
+
+
+def test_defaults_bootstrap_per_method_and_unit_lengths():
+    from judgelab.leaderboard import _bootstrap_ci
+
+    b = _board(7, 0.3, 2).assign(length=[1.0, 2.0, 5.0, 3.0, 9.0, 4.0, 6.0])
+    t = length_correlation(b, log_length=True).set_index("method")  # a length of 1 (log 0) is fine
+    x, y = np.log(b["length"].to_numpy()), b["score"].to_numpy()
+    for m in ("pearson", "spearman"):  # default: 5000 resamples, seed 0, 95%
+        assert (t.loc[m, "boot_low"], t.loc[m, "boot_high"]) == _bootstrap_ci(x, y, m, 5000, 0, 0.95)
+    assert t.loc["spearman", "boot_low"] != t.loc["pearson", "boot_low"]
+    again = length_correlation(b, log_length=True, seed=3, n_resamples=400).set_index("method")
+    assert again.loc["spearman", "boot_high"] == _bootstrap_ci(x, y, "spearman", 400, 3, 0.95)[1]
+
+
+def test_a_constant_resample_is_dropped_quietly():
+    import warnings
+
+    from judgelab.leaderboard import _corr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = _corr(np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]), np.array([[1.0, 2.0, 4.0], [1.0, 2.0, 4.0]]))
+    assert math.isnan(r[0]) and r[1] == pytest.approx(np.corrcoef([1, 2, 3], [1, 2, 4])[0, 1])
