@@ -173,11 +173,14 @@ _LOCK = threading.Lock()
 
 
 def _say(message: str) -> None:
-    log.warning("%s", message)
-    try:  # snakemake's end of stderr may be gone
-        print(f"judgelab: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
+    """Tell the job's log and stderr; never fail (snakemake's end of stderr may be gone, and in a
+    signal handler the interrupted code may be half-way through a write to the same stream)."""
+    for emit in (lambda: log.warning("%s", message),
+                 lambda: print(f"judgelab: {message}", file=sys.stderr, flush=True)):
+        try:
+            emit()
+        except (OSError, ValueError, RuntimeError):
+            pass
 
 
 def _hard_stop(delay: float) -> None:

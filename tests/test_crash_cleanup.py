@@ -191,6 +191,8 @@ def test_kill_9_of_snakemake_stops_the_run_and_the_rerun_asks_only_the_rest(cras
 
     left = wait_until_gone(mark, CLEANUP_BOUND_S)
     assert not left, f"still running {time.monotonic() - killed_at:.1f} s after kill -9 of snakemake: {left}"
+    logs = "".join(p.read_text(errors="replace") for p in (wd / "results" / "logs").rglob("*.log"))
+    assert "is gone: stopping this job" in logs  # the job's watchdog ended it, and said why
     stored = stored_calls(cache)
     asked_by_first_run = len(server.asked)
     assert 16 <= stored < total
