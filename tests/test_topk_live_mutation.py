@@ -212,6 +212,27 @@ def test_min_calls_and_the_threshold_are_inclusive(tmp_path, monkeypatch):
     assert len(rule.rounds) == 3 and res.stop_rule == "at_threshold" and res.stop_threshold == 0.95
 
 
+def test_a_rule_that_fires_at_once_asks_nothing_and_ties_keep_the_file_order(tmp_path, monkeypatch):
+    import dataclasses
+
+    monkeypatch.setitem(STOP_RULES, "always", _counting_rule(1.0))
+    truth = [float(i % 3) for i in range(30)]
+    pool = _texts_pool(tmp_path, 30, truth=truth)
+    judge = _judge(truth)
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        res = rank_live(pool, judge, cache, _settings(k=4, stop_rule="always"))
+    assert res.calls == 0 and res.stop_reason == "posterior" and judge.batches == [] and len(res.queries) == 0
+    s = result_tables(res, pool_name="p", judge="j", simulated=True)["summary"].iloc[0]
+    assert s["n_unusable"] == 0 and s["n_soft"] == 0 and s["call_ratio"] == 0.0
+    # tied scores (three levels over 30 items) are ranked in file order, and the top k are the first k ranks
+    tied = np.array(truth)
+    res = dataclasses.replace(res, aware=dataclasses.replace(res.aware, theta=tied))
+    rk = result_tables(res, pool_name="p", judge="j", simulated=True)["ranking"]
+    stable = np.argsort(-tied, kind="stable")
+    assert rk["id"].tolist() == [pool.ids[i] for i in stable]
+    assert rk["in_top_k"].tolist() == [True] * 4 + [False] * 26
+
+
 def test_an_exhausted_pool_has_asked_the_full_oracle_once(tmp_path, monkeypatch):
     monkeypatch.setitem(STOP_RULES, "never", _counting_rule(0.0))
     pool = _models_pool(tmp_path)
@@ -226,6 +247,11 @@ def test_an_exhausted_pool_has_asked_the_full_oracle_once(tmp_path, monkeypatch)
     # the planted truth reaches the (simulated) judge, scaled; nothing else is in it
     for (a, b, _), tr in zip(judge.asked, judge.truths, strict=True):
         assert tr == {"quality_a": 2.0 * [0.5, 2.0, 1.0][a], "quality_b": 2.0 * [0.5, 2.0, 1.0][b]}
+    with CallCache(tmp_path / "d.sqlite") as cache:
+        unscaled = _judge([0.5, 2.0, 1.0])
+        rank_live(pool, unscaled, cache, _settings(k=1, budget_calls=3, batch=3, stop_rule="never"))
+    assert unscaled.truths[0] == {"quality_a": [0.5, 2.0, 1.0][unscaled.asked[0][0]],
+                                  "quality_b": [0.5, 2.0, 1.0][unscaled.asked[0][1]]}  # scale 1 by default
     t = result_tables(res, pool_name="three", judge="scripted", simulated=True)
     s = t["summary"].iloc[0]
     assert s["full_oracle_calls"] == 12 and s["call_ratio"] == 1.0 and s["n_prompts"] == 2
@@ -382,6 +408,8 @@ def test_a_gate_switched_off_ranks_by_the_naive_fit_and_says_so(tmp_path, monkey
     from judgelab.topk.experiment import recall_at_k
 
     assert s["recall"] == recall_at_k(res.naive.theta, pool.truth, 2) == s["recall_naive"]
+    assert len(res.warnings) >= 2 and s["warnings"] == " | ".join(res.warnings)
+    assert s["warnings"].count(" | ") == len(res.warnings) - 1
 
 
 def test_result_tables_are_exact(tmp_path, monkeypatch):
@@ -404,6 +432,7 @@ def test_result_tables_are_exact(tmp_path, monkeypatch):
     np.testing.assert_allclose(rk["theta_naive"], res.naive.theta[order])
     np.testing.assert_allclose(rk["length_std"], pool.X[order, 0])
     assert rk["true_top_k"].tolist() == [pool.truth[i] >= 3.0 for i in order]
+    np.testing.assert_array_equal(rk["true_quality"], pool.truth[order])
     assert list(t["queries"].columns) == ["step", "round", "first_id", "second_id", "first_item", "second_item",
                                           "prompt", "verdict_shown", "y", "soft", "status", "cost_usd", "cached",
                                           "key"]
