@@ -45,3 +45,15 @@ def test_supervision_data_by_data_root_name_needs_no_input(tmp_path: Path, data_
     (wd / "sup.yaml").write_text("rbd:\n  supervision_data: rbd/RBD-ReasoningSupervision/train.csv\n")
     proc = run_sm(wd, "-n", "--configfile", "sup.yaml", "--", TRACES)
     assert _planned_rules(proc.stdout + proc.stderr) == {"rbd_supervision": 1}
+
+
+def test_supervision_data_needs_no_real_teacher(tmp_path: Path, data_root: Path):
+    """With real judges configured, the (simulated) rbd.teacher role is no reason to stop: the CSV
+    replaces the teacher, so the job asks none (its provenance names none either)."""
+    wd = copy_workflow(tmp_path / "wf")
+    write_csv(wd / "released-train.csv", ROWS)
+    (wd / "sup.yaml").write_text(
+        "judges:\n  - {name: real-judge, backend: openai, model: gpt-4o-mini, options: {api_key_env: null}}\n"
+        "rbd:\n  supervision_data: released-train.csv\n")
+    proc = run_sm(wd, "-n", "--configfile", "sup.yaml", "--", TRACES)
+    assert _planned_rules(proc.stdout + proc.stderr) == {"rbd_supervision": 1}
