@@ -574,7 +574,7 @@ def batch_loss_terms(torch: Any, model: Any, data: Sequence[tuple[list[int], Any
 
     ids = _pad(torch, [list(data[i][0]) for i in idx], pad_id).to(device)
     mask = _pad(torch, [[1] * len(data[i][0]) for i in idx], 0).to(device)
-    logits = model(input_ids=ids, attention_mask=mask).logits.float()
+    logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
     if classifier:
         labels = torch.tensor([int(data[i][1]) for i in idx], dtype=torch.long, device=device)
         ce = F.cross_entropy(logits, labels, reduction="none")
@@ -808,6 +808,8 @@ def train_detector(examples: Sequence[Example], cfg: TrainConfig, run_dir: str |
     run.mkdir(parents=True, exist_ok=True)
     if cfg.device == "cpu":
         torch.set_num_threads(max(1, cfg.threads))
+    if cfg.deterministic:  # deterministic cuBLAS needs a fixed workspace, set before its first use
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.manual_seed(cfg.seed)
     base = resolve_base(cfg, run, [e.prompt + " " + e.target for e in examples])
     tok = AutoTokenizer.from_pretrained(base)
