@@ -231,14 +231,15 @@ def _bootstrap_totals(cols: np.ndarray, s: CardSettings) -> np.ndarray:
     a million items.
     """
     k, m = cols.shape
+    col = [np.ascontiguousarray(cols[:, j]) for j in range(m)]
     rng = np.random.default_rng(s.seed)
     out = np.empty((s.n_resamples, m))
     chunk = max(1, min(s.n_resamples, s.chunk_cells // max(k, 1)))
     for start in range(0, s.n_resamples, chunk):
         r = min(chunk, s.n_resamples - start)
-        idx = rng.integers(0, k, size=(r, k))
-        for j in range(m):
-            out[start:start + r, j] = cols[idx, j].sum(axis=1)
+        idx = rng.integers(0, k, size=(r, k), dtype=np.int32)
+        for j in range(m):  # contiguous 1-d gathers, summed along the last axis: the fast path
+            out[start:start + r, j] = np.take(col[j], idx).sum(axis=1)
     return out
 
 
@@ -493,7 +494,7 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     return row
 
 
-def _logit_rows(t: pd.DataFrame, decisive: np.ndarray, s: CardSettings) -> list[CardRow]:
+def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow]:
     """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold.
 
     Not estimable (never detected) under separation or quasi-separation (statsmodels'
@@ -506,8 +507,8 @@ def _logit_rows(t: pd.DataFrame, decisive: np.ndarray, s: CardSettings) -> list[
     from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
 
     metrics = (("length_controlled", "len"), ("markdown_controlled", "md"))
-    d = t[decisive]
-    n, n_items = len(d), int(d["item_id"].nunique())
+    items = lg.items[decisive]
+    n, n_items = len(items), len(np.unique(items))
 
     def fail(reason: str) -> list[CardRow]:
         return [CardRow(m, test="wald-cluster", null_value=0.0, n=n, n_items=n_items, reason=reason)
@@ -517,17 +518,17 @@ def _logit_rows(t: pd.DataFrame, decisive: np.ndarray, s: CardSettings) -> list[
         return fail(f"fewer than {s.min_decisive} decisive verdicts with response texts ({n})")
     if n_items < 2:
         return fail("one item: no clustered standard error")
-    y = (d["verdict_shown"] == "A").to_numpy(float)
+    y = (lg.shown[decisive] == "A").astype(float)
     if y.min() == y.max():
         return fail("every decisive verdict names the same slot: perfect separation")
-    X = pd.DataFrame({"const": 1.0, "len": d["_lenlr_shown"].to_numpy(), "md": d["_md_shown"].to_numpy()})
-    gold = d["_gold_shown"].to_numpy()
+    X = pd.DataFrame({"const": 1.0, "len": lg.lenlr_shown[decisive], "md": lg.md_shown[decisive]})
+    gold = lg.gold_shown[decisive]
     if np.any(gold != 0):
         X["gold"] = gold
     X = X.loc[:, (X.std() > 0) | (X.columns == "const")]
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
         return fail("collinear regressors (" + ", ".join(X.columns[1:]) + ")")
-    groups = pd.factorize(d["item_id"])[0]
+    groups = pd.factorize(items)[0]
     z = norm.ppf(1 - (1 - s.confidence) / 2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -595,45 +596,43 @@ def arena_hard_pair_scores(v_ab: np.ndarray, v_ba: np.ndarray, strong_ab: np.nda
     battles.  Here stored A plays the baseline: the AB game is game 1, BA is game 2,
     verdicts in the stored frame.
     """
-    win = {"A": 0.0, "B": 1.0, "tie": 0.5}
-    sab = np.array([win.get(v, NAN) for v in v_ab], dtype=float)
-    sba = np.array([win.get(v, NAN) for v in v_ba], dtype=float)
+    def score(v: np.ndarray) -> np.ndarray:
+        return np.where(v == "B", 1.0, np.where(v == "A", 0.0, np.where(v == "tie", 0.5, NAN)))
+
+    sab, sba = score(np.asarray(v_ab)), score(np.asarray(v_ba))
     wab = np.where(strong_ab, ARENA_STRONG_WEIGHT, 1.0)
     wba = np.where(strong_ba, ARENA_STRONG_WEIGHT, 1.0)
     keep = ~(np.isnan(sab) | np.isnan(sba))
     return np.where(keep, sab * wab + sba * wba, 0.0), np.where(keep, wab + wba, 0.0)
 
 
-def _benchmark_rows(pa: pd.DataFrame, pb: pd.DataFrame, s: CardSettings) -> list[CardRow]:
-    items = pa["item_id"].to_numpy()
-    va, vb = pa["verdict"].to_numpy(), pb["verdict"].to_numpy()
-    gold = pa["expected_verdict"].to_numpy()
-    has_gold = np.isin(gold, ["A", "B"])
+def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -> list[CardRow]:
+    """JudgeBench's and Arena-Hard's pair metrics over the pairs recorded in both orders (rows ia, ib)."""
+    if not len(ia):
+        return [_not_estimable(m, "no pair was recorded in both orders")
+                for m in ("judgebench_accuracy", "arena_hard_score")]
+    items = lg.items[ia]
+    va, vb = lg.verdict[ia], lg.verdict[ib]
+    gold = lg.gold[ia]
+    has_gold = (gold == "A") | (gold == "B")
     rows = []
-    if not len(pa):
-        rows.append(_not_estimable("judgebench_accuracy", "no pair recorded in both orders"))
-    elif not has_gold.any():
+    if not has_gold.any():
         rows.append(_not_estimable("judgebench_accuracy", "no gold in this log"))
     else:
-        r = _share_row("judgebench_accuracy", has_gold, judgebench_pair_correct(va, vb, gold), items, s, null=None,
-                       share_of=len(pa), note="ScalerLab/JudgeBench utils/metrics.py compute_final_metrics")
-        rows.append(r)
-    if not len(pa):
-        rows.append(_not_estimable("arena_hard_score", "no pair recorded in both orders"))
-        return rows
-    la, lb = pa["label"].astype(str).to_numpy(), pb["label"].astype(str).to_numpy()
-    strong = np.vectorize(lambda x: ">>" in x or "<<" in x, otypes=[bool])
-    num, den = arena_hard_pair_scores(va, vb, strong(la), strong(lb))
+        rows += _guard(("judgebench_accuracy",), lambda: _share_row(
+            "judgebench_accuracy", has_gold, judgebench_pair_correct(va, vb, gold), items, s, null=None,
+            share_of=len(ia), note="ScalerLab/JudgeBench utils/metrics.py compute_final_metrics"))
+    num, den = arena_hard_pair_scores(va, vb, lg.strong[ia], lg.strong[ib])
     kept = den > 0
     if not kept.any():
         rows.append(_not_estimable("arena_hard_score", "no pair with a verdict in both games"))
         return rows
     est, lo, hi, var = cluster_ratio_ci(num[kept], den[kept], items[kept], s)
-    models = pd.unique(pa["model_b"].astype(str)[kept]) if "model_b" in pa else []
+    n_models = len(np.unique(lg.model_b[ia][kept]))
     note = ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline"
-            + (f"; pooled over {len(models)} models" if len(models) > 1 else ""))
+            + (f"; pooled over {n_models} models" if n_models > 1 else ""))
     rows.append(CardRow("arena_hard_score", estimate=est, ci_low=lo, ci_high=hi, se=math.sqrt(var) if var >= 0 else NAN,
-                        n=int(kept.sum()), n_items=len(pd.unique(items[kept])), share=float(kept.mean()), note=note,
+                        n=int(kept.sum()), n_items=len(np.unique(items[kept])), share=float(kept.mean()), note=note,
                         reason="" if math.isfinite(lo) else "one item: no cluster bootstrap interval"))
     return rows
 
@@ -642,42 +641,87 @@ def _benchmark_rows(pa: pd.DataFrame, pb: pd.DataFrame, s: CardSettings) -> list
 # the card
 
 
-def _features(texts: pd.Series, fn: Callable[[str], float]) -> np.ndarray:
-    """fn over the distinct texts only (both orders and many pairs share responses)."""
-    codes, uniq = pd.factorize(texts)
-    return np.array([fn(x) for x in uniq], dtype=float)[codes] if len(uniq) else np.zeros(len(texts))
+def _per_unique(col: pd.Series, fn: Callable[[str], object], dtype: object) -> np.ndarray:
+    """fn over the distinct values of a column only (missing as ""), broadcast back to the rows.
+
+    Responses, labels and families repeat across the two orders and across pairs, and
+    pandas' (Arrow) strings convert slowly to Python objects row by row: factorizing and
+    evaluating once per distinct value keeps a million-row log fast.
+    """
+    codes, uniq = pd.factorize(col, use_na_sentinel=True)
+    vals = [fn("" if pd.isna(x) else str(x)) for x in uniq] + [fn("")]
+    return np.asarray(vals, dtype=dtype)[codes]  # code -1 (missing) picks the last entry
 
 
-def _prepare(t: pd.DataFrame, view: str) -> pd.DataFrame:
-    """Normalised copy of one judge's table; the strict view blanks ``fallback`` verdicts."""
+def _strings(t: pd.DataFrame, c: str) -> np.ndarray:
+    if c not in t.columns:
+        return np.full(len(t), "", dtype="<U1")
+    return _per_unique(t[c], str, str)
+
+
+@dataclass
+class _Log:
+    """One judge's verdicts in one view, as NumPy arrays (the card's working form)."""
+
+    items: np.ndarray  # item codes: the clusters
+    pairs: np.ndarray  # pair codes
+    order: np.ndarray
+    verdict: np.ndarray  # stored frame; "" when none (strict view: fallback too)
+    shown: np.ndarray
+    gold: np.ndarray
+    has_text: np.ndarray
+    wa: np.ndarray
+    wb: np.ndarray
+    ma: np.ndarray
+    mb: np.ndarray
+    lenlr_shown: np.ndarray
+    md_shown: np.ndarray
+    gold_shown: np.ndarray
+    own: np.ndarray  # "A"/"B": the only response of the judge's family, "" otherwise
+    family: str
+    strong: np.ndarray  # Arena-Hard strong label (>> or <<)
+    model_b: np.ndarray
+
+
+def _prepare(t: pd.DataFrame, view: str) -> _Log:
+    """The arrays the card needs from one judge's table; the strict view blanks ``fallback`` verdicts."""
     if view not in VIEWS:
         raise ValueError(f"unknown card view {view!r}; expected one of {VIEWS}")
-    t = t.reset_index(drop=True).copy()
-    for c in ("response_a", "response_b", "expected_verdict", "verdict", "verdict_shown", "family_a", "family_b",
-              "label", "status", "model_b"):
-        if c not in t.columns:
-            t[c] = ""
-        t[c] = t[c].astype(object).fillna("").astype(str)  # categorical columns (columnar import) too
+    verdict, shown = _strings(t, "verdict"), _strings(t, "verdict_shown")
     if view == "strict":
-        fb = (t["status"] == "fallback").to_numpy()
-        t.loc[fb, ["verdict", "verdict_shown"]] = ""
-    if "item_id" not in t.columns:
-        t["item_id"] = t["pair_id"]
-    t["pair_id"] = t["pair_id"].astype(str)
-    t["item_id"] = t["item_id"].astype(object).fillna(t["pair_id"]).astype(str)
-    t["order"] = t["order"].astype(str)
-    t["_has_text"] = (t["response_a"] != "") | (t["response_b"] != "")
-    wa, wb = _features(t["response_a"], word_count), _features(t["response_b"], word_count)
-    ma, mb = _features(t["response_a"], markdown_score), _features(t["response_b"], markdown_score)
-    t["_wa"], t["_wb"], t["_ma"], t["_mb"] = wa, wb, ma, mb
-    ab = (t["order"] == "AB").to_numpy()
+        fb = _strings(t, "status") == "fallback"
+        verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
+    pairs = pd.factorize(t["pair_id"].astype(str))[0]
+    items = (pd.factorize(t["item_id"].astype(object).fillna(t["pair_id"]).astype(str))[0]
+             if "item_id" in t.columns else pairs)
+    ra = t["response_a"] if "response_a" in t.columns else pd.Series("", index=t.index)
+    rb = t["response_b"] if "response_b" in t.columns else pd.Series("", index=t.index)
+    wa, wb = _per_unique(ra, word_count, float), _per_unique(rb, word_count, float)
+    ma, mb = _per_unique(ra, markdown_score, float), _per_unique(rb, markdown_score, float)
+    has_text = _per_unique(ra, bool, bool) | _per_unique(rb, bool, bool)
+    order = _strings(t, "order")
+    ab = order == "AB"
     lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)  # features.length_log_ratio, vectorised
-    t["_lenlr_shown"] = np.where(ab, lenlr, -lenlr)
-    t["_md_shown"] = np.where(ab, ma - mb, mb - ma)
-    g = t["expected_verdict"].to_numpy()
-    gold_a = np.where(g == "A", 1.0, np.where(g == "B", -1.0, 0.0))
-    t["_gold_shown"] = np.where(ab, gold_a, -gold_a)
-    return t
+    gold = _strings(t, "expected_verdict")
+    gold_a = np.where(gold == "A", 1.0, np.where(gold == "B", -1.0, 0.0))
+    fam = str(t["family"].iloc[0]) if "family" in t.columns and len(t) else "unknown"
+    fa = _per_unique(t["family_a"], lambda x: x == fam, bool) if "family_a" in t.columns else np.zeros(len(t), bool)
+    fb_ = _per_unique(t["family_b"], lambda x: x == fam, bool) if "family_b" in t.columns else np.zeros(len(t), bool)
+    own = np.where(fa & ~fb_, "A", np.where(fb_ & ~fa, "B", ""))
+    strong = (_per_unique(t["label"], lambda x: ">>" in x or "<<" in x, bool) if "label" in t.columns
+              else np.zeros(len(t), bool))
+    return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
+                wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
+                md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
+                family=fam, strong=strong, model_b=_strings(t, "model_b"))
+
+
+def _first_row_per_pair(pairs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row index of each pair's first row within ``mask`` (-1 where none), indexed by pair code."""
+    out = np.full(int(pairs.max()) + 1 if len(pairs) else 0, -1)
+    rows = np.flatnonzero(mask)[::-1]
+    out[pairs[rows]] = rows  # assigned last = first in table order
+    return out
 
 
 def _guard(metrics: tuple[str, ...], fn: Callable[[], list[CardRow] | CardRow]) -> list[CardRow]:
@@ -692,74 +736,67 @@ def _guard(metrics: tuple[str, ...], fn: Callable[[], list[CardRow] | CardRow]) 
 def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "lenient") -> list[dict]:
     """The card rows of one judge's recorded verdicts in one view (see :data:`VIEWS`)."""
     s = s or CardSettings()
-    t = _prepare(t, view)
-    items = t["item_id"].to_numpy()
-    n_games = len(t)
-    verdict = t["verdict"].to_numpy()
-    shown = t["verdict_shown"].to_numpy()
-    has_value = np.isin(verdict, ["A", "B", "tie"])
-    decisive = np.isin(verdict, ["A", "B"])
-    gold = t["expected_verdict"].to_numpy()
+    lg = _prepare(t, view)
+    items, verdict, shown, gold = lg.items, lg.verdict, lg.shown, lg.gold
+    n_games = len(verdict)
+    is_a, is_b, is_tie = verdict == "A", verdict == "B", verdict == "tie"
+    decisive = is_a | is_b
+    has_value = decisive | is_tie
     with_gold = gold != ""
     correct = verdict == gold
-    one_order = set(t["order"]) != {"AB", "BA"}
-    order = t["order"].to_numpy()
+    one_order = set(np.unique(lg.order)) != {"AB", "BA"}
     rows: list[CardRow] = []
     no_gold = "" if with_gold.any() else "no gold in this log"
     for metric, o in (("accuracy_AB", "AB"), ("accuracy_BA", "BA"), ("accuracy_average", None)):
-        m = with_gold & ((order == o) if o else True)
+        m = with_gold & ((lg.order == o) if o else True)
         rows += _guard((metric,), lambda metric=metric, m=m: _share_row(
             metric, m, correct, items, s, null=0.5, share_of=0, note=no_gold))
-    # pairs shown in both orders
-    ab = t[t["order"] == "AB"].drop_duplicates("pair_id").set_index("pair_id")
-    ba = t[t["order"] == "BA"].drop_duplicates("pair_id").set_index("pair_id")
-    both = ab.index.intersection(ba.index)
-    pa, pb = ab.loc[both], ba.loc[both]
-    p_items = pa["item_id"].to_numpy()
-    p_gold = (pa["expected_verdict"] != "").to_numpy()
-    ca = (pa["verdict"] == pa["expected_verdict"]).to_numpy()
-    cb = (pb["verdict"] == pb["expected_verdict"]).to_numpy()
-    note_pairs = "" if len(both) else "no pair was recorded in both orders"
+    # pairs shown in both orders (the first row of each pair and order)
+    first_ab = _first_row_per_pair(lg.pairs, lg.order == "AB")
+    first_ba = _first_row_per_pair(lg.pairs, lg.order == "BA")
+    both = (first_ab >= 0) & (first_ba >= 0)
+    ia, ib = first_ab[both], first_ba[both]
+    n_pairs = len(ia)
+    p_items = items[ia]
+    p_gold = gold[ia] != ""
+    ca, cb = correct[ia], correct[ib]
+    note_pairs = "" if n_pairs else "no pair was recorded in both orders"
     rows += _guard(("correct_both",), lambda: _share_row("correct_both", p_gold, ca & cb, p_items, s, null=None,
                                                          share_of=0, note=note_pairs or no_gold))
-    rows += _benchmark_rows(pa, pb, s) if len(both) else [
-        _not_estimable(m, note_pairs) for m in ("judgebench_accuracy", "arena_hard_score")]
+    rows += _guard(("judgebench_accuracy", "arena_hard_score"), lambda: _benchmark_rows(lg, ia, ib, s))
     rows += _guard(("accuracy_order_gap",), lambda: _order_gap_row(ca[p_gold], cb[p_gold], p_items[p_gold], s))
-    va, vb = pa["verdict"].to_numpy(), pb["verdict"].to_numpy()
-    valid = np.isin(va, ["A", "B", "tie"]) & np.isin(vb, ["A", "B", "tie"])
+    va, vb = verdict[ia], verdict[ib]
+    valid = has_value[ia] & has_value[ib]
     rows += _guard(("positional_agreement",), lambda: _share_row(
-        "positional_agreement", valid, va == vb, p_items, s, null=None, share_of=len(both), note=note_pairs))
+        "positional_agreement", valid, va == vb, p_items, s, null=None, share_of=n_pairs, note=note_pairs))
     rows += _guard(("positional_agreement_all",), lambda: _share_row(
-        "positional_agreement_all", np.ones(len(both), bool), va == vb, p_items, s, null=None, share_of=len(both),
+        "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None, share_of=n_pairs,
         note=note_pairs))
     rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order))
     n_dec = int(decisive.sum())
-    no_text = "" if t["_has_text"].any() else "no response texts in this log"
-    wa, wb = t["_wa"].to_numpy(), t["_wb"].to_numpy()
+    no_text = "" if lg.has_text.any() else "no response texts in this log"
+    wa, wb = lg.wa, lg.wb
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
-    elig = decisive & (longer != "") & t["_has_text"].to_numpy()
+    elig = decisive & (longer != "") & lg.has_text
     rows += _guard(("length_preference",), lambda: _share_row(
         "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
         note=no_text or f"length ratio >= {1 + s.length_margin:g}"))
-    ma, mb = t["_ma"].to_numpy(), t["_mb"].to_numpy()
+    ma, mb = lg.ma, lg.mb
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
     rows += _guard(("markdown_preference",), lambda: _share_row(
         "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
         note=no_text or f"markdown difference >= {s.markdown_margin:g}"))
-    rows += _guard(("length_controlled", "markdown_controlled"),
-                   lambda: _logit_rows(t, decisive & t["_has_text"].to_numpy(), s))
-    fam = str(t["family"].iloc[0]) if "family" in t.columns and n_games else "unknown"
-    fa, fb = t["family_a"].to_numpy(), t["family_b"].to_numpy()
-    own = np.where((fa == fam) & (fb != fam), "A", np.where((fb == fam) & (fa != fam), "B", ""))
-    elig_self = decisive & (own != "") & (fam not in ("", "unknown"))
+    rows += _guard(("length_controlled", "markdown_controlled"), lambda: _logit_rows(lg, decisive & lg.has_text, s))
+    fam = lg.family
+    elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
             "no pair with exactly one own-family response" if not elig_self.any() else
             "not controlled for quality: own-family responses may simply be better")
     rows += _guard(("self_preference",), lambda: _share_row(
-        "self_preference", elig_self, verdict == own, items, s, null=0.5, share_of=n_dec, note=note,
+        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note,
         identified=False))
-    rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), verdict == "tie", items, s,
+    rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), is_tie, items, s,
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(
         "parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None, share_of=n_games))
