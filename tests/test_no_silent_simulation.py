@@ -180,6 +180,7 @@ def _job_simulated(jobs: list[Any]) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 @pytest.mark.parametrize("judge_set", JUDGE_SETS)
 def test_shipped_real_judge_set_plans_with_no_simulated_judge_in_any_job(tmp_path, judge_set, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -210,6 +211,7 @@ SIM_GOLD = """scoring:
 """
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 def test_the_switch_lets_a_simulated_role_into_the_dag_and_names_it(tmp_path):
     """Negative control of the test above: with the switch, the simulated gold judge is in
     the scoring jobs' params, as a role the tables then name."""
@@ -224,6 +226,7 @@ def test_the_switch_lets_a_simulated_role_into_the_dag_and_names_it(tmp_path):
     assert provenance("h", 1, table3.params["provenance"]["judges"])["simulated"] is False
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 def test_real_set_with_a_simulated_role_fails_at_dag_construction(tmp_path):
     extra = tmp_path / "bad.yaml"
     extra.write_text(SIM_GOLD)

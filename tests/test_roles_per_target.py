@@ -20,7 +20,15 @@ import pytest
 import yaml
 
 from judgelab.config import ConfigError, load_yaml
-from judgelab.roles import auxiliary_roles, check_roles, is_real_run, usable_simulated_roles
+from judgelab.roles import (
+    auxiliary_roles,
+    check_roles,
+    is_real_run,
+    role_entries,
+    simulated_inputs,
+    usable_simulated_roles,
+    with_roles,
+)
 from tests.conftest import REPO
 from tests.test_no_silent_simulation import _config, _job_simulated, _workdir
 
@@ -154,6 +162,7 @@ OWN_DATA = {  # study: (its own-data config, what the user's set adds, targets, 
 }
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 @pytest.mark.parametrize("study", sorted(OWN_DATA))
 def test_a_users_own_judge_set_plans_each_studys_own_data_target(tmp_path, study, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -168,6 +177,7 @@ def test_a_users_own_judge_set_plans_each_studys_own_data_target(tmp_path, study
     assert all(not (j.params.get("provenance") or {}).get("simulated_inputs") for j in jobs)
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 def test_the_same_set_stops_on_a_target_that_needs_a_simulated_role(tmp_path, monkeypatch):
     """The scoring own-data target with the user's judges and writers but the shipped (simulated)
     gold judge: the gold job stops, naming the rule, the role and its key, and no other role."""
@@ -181,6 +191,7 @@ def test_the_same_set_stops_on_a_target_that_needs_a_simulated_role(tmp_path, mo
     assert "rule scoring_gold," in msg and "1 auxiliary role(s)" in msg, msg
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 def test_a_missing_detector_role_stops_only_its_target(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     user = _user_set(tmp_path, {"rbd": {"log_audit": {"detector": None}}})
@@ -189,6 +200,7 @@ def test_a_missing_detector_role_stops_only_its_target(tmp_path, monkeypatch):
     assert "rbd detector (rbd) 'sim-rbd-8b' (config key rbd.detectors[0].judge)" in str(e.value)
 
 
+@pytest.mark.slow  # builds the DAG in-process (seconds)
 def test_an_unconfigured_generator_stops_only_the_controlled_set(tmp_path, monkeypatch):
     """strategies.controlled.expansion_generator names a judge the user's set lacks: a gold-set
     target plans (above); the controlled set's target stops naming the key, as before."""
@@ -198,3 +210,97 @@ def test_an_unconfigured_generator_stops_only_the_controlled_set(tmp_path, monke
         target_jobs(tmp_path, [user], ["results/strategies/pairs/controlled.parquet"])
     assert "strategies/controlled/expansion_generator: generator 'sim-gemini-2.5-flash' is not a configured judge" \
         in str(e.value)
+
+
+# -- the role table, from a config that has every kind of role ------------------------------------
+def _every_kind() -> dict[str, Any]:
+    sim = {"backend": "simulated", "model": "s"}
+    return {
+        "judges": [{"name": "a", **sim}, MINE],
+        "replay_judges": [{"name": "rec", "backend": "replay", "model": "r"}],
+        "scoring": {"extra_judges": [{"name": "g", **sim}],
+                    "gold": {"judge": "g", "candidates": ["mine", "nobody"]},
+                    "datasets": {"x": None, "y": {"synthesise_responses": True}},
+                    "generation": {"models": ["a", "rec"]}},
+        "strategies": {"datasets": {"gold": {"loader": "pairs"}, "ctl": {"loader": "controlled"}},
+                       "controlled": {"expansion_generator": "a", "original_pairing": ["google", "meta"],
+                                      "round_robin": [["openai", "google"]],
+                                      "origin_generators": {"google": "mine", "meta": "a", "openai": ""}}},
+        "rbd": {"sets": ["v", "s", "plain"],
+                "generators": {"v": {"name": "w", **sim}, "s": "not an entry", "unused": {"name": "u", **sim}},
+                "teacher": {"name": "t", "backend": "transformers", "model": "m"},
+                "detectors": [{"prompting": "rbd", "judge": {"name": "d", **sim}},
+                              {"prompting": "classifier", "trained": "run"}, "not a detector",
+                              {"judge": {"name": "z", "backend": "openai", "model": "m"}}]},
+        "uda": {"run_datasets": ["s1", "gen"], "datasets": {"s1": {"loader": "simulated"}, "s2": {"loader": "simulated"},
+                                                            "gen": {"loader": "generated"}}},
+    }
+
+
+def test_every_kind_of_role_resolves_to_its_judge_and_backend():
+    got = [(r.study, r.key, r.what, r.judge, r.backend) for r in auxiliary_roles(_every_kind())]
+    assert got == [
+        ("scoring", "scoring.gold.judge", "scoring gold judge", "g", "simulated"),
+        ("scoring", "scoring.gold.candidates[0]", "scoring gold candidate (Table 2)", "mine", "openai"),
+        ("scoring", "scoring.gold.candidates[1]", "scoring gold candidate (Table 2)", "nobody", "unknown"),
+        ("scoring", "scoring.generation.models[0]", "scoring reference writer / response synthesis", "a", "simulated"),
+        ("scoring", "scoring.generation.models[1]", "scoring reference writer / response synthesis", "rec", "replay"),
+        ("strategies", "strategies.controlled.expansion_generator", "strategies LENGTH/STYLE generator", "a",
+         "simulated"),
+        ("strategies", "strategies.controlled.origin_generators.google", "strategies MODEL_ORIGIN generator (google)",
+         "mine", "openai"),
+        ("strategies", "strategies.controlled.origin_generators.meta", "strategies MODEL_ORIGIN generator (meta)",
+         "a", "simulated"),
+        ("rbd", "rbd.generators.v", "rbd writer of set v", "w", "simulated"),
+        ("rbd", "rbd.teacher", "rbd reasoning teacher", "t", "transformers"),
+        ("rbd", "rbd.detectors[0].judge", "rbd detector (rbd)", "d", "simulated"),
+        ("rbd", "rbd.detectors[3].judge", "rbd detector (?)", "z", "openai"),
+        ("uda", "uda.datasets.s1", "uda simulated tournament (synthetic answers)", "", "simulated"),
+    ]
+    roles = {r.key: r for r in auxiliary_roles(_every_kind())}
+    assert roles["rbd.teacher"].entry == {"name": "t", "backend": "transformers", "model": "m"}
+    assert roles["scoring.gold.judge"].entry["model"] == "s" and roles["scoring.gold.candidates[1]"].entry == {}
+    assert roles["uda.datasets.s1"].label() == "uda.datasets.s1" and roles["rbd.teacher"].label() == "rbd.teacher=t"
+
+
+def test_roles_follow_what_the_config_runs():
+    cfg = _every_kind()
+    cfg["scoring"]["datasets"]["y"] = {"synthesise_responses": False}
+    cfg["rbd"]["supervision_data"] = "released.csv"  # the authors' traces replace the teacher
+    cfg["uda"]["run_datasets"] = None  # every tournament runs
+    cfg["strategies"]["datasets"].pop("ctl")  # no controlled set: no generator is used
+    keys = {r.key: r for r in auxiliary_roles(cfg)}
+    assert keys["scoring.generation.models[0]"].what == "scoring reference writer"
+    assert "rbd.teacher" not in keys and not any(k.startswith("strategies") for k in keys)
+    assert {k for k in keys if k.startswith("uda")} == {"uda.datasets.s1", "uda.datasets.s2"}
+    assert auxiliary_roles({"judges": [MINE]}) == []
+    no_gold = _every_kind()
+    no_gold["scoring"]["gold"] = {}
+    no_gold["strategies"]["controlled"]["expansion_generator"] = None
+    keys = {r.key for r in auxiliary_roles(no_gold)}
+    assert "scoring.gold.judge" not in keys and "strategies.controlled.expansion_generator" not in keys
+    assert "scoring.generation.models[0]" in keys
+
+
+def test_simulated_inputs_and_provenance_entries_name_each_judge_once():
+    cfg = _every_kind()
+    cfg["judges"] = [{"name": "a", "backend": "simulated", "model": "s"}]  # a simulated run
+    assert simulated_inputs(cfg, "scoring") == ("scoring.gold.judge=g; scoring.generation.models[0]=a")
+    assert simulated_inputs(cfg, "uda") == "uda.datasets.s1" and simulated_inputs(cfg, "topk") == ""
+    assert simulated_inputs(cfg).startswith("scoring.gold.judge=g; ") and "uda.datasets.s1" in simulated_inputs(cfg)
+    roles = auxiliary_roles(cfg)
+    entries = role_entries(roles, "strategies")
+    assert entries == [{"name": "a", "backend": "simulated", "model": "s",
+                        "role": "strategies.controlled.expansion_generator,strategies.controlled.origin_generators.meta"}]
+    assert [e["name"] for e in role_entries(roles + roles, "strategies")] == ["a"]
+    assert role_entries(roles, "strategies")[0]["role"].count("meta") == 1
+    assert role_entries(roles, "uda") == []  # a synthetic data source names no judge entry
+    assert [e["name"] for e in role_entries(roles, "rbd")] == ["w", "d"]  # the real teacher is no simulated input
+    prov = {"config_hash": "h", "seed": 1, "judges": [{"name": "a", "backend": "simulated"}, {"name": "o"}]}
+    assert with_roles(prov, roles, "topk") is prov  # nothing to add
+    as_role = with_roles(prov, roles, "strategies")  # "a" fills the role only: its own entry is replaced
+    assert [e["name"] for e in as_role["judges"]] == ["o", "a"] and as_role["judges"][1]["role"].startswith("strat")
+    assert as_role["config_hash"] == "h" and as_role["seed"] == 1
+    in_panel = with_roles(prov, roles, "strategies", panel=["a"])  # "a" is also judged: both entries stay
+    assert [e["name"] for e in in_panel["judges"]] == ["a", "o", "a"]
+    assert with_roles({"config_hash": "h"}, roles, "strategies")["judges"][0]["name"] == "a"
