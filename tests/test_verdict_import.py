@@ -53,6 +53,7 @@ def _canon_rows(*, ties: bool = True, orders=("AB", "BA")) -> pd.DataFrame:
 
 def _compare(table: pd.DataFrame, expected: pd.DataFrame, cols: list[str]) -> None:
     got = table.assign(has_value=table["status"].isin(["ok", "fallback"]), gold=table["expected_verdict"])
+    got = got.astype({c: "str" for c in got.select_dtypes("category").columns})  # texts are categories
     key = ["instruction", "order"]
     got = got.sort_values(key).reset_index(drop=True)
     exp = expected.sort_values(key).reset_index(drop=True)

@@ -240,3 +240,29 @@ def test_flat_files_stream_in_batches(tmp_path, monkeypatch, suffix):
     pd.testing.assert_frame_equal(back, table, check_dtype=False)
     rows = [r for r, _ in readers_mod.iter_records(out)]
     assert rows == list(range(len(table)))
+
+
+def test_columns_built_in_chunks_equal_one_chunk(monkeypatch):
+    """Rows move to Arrow in chunks; texts and names become categories with sorted categories,
+    so the table equals the one built in one go and sorts as its strings do."""
+    import judgelab.verdict_import.importer as importer
+
+    whole = import_verdicts([JB], preset_mapping("judgebench"))
+    monkeypatch.setattr(importer, "CHUNK_ROWS", 3)
+    chunked = import_verdicts([JB], preset_mapping("judgebench"))
+    pd.testing.assert_frame_equal(chunked, whole)
+    for col in ("judge", "instruction", "response_a", "source_file"):
+        assert isinstance(whole[col].dtype, pd.CategoricalDtype), col
+        cats = list(whole[col].cat.categories)
+        assert cats == sorted(set(whole[col].astype(str))), col
+    by_text = whole.sort_values("instruction", kind="stable")["instruction"].astype(str).tolist()
+    assert by_text == sorted(whole["instruction"].astype(str))
+    assert whole["correct"].dtype == "boolean" and whole["source_row"].dtype == "int64"
+
+
+def test_missing_values_stay_missing_in_category_columns(tmp_path):
+    f = tmp_path / "log.jsonl"
+    f.write_text(json.dumps({"id": 1, "a": "x", "v": "A"}) + "\n" + json.dumps({"id": 2, "v": "B"}) + "\n")
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "response_a": "a", "verdict": {"label": "v"}}))
+    assert t["response_a"].iloc[0] == "x" and pd.isna(t["response_a"].iloc[1])
+    assert list(t["response_a"].cat.categories) == ["x"]

@@ -30,6 +30,13 @@ source_file, source_row  where the row came from
 
 Empty or whitespace-only responses keep their pair (a warning counts them); two
 identical responses in one pair are kept apart by ``pair_id`` and ``order``.
+
+Storage (a million pairs = two million rows within a few hundred MB): rows gather in Python
+lists for :data:`CHUNK_ROWS` rows at a time and then move to Arrow arrays.  The columns of
+:data:`CATEGORY_COLUMNS` (names with few distinct values, and the texts, which both rows of a
+pair share) are pandas ``category`` columns with sorted Arrow-string categories, so each
+distinct text is stored once and sorting sorts the strings; the other text columns are
+pandas' Arrow-backed ``str``.  Records stream in (:func:`~.readers.iter_records`).
 """
 
 from __future__ import annotations
@@ -45,7 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from judgelab.io import InputError
 from judgelab.parsing import normalize_verdict, parse_pairwise
@@ -431,6 +441,7 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
     side = load_tables(mapping, tables)
     cols: dict[str, list[Any]] = {c: [] for c in RECORDED_COLUMNS}
     ap = {c: cols[c].append for c in RECORDED_COLUMNS}
+    chunks: dict[str, list[pa.Array]] = {c: [] for c in RECORDED_COLUMNS}
     pool: dict[Any, Any] = {}
     share = pool.setdefault
     where_file: list[str] = []
@@ -563,18 +574,78 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                 file_idx.append(fi)
                 src_row.append(row)
                 game_idx.append(gi)
+            if len(cols["judge"]) >= CHUNK_ROWS:
+                _flush(cols, chunks)
         if n_records:
             _check_filled(path, mapping, checked, seen_fields, found_games)
     if empty_responses:
         log.warning("%d empty or whitespace-only responses kept (their pairs stay in the table)", empty_responses)
-    df = pd.DataFrame(cols, columns=RECORDED_COLUMNS)
+    _flush(cols, chunks)
     del cols, ap
+    data = {}
+    for c in RECORDED_COLUMNS:  # one column at a time: its Arrow chunks are freed as it converts
+        data[c] = _column(chunks.pop(c), c)
+    df = pd.DataFrame(data, columns=RECORDED_COLUMNS, copy=False)
+    del data
     _check_unique(df, where_file, file_idx, src_row, game_idx, multi)
-    df["correct"] = df["correct"].astype("boolean")
-    df["preference"] = pd.to_numeric(df["preference"], errors="coerce").astype(float)
-    df["source_row"] = df["source_row"].astype("int64")
     df.attrs["empty_responses"] = empty_responses
     return df
+
+
+#: rows converted from Python lists to Arrow arrays at a time: bounds the Python objects in flight
+CHUNK_ROWS = 65_536
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    **{c: pa.large_string() for c in RECORDED_COLUMNS},
+    "preference": pa.float64(), "correct": pa.bool_(), "simulated": pa.bool_(), "source_row": pa.int64(),
+}
+
+
+#: columns stored as pandas ``category`` (codes + distinct values): few distinct values (the judge,
+#: the file), or texts each written once per pair but held by both of its rows (a million pairs
+#: of JudgeBench-size texts would otherwise hold every text twice)
+CATEGORY_COLUMNS = ("judge", "backend", "model", "family", "model_a", "model_b", "family_a", "family_b", "label",
+                    "parse_method", "category", "source_file", "instruction", "response_a", "response_b")
+
+
+def _column(chunks: list[pa.Array], name: str) -> pd.Series:
+    col = pa.chunked_array(chunks, type=chunks[0].type if chunks else _ARROW_TYPES[name])
+    chunks.clear()
+    if name in CATEGORY_COLUMNS:
+        return _categorical(col, name)
+    if name == "correct":
+        return col.to_pandas(types_mapper={pa.bool_(): pd.BooleanDtype()}.get)
+    return col.to_pandas()
+
+
+def _categorical(col: pa.ChunkedArray, name: str) -> pd.Series:
+    """A dictionary-encoded column as a pandas Categorical whose categories stay Arrow strings.
+
+    (``ChunkedArray.to_pandas`` goes through one Python string per distinct value: for a million
+    distinct responses that transient alone is ~0.5 GB.)"""
+    if col.num_chunks == 0:
+        return pd.Series([], dtype="category", name=name)
+    col = col.unify_dictionaries()
+    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy() for c in col.chunks])
+    dictionary = col.chunk(0).dictionary
+    # categories in sorted order, so sorting by the column sorts as the strings do
+    order = pc.array_sort_indices(dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=codes.dtype)
+    rank[order] = np.arange(len(order), dtype=codes.dtype)
+    codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1) if len(order) else codes
+    categories = pd.Index(dictionary.take(order).to_pandas())
+    cat = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
+    return pd.Series(cat, name=name, copy=False)
+
+
+def _flush(cols: dict[str, list[Any]], chunks: dict[str, list[pa.Array]]) -> None:
+    """Move the rows gathered so far into Arrow arrays (strings as pandas' default ``str`` dtype
+    stores them), so no column ever holds more than :data:`CHUNK_ROWS` Python objects."""
+    if not cols["judge"]:
+        return
+    for c, values in cols.items():
+        arr = pa.array(values, type=_ARROW_TYPES[c])
+        chunks[c].append(arr.dictionary_encode() if c in CATEGORY_COLUMNS else arr)
+        values.clear()
 
 
 def _check_filled(path: Path, mapping: VerdictMapping, checked: Mapping[str, FieldSpec], seen: set[str],
