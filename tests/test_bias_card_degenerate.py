@@ -180,6 +180,12 @@ def test_cli_audits_a_judge_that_always_names_the_first_shown_answer(tmp_path, c
     card = pd.read_csv(tmp_path / "a" / "bias_card.csv")
     assert set(card["view"]) == {"strict", "lenient"}
     assert "not estimable" in (tmp_path / "a" / "bias_card.md").read_text()
+    assert cli.main(["audit", "--format", "judgelab", str(tmp_path / "log.csv"), "--out", str(tmp_path / "b"),
+                     "--resamples", "50", "--views", "strict", "--alpha", "0.01", "--min-decisive", "100"]) == 0
+    strict = pd.read_csv(tmp_path / "b" / "bias_card.csv").set_index("metric")
+    assert set(strict["view"]) == {"strict"}
+    assert strict.loc["position_preference", "reason"] == "fewer than 100 decisive verdicts (60)"
+    assert "alpha 0.01" in (tmp_path / "b" / "bias_card.md").read_text()
     capsys.readouterr()
 
 

@@ -82,7 +82,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -194,7 +194,6 @@ class CardRow:
     reason: str = ""
     note: str = ""
     identified: bool = True
-    extra: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,22 +309,6 @@ def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[floa
     return float(lo), float(hi)
 
 
-def clustered_proportion_ci(y: np.ndarray, clusters: np.ndarray, s: CardSettings, *, floor: float = DEFF_FLOOR
-                            ) -> tuple[float, float, float, float]:
-    """(share, low, high, cluster-robust variance) of a 0/1 outcome clustered by item.
-
-    The cluster-robust variance gives the design effect; the interval is Wilson's on the
-    effective sample size n / design effect (statsmodels), because percentile bootstrap
-    intervals of rare outcomes (ties, parse failures) cover too little and collapse to a
-    point at 0 or 1.  Untested rates use ``floor=1`` (never narrower than independent
-    verdicts); tested shares use the same design effect as their test.
-    """
-    y = np.asarray(y, dtype=float)
-    est, var, n_eff, k = _share_stats(y, clusters, floor)
-    lo, hi = _wilson(est, n_eff, s, k)
-    return est, lo, hi, var
-
-
 def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
     """Smallest p - p0 a two-sided test on n trials detects (Cohen's h, statsmodels power)."""
     return _binomial_mde(int(n), float(p0), s.alpha, s.power)
@@ -380,7 +363,6 @@ def _finish(r: CardRow, s: CardSettings) -> dict:
         else:
             status = "not detected"
     out = asdict(r)
-    out.pop("extra")
     out.update(reason=reason, status=status, estimable=estimable, underpowered=bool(under), mde=mde, n=int(r.n),
                n_items=int(r.n_items))
     return out

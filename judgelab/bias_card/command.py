@@ -20,7 +20,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     table = verdicts_from_args(args)
     settings = CardSettings(length_margin=args.length_margin, markdown_margin=args.markdown_margin,
-                            n_resamples=args.resamples, seed=args.seed)
+                            n_resamples=args.resamples, seed=args.seed, alpha=args.alpha, power=args.power,
+                            min_decisive=args.min_decisive, views=tuple(args.views))
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
@@ -61,6 +62,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--markdown-margin", type=float, default=0.25,
                    help="markdown preference counts pairs whose markdown scores differ by >= this (default 0.25)")
     a.add_argument("--resamples", type=int, default=1000, help="cluster-bootstrap resamples (default 1000)")
+    a.add_argument("--alpha", type=float, default=0.05, help="significance level of every test (default 0.05)")
+    a.add_argument("--power", type=float, default=0.8, help="power of the minimum detectable effects (default 0.8)")
+    a.add_argument("--min-decisive", type=int, default=10,
+                   help="tested rows with fewer decisive verdicts are 'not estimable' (default 10)")
+    a.add_argument("--views", nargs="+", choices=["lenient", "strict"], default=["lenient", "strict"],
+                   help="lenient: ok + fallback verdicts; strict: ok only, the authors' extraction (default both)")
     a.add_argument("--seed", type=int, default=0)
     a.set_defaults(fn=cmd_audit)
 
