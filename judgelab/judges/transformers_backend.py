@@ -300,14 +300,15 @@ class TransformersJudge(Judge):
         return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
     def _left_pad(self, seqs: Sequence[list[int]]) -> tuple[Any, Any]:
+        """Left-padded ids and attention mask on the device, built in one tensor call each
+        (not a copy per row: the host prepares the next batch while the device computes)."""
         torch = self._torch
         width = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            if s:
-                ids[i, width - len(s):] = torch.tensor(s, dtype=torch.long)
-                mask[i, width - len(s):] = 1
+        ids = torch.tensor([[self.pad_id] * (width - len(s)) + list(s) for s in seqs], dtype=torch.long)
+        lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+        mask = (torch.arange(width).unsqueeze(0) >= (width - lengths).unsqueeze(1)).long()
+        if self.device.type == "cuda":
+            return ids.pin_memory().to(self.device, non_blocking=True), mask.pin_memory().to(self.device, non_blocking=True)
         return ids.to(self.device), mask.to(self.device)
 
     # -- entry point ---------------------------------------------------------------------
