@@ -58,6 +58,22 @@ def test_texts_shape_reads_ids_prompts_and_standardised_length(tmp_path):
 def test_equal_lengths_standardise_to_zero_not_nan(tmp_path):
     pool = load_user_pool(_jsonl(tmp_path, [_t("a", "x y"), _t("b", "u v"), _t("c", "p q")]))
     assert pool.X[:, 0].tolist() == [0.0, 0.0, 0.0]
+    # a small spread (sd < 1 word) is still standardised
+    pool = load_user_pool(_jsonl(tmp_path, [_t("a", "x"), _t("b", "u"), _t("c", "p q")]))
+    words = np.array([1.0, 1.0, 2.0])
+    np.testing.assert_allclose(pool.X[:, 0], (words - words.mean()) / words.std())
+
+
+def test_csv_ids_stay_text_and_a_covariate_column_with_a_bad_cell(tmp_path):
+    p = tmp_path / "items.csv"
+    p.write_text("id,question,text\n001,Q?,x\n002,Q?,y\n010,Q?,z\n")
+    assert load_user_pool(p, []).ids == ["001", "002", "010"]
+    # one bad cell makes pandas read the whole column as text: the good cells still count as numbers,
+    # and the error names the bad one
+    p.write_text("id,question,text,cov_len\na,Q?,x,1\nb,Q?,y,2\nc,Q?,z,oops\n")
+    with pytest.raises(InputError) as e:
+        load_user_pool(p, ["len"])
+    assert str(e.value) == f"{p} row 4 (id 'c') covariates.len: must be a finite number, got 'oops'"
 
 
 def test_default_question_and_own_questions(tmp_path):
@@ -120,6 +136,9 @@ ERRORS = [
     ([_t("a", "x"), {"id": "b", "question": "Q?"}], [],
      ":2 (id 'b'): give exactly one of 'text' (one response) or 'responses' (per prompt)"),
     ([_t("a", "x"), _t("b", "  ")], [], ":2 (id 'b') text: must be a non-empty text"),
+    ([_t("a", "x"), {"id": "b", "question": 5, "text": "y"}], [], ":2 (id 'b') question: must be a non-empty text"),
+    ([_t("a", "x"), {"id": "b", "responses": [{"prompt": "L" * 70, "text": "t"}, {"prompt": "L" * 70, "text": "u"}]}],
+     [], ":2 (id 'b') responses[1]: prompt '" + "L" * 60 + "' answered twice by this item"),
     ([_t("a", "x"), _t("b", 5)], [], ":2 (id 'b') text: must be a non-empty text"),
     ([_t("a", "x"), {"id": "b", "question": "Q?", "responses": [{"prompt": "Q?", "text": "t"}]}], [],
      ":2 (id 'b'): 'question' goes inside each response as 'prompt'"),
@@ -187,6 +206,11 @@ def test_linked_through_other_items_is_comparable(tmp_path):
             _m("d", [("R", "w", None)]), _m("e", [("P", "v", None)])]
     with pytest.raises(InputError, match=re.escape("do not all share prompts: ['c', 'd'] can never be compared "
                                                    "with 'a'")):
+        load_user_pool(_jsonl(tmp_path, rows), [])
+    # at most five of the unlinked items are named
+    rows = [_m("a", [("P", "x", None)]), _m("b", [("P", "y", None)])]
+    rows += [_m(f"z{n}", [("R", "w", None)]) for n in range(7)]
+    with pytest.raises(InputError, match=re.escape("share prompts: ['z0', 'z1', 'z2', 'z3', 'z4'] can never")):
         load_user_pool(_jsonl(tmp_path, rows), [])
     # a chain that is only linked through its last member (path compression must follow every link)
     rows = [_m(f"i{n}", [(f"P{n}", "x", None), (f"P{n + 1}", "y", None)]) for n in range(6)]
