@@ -266,3 +266,36 @@ def test_missing_values_stay_missing_in_category_columns(tmp_path):
     t = import_verdicts([f], build_mapping({"pair_id": "id", "response_a": "a", "verdict": {"label": "v"}}))
     assert t["response_a"].iloc[0] == "x" and pd.isna(t["response_a"].iloc[1])
     assert list(t["response_a"].cat.categories) == ["x"]
+
+
+def test_items_cluster_pairs_of_one_question_without_an_item_field(tmp_path):
+    """Without an item field, the pairs of one instruction share an item (the CI's cluster);
+    without an instruction either, each pair is its own item."""
+    f = tmp_path / "calls.jsonl"
+    rows = [{"id": 1, "q": "Same question", "a": "x", "b": "y", "v": "A"},
+            {"id": 2, "q": "Same question", "a": "x", "b": "z", "v": "B"},
+            {"id": 3, "q": "Another", "a": "x", "b": "y", "v": "B"}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = build_mapping({"pair_id": "id", "instruction": "q", "response_a": "a", "response_b": "b",
+                       "verdict": {"label": "v"}})
+    t = import_verdicts([f], m).set_index("pair_id")
+    assert t.loc["1", "item_id"] == t.loc["2", "item_id"] != t.loc["3", "item_id"]
+    assert t.loc["1", "item_id"] != "1"
+    t2 = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "v"}}))
+    assert (t2["item_id"] == t2["pair_id"]).all()
+    long_id = "x" * 200  # ids longer than 96 characters are hashed, stably
+    f.write_text(json.dumps({"id": long_id, "item": long_id, "v": "A"}) + "\n")
+    t3 = import_verdicts([f], build_mapping({"pair_id": "id", "item_id": "item", "verdict": {"label": "v"}}))
+    assert t3["pair_id"][0] == t3["item_id"][0] and len(t3["pair_id"][0]) == 13
+
+
+def test_alpaca_eval_published_annotations():
+    """Two real records (a model against itself): identical outputs, preference 1.5 = a tie, null
+    completion; one game per pair, the annotator is the judge."""
+    f = Path(__file__).parent / "fixtures" / "verdict_logs" / "alpaca_eval" / "annotations.json"
+    t = import_verdicts([f], preset_mapping("alpaca_eval"))
+    assert len(t) == 2 and set(t["order"]) == {"AB"}
+    assert set(t["judge"]) == {"weighted_alpaca_eval_gpt4_turbo"} and set(t["family"]) == {"openai"}
+    assert (t["verdict"] == "tie").all() and (t["preference"] == 0.5).all() and (t["raw_text"] == "").all()
+    assert set(t["model_a"]) == {"gpt4_1106_preview"} and set(t["category"]) == {"helpful_base"}
+    assert (t["response_a"].astype(str) == t["response_b"].astype(str)).all()
