@@ -29,7 +29,7 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def _cell(r: pd.Series) -> str:
-    return (f"{r.name if isinstance(r.name, str) else r['metric']} {_fmt(r['estimate'])} "
+    return (f"{r.name} {_fmt(r['estimate'])} "
             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (null {_fmt(r['null_value'], 2)}, p={r['p_value']:.2g})")
 
 

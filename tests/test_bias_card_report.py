@@ -1,0 +1,175 @@
+"""bias_card.md and bias_card.png from hand-made card tables: what leads, what may be called a
+detection, how the strict view is reported, what the figure draws."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.bias_card.card import CARD_COLUMNS, METRICS, CardSettings
+from judgelab.bias_card.report import card_figure, card_markdown, headline
+
+S = CardSettings()
+NAN = float("nan")
+
+
+def row(metric: str, status: str, *, view: str = "lenient", judge: str = "j", est: float = 0.6, lo: float = 0.55,
+        hi: float = 0.65, p: float = 0.01, reason: str = "", note: str = "", n: int = 40, n_parsed: int = 40,
+        parsed_share: float = 1.0) -> dict:
+    r = dict.fromkeys(CARD_COLUMNS, NAN)
+    r.update(judge=judge, family="openai", view=view, metric=metric, status=status, estimate=est, ci_low=lo,
+             ci_high=hi, se=0.02, null_value=0.5, n=n, n_items=n // 2, share=1.0, n_parsed=n_parsed,
+             parsed_share=parsed_share, test="binomial", statistic=1.0, p_value=p, mde=0.1,
+             underpowered=status == "underpowered", estimable=status != "not estimable",
+             identified=status != "not identified", reason=reason, note=note, simulated=False)
+    return r
+
+
+def card(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=CARD_COLUMNS)
+
+
+def base(view: str = "lenient", **over: str) -> list[dict]:
+    """A full set of rows, every one 'not detected' / 'descriptive' unless overridden."""
+    out = []
+    for m, spec in METRICS.items():
+        status = over.get(m, "descriptive" if spec.kind in ("rate", "benchmark") else "not detected")
+        out.append(row(m, status, view=view, est=0.02 if m == "parse_failures" else 0.6, p=0.3))
+    return out
+
+
+def head(rows: list[dict], settings: CardSettings = S) -> list[str]:
+    return headline(card(rows).set_index("metric"), settings)
+
+
+def test_only_detected_bias_metrics_make_the_headline():
+    lines = head(base(length_preference="detected", accuracy_AB="detected", self_preference="not identified"))
+    assert lines[0] == ("Biases detected: length_preference 0.600 [0.550, 0.650] (null 0.50, p=0.3).")
+    assert lines[1] == ("Not identified (never a detection): self_preference ().")
+    assert len(lines) == 2
+
+
+def test_no_bias_detected_only_when_something_was_tested():
+    assert head(base()) == ["No bias detected at this sample size."]
+    bias = {m: "not estimable" for m in METRICS if METRICS[m].kind == "bias"}
+    lines = head(base(**bias))
+    assert lines[0] == "No bias could be tested: no bias metric is estimable and identified."
+    assert lines[1].startswith("Not estimable: accuracy_order_gap (); position_preference ();")
+    # rates that are not estimable (no pair in both orders) are not listed as missing tests
+    rates = {m: "not estimable" for m in METRICS if METRICS[m].kind == "rate"}
+    assert head(base(**rates)) == ["No bias detected at this sample size."]
+    assert head(base(length_preference="underpowered")) == [
+        "No bias detected at this sample size.",
+        "Underpowered (not significant, and an effect of the threshold size could have been missed): "
+        "length_preference."]
+
+
+def test_parse_failures_lead_above_the_threshold_only():
+    rows = base()
+    pf = next(r for r in rows if r["metric"] == "parse_failures")
+    pf.update(estimate=0.875, ci_low=0.69, ci_high=0.96, n=24, n_parsed=3)
+    lines = head(rows)
+    assert lines[0] == ("**Parse failures: 88% of 24 calls gave no verdict** (CI [0.69, 0.96]); every preference "
+                        "below uses only the 3 parsed verdicts.")
+    pf.update(estimate=0.2)
+    assert head(rows)[0] == "No bias detected at this sample size."  # at the threshold: no lead
+    assert head(rows, CardSettings(parse_failure_alert=0.19))[0].startswith("**Parse failures: 20% of 24 calls")
+    pf.update(estimate=NAN)
+    assert head(rows)[0] == "No bias detected at this sample size."
+
+
+def test_markdown_card_has_both_views_and_says_where_they_differ():
+    lenient = base(length_preference="detected")
+    strict = base("strict")
+    for r in strict:
+        r["n_parsed"] = 34
+    md = card_markdown(card(lenient + strict), title="T", settings=S, n_verdicts={"j": 40}, simulated=True)
+    lines = md.splitlines()
+    assert lines[0] == "# Bias card: T"
+    assert "**SIMULATED JUDGES**" in lines[2]
+    assert "alpha 0.05, MDE at power 0.8; tested rows need >= 10 decisive verdicts" in md
+    assert "## j (family openai, 40 verdicts)" in lines
+    i = lines.index("## j (family openai, 40 verdicts)")
+    assert lines[i + 2].startswith("Biases detected: length_preference")
+    assert "Strict view (6 fallback verdicts counted as unparsed):" in lines
+    k = lines.index("Strict view (6 fallback verdicts counted as unparsed):")
+    assert lines[k + 1] == "No bias detected at this sample size."
+    assert lines[k + 2] == "Status differs between views: length_preference (detected lenient, not detected strict)."
+    assert ("| lenient | length_preference | detected | 0.600 | [0.550, 0.650] | 0.50 | 40 (20) | 1.00 | binomial | "
+            "0.300 | 0.100 |  |") in lines
+    assert sum(ln.startswith("| strict |") for ln in lines) == len(METRICS)
+    # no fallback verdicts: one line says so, no second headline
+    md = card_markdown(card(base() + base("strict")), title="T", settings=S, n_verdicts={}, simulated=False)
+    assert "No fallback verdicts: the strict view equals the lenient one." in md
+    assert "SIMULATED" not in md and "## j (family openai, 0 verdicts)" in md
+    # a strict-only card leads with the strict headline
+    md = card_markdown(card(base("strict", position_preference="detected")), title="T", settings=S,
+                       n_verdicts={}, simulated=False)
+    assert "Biases detected: position_preference" in md and "Strict view" not in md
+
+
+def test_table_cells_say_why_a_row_is_missing():
+    rows = base()
+    r = next(r for r in rows if r["metric"] == "length_controlled")
+    r.update(status="not estimable", estimate=NAN, ci_low=NAN, ci_high=NAN, p_value=NAN, reason="perfect separation",
+             note="controls: position")
+    md = card_markdown(card(rows), title="T", settings=S, n_verdicts={}, simulated=False)
+    assert ("| lenient | length_controlled | not estimable | n/a | [n/a, n/a] | 0.50 | 40 (20) | 1.00 | binomial | "
+            "n/a | 0.100 | perfect separation |") in md
+    r.update(reason="")
+    md = card_markdown(card(rows), title="T", settings=S, n_verdicts={}, simulated=False)
+    assert "| n/a | 0.100 | controls: position |" in md
+
+
+def test_figure_draws_the_lenient_view_grey_unless_detected(monkeypatch, tmp_path):
+    import importlib
+
+    stamp_mod = importlib.import_module("judgelab.plots.stamp")  # the package exports a function of that name
+    got = {}
+    monkeypatch.setattr(stamp_mod, "save_figure", lambda fig, path: got.update(fig=fig, path=path))
+    rows = [row("position_preference", "detected", judge="a", est=0.3, lo=0.1, hi=0.5),
+            row("position_preference", "not detected", judge="b", est=0.05, lo=-0.1, hi=0.2),
+            row("position_preference", "detected", judge="a", view="strict", est=0.9, lo=0.8, hi=1.0),
+            row("tie_rate", "descriptive", judge="a", est=NAN, lo=NAN, hi=NAN),
+            row("tie_rate", "descriptive", judge="b", est=0.1, lo=0.05, hi=0.2)]
+    card_figure(card(rows), tmp_path / "f.png", title="T")
+    fig = got["fig"]
+    assert got["path"] == str(tmp_path / "f.png")
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes[:2]] == ["position_preference", "tie_rate"]
+    assert not axes[2].axison and not axes[3].axison
+    pos = axes[0].lines
+    # per judge: CI line + point; then the null line
+    assert len(pos) == 5
+    ci_a, pt_a, ci_b, pt_b, null = pos
+    assert list(ci_a.get_xdata()) == [0.1, 0.5] and list(pt_a.get_xdata()) == [0.3]  # lenient, not strict
+    assert ci_a.get_color() == "#4C72B0" and ci_b.get_color() == "#999999"
+    assert list(pt_b.get_ydata()) == [1] and list(null.get_xdata()) == [0.5, 0.5]
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["a", "b"]
+    assert [t.get_text() for t in axes[1].get_yticklabels()] == ["", ""]  # names on the first column only
+    assert len(axes[1].lines) == 3  # judge a has no estimate: only b's CI and point, and the null
+    assert axes[0].get_ylim() == pytest.approx((-0.7, 1.7))
+    assert "lenient view (grey: not detected)" in fig._suptitle.get_text()
+    assert math.isclose(fig.get_size_inches()[0], 13.6)
+    np.testing.assert_allclose(fig.get_size_inches()[1], 0.6 + (0.28 * 2 + 1.1) * 1)
+
+
+def test_write_audit_writes_the_four_outputs(tmp_path):
+    from judgelab.bias_card.report import write_audit
+    from judgelab.io import read_table
+    from tests.bias_card_logs import both_orders, table
+
+    log = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "A")], judge="jj")
+    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50),
+                      provenance={"config_hash": "abc"})
+    assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(METRICS)
+    md = (tmp_path / "a" / "bias_card.md").read_text()
+    assert md.startswith("# Bias card: TT") and "## jj (family openai, 24 verdicts)" in md
+    assert "SIMULATED" not in md
+    assert (tmp_path / "a" / "bias_card.png").stat().st_size > 0
+    assert len(read_table(tmp_path / "a" / "verdicts.parquet")) == 24
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "bias_card.csv")[["metric", "status"]],
+                                  out[["metric", "status"]].reset_index(drop=True))
