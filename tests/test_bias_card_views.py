@@ -165,3 +165,29 @@ def test_arena_hard_score_equals_the_published_aggregation():
     assert row["n"] == len(games) and row["ci_low"] < row["estimate"] < row["ci_high"]
     num, den = arena_hard_pair_scores(np.array(["A"]), np.array(["B"]), np.array([True]), np.array([False]))
     assert (num[0], den[0]) == (1.0, 4.0)
+
+
+# --------------------------------------------------------------------------------------------- scale
+
+
+def test_cluster_bootstrap_memory_is_bounded_by_chunks():
+    """200 resamples of 200k items: a full resamples x items index matrix is 160 MB (int32) or
+    320 MB (int64); the chunked bootstrap stays within a few chunks of 2M cells."""
+    import tracemalloc
+
+    from judgelab.bias_card.card import _bootstrap_totals, cluster_ratio_ci, ratio_cluster_variance
+
+    rng = np.random.default_rng(0)
+    k = 200_000
+    cn, cd = rng.random(k), np.ones(k)
+    s = CardSettings(n_resamples=200)
+    tracemalloc.start()
+    tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert tot.shape == (200, 2) and (tot[:, 1] > 0).all()
+    assert peak < 60e6
+    # and it is the cluster bootstrap: its variance matches the cluster-robust one
+    est, lo, hi, var = cluster_ratio_ci(cn[:2000], cd[:2000], np.arange(2000), CardSettings(n_resamples=2000))
+    assert var == pytest.approx(ratio_cluster_variance(cn[:2000], cd[:2000]), rel=0.15)
+    assert lo < est < hi
