@@ -89,7 +89,7 @@ def _judge(quality, price=0.0, **kw):
     return ScriptedJudge(spec, quality, **kw)
 
 
-def _texts_pool(tmp_path, n, *, truth=None, anchors=None):
+def _texts_pool(tmp_path, n, *, truth=None, anchors=None, covariates=("length_std",)):
     import json
 
     rows = []
@@ -102,7 +102,7 @@ def _texts_pool(tmp_path, n, *, truth=None, anchors=None):
         rows.append(r)
     p = tmp_path / "pool.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return load_user_pool(p, ["length_std"])
+    return load_user_pool(p, list(covariates))
 
 
 def _models_pool(tmp_path, *, anchors=(3.0, 1.0, None), truth=(0.5, 2.0, 1.0)):
@@ -476,3 +476,31 @@ def test_no_fit_warning_escapes_the_loop(tmp_path, monkeypatch):
 def test_items_file_errors_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="items file not found"):
         load_user_pool(tmp_path / "none.jsonl")
+
+
+def test_the_settings_reach_the_loop_rule_stop_statistic_and_model(tmp_path, monkeypatch):
+    from judgelab.ranking.bias_aware import FitOptions
+
+    monkeypatch.setitem(STOP_RULES, "never", _counting_rule(0.0))
+    pool = _texts_pool(tmp_path, 4)
+    judge = _judge([3, 2, 1, 0])
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        # the round-robin rule is started on the pair space: its first round meets every item once
+        rank_live(pool, judge, cache, _settings(rule="round_robin", budget_calls=2, batch=2, stop_rule="never"))
+    assert sorted(a for q in judge.asked for a in q[:2]) == [0, 1, 2, 3]
+    judge = _judge([3, 2, 1, 0])
+    plain = _texts_pool(tmp_path, 4, covariates=())
+    with CallCache(tmp_path / "d.sqlite") as cache:
+        # the exact-set rule gets Pr(S_k(theta) = S_hat) to compare with the threshold
+        res = rank_live(plain, judge, cache, _settings(k=1, budget_calls=60, batch=4, stop_rule="exact_set",
+                                                      stop_threshold=0.6))
+    assert res.stop_reason == "posterior" and res.p_set >= 0.6 and res.trace["p_set"].iloc[-1] == res.p_set
+    assert (res.trace["p_set"].iloc[:-1] < 0.6).all()
+    with CallCache(tmp_path / "e.sqlite") as cache:
+        # the loop refits with the configured priors: a quality prior of precision 1e6 keeps every item
+        # near 0, so 12 clear verdicts still leave top-1 membership near 1/4 each (lam = 1 would not)
+        stiff = rank_live(plain, _judge([3, 2, 1, 0]), cache, _settings(
+            k=1, budget_calls=12, batch=4, stop_rule="never", options=FitOptions(lam=1e6)))
+        loose = rank_live(plain, _judge([3, 2, 1, 0]), cache, _settings(
+            k=1, budget_calls=12, batch=4, stop_rule="never"))
+    assert stiff.membership.max() < 0.4 and loose.membership.max() > 0.6
