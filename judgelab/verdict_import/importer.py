@@ -633,7 +633,11 @@ def _categorical(col: pa.ChunkedArray, name: str) -> pd.Series:
     rank[order] = np.arange(len(order), dtype=codes.dtype)
     codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1) if len(order) else codes
     categories = pd.Index(dictionary.take(order).to_pandas())
-    cat = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
+    try:  # an Arrow dictionary is unique: skip pandas' check (it hashes Python copies of every text)
+        dtype = pd.CategoricalDtype._from_fastpath(categories, ordered=False)
+    except AttributeError:  # pragma: no cover - a pandas without the fast path
+        dtype = pd.CategoricalDtype(categories)
+    cat = pd.Categorical.from_codes(codes, dtype=dtype)
     return pd.Series(cat, name=name, copy=False)
 
 
