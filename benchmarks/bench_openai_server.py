@@ -19,8 +19,11 @@ alternating rounds so drift in the machine's load hits all of them:
   lookups, hand-overs of ``max(8, 4 x concurrency)`` calls, cache writes and answer
   parsing, as a pipeline job does.
 
-The ratios ``backend / bare`` and ``pipeline / bare`` are printed (goal >= 0.9 for the
-pipeline at every concurrency).
+The ratios ``backend / bare`` and ``pipeline / bare`` of calls/s are printed (goal >= 0.9
+for the pipeline at every concurrency), and the client process's CPU milliseconds per call
+of ``bare`` and ``pipeline`` (``time.process_time``: the judge's loop thread included, the
+server's process not), a figure that a machine shared with other jobs disturbs far less
+than wall time.
 
     python benchmarks/bench_openai_server.py [--n 400] [--rounds 2] [--concurrency 1 16 256]
     python benchmarks/bench_openai_server.py --server transformers --n 24 --concurrency 1 4 16
@@ -207,26 +210,31 @@ def main() -> None:
         bare_run(base_url, model, reqs[:2], 2, args.max_tokens)  # warm-up
         print(f"{n} requests x {args.rounds} rounds per concurrency, max_tokens {args.max_tokens}")
         print(f"{'concurrency':>11} {'bare calls/s':>13} {'backend calls/s':>16} {'pipeline calls/s':>17} "
-              f"{'backend/bare':>13} {'pipeline/bare':>14}")
+              f"{'backend/bare':>13} {'pipeline/bare':>14} {'bare CPU ms':>13} {'pipeline CPU ms':>17}")
         with tempfile.TemporaryDirectory(prefix="bench-openai-") as workdir:
             for c in levels:
                 judge = make_bench_judge(base_url, model, c, args.max_tokens)
                 backend_run(judge, reqs[:2])  # the judge's client and loop exist before timing, as in a job
                 times = {"bare": 0.0, "backend": 0.0, "pipeline": 0.0}
+                cpu = {"bare": 0.0, "backend": 0.0, "pipeline": 0.0}
                 for r in range(args.rounds):
                     order = ["bare", "backend", "pipeline"] if r % 2 == 0 else ["pipeline", "backend", "bare"]
                     for name in order:
+                        c0 = time.process_time()
                         if name == "bare":
                             times[name] += bare_run(base_url, model, reqs, c, args.max_tokens)
                         elif name == "backend":
                             times[name] += backend_run(judge, reqs)
                         else:
                             times[name] += pipeline_run(judge, reqs, workdir, f"{c}-{r}")
+                        cpu[name] += time.process_time() - c0
                 judge.close()
                 total = n * args.rounds
                 rate = {k: total / v for k, v in times.items()}
+                ms = {k: 1000 * v / total for k, v in cpu.items()}
                 print(f"{c:>11} {rate['bare']:>13.1f} {rate['backend']:>16.1f} {rate['pipeline']:>17.1f} "
-                      f"{rate['backend'] / rate['bare']:>13.2f} {rate['pipeline'] / rate['bare']:>14.2f}")
+                      f"{rate['backend'] / rate['bare']:>13.2f} {rate['pipeline'] / rate['bare']:>14.2f} "
+                      f"{ms['bare']:>13.2f} {ms['pipeline']:>17.2f}")
     finally:
         if stop is not None:
             stop()

