@@ -28,8 +28,9 @@ H100: logits >= 0.9 of the length-sorted loop at batch 64, generation >= 0.9 of
 ``model.generate``), tokens/s (prompt tokens for logits, new tokens for generation, input
 tokens for training), MFU and peak memory.  MFU counts ``2 x N x tokens`` FLOPs for a
 forward pass and ``6 x N x tokens`` for training (no attention term: a lower bound), ``N``
-the weights of the linear layers (lm_head included, the embedding lookup not) for the
-judge paths and every parameter for training (:class:`judgelab.rbd.train.TrainStats`),
+the weights of the linear layers for the judge paths (the lm_head counted only for the
+positions whose logits are computed, the embedding lookup not at all) and every parameter
+for training (:class:`judgelab.rbd.train.TrainStats`),
 against 989 TFLOP/s (H100 SXM, bf16 dense; ``--peak-tflops``); tokens are real tokens,
 never padding.  Peak memory is ``torch.cuda.max_memory_allocated`` of the path; on CPU
 both are ``-``.  The plain loop and judgelab run alternately (``--rounds``), each after a
@@ -119,6 +120,13 @@ def random_model(family: str, shape: dict[str, Any], tokenizer: Any, device: tor
 def linear_params(model: Any) -> int:
     """Weights that enter a matmul per token: every ``nn.Linear`` (lm_head included)."""
     return sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+
+
+def forward_flops(model: Any, tokens: int, head_tokens: int) -> float:
+    """``2 x weights x tokens`` of a forward pass: the blocks see every token, the lm_head only
+    ``head_tokens`` (one per prompt with ``logits_to_keep=1``, plus every generated token)."""
+    head = model.get_output_embeddings().weight.numel()
+    return 2.0 * ((linear_params(model) - head) * tokens + head * head_tokens)
 
 
 def prompt_lengths(n: int, scale: float, seed: int = 0) -> list[int]:
@@ -259,7 +267,8 @@ def bench_logits(model, tok_dir, reqs, batch, device, rounds, peak_flops) -> Row
                              lambda: plain_logits(model, seqs, batch, cols, judge.pad_id, device), device)
     n, tokens = len(reqs) * rounds, sum(map(len, seqs)) * rounds
     agree = sum((a.text == "AB"[p]) for a, p in zip(res["j"], res["p"], strict=True)) / len(reqs)
-    mfu = 2 * linear_params(model) * tokens / t["j"] / peak_flops if device.type == "cuda" else None
+    flops = forward_flops(model, tokens, n)
+    mfu = flops / t["j"] / peak_flops if device.type == "cuda" else None
     return Row(f"logits b{batch}", n / t["j"], n / t["p"], tokens / t["j"], mfu, peak["j"], agree)
 
 
@@ -275,7 +284,7 @@ def bench_generate(model, tok_dir, reqs, batch, max_new, device, rounds, peak_fl
     eos = judge.eos_ids
     plain_text = [judge.tokenizer.decode(_until_eos(toks, eos), skip_special_tokens=True).strip() for toks in res["p"]]
     agree = sum(a.text == p for a, p in zip(res["j"], plain_text, strict=True)) / len(reqs)
-    flops = 2 * linear_params(model) * (sum(map(len, seqs)) * rounds + new_tokens)
+    flops = forward_flops(model, sum(map(len, seqs)) * rounds + new_tokens, n + new_tokens)
     mfu = flops / t["j"] / peak_flops if device.type == "cuda" else None
     return Row(f"generate b{batch} ({max_new} new)", n / t["j"], n / t["p"], new_tokens / t["j"], mfu, peak["j"], agree)
 
