@@ -66,6 +66,7 @@ class ScriptedJudge(SimulatedJudge):
         self.batches: list[int] = []
         self.asked: list[tuple[int, int, str]] = []
         self.truths: list[dict] = []
+        self.requests: list = []
 
     def answer(self, requests):
         self.batches.append(len(requests))
@@ -74,6 +75,7 @@ class ScriptedJudge(SimulatedJudge):
             a, b = r.meta["first_item"], r.meta["second_item"]
             self.asked.append((a, b, r.meta["prompt"]))
             self.truths.append(dict(r.truth))
+            self.requests.append(r)
             if frozenset((a, b)) in self.errors:
                 out.append(RawAnswer(text=None, error="scripted failure"))
                 continue
@@ -158,6 +160,10 @@ def test_call_budget_is_met_exactly_and_the_last_batch_is_capped(tmp_path, monke
         batch = {frozenset(q[:2]) for q in judge.asked[lo:hi]}
         assert len(batch) == hi - lo
     assert len(set(judge.asked)) == 10
+    # the judge is shown the question and the two texts in the shown order
+    for (a, b, q), r in zip(judge.asked, judge.requests, strict=True):
+        assert "Which is best?" in r.prompt_text() and r.slots == {"A": pool.items[a].responses[q],
+                                                                    "B": pool.items[b].responses[q]}
     # every verdict is the scripted one, recorded for the shown order
     q = res.queries
     exp = [1.0 if judge.quality[a] > judge.quality[b] else 0.0 for a, b in zip(q["first_item"], q["second_item"],
