@@ -163,13 +163,19 @@ def test_write_audit_writes_the_four_outputs(tmp_path):
     from tests.bias_card_logs import both_orders, table
 
     log = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "A")], judge="jj")
-    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50),
+    log["simulated"] = True
+    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.01),
                       provenance={"config_hash": "abc"})
     assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(METRICS)
     md = (tmp_path / "a" / "bias_card.md").read_text()
     assert md.startswith("# Bias card: TT") and "## jj (family openai, 24 verdicts)" in md
-    assert "SIMULATED" not in md
+    assert "SIMULATED JUDGES" in md and "tests at alpha 0.01" in md
     assert (tmp_path / "a" / "bias_card.png").stat().st_size > 0
-    assert len(read_table(tmp_path / "a" / "verdicts.parquet")) == 24
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "bias_card.csv")[["metric", "status"]],
-                                  out[["metric", "status"]].reset_index(drop=True))
+    verdicts = read_table(tmp_path / "a" / "verdicts.parquet")
+    assert len(verdicts) == 24 and (verdicts["config_hash"] == "abc").all()
+    written = pd.read_csv(tmp_path / "a" / "bias_card.csv")
+    assert (written["config_hash"] == "abc").all()
+    pd.testing.assert_frame_equal(written[["metric", "status"]], out[["metric", "status"]].reset_index(drop=True))
+    # default settings when none are given
+    out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")
+    assert "tests at alpha 0.05" in (tmp_path / "b" / "bias_card.md").read_text()
