@@ -32,12 +32,12 @@ def card(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CARD_COLUMNS)
 
 
-def base(view: str = "lenient", **over: str) -> list[dict]:
+def base(view: str = "lenient", judge: str = "j", **over: str) -> list[dict]:
     """A full set of rows, every one 'not detected' / 'descriptive' unless overridden."""
     out = []
     for m, spec in METRICS.items():
         status = over.get(m, "descriptive" if spec.kind in ("rate", "benchmark") else "not detected")
-        out.append(row(m, status, view=view, est=0.02 if m == "parse_failures" else 0.6, p=0.3))
+        out.append(row(m, status, view=view, judge=judge, est=0.02 if m == "parse_failures" else 0.6, p=0.3))
     return out
 
 
@@ -179,3 +179,18 @@ def test_write_audit_writes_the_four_outputs(tmp_path):
     # default settings when none are given
     out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")
     assert "tests at alpha 0.05" in (tmp_path / "b" / "bias_card.md").read_text()
+
+
+def test_markdown_intro_is_exact_and_judges_are_sorted():
+    md = card_markdown(card(base(judge="zz") + base(judge="aa")), title="T", settings=CardSettings(
+        length_margin=0.5), n_verdicts={}, simulated=True)
+    assert md.splitlines()[:6] == [
+        "# Bias card: T", "",
+        "**SIMULATED JUDGES** - these verdicts come from the simulated panel, not a real model.", "",
+        "Item-clustered 95% CIs (clusters = items/questions); tests at alpha 0.05, MDE at power 0.8; tested rows "
+        "need >= 10 decisive verdicts. Length preference counts pairs whose word counts differ by a factor >= 1.5; "
+        "markdown preference pairs whose markdown scores differ by >= 0.25. Views: `lenient` counts every verdict "
+        "judgelab's parser read (status ok or fallback); `strict` only the benchmark authors' extraction (status "
+        "ok), fallback verdicts counting as unparsed.", ""]
+    assert md.index("## aa (") < md.index("## zz (")
+    assert md.splitlines()[6:9] == ["## aa (family openai, 0 verdicts)", "", "No bias detected at this sample size."]
