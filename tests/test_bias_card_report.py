@@ -157,10 +157,19 @@ def test_figure_draws_the_lenient_view_grey_unless_detected(monkeypatch, tmp_pat
     np.testing.assert_allclose(fig.get_size_inches()[1], 0.6 + (0.28 * 2 + 1.1) * 1)
 
 
-def test_write_audit_writes_the_four_outputs(tmp_path):
+def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
+    import judgelab.bias_card.report as report
     from judgelab.bias_card.report import write_audit
     from judgelab.io import read_table
     from tests.bias_card_logs import both_orders, table
+
+    figures = []
+
+    def record(card, path, **kw):
+        figures.append(kw)
+        return card_figure(card, path, **kw)
+
+    monkeypatch.setattr(report, "card_figure", record)
 
     log = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "A")], judge="jj")
     log["simulated"] = True
@@ -179,6 +188,7 @@ def test_write_audit_writes_the_four_outputs(tmp_path):
     # default settings when none are given
     out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")
     assert "tests at alpha 0.05" in (tmp_path / "b" / "bias_card.md").read_text()
+    assert figures == [{"title": "TT", "config_hash": "abc"}, {"title": "TT", "config_hash": None}]
 
 
 def test_markdown_intro_is_exact_and_judges_are_sorted():
