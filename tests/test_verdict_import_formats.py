@@ -299,3 +299,29 @@ def test_alpaca_eval_published_annotations():
     assert (t["verdict"] == "tie").all() and (t["preference"] == 0.5).all() and (t["raw_text"] == "").all()
     assert set(t["model_a"]) == {"gpt4_1106_preview"} and set(t["category"]) == {"helpful_base"}
     assert (t["response_a"].astype(str) == t["response_b"].astype(str)).all()
+
+
+def test_text_of_reads_every_recorded_text_shape():
+    from judgelab.verdict_import.importer import text_of
+
+    assert text_of(None) is None and text_of(float("nan")) is None and text_of(3) == "3"
+    for key in ("content", "text", "judgment", "completion", "output"):
+        assert text_of({key: "t", "zz": "other"}) == "t", key
+    assert text_of({"content": "c", "text": "t"}) == "c"  # the first key of the list wins
+    assert text_of(["a", None, {"content": ["b", "c"]}]) == "a\n\nb\n\nc"
+    assert text_of({"b": 1, "a": "é"}) == '{"a": "é", "b": 1}'  # unknown dicts as sorted JSON, unescaped
+    assert text_of([]) == ""
+
+
+@pytest.mark.parametrize(("name", "family"), [
+    ("gpt-4o-2024-05-13", "openai"), ("o1-mini-2024-09-12", "openai"), ("claude-3-haiku-20240307", "anthropic"),
+    ("gemini-1.5-pro", "google"), ("Skywork/Skywork-Reward-Gemma-2-27B", "google"), ("llama-3-8b", "meta"),
+    ("qwen1.5-72b-chat", "qwen"), ("mixtral-8x7b", "mistral"), ("phi-3-medium", "microsoft"),
+    ("deepseek-coder-v2", "deepseek"), ("glm-4-0520", "zhipu"), ("falcon-180b", "tii"),
+    ("internlm/internlm2-20b-reward", "shanghai-ai-lab"), ("command-r-plus", "cohere"), (None, "unknown"),
+    ("", "unknown"), ("GPT-4", "openai"),
+])
+def test_model_families(name, family):
+    from judgelab.verdict_import import model_family
+
+    assert model_family(name) == family
