@@ -325,3 +325,58 @@ def test_model_families(name, family):
     from judgelab.verdict_import import model_family
 
     assert model_family(name) == family
+
+
+def test_field_specs_one_by_one(tmp_path):
+    from judgelab.verdict_import.importer import _MISSING, _Ctx, _needs_absent_table, _walk, get_field
+    from judgelab.verdict_import.mapping import FieldSpec
+
+    def fs(raw):
+        return FieldSpec.parse(raw, where="t")
+
+    path = tmp_path / "a" / "judge=j1,x=2.jsonl"
+    ctx = _Ctx(path, 7, {"answers": {("q1",): {"turns": ["t1", "t2", "t3"]}}}, file_name_keys(path))
+    rec = {"a": {"0": "zero", "b": [10, 20]}, "s": "str", "n": None, "k.v": "dotted", "k": {"v": "nested"},
+           "q": "q1", "t": 2}
+    assert get_field(fs("a.0"), rec, ctx) == "zero"  # an int step on a dict tries the string key
+    assert get_field(fs("a.b.1"), rec, ctx) == 20 and get_field(fs("a.b.5"), rec, ctx) is None
+    assert get_field(fs("a.b.x"), rec, ctx) is None and get_field(fs("s.x"), rec, ctx) is None
+    assert get_field(fs("n.x"), rec, ctx) is None
+    assert get_field(fs("k.v"), rec, ctx) == "dotted" and get_field(fs(["k", "v"]), rec, ctx) == "nested"
+    assert get_field(fs({"path": "k.v"}), rec, ctx) == "dotted"
+    assert get_field(fs({"file_key": "judge"}), rec, ctx) == "j1"
+    assert get_field(fs({"file_key": "none"}), rec, ctx) is None
+    assert get_field(fs({"path_part": -2}), rec, ctx) == "a"
+    with pytest.raises(InputError, match="has no path component 99"):
+        get_field(fs({"path_part": 99}), rec, ctx)
+    assert get_field(fs({"row": True}), rec, ctx) == 7 and get_field(fs({"row": True, "width": 3}), rec, ctx) == "007"
+    assert get_field(fs({"concat": ["q", "t"], "sep": "#"}), rec, ctx) == "q1#2"
+    assert get_field(fs({"concat": ["q", "t"]}), rec, ctx) == "q1|2"
+    assert get_field(fs({"first_of": ["n", "missing", "q"]}), rec, ctx) == "q1"
+    assert get_field(fs({"first_of": ["n", "missing"]}), rec, ctx) is None
+    tab = {"table": "answers", "key": ["q"], "value": "turns"}
+    assert get_field(fs(tab), rec, ctx) == ["t1", "t2", "t3"]
+    assert get_field(fs({**tab, "upto": "t"}), rec, ctx) == ["t1", "t2"]
+    assert get_field(fs({**tab, "upto": "n"}), rec, ctx) == ["t1", "t2", "t3"]
+    assert get_field(fs({**tab, "key": ["s"]}), rec, ctx) is None
+    assert get_field(fs({**tab, "table": "other"}), rec, ctx) is None
+    assert get_field(fs({"path": "a.b", "upto": {"const": 1}}), rec, ctx) == [10]
+    assert get_field(fs({"const": 5}), rec, ctx) == 5 and get_field(None, rec, ctx) is None
+    # a key that is there with a null value is not missing; a step into null, a short list or a string is
+    assert _walk(rec, ("n",), _MISSING) is None
+    for p in (("n", "x"), ("a", "b", 9), ("s", "x"), ("nope",), ("a", "b", "x")):
+        assert _walk(rec, p, _MISSING) is _MISSING, p
+    # side-table fields are only checked when their table was given
+    assert _needs_absent_table(fs(tab), {}) and not _needs_absent_table(fs(tab), {"answers": {}})
+    assert _needs_absent_table(fs({"first_of": [tab, tab]}), {})
+    assert not _needs_absent_table(fs({"first_of": ["q", tab]}), {})
+    assert _needs_absent_table(fs({"concat": ["q", tab]}), {}) and not _needs_absent_table(fs("q"), {})
+    assert not _needs_absent_table(None, {})
+
+
+def test_required_nested_keys(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps({"id": 1, "g": [{"v": "A"}]}) + "\n" + json.dumps({"id": 2, "g": []}) + "\n")
+    m = build_mapping({"pair_id": "id", "verdict": {"label": "g.0.v"}, "require": ["id", ["g", 0, "v"]]})
+    with pytest.raises(InputError, match=r"r\.jsonl row 2: format 'custom' expects key 'g\.0\.v'"):
+        import_verdicts([f], m)
