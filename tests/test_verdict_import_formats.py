@@ -380,3 +380,25 @@ def test_required_nested_keys(tmp_path):
     m = build_mapping({"pair_id": "id", "verdict": {"label": "g.0.v"}, "require": ["id", ["g", 0, "v"]]})
     with pytest.raises(InputError, match=r"r\.jsonl row 2: format 'custom' expects key 'g\.0\.v'"):
         import_verdicts([f], m)
+
+
+@pytest.mark.parametrize(("scores", "verdict", "pref", "method"), [
+    ([0.0, 1.0], "B", 1 / (1 + math.exp(-1)), "scores"),
+    ([3, 1], "A", 1 / (1 + math.exp(2)), "scores"),
+    ([1000.0, 0.0], "A", 0.0, "scores"),  # no overflow: exp(1000) would raise
+    ([0.0, 1000.0], "B", 1.0, "scores"),
+    ([1.0, float("nan")], "A", None, "label"),  # not two finite scores: the label decides
+    ([1.0, float("inf")], "A", None, "label"),
+    ([1.0, 2.0, 3.0], "A", None, "label"),
+    ("1.0,2.0", "A", None, "label"),
+    (None, "A", None, "label"),
+])
+def test_two_scores_or_the_label(scores, verdict, pref, method):
+    from judgelab.verdict_import.importer import _Ctx, _target
+    from judgelab.verdict_import.mapping import _verdict
+
+    spec = _verdict({"label": "d", "values": {"A>B": "A", "B>A": "B"}, "scores": "s"}, where="t")
+    got = _target(spec, {"d": "A>B", "s": scores}, _Ctx(Path("x.jsonl"), 1, {}))
+    assert got[0] == verdict and got[2] == method and got[4]
+    assert got[1] is None if pref is None else got[1] == pytest.approx(pref)
+    assert got[3] == "A>B"  # the label as written is kept either way
