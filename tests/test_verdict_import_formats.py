@@ -402,3 +402,43 @@ def test_two_scores_or_the_label(scores, verdict, pref, method):
     assert got[0] == verdict and got[2] == method and got[4]
     assert got[1] is None if pref is None else got[1] == pytest.approx(pref)
     assert got[3] == "A>B"  # the label as written is kept either way
+
+
+def test_readers_name_the_file_and_what_is_wrong(tmp_path):
+    from judgelab.verdict_import.readers import detect_format, read_records
+
+    with pytest.raises(InputError, match=r"nope\.jsonl: file not found"):
+        read_records(tmp_path / "nope.jsonl")
+    odd = tmp_path / "x.txt"
+    odd.write_text("{}")
+    with pytest.raises(InputError, match=r"x\.txt: cannot tell the format from the suffix '\.txt'"):
+        read_records(odd)
+    assert detect_format(odd, "json") == "json" and detect_format(tmp_path / "a.NDJSON") == "jsonl"
+    j = tmp_path / "a.json"
+    j.write_text('{"data": {"rows": [{"a": 1}, {"a": 2}]}}')
+    assert read_records(j, records=("data", "rows")) == [(0, {"a": 1}), (1, {"a": 2})]
+    with pytest.raises(InputError, match=r"a\.json: no records at 'data\.nope'"):
+        read_records(j, records=("data", "nope"))
+    j.write_text('{"k1": {"a": 1}, "k2": 5}')
+    assert read_records(j) == [(0, {"_key": "k1", "a": 1}), (1, {"_key": "k2", "value": 5})]
+    j.write_text("[1]")
+    with pytest.raises(InputError, match=r"a\.json element 0: expected a JSON object, got int"):
+        read_records(j)
+    j.write_text('"text"')
+    with pytest.raises(InputError, match=r"a\.json: expected a JSON array of records, got str"):
+        read_records(j)
+    j.write_text("[{]")
+    with pytest.raises(InputError, match=r"a\.json: not valid JSON \(.* at line 1 column 3\)"):
+        read_records(j)
+    t = tmp_path / "a.tsv"
+    t.write_text("id\tv\n1\t\n2\tB\n")
+    assert read_records(t) == [(0, {"id": "1", "v": ""}), (1, {"id": "2", "v": "B"})]
+    c = tmp_path / "a.csv"
+    c.write_text('id,v\n1,"unclosed\n')
+    with pytest.raises(InputError, match=r"a\.csv: not a valid CSV file"):
+        read_records(c)
+    with pytest.raises(InputError, match=r"unknown format 'xml'"):
+        read_records(c, "xml")
+    p = tmp_path / "a.parquet"
+    pd.DataFrame({"id": [1, 2], "x": [1.5, float("nan")], "l": [[1, 2], []]}).to_parquet(p, index=False)
+    assert read_records(p) == [(0, {"id": 1, "x": 1.5, "l": [1, 2]}), (1, {"id": 2, "x": None, "l": []})]
