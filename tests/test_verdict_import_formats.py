@@ -442,3 +442,36 @@ def test_readers_name_the_file_and_what_is_wrong(tmp_path):
     p = tmp_path / "a.parquet"
     pd.DataFrame({"id": [1, 2], "x": [1.5, float("nan")], "l": [[1, 2], []]}).to_parquet(p, index=False)
     assert read_records(p) == [(0, {"id": 1, "x": 1.5, "l": [1, 2]}), (1, {"id": 2, "x": None, "l": []})]
+
+
+def test_mapping_compiles_and_rejects_with_the_key_named():
+    from judgelab.verdict_import import mapping_from_config
+    from judgelab.verdict_import.mapping import FieldSpec, value_key
+
+    assert [value_key(v) for v in (None, True, False, 2, 2.0, "2", " 2.50 ", float("nan"), "nan", "", " x ")] == [
+        None, "true", "false", "2", "2", "2", "2.5", None, None, None, "x"]
+    with pytest.raises(ConfigError, match=r"either 'verdict' .* or 'games', not both"):
+        build_mapping({"verdict": {"label": "v"}, "games": [{"verdict": {"label": "v"}}]})
+    with pytest.raises(ConfigError, match=r"games/0/order/values: orders must be AB or BA, got \['CD'\]"):
+        build_mapping({"games": [{"order": {"path": "o", "values": {"x": "CD"}}, "verdict": {"label": "v"}}]})
+    with pytest.raises(ConfigError, match=r"weight_range: need low < high, got \[2\.0, 1\.0\]"):
+        build_mapping({"verdict": {"weight": "w", "weight_range": [2, 1]}})
+    with pytest.raises(ConfigError, match="a field spec is a path, a list of keys or a mapping"):
+        FieldSpec.parse(3, where="w")
+    with pytest.raises(ConfigError, match="unknown field spec"):
+        FieldSpec.parse({"upto": "n"}, where="w")
+    m = build_mapping({"records": "data.rows", "games": [{"order": "BA", "verdict": {"label": "v"}},
+                                                         {"order": "swapped", "verdict": {"label": "w"}}],
+                       "tables": {"t": {"key": ["k"], "records": "a.b", "files": ["f.jsonl"]}},
+                       "require": ["x.y", ["z", 0]], "optional": ["category"], "category": "c"})
+    assert m.records == ("data", "rows") and m.games[0].order == "BA" and m.games[1].order is None
+    assert m.games[1].order_field.path == ("swapped",) and m.games[1].order_values == {}
+    assert m.tables["t"].records == ("a", "b") and m.tables["t"].files == ("f.jsonl",)
+    assert m.require == (("x", "y"), ("z", 0)) and m.optional == frozenset({"category"})
+    assert m.field("category").path == ("c",) and m.field("judge") is None
+    assert build_mapping({"verdict": {"label": "v"}}).games[0].order == "AB"
+    arena = mapping_from_config({"preset": "arena_hard", "model_a": {"const": "gpt-4o"}})
+    assert arena.name == "arena_hard" and arena.fields["model_a"].const == "gpt-4o"
+    assert mapping_from_config("llmbar").name == "llmbar"
+    with pytest.raises(ConfigError, match="invalid verdict mapping at key '\\(top level\\)'"):
+        mapping_from_config({"nonsense": 1}, where="m.yaml")
