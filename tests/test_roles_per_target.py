@@ -224,14 +224,16 @@ def _every_kind() -> dict[str, Any]:
                     "generation": {"models": ["a", "rec"]}},
         "strategies": {"datasets": {"gold": {"loader": "pairs"}, "ctl": {"loader": "controlled"}},
                        "controlled": {"expansion_generator": "a", "original_pairing": ["google", "meta"],
-                                      "round_robin": [["openai", "google"]],
-                                      "origin_generators": {"google": "mine", "meta": "a", "openai": ""}}},
+                                      "round_robin": [["openai", "anthropic"], ["google", "meta"]],
+                                      "origin_generators": {"google": "mine", "meta": "a", "openai": "",
+                                                            "anthropic": "rec"}}},
         "rbd": {"sets": ["v", "s", "plain"],
                 "generators": {"v": {"name": "w", **sim}, "s": "not an entry", "unused": {"name": "u", **sim}},
                 "teacher": {"name": "t", "backend": "transformers", "model": "m"},
                 "detectors": [{"prompting": "rbd", "judge": {"name": "d", **sim}},
                               {"prompting": "classifier", "trained": "run"}, "not a detector",
-                              {"judge": {"name": "z", "backend": "openai", "model": "m"}}]},
+                              {"judge": {"name": "z", "backend": "openai", "model": "m"}},
+                              {"prompting": "few_shot", "judge": {"name": "nb", "model": "m"}}]},
         "uda": {"run_datasets": ["s1", "gen"], "datasets": {"s1": {"loader": "simulated"}, "s2": {"loader": "simulated"},
                                                             "gen": {"loader": "generated"}}},
     }
@@ -251,10 +253,13 @@ def test_every_kind_of_role_resolves_to_its_judge_and_backend():
          "mine", "openai"),
         ("strategies", "strategies.controlled.origin_generators.meta", "strategies MODEL_ORIGIN generator (meta)",
          "a", "simulated"),
+        ("strategies", "strategies.controlled.origin_generators.anthropic",
+         "strategies MODEL_ORIGIN generator (anthropic)", "rec", "replay"),
         ("rbd", "rbd.generators.v", "rbd writer of set v", "w", "simulated"),
         ("rbd", "rbd.teacher", "rbd reasoning teacher", "t", "transformers"),
         ("rbd", "rbd.detectors[0].judge", "rbd detector (rbd)", "d", "simulated"),
         ("rbd", "rbd.detectors[3].judge", "rbd detector (?)", "z", "openai"),
+        ("rbd", "rbd.detectors[4].judge", "rbd detector (few_shot)", "nb", "unknown"),  # no backend named
         ("uda", "uda.datasets.s1", "uda simulated tournament (synthetic answers)", "", "simulated"),
     ]
     roles = {r.key: r for r in auxiliary_roles(_every_kind())}
@@ -292,8 +297,7 @@ def test_simulated_inputs_and_provenance_entries_name_each_judge_once():
     entries = role_entries(roles, "strategies")
     assert entries == [{"name": "a", "backend": "simulated", "model": "s",
                         "role": "strategies.controlled.expansion_generator,strategies.controlled.origin_generators.meta"}]
-    assert [e["name"] for e in role_entries(roles + roles, "strategies")] == ["a"]
-    assert role_entries(roles, "strategies")[0]["role"].count("meta") == 1
+    assert role_entries(roles + roles, "strategies") == entries  # a key is named once
     assert role_entries(roles, "uda") == []  # a synthetic data source names no judge entry
     assert [e["name"] for e in role_entries(roles, "rbd")] == ["w", "d"]  # the real teacher is no simulated input
     prov = {"config_hash": "h", "seed": 1, "judges": [{"name": "a", "backend": "simulated"}, {"name": "o"}]}
@@ -304,3 +308,15 @@ def test_simulated_inputs_and_provenance_entries_name_each_judge_once():
     in_panel = with_roles(prov, roles, "strategies", panel=["a"])  # "a" is also judged: both entries stay
     assert [e["name"] for e in in_panel["judges"]] == ["a", "o", "a"]
     assert with_roles({"config_hash": "h"}, roles, "strategies")["judges"][0]["name"] == "a"
+
+
+def test_without_the_switch_key_a_real_run_allows_nothing_and_the_message_names_every_role():
+    cfg = {"judges": [MINE], "scoring": {"extra_judges": [SIM], "gold": {"judge": "sim-x"}},
+           "uda": {"datasets": {"s1": {"loader": "simulated"}}}}  # no allow_simulated_roles key at all
+    assert usable_simulated_roles(cfg) == []
+    with pytest.raises(ConfigError) as e:
+        check_roles(cfg)
+    assert ("2 auxiliary role(s) would use the simulated panel: scoring gold judge 'sim-x' (config key "
+            "scoring.gold.judge); uda simulated tournament (synthetic answers) 'synthetic' (config key uda.datasets.s1)."
+            ) in str(e.value)
+    assert check_roles({**cfg, "allow_simulated_roles": ["uda"]}, ["uda"])[0].key == "uda.datasets.s1"
