@@ -475,3 +475,13 @@ def test_mapping_compiles_and_rejects_with_the_key_named():
     assert mapping_from_config("llmbar").name == "llmbar"
     with pytest.raises(ConfigError, match="invalid verdict mapping at key '\\(top level\\)'"):
         mapping_from_config({"nonsense": 1}, where="m.yaml")
+
+
+def test_parquet_nested_values_come_back_plain(tmp_path):
+    from judgelab.verdict_import.readers import read_records
+
+    p = tmp_path / "n.parquet"
+    pd.DataFrame({"g": [{"v": "A", "s": float("nan")}, {"v": None, "s": 2.5}],
+                  "l": [[1.0, float("nan")], [2.0]], "b": [True, False]}).to_parquet(p, index=False)
+    assert read_records(p) == [(0, {"g": {"v": "A", "s": None}, "l": [1.0, None], "b": True}),
+                               (1, {"g": {"v": None, "s": 2.5}, "l": [2.0], "b": False})]

@@ -103,22 +103,12 @@ def _json_records(p: Path, records: tuple[Any, ...]) -> list[tuple[int, dict[str
 
 
 def _plain(v: Any) -> Any:
-    """numpy scalars/arrays from parquet to Python values; NaN/NA to None."""
-    if v is None or isinstance(v, str | bool | int):
-        return v
+    """A value of pyarrow's ``to_pylist`` with every NaN (a missing float cell) as None,
+    inside lists and structs too."""
     if isinstance(v, float):
         return None if v != v else v
-    if hasattr(v, "tolist") and not isinstance(v, str):
-        v = v.tolist()
     if isinstance(v, list):
         return [_plain(x) for x in v]
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
-    try:
-        import pandas as pd
-
-        if v is not None and not isinstance(v, list | dict | str) and pd.isna(v):
-            return None
-    except (TypeError, ValueError):
-        pass
     return v
