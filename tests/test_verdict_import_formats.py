@@ -485,3 +485,17 @@ def test_parquet_nested_values_come_back_plain(tmp_path):
                   "l": [[1.0, float("nan")], [2.0]], "b": [True, False]}).to_parquet(p, index=False)
     assert read_records(p) == [(0, {"g": {"v": "A", "s": None}, "l": [1.0, None], "b": True}),
                                (1, {"g": {"v": None, "s": 2.5}, "l": [2.0], "b": False})]
+
+
+def test_parquet_nan_written_by_arrow_reads_as_missing(tmp_path):
+    """pandas writes NaN as null, other writers keep a float NaN: either is a missing cell."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from judgelab.verdict_import.readers import read_records
+
+    p = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"x": pa.array([float("nan"), 1.5]), "l": pa.array([[float("nan")], [2.0]]),
+                             "s": pa.array([{"v": float("nan")}, {"v": 0.5}])}), p)
+    assert read_records(p) == [(0, {"x": None, "l": [None], "s": {"v": None}}),
+                               (1, {"x": 1.5, "l": [2.0], "s": {"v": 0.5}})]
