@@ -343,11 +343,12 @@ def test_membership_and_the_stopping_statistics():
 def test_settings_are_validated():
     LiveSettings(stop_threshold=1.0)
     LiveSettings(stop_threshold=0.51, budget_calls=None, budget_usd=1.0, batch=1, k=1)
-    for kw, msg in [({"budget_calls": None}, "give calls, usd or both"),
+    for kw, msg in [({"budget_calls": None}, r"^topk.rank.budget: give calls, usd or both$"),
                     ({"stop_threshold": 0.5}, r"must lie in \(0.5, 1\], got 0.5"),
                     ({"stop_threshold": 1.01}, "got 1.01"),
                     ({"stop_rule": "median"}, r"must be one of \['exact_set', 'expected_recall'"),
-                    ({"batch": 0}, "batch and k must be >= 1"), ({"k": 0}, "batch and k must be >= 1")]:
+                    ({"batch": 0}, r"^topk.rank: batch and k must be >= 1$"),
+                    ({"k": 0}, r"^topk.rank: batch and k must be >= 1$")]:
         with pytest.raises(ValueError, match=msg):
             LiveSettings(**kw)
 
@@ -374,7 +375,14 @@ def test_covariate_correlations_warn_at_the_threshold_and_not_for_constants():
     assert [m.split("'")[1] for m in both] == ["len", "neg"]  # a negative r warns by its size
     assert msgs[0].startswith(f"covariate 'len' correlates with the judge's estimate of quality (naive scores, "
                               f"r = {r0:+.2f}); the bias-aware ranking removes this as bias")
-    assert "Assumption 1 of paper 002" in msgs[0]
+    assert msgs[0] == (f"covariate 'len' correlates with the judge's estimate of quality (naive scores, r = {r0:+.2f}); "
+                       "the bias-aware ranking removes this as bias, which is right only if 'len' is not real quality "
+                       "in this pool (Assumption 1 of paper 002). Give trusted 'anchor' scores for some items to let "
+                       "the gate check it.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a constant column is skipped, not divided by its zero spread
+        covariate_correlations(X, ["len", "const", "neg"], theta, corr_warn=0.3)
+        covariate_correlations(X, ["len", "const", "neg"], np.zeros(4), corr_warn=0.3)
     none, quiet = covariate_correlations(X, ["len", "const", "neg"], np.zeros(4), corr_warn=0.3)
     assert quiet == [] and all(math.isnan(v) for v in none.values())
     _, above = covariate_correlations(X[:, :1], ["len"], theta, corr_warn=abs(r0) + 1e-9)
@@ -416,6 +424,24 @@ def test_a_gate_switched_off_ranks_by_the_naive_fit_and_says_so(tmp_path, monkey
     assert s["recall"] == recall_at_k(res.naive.theta, pool.truth, 2) == s["recall_naive"]
     assert len(res.warnings) >= 2 and s["warnings"] == " | ".join(res.warnings)
     assert s["warnings"].count(" | ") == len(res.warnings) - 1
+
+
+def test_a_gate_that_keeps_the_correction_adds_no_message(tmp_path, monkeypatch):
+    pool = _texts_pool(tmp_path, 5, anchors=[0.0, 1.0, 2.0, 3.0, 4.0])
+    monkeypatch.setattr(live, "_gate", lambda pool, naive, aware: {
+        "n_anchors": 10, "enabled": True, "agree_naive": 0.5, "agree_aware": 0.9})
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        res = rank_live(pool, _judge([0, 1, 2, 3, 4]), cache, _settings(budget_calls=4, batch=4))
+    assert not any("switched off" in w for w in res.warnings)
+
+
+def test_the_covariate_warning_points_at_the_caller(tmp_path):
+    pool = _texts_pool(tmp_path, 8)  # the judge prefers the longer text: length tracks its quality
+    with CallCache(tmp_path / "c.sqlite") as cache, warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rank_live(pool, _judge(range(8)), cache, _settings(budget_calls=16, batch=8, corr_warn=0.3))
+    cov = [x for x in w if issubclass(x.category, CovariateQualityWarning)]
+    assert cov and all(x.filename == __file__ for x in cov)
 
 
 def test_result_tables_are_exact(tmp_path, monkeypatch):
@@ -465,6 +491,19 @@ def test_result_tables_are_exact(tmp_path, monkeypatch):
     weak = [f"{n} is {st} on the revealed comparisons" for n, st in res.aware.identifiability.items()
             if st != "identified"]
     assert res.warnings[:len(weak)] == weak
+    assert [w for w in res.warnings if "on the revealed comparisons" in w] == weak
+
+
+def test_identified_terms_give_no_message(tmp_path, monkeypatch):
+    monkeypatch.setitem(STOP_RULES, "never", _counting_rule(0.0))
+    pool = _models_pool(tmp_path)
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        res = rank_live(pool, _judge([0.5, 2.0, 1.0]), cache, _settings(k=1, budget_calls=100, batch=3,
+                                                                         stop_rule="never"))
+    status = res.aware.identifiability
+    assert "identified" in status.values(), status
+    assert [w for w in res.warnings if "on the revealed comparisons" in w] == [
+        f"{n} is {st} on the revealed comparisons" for n, st in status.items() if st != "identified"]
 
 
 def test_no_fit_warning_escapes_the_loop(tmp_path, monkeypatch):
@@ -501,6 +540,7 @@ def test_the_settings_reach_the_loop_rule_stop_statistic_and_model(tmp_path, mon
         res = rank_live(plain, judge, cache, _settings(k=1, budget_calls=60, batch=4, stop_rule="exact_set",
                                                       stop_threshold=0.6))
     assert res.stop_reason == "posterior" and res.p_set >= 0.6 and res.trace["p_set"].iloc[-1] == res.p_set
+    assert res.stop_threshold == 0.6 and res.stop_rule == "exact_set" and 0 < res.wall_s < 600
     assert (res.trace["p_set"].iloc[:-1] < 0.6).all()
     with CallCache(tmp_path / "e.sqlite") as cache:
         # the loop refits with the configured priors: a quality prior of precision 1e6 keeps every item
@@ -510,3 +550,4 @@ def test_the_settings_reach_the_loop_rule_stop_statistic_and_model(tmp_path, mon
         loose = rank_live(plain, _judge([3, 2, 1, 0]), cache, _settings(
             k=1, budget_calls=12, batch=4, stop_rule="never"))
     assert stiff.membership.max() < 0.4 and loose.membership.max() > 0.6
+    assert np.abs(stiff.aware.theta).max() < 1e-3 < np.abs(loose.aware.theta).max()  # the final fit too
