@@ -225,6 +225,8 @@ def test_binomial_tests_use_the_effective_n():
     assert r["estimate"] == pytest.approx(0.6) and r["n"] == 200
     assert binomtest(120, 200).pvalue < 0.01  # what independent verdicts would claim
     assert r["p_value"] > 0.3 and r["status"] != "detected"
+    # the SE the test uses is on the effective n (about 20 items), not on the 200 verdicts
+    assert r["se"] > 2 * math.sqrt(0.25 / 200)
 
 
 def test_one_item_has_a_design_effect_of_one():
@@ -321,3 +323,13 @@ def test_responses_equal_in_length_leave_the_length_rows_without_data():
     assert c.loc["length_preference", "status"] == "not estimable"
     assert c.loc["length_preference", "reason"] == "no eligible verdicts"
     assert LONG != SHORT
+
+
+def test_underpowered_only_when_the_mde_exceeds_the_threshold():
+    """No preference at all: with 400 independent verdicts the MDE (about 0.07) is below the 0.10
+    threshold, so the card says 'not detected'; with 20 it could have missed a 0.10 effect."""
+    big = card_view(bias_card(table(_longer_picks(200, 400)), FAST)).loc["length_preference"]
+    assert big["p_value"] > 0.9 and big["mde"] < 0.1 and big["status"] == "not detected"
+    assert not big["underpowered"]
+    small = card_view(bias_card(table(_longer_picks(10, 20)), FAST)).loc["length_preference"]
+    assert small["mde"] > 0.1 and small["status"] == "underpowered" and small["underpowered"]
