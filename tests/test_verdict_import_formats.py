@@ -499,3 +499,11 @@ def test_parquet_nan_written_by_arrow_reads_as_missing(tmp_path):
                              "s": pa.array([{"v": float("nan")}, {"v": 0.5}])}), p)
     assert read_records(p) == [(0, {"x": None, "l": [None], "s": {"v": None}}),
                                (1, {"x": 1.5, "l": [2.0], "s": {"v": 0.5}})]
+
+
+def test_tsv_cells_with_commas_stay_whole(tmp_path):
+    from judgelab.verdict_import.readers import read_records
+
+    t = tmp_path / "log.tsv"
+    t.write_text("a,b\tc\n1,2\t3\n4,5\t6\n")
+    assert read_records(t) == [(0, {"a,b": "1,2", "c": "3"}), (1, {"a,b": "4,5", "c": "6"})]
