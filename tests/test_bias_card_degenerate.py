@@ -105,6 +105,7 @@ def test_each_degenerate_judge_gets_the_status_its_data_support():
     assert (c.loc[bias, "status"] == "not estimable").all()
     c = card_view(bias_card(table(always_tie(30)), FAST))
     assert c.loc["position_preference", "status"] == "not estimable"  # no decisive verdict
+    assert c.loc["tie_rate", "estimate"] == 1.0 and c.loc["parse_failures", "estimate"] == 0.0  # a tie is parsed
     assert "decisive" in c.loc["position_preference", "reason"]
     c = card_view(bias_card(table(first_shown(1)[:1]), FAST))
     assert (c["status"] != "detected").all()
@@ -333,3 +334,15 @@ def test_underpowered_only_when_the_mde_exceeds_the_threshold():
     assert not big["underpowered"]
     small = card_view(bias_card(table(_longer_picks(10, 20)), FAST)).loc["length_preference"]
     assert small["mde"] > 0.1 and small["status"] == "underpowered" and small["underpowered"]
+
+
+def test_min_decisive_is_inclusive_and_the_first_row_of_a_pair_counts():
+    at = card_view(bias_card(table(_longer_picks(10, 10)), FAST)).loc["length_preference"]
+    assert at["estimable"] and at["status"] == "detected"  # 10 of 10 with min_decisive 10
+    below = card_view(bias_card(table(_longer_picks(9, 9)), FAST)).loc["length_preference"]
+    assert below["status"] == "not estimable" and below["reason"] == "fewer than 10 verdicts to test (9)"
+    # a pair recorded twice in one order: its first record is the one paired with the other order
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]
+    calls.append(Call("q0", "p0", "AB", "B"))
+    c = card_view(bias_card(table(calls), FAST))
+    assert c.loc["positional_agreement", "estimate"] == 1.0 and c.loc["positional_agreement", "n"] == 12
