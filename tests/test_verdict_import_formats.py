@@ -507,3 +507,32 @@ def test_tsv_cells_with_commas_stay_whole(tmp_path):
     t = tmp_path / "log.tsv"
     t.write_text("a,b\tc\n1,2\t3\n4,5\t6\n")
     assert read_records(t) == [(0, {"a,b": "1,2", "c": "3"}), (1, {"a,b": "4,5", "c": "6"})]
+
+
+def test_mapping_errors_name_where_they_are(tmp_path):
+    bad = {"upto": "n"}  # passes the schema, is no field spec
+    cases = [
+        ({"games": [{"verdict": {"text": "x"}}]}, r"^m/games/0/verdict: a verdict needs"),
+        ({"gold": {"text": "x"}, "verdict": {"label": "v"}}, r"^m/gold: a verdict needs"),
+        ({"games": [{"order": bad, "verdict": {"label": "v"}}]}, r"^m/games/0/order: unknown field spec"),
+        ({"judge": bad, "verdict": {"label": "v"}}, r"^m/judge: unknown field spec"),
+        ({"tables": {"t": {"key": [bad]}}, "verdict": {"label": "v"}}, r"^m/tables/t/key: unknown field spec"),
+        ({"verdict": {"label": bad}}, r"^m/games/0/verdict/label: unknown field spec"),
+        ({"verdict": {"label": "v", "values": {"a": "C"}}, "format": "xml"}, r"^m: invalid verdict mapping at key 'format'"),
+        ({"verdict": {"label": "v", "frame": "x"}, "responses": "y", "format": "xml"},
+         r"^m: invalid verdict mapping at key 'format'"),
+    ]
+    for raw, pattern in cases:
+        with pytest.raises(ConfigError, match=pattern):
+            build_mapping(raw, where="m")
+
+
+def test_games_default_to_the_stored_order_and_a_null_order_value(tmp_path):
+    m = build_mapping({"games": [{"verdict": {"label": "v"}}]})
+    assert m.games[0].order == "AB" and m.games[0].order_values == {}
+    f = tmp_path / "o.jsonl"
+    f.write_text(json.dumps({"id": 1, "v": "A"}) + "\n" + json.dumps({"id": 1, "o": "s", "v": "B"}) + "\n")
+    m = build_mapping({"pair_id": "id", "order": {"path": "o", "values": {None: "AB", "s": "BA"}},
+                       "verdict": {"label": "v"}})
+    t = import_verdicts([f], m).set_index("order")
+    assert t.loc["AB", "verdict"] == "A" and t.loc["BA", "verdict"] == "A"  # B as shown in the swapped game

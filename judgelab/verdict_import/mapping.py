@@ -245,9 +245,7 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
     games_raw = raw.get("games") or [{"order": raw.get("order", "AB"), "verdict": raw.get("verdict")}]
     games = []
     for i, g in enumerate(games_raw):
-        w = f"{where}/games/{i}"
-        if g.get("verdict") is None:
-            raise ConfigError(f"{w}: missing 'verdict'")
+        w = f"{where}/games/{i}"  # (the schema requires each game's verdict)
         order = g.get("order", "AB")
         if isinstance(order, str) and order in (*ORDERS, "auto"):
             games.append(GameSpec(order, None, {}, _verdict(g["verdict"], where=f"{w}/verdict")))
@@ -257,7 +255,7 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
             bad = [v for v in values.values() if v not in ORDERS]
             if bad:
                 raise ConfigError(f"{w}/order/values: orders must be AB or BA, got {bad}")
-            fspec = FieldSpec.parse({k: v for k, v in spec.items() if k != "values"}, where=f"{w}/order")
+            fspec = FieldSpec.parse(spec, where=f"{w}/order")  # (a field spec ignores the "values" key)
             games.append(GameSpec(None, fspec, values, _verdict(g["verdict"], where=f"{w}/verdict")))
     fields_ = {k: FieldSpec.parse(raw[k], where=f"{where}/{k}") for k in FIELD_NAMES if raw.get(k) is not None}
     gold = _verdict({**raw["gold"], "frame": raw["gold"].get("frame", "stored")}, where=f"{where}/gold") \
