@@ -346,3 +346,17 @@ def test_min_decisive_is_inclusive_and_the_first_row_of_a_pair_counts():
     calls.append(Call("q0", "p0", "AB", "B"))
     c = card_view(bias_card(table(calls), FAST))
     assert c.loc["positional_agreement", "estimate"] == 1.0 and c.loc["positional_agreement", "n"] == 12
+
+
+def test_self_preference_is_never_a_detection():
+    """Always picking the own family's response (stored B) is P = 1, but quality is not controlled:
+    the row is 'not identified' and stays out of the headline."""
+    log = table([c for i in range(40) for c in both_orders(f"q{i}", f"p{i}", "B", "A", gold="")])
+    log["family_b"] = "openai"
+    card = bias_card(log, FAST)
+    c = card_view(card).loc["self_preference"]
+    assert c["estimate"] == 1.0 and c["p_value"] < 1e-6
+    assert c["status"] == "not identified" and not c["identified"]
+    assert "not controlled for quality" in c["note"]
+    detected = [ln for ln in _md(card).splitlines() if ln.startswith("Biases detected:")]
+    assert not any("self_preference" in ln for ln in detected)
