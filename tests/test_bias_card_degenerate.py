@@ -360,3 +360,14 @@ def test_self_preference_is_never_a_detection():
     assert "not controlled for quality" in c["note"]
     detected = [ln for ln in _md(card).splitlines() if ln.startswith("Biases detected:")]
     assert not any("self_preference" in ln for ln in detected)
+
+
+def test_a_logit_se_above_the_cap_is_not_estimable():
+    rng = np.random.default_rng(1)
+    calls = [c for i in range(60) for c in both_orders(f"q{i}", f"p{i}", *rng.choice(["A", "B"], 2),
+                                                        **lengths(int(rng.integers(0, 20))))]
+    ok = card_view(bias_card(table(calls), FAST)).loc["length_controlled"]
+    assert ok["estimable"] and 0 < ok["se"] < 10
+    capped = card_view(bias_card(table(calls), CardSettings(n_resamples=50, max_logit_se=ok["se"] / 2)))
+    r = capped.loc["length_controlled"]
+    assert r["status"] == "not estimable" and r["reason"].startswith("quasi-separation: standard error")
