@@ -536,3 +536,20 @@ def test_games_default_to_the_stored_order_and_a_null_order_value(tmp_path):
                        "verdict": {"label": "v"}})
     t = import_verdicts([f], m).set_index("order")
     assert t.loc["AB", "verdict"] == "A" and t.loc["BA", "verdict"] == "A"  # B as shown in the swapped game
+
+
+@pytest.mark.slow  # the whole card: kept out of the importer's mutation runs
+def test_auditing_the_judgebench_folder_in_one_command(tmp_path):
+    """The issue's "done when": one `judgelab audit` on the folder of four published output files
+    gives four judges named by model, each with JudgeBench's pair-level accuracy."""
+    from judgelab.cli import main
+
+    out = tmp_path / "audit"
+    assert main(["audit", "--format", "judgebench", str(JB), "--out", str(out), "--resamples", "50"]) == 0
+    card = pd.read_csv(out / "bias_card.csv")
+    assert set(card["judge"]) == set(JUDGES)
+    acc = card[card["metric"] == "judgebench_accuracy"].groupby("judge")["estimate"].first()
+    for judge in JUDGES:
+        f = next(p for p in JB.glob("*.jsonl")
+                 if file_name_keys(p)["judge_model"] == judge.split("/", 1)[1].replace("/", "_"))
+        assert 100 * acc[judge] == pytest.approx(_judgebench_accuracy(_raw(f))), judge
