@@ -553,3 +553,37 @@ def test_auditing_the_judgebench_folder_in_one_command(tmp_path):
         f = next(p for p in JB.glob("*.jsonl")
                  if file_name_keys(p)["judge_model"] == judge.split("/", 1)[1].replace("/", "_"))
         assert 100 * acc[judge] == pytest.approx(_judgebench_accuracy(_raw(f))), judge
+
+
+def test_mapping_defaults_and_explicit_formats(tmp_path):
+    # a values map with a null key catches the missing labels; a weight without a range is in [0, 1]
+    f = tmp_path / "log.data"  # no known suffix: the mapping's format says how to read it
+    f.write_text(json.dumps({"id": 1, "w": 0.8}) + "\n" + json.dumps({"id": 2, "w": None, "l": "x"}) + "\n")
+    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"weight": "w", "values": {None: "tie"}}})
+    t = import_verdicts([f], m).set_index("pair_id")
+    assert t.loc["1", "verdict"] == "B" and t.loc["1", "preference"] == pytest.approx(0.8)
+    assert t.loc["2", "verdict"] == "tie" and t.loc["2", "parse_method"] == "weight-value"
+    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"label": "l", "values": {"": "refusal"}}})
+    assert import_verdicts([f], m).set_index("pair_id").loc["1", "status"] == "refusal"
+    # a side table read by its declared format; the default format goes by the suffix
+    side = tmp_path / "pairs.data"
+    side.write_text(json.dumps({"pid": 1, "prompt": "P1"}) + "\n")
+    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"weight": "w"}, "optional": ["instruction"],
+                       "instruction": {"table": "pairs", "key": ["id"], "value": "prompt"},
+                       "tables": {"pairs": {"key": ["pid"], "format": "jsonl"}}})
+    t = import_verdicts([f], m, tables={"pairs": [side]})
+    assert t.set_index("pair_id").loc["1", "instruction"] == "P1"
+    m2 = build_mapping({**m.raw, "tables": {"pairs": {"key": ["pid"]}}})
+    with pytest.raises(InputError, match=r"pairs\.data: cannot tell the format"):
+        import_verdicts([f], m2, tables={"pairs": [side]})
+
+
+def test_a_recorded_status_survives_the_round_trip(tmp_path):
+    f = tmp_path / "v.csv"
+    pd.DataFrame({"pair_id": ["1", "1", "2"], "order": ["AB", "BA", "AB"], "judge": ["j", "j", "j"],
+                  "verdict": ["A", "B", ""], "status": ["fallback", "ok", "refusal"],
+                  "parse_method": ["fallback-letter", "json", ""]}).to_csv(f, index=False)
+    t = import_verdicts([f], preset_mapping("judgelab")).set_index(["pair_id", "order"])
+    assert t.loc[("1", "AB"), "status"] == "fallback" and t.loc[("1", "AB"), "parse_method"] == "fallback-letter"
+    assert t.loc[("1", "BA"), "status"] == "ok" and t.loc[("2", "AB"), "status"] == "refusal"
+    assert t.loc[("2", "AB"), "parse_method"] == "label-missing"

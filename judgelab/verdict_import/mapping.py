@@ -210,13 +210,10 @@ def validate_mapping(raw: dict[str, Any], *, where: str) -> None:
         raise ConfigError(f"{where}: invalid verdict mapping at key '{path}': {e.message}")
 
 
-def _values(raw: dict[str, Any] | None, *, where: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k, v in (raw or {}).items():
-        if v not in VERDICT_TARGETS:
-            raise ConfigError(f"{where}: value {k!r} maps to {v!r}; use one of {list(VERDICT_TARGETS)}")
-        out["null" if k is None else value_key(k) or "null"] = v
-    return out
+def _values(raw: dict[str, Any] | None) -> dict[str, str]:
+    """A ``values`` map keyed by :func:`value_key` (a null or blank key is ``"null"``); the
+    schema has checked that every target is one of :data:`VERDICT_TARGETS`."""
+    return {value_key(k) or "null": v for k, v in (raw or {}).items()}
 
 
 def _verdict(raw: dict[str, Any], *, where: str) -> VerdictSpec:
@@ -226,7 +223,7 @@ def _verdict(raw: dict[str, Any], *, where: str) -> VerdictSpec:
     vs = VerdictSpec(
         text=fs("text"), parse=raw.get("parse"), label=fs("label"), weight=fs("weight"), scores=fs("scores"),
         weight_range=tuple(float(x) for x in raw.get("weight_range", (0.0, 1.0))),  # type: ignore[arg-type]
-        values=_values(raw.get("values"), where=f"{where}/values"), frame=raw.get("frame", "shown"),
+        values=_values(raw.get("values")), frame=raw.get("frame", "shown"),
         status=fs("status"), parse_method=fs("parse_method"),
     )
     if vs.label is None and vs.weight is None and vs.scores is None and (vs.text is None or vs.parse is None):
