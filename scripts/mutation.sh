@@ -52,7 +52,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 JUDGELAB_PROGRESS=0
 declare -A TESTS=(
   [judgelab/parsing.py]="tests/test_parsing.py"
   [judgelab/cache.py]="tests/test_cache_contract.py"
-  [judgelab/stats/agreement.py]="tests/test_stats_agreement.py tests/test_real_files.py"
+  [judgelab/stats/agreement.py]="tests/test_stats_agreement.py tests/test_real_files.py tests/test_order_summary.py"
   [judgelab/stats/bias.py]="tests/test_stats_bias.py tests/test_strategies_stats.py"
   [judgelab/stats/mcnemar.py]="tests/test_stats_mcnemar.py tests/test_strategies_stats.py"
   [judgelab/stats/mixed.py]="tests/test_stats_mixed.py tests/test_strategies_stats.py"
@@ -74,6 +74,16 @@ declare -A TESTS=(
   [judgelab/strategies/analysis.py]="tests/test_strategies_mutation_analysis.py tests/test_strategies_stats.py tests/test_strategies_family.py tests/test_strategies_run.py"
   [judgelab/topk/experiment.py]="tests/test_topk_experiment_mutation.py tests/test_topk_experiment.py tests/test_topk_model.py tests/test_topk_acquisition.py tests/test_topk_study.py"
   [judgelab/topk/gate.py]="tests/test_topk_study.py tests/test_topk_model.py"
+  [judgelab/topk/live.py]="tests/test_topk_live_mutation.py tests/test_topk_live.py"
+  [judgelab/topk/userpool.py]="tests/test_topk_userpool.py tests/test_topk_live_mutation.py"
+  [judgelab/leaderboard.py]="tests/test_leaderboard.py"
+  [judgelab/roles.py]="tests/test_roles_per_target.py tests/test_no_silent_simulation.py"
+  [judgelab/bias_card/card.py]="tests/test_bias_card_degenerate.py tests/test_bias_card_views.py"
+  [judgelab/bias_card/report.py]="tests/test_bias_card_report.py"
+  [judgelab/verdict_import/importer.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py"
+  [judgelab/verdict_import/mapping.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py"
+  [judgelab/verdict_import/presets.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py"
+  [judgelab/verdict_import/readers.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
@@ -85,6 +95,10 @@ DEFAULT_MODULES=(
   judgelab/rbd/metrics.py judgelab/rbd/supervision.py judgelab/rbd/detector.py judgelab/rbd/loop.py
   judgelab/strategies/aggregate.py judgelab/strategies/analysis.py
   judgelab/topk/experiment.py judgelab/topk/gate.py
+  judgelab/topk/live.py judgelab/topk/userpool.py judgelab/leaderboard.py
+  judgelab/roles.py
+  judgelab/verdict_import/importer.py judgelab/verdict_import/mapping.py judgelab/verdict_import/presets.py
+  judgelab/verdict_import/readers.py
 )
 
 usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
