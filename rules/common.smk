@@ -27,7 +27,7 @@ VERDICT_TABLES = []
 
 
 def needs_roles(keys, judge=None, error=None):
-    """Input function of a rule whose jobs use auxiliary roles: returns no files, and raises
+    """Input function for the jobs that use auxiliary roles; it returns no files, and raises
     for a job in the DAG whose roles a real run may not use (Snakemake names the rule and
     wildcards, the ConfigError the role and its config key).
 

@@ -22,12 +22,6 @@
 include: "rbd_common.smk"
 
 
-def _rbd_detector_keys(names):
-    """Config keys of these detectors' roles (``rbd.detectors[i]``), for needs_roles."""
-    order = list(RBD_DETECTORS)
-    return [f"rbd.detectors[{order.index(n)}]" for n in names]
-
-
 # what a set build reads of the rbd config: not the role entries (writers, teacher, detectors), which
 # a build that does not use them must not carry (nor rerun for)
 _RBD_SET_PARAMS = {k: RBD[k] for k in ("n_items", "train_fraction", "statement", "pair_base")}

@@ -180,3 +180,9 @@ _RBD_LOOP = dict(
     ),
     log="results/logs/rbd_loop/{judge}.log",
 )
+
+
+def _rbd_detector_keys(names):
+    """Config keys of these detectors' roles (``rbd.detectors[i]``), for needs_roles."""
+    order = list(RBD_DETECTORS)
+    return [f"rbd.detectors[{order.index(n)}]" for n in names]

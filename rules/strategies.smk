@@ -24,35 +24,13 @@
 
 from pathlib import Path
 
-from judgelab.config import ConfigError as _StratConfigError
 from judgelab.strategies.study import TABLES as _T
-from judgelab.strategies.study import StrategiesStudy
+from judgelab.strategies.study import plan_strategies
 
 STRAT = config["strategies"]
 
 
-def _plan_strategies():
-    """The study, and the ConfigError of a controlled-set generator that is not a configured
-    judge (None when all are).  That error stops only the jobs that need the controlled set
-    (needs_roles below), so a target of another study, or a gold set alone, still plans with a
-    judge set that lacks the generators; the rules' shapes then come from the same study with
-    missing_generator: substitute (its substitution warnings are not logged: nothing runs them)."""
-    import logging
-
-    try:
-        return StrategiesStudy(config, JUDGE_SPECS, REPLAY_SPECS), None
-    except _StratConfigError as e:
-        sub = {**config, "strategies": {**STRAT, "controlled": {**STRAT["controlled"], "missing_generator": "substitute"}}}
-        log = logging.getLogger("judgelab.strategies.study")
-        level = log.level
-        log.setLevel(logging.ERROR)
-        try:
-            return StrategiesStudy(sub, JUDGE_SPECS, REPLAY_SPECS), e  # any other config error raises here
-        finally:
-            log.setLevel(level)
-
-
-STRAT_STUDY, _STRAT_PLAN_ERROR = _plan_strategies()
+STRAT_STUDY, _STRAT_PLAN_ERROR = plan_strategies(config, JUDGE_SPECS, REPLAY_SPECS)
 STRAT_SETS = STRAT_STUDY.datasets
 STRAT_CONTROLLED = STRAT_STUDY.controlled
 STRAT_GOLD_SETS = STRAT_STUDY.gold_sets

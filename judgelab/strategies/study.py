@@ -149,3 +149,26 @@ class StrategiesStudy:
         return {"seed": seed, "bootstrap": self.cfg["bootstrap"], "alpha": self.cfg["alpha"], "power": self.cfg["power"],
                 "glmm_nodes": self.cfg["glmm_nodes"], "holm_family": family,
                 "mixed_strategies": self.cfg.get("mixed_strategies"), "provenance": provenance}
+
+
+def plan_strategies(config: Mapping[str, Any], judge_specs: Any, replay_specs: Any
+                    ) -> tuple[StrategiesStudy, ConfigError | None]:
+    """The study the workflow plans, and the ConfigError of a controlled-set generator that is
+    not a configured judge (None when all are).
+
+    That error stops only the jobs that need the controlled set (``needs_roles`` in
+    ``rules/strategies.smk``), so a target of another study, or a gold set alone, still plans
+    with a judge set that lacks the generators; the rules' shapes then come from the same study
+    with ``missing_generator: substitute`` (its substitution warnings are muted: no job runs them).
+    """
+    try:
+        return StrategiesStudy(config, judge_specs, replay_specs), None
+    except ConfigError as e:
+        strat = config["strategies"]
+        sub = {**config, "strategies": {**strat, "controlled": {**strat["controlled"], "missing_generator": "substitute"}}}
+        level = log.level
+        log.setLevel(logging.ERROR)
+        try:
+            return StrategiesStudy(sub, judge_specs, replay_specs), e  # any other config error raises here
+        finally:
+            log.setLevel(level)
