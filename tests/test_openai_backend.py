@@ -244,14 +244,22 @@ def test_transient_errors_are_retried_until_success(api, monkeypatch):
 
 
 def test_retry_after_is_honoured_and_capped(api, monkeypatch):
+    # the waits the backend sleeps are recorded (not wall time: a loaded machine must not fail it)
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay, *a, **k):
+        slept.append(delay)
+        await real_sleep(min(delay, 0.01))
+
+    monkeypatch.setattr("judgelab.judges.openai_backend.asyncio.sleep", recording_sleep)
     judge = make(api, monkeypatch, max_backoff_s=5.0)
-    t0 = time.perf_counter()
     [ans] = judge.answer([req("wait", "ra1,ok")])
-    assert ans.error is None and time.perf_counter() - t0 >= 0.9
+    assert ans.error is None and slept == [pytest.approx(1.0)]  # the server's Retry-After: 1
+    slept.clear()
     capped = make(api, monkeypatch, max_backoff_s=0.05)
-    t0 = time.perf_counter()
     [ans] = capped.answer([req("capped", "ra1,ok")])
-    assert ans.error is None and time.perf_counter() - t0 < 0.8
+    assert ans.error is None and slept == [pytest.approx(0.05)]  # capped at max_backoff_s
     assert api.attempts["wait"] == 2 and api.attempts["capped"] == 2
 
 
