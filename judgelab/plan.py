@@ -39,6 +39,7 @@ import copy
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,9 +50,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from judgelab.config import REPO_ROOT, JudgeSpec, default_config_paths, fill_output_limits, load_config
+from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, default_config_paths, fill_output_limits, load_config
 from judgelab.records import canonical_json, sha256_hex
-from judgelab.roles import check_roles
+from judgelab.roles import ROLE_CONFIG_ENV
 from judgelab.runner import PLAN_LOG_ENV
 
 log = logging.getLogger(__name__)
@@ -114,9 +115,17 @@ def run_stand_ins(config: dict[str, Any], workdir: Path, targets: Sequence[str] 
     cfg_path.write_text(yaml.safe_dump(stand_in, sort_keys=False), encoding="utf-8")
     plan_log = workdir / "plan-calls.jsonl"
     plan_log.unlink(missing_ok=True)
-    env = {**os.environ, PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"}
-    cmd = [_snakemake_bin(), "--cores", str(cores), "--configfile", str(cfg_path), "--quiet", "all", "--", *targets]
+    # the jobs check their auxiliary roles against the real config (rules/common.smk, needs_roles):
+    # a target whose jobs the real run would refuse is refused here too, and only such a target
+    real_path = workdir / "plan-real-config.yaml"
+    real_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    env = {**os.environ, PLAN_LOG_ENV: str(plan_log), ROLE_CONFIG_ENV: str(real_path), "JUDGELAB_PROGRESS": "0"}
+    # (not --quiet all: it hides the error of a job's input function, the role check's included)
+    cmd = [_snakemake_bin(), "--cores", str(cores), "--configfile", str(cfg_path), "--", *targets]
     proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
+    config_error = re.search(r"ConfigError: (.*)", proc.stdout + proc.stderr)
+    if proc.returncode != 0 and config_error:
+        raise ConfigError(config_error.group(1))
     if proc.returncode != 0:
         raise RuntimeError(f"the stand-in run failed (in {workdir}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return plan_log
@@ -205,7 +214,6 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
     paths = [*default_config_paths(), *[Path(p).resolve() for p in configfiles]]
     config = load_config(*paths)
     fill_output_limits(config)
-    check_roles(config)  # a run the real DAG would refuse is refused here too
     _, originals = stand_in_config(config)
     base = Path(directory or os.getcwd()).resolve()
     cache_path = Path(config["cache"])

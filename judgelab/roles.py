@@ -17,11 +17,28 @@ one entry to :func:`auxiliary_roles`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from judgelab.config import ConfigError
+
+#: Set by ``judgelab plan`` for its stand-in run: the path of the user's real config, so that the
+#: per-job role check (``needs_roles``) judges the real run, not the simulated stand-ins.
+ROLE_CONFIG_ENV = "JUDGELAB_ROLE_CONFIG"
+
+
+def role_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config whose roles the per-job check reads: the file named by :data:`ROLE_CONFIG_ENV`
+    when set (a plan's stand-in run), else ``config`` itself."""
+    path = os.environ.get(ROLE_CONFIG_ENV)
+    if not path:
+        return config
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources.
 
 from judgelab.config import check_judges, config_hash, drop_profile_leftovers, fill_output_limits
-from judgelab.roles import check_roles, usable_simulated_roles, with_roles
+from judgelab.roles import check_roles, role_config, usable_simulated_roles, with_roles
 
 fill_output_limits(config)  # top-level output_limits -> every real judge entry without its own
 drop_profile_leftovers(config)  # a real entry merged over a simulated default keeps no `profile`
@@ -22,6 +22,8 @@ CACHE = config["cache"]
 # role is simulated without allow_simulated_roles (judgelab.roles); roles of studies the targets
 # do not need are never resolved.  SIMULATED_ROLES: the simulated roles outputs may name.
 SIMULATED_ROLES = usable_simulated_roles(config)
+# the config roles are checked against: the user's real one in a `judgelab plan` stand-in run
+ROLE_CONFIG = role_config(config)
 # Every judge-querying rule appends its verdict tables here; the call summary reads them all.
 VERDICT_TABLES = []
 
@@ -41,7 +43,7 @@ def needs_roles(keys, judge=None, error=None):
             raise error
         ks = keys(wildcards) if callable(keys) else keys
         j = judge(wildcards) if callable(judge) else judge
-        check_roles(config, list(ks), judge=j)
+        check_roles(ROLE_CONFIG, list(ks), judge=j)
         return []
 
     return check

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from judgelab.cache import CallCache
-from judgelab.config import JudgeSpec
+from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges.base import Judge
 from judgelab.plan import ALL_STUDIES, format_plan, plan, stand_in_config, summarise
 from judgelab.records import JudgeRequest, Message, RawAnswer
@@ -160,3 +160,23 @@ def test_a_call_two_studies_share_counts_under_each_and_once_in_the_total(tmp_pa
     total = next(line for line in text.splitlines() if line.startswith("TOTAL")).split()
     assert total[3:6] == ["14", "1", "13"]  # the total counts a shared call once (not 20 / 1 / 19)
     assert "counted under each study" in text and "count it once" in text
+
+
+@pytest.mark.slow
+def test_a_one_judge_set_plans_a_target_that_needs_no_role_and_stops_on_one_that_does(project: Path, monkeypatch):
+    """Roles are checked per job of the requested targets (issue 19): the stand-in run checks each
+    job's roles against the user's real config, not the stand-ins (which are all simulated)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("JUDGELAB_PROGRESS", "0")
+    own = project.parent / "own.yaml"
+    own.write_text((project.parent / "mine.yaml").read_text() + "judges:\n"
+                   "  - {name: mine, backend: openai, model: m, family: openai, options: {api_key_env: MY_KEY}}\n")
+    table = plan([own], targets=["results/audit/verdicts/mine/mine.parquet"], directory=str(project))
+    row = table[table["study"] == "audit"].set_index("judge").loc["mine"]
+    assert (row["calls"], row["to_call"]) == (12, 12)  # planned, with the shipped simulated roles left unused
+    scoring = project.parent / "scoring.yaml"  # the user's judge and writers, the shipped (simulated) gold judge
+    scoring.write_text("scoring: {judges: [mine], gold: {candidates: []}, generation: {models: [mine, mine]}}\n")
+    with pytest.raises(ConfigError) as e:
+        plan([REPO / "config/scoring-own-data.yaml", own, scoring], targets=["results/scoring/table3.csv"],
+             directory=str(project))
+    assert "scoring gold judge 'sim-gpt-4.1' (config key scoring.gold.judge)" in str(e.value)
