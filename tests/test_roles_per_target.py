@@ -320,3 +320,17 @@ def test_without_the_switch_key_a_real_run_allows_nothing_and_the_message_names_
             "scoring.gold.judge); uda simulated tournament (synthetic answers) 'synthetic' (config key uda.datasets.s1)."
             ) in str(e.value)
     assert check_roles({**cfg, "allow_simulated_roles": ["uda"]}, ["uda"])[0].key == "uda.datasets.s1"
+
+
+def test_role_config_is_the_plans_real_config_when_named(tmp_path, monkeypatch):
+    from judgelab.roles import ROLE_CONFIG_ENV, role_config
+
+    cfg = _config({"judges": [MINE]})
+    monkeypatch.delenv(ROLE_CONFIG_ENV, raising=False)
+    assert role_config(cfg) is cfg
+    real = tmp_path / "real.yaml"
+    real.write_text(yaml.safe_dump({"judges": [YOURS]}), encoding="utf-8")
+    monkeypatch.setenv(ROLE_CONFIG_ENV, str(real))
+    assert role_config(cfg) == {"judges": [YOURS]}
+    monkeypatch.setenv(ROLE_CONFIG_ENV, "")
+    assert role_config(cfg) is cfg
