@@ -162,14 +162,7 @@ class TransformersJudge(Judge):
         gguf = opts.get("gguf_file")
         if gguf is not None and (not isinstance(gguf, str) or not gguf.endswith(".gguf")):
             raise ConfigError(f"{where}: gguf_file must name a .gguf file, got {gguf!r}")
-        threads = opts.get("num_threads")
-        if threads is not None:
-            try:
-                threads = int(threads)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{where}: num_threads must be an integer, got {threads!r}") from None
-            if threads < 1:
-                raise ConfigError(f"{where}: num_threads must be >= 1, got {threads}")
+        threads = _positive_int(opts, "num_threads", None, where)
         path, self.gguf_file = resolve_checkpoint(spec, gguf)
         gguf_kw: dict[str, Any] = {} if self.gguf_file is None else {"gguf_file": self.gguf_file}
         if self.gguf_file is not None:
