@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card.card import CARD_COLUMNS, METRICS, CardSettings
-from judgelab.bias_card.report import card_figure, card_markdown, headline
+from judgelab.bias_card.report import STYLE, card_figure, card_markdown, headline
 
 S = CardSettings()
 NAN = float("nan")
@@ -146,19 +146,21 @@ def test_figure_draws_the_lenient_view_grey_unless_detected(monkeypatch, tmp_pat
     assert len(pos) == 5
     ci_a, pt_a, ci_b, pt_b, null = pos
     assert list(ci_a.get_xdata()) == [0.1, 0.5] and list(pt_a.get_xdata()) == [0.3]  # lenient, not strict
-    assert ci_a.get_color() == "#4C72B0" and ci_b.get_color() == "#999999"
+    assert ci_a.get_color() == STYLE.detected and ci_b.get_color() == STYLE.not_detected
     assert list(pt_b.get_ydata()) == [1] and list(null.get_xdata()) == [0.5, 0.5]
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["a", "b"]
     assert [t.get_text() for t in axes[1].get_yticklabels()] == ["", ""]  # names on the first column only
     assert len(axes[1].lines) == 3  # judge a has no estimate: only b's CI and point, and the null
     assert axes[0].get_ylim() == pytest.approx((-0.7, 1.7))
     assert "lenient view (grey: not detected)" in fig._suptitle.get_text()
-    assert math.isclose(fig.get_size_inches()[0], 13.6)
-    np.testing.assert_allclose(fig.get_size_inches()[1], 0.6 + (0.28 * 2 + 1.1) * 1)
+    assert math.isclose(fig.get_size_inches()[0], STYLE.ncol * STYLE.panel_width)
+    np.testing.assert_allclose(fig.get_size_inches()[1],
+                               STYLE.title_margin + (STYLE.judge_height * 2 + STYLE.panel_margin) * 1)
 
 
 def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
     import judgelab.bias_card.report as report
+    from judgelab.bias_card.card import bias_card
     from judgelab.bias_card.report import write_audit
     from judgelab.io import read_table
     from tests.bias_card_logs import both_orders, table
@@ -173,7 +175,7 @@ def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
 
     log = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "A")], judge="jj")
     log["simulated"] = True
-    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.01),
+    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.01, confidence=0.8),
                       provenance={"config_hash": "abc"})
     assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(METRICS)
     md = (tmp_path / "a" / "bias_card.md").read_text()
@@ -185,8 +187,12 @@ def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
     written = pd.read_csv(tmp_path / "a" / "bias_card.csv")
     assert (written["config_hash"] == "abc").all()
     pd.testing.assert_frame_equal(written[["metric", "status"]], out[["metric", "status"]].reset_index(drop=True))
+    # the card is computed with the given settings (80% CIs, narrower than the default 95%)
+    pd.testing.assert_frame_equal(out, bias_card(log, CardSettings(n_resamples=50, alpha=0.01, confidence=0.8)))
     # default settings when none are given
+    given = out
     out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")
+    assert not np.allclose(given["ci_low"], out["ci_low"], equal_nan=True)
     assert "tests at alpha 0.05" in (tmp_path / "b" / "bias_card.md").read_text()
     assert figures == [{"title": "TT", "config_hash": "abc"}, {"title": "TT", "config_hash": None}]
 
@@ -204,3 +210,198 @@ def test_markdown_intro_is_exact_and_judges_are_sorted():
         "ok), fallback verdicts counting as unparsed.", ""]
     assert md.index("## aa (") < md.index("## zz (")
     assert md.splitlines()[6:9] == ["## aa (family openai, 0 verdicts)", "", "No bias detected at this sample size."]
+
+
+def test_headline_lists_several_rows_of_a_kind_separated_and_closed():
+    rows = base(length_preference="detected", position_preference="detected", markdown_preference="underpowered",
+                self_preference="underpowered", length_controlled="not estimable",
+                markdown_controlled="not estimable", accuracy_order_gap="not identified", tie_rate="not identified")
+    for r in rows:
+        r.update(reason={"length_controlled": "perfect separation", "markdown_controlled": "no pair"}.get(r["metric"], ""),
+                 note={"accuracy_order_gap": "no gold", "tie_rate": "no ties asked"}.get(r["metric"], ""))
+    assert head(rows) == [
+        "Biases detected: position_preference 0.600 [0.550, 0.650] (null 0.50, p=0.3); "
+        "length_preference 0.600 [0.550, 0.650] (null 0.50, p=0.3).",
+        "Underpowered (not significant, and an effect of the threshold size could have been missed): "
+        "markdown_preference, self_preference.",
+        "Not estimable: length_controlled (perfect separation); markdown_controlled (no pair).",
+        "Not identified (never a detection): accuracy_order_gap (no gold); tie_rate (no ties asked)."]
+
+
+def test_an_underpowered_bias_row_counts_as_tested():
+    # every bias metric untestable but one underpowered: something was tested, nothing detected
+    bias = {m: "not estimable" for m in METRICS if METRICS[m].kind == "bias"}
+    lines = head(base(**{**bias, "self_preference": "underpowered"}))
+    assert lines[0] == "No bias detected at this sample size."
+    assert lines[1].endswith(": self_preference.")
+
+
+def test_headline_of_a_card_without_a_parse_failure_row():
+    rows = [r for r in base(length_preference="detected") if r["metric"] != "parse_failures"]
+    assert head(rows)[0].startswith("Biases detected: length_preference")
+
+
+def test_markdown_layout_blank_lines_table_header_and_status_changes():
+    lenient = base(judge="a", length_preference="detected", position_preference="detected")
+    strict = base("strict", judge="a")
+    for r in strict:
+        r["n_parsed"] = 30
+    md = card_markdown(card(lenient + strict + base(judge="b") + base("strict", judge="b")), title="T", settings=S,
+                       n_verdicts={"a": 40, "b": 40}, simulated=False)
+    lines = md.splitlines()
+    k = lines.index("Strict view (10 fallback verdicts counted as unparsed):")
+    assert lines[k - 1] == ""  # its own paragraph, not glued to the lenient headline
+    assert lines[k + 2] == ("Status differs between views: position_preference (detected lenient, not detected strict), "
+                            "length_preference (detected lenient, not detected strict).")
+    header = "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |"
+    assert [i for i, ln in enumerate(lines) if ln == header] == [k + 4, lines.index("## b (family openai, 40 verdicts)")
+                                                                + 5]
+    assert lines[k + 3] == "" and lines[k + 5] == "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    b = lines.index("## b (family openai, 40 verdicts)")
+    assert lines[b - 1] == "" and lines[b - 2].startswith("| strict | parse_failures |")  # the table ends first
+    assert lines[b + 2] == "No bias detected at this sample size."
+    assert lines[b + 3] == "No fallback verdicts: the strict view equals the lenient one."
+    assert md.endswith("|\n")  # the last table is closed by a blank line
+    assert len(lines) == b + 7 + 2 * len(METRICS)
+
+
+def test_a_strict_only_card_has_no_comparison_of_views():
+    md = card_markdown(card(base("strict")), title="T", settings=S, n_verdicts={}, simulated=False)
+    assert "Strict view" not in md and "No fallback verdicts" not in md and "Status differs" not in md
+
+
+def test_the_lenient_view_leads_the_headline_whatever_the_card_order():
+    strict = base("strict")
+    for r in strict:
+        r["n_parsed"] = 38
+    md = card_markdown(card(strict + base(length_preference="detected")), title="T", settings=S, n_verdicts={},
+                       simulated=False)
+    lines = md.splitlines()
+    i = lines.index("## j (family openai, 0 verdicts)")
+    assert lines[i + 2].startswith("Biases detected: length_preference")
+    assert "Strict view (2 fallback verdicts counted as unparsed):" in lines
+    # the table keeps the card's view order (settings.views)
+    rows = [ln.split(" | ")[0] for ln in lines if ln.startswith("| lenient |") or ln.startswith("| strict |")]
+    assert rows == ["| strict"] * len(METRICS) + ["| lenient"] * len(METRICS)
+
+
+def test_markdown_of_a_one_metric_card():
+    rows = [row("position_preference", "detected", n_parsed=40),
+            row("position_preference", "not detected", view="strict", n_parsed=35, p=0.2)]
+    rows[0]["family"] = rows[1]["family"] = "meta"
+    md = card_markdown(card(rows), title="T", settings=S, n_verdicts={"j": 50}, simulated=False)
+    assert "## j (family meta, 50 verdicts)" in md
+    assert "Strict view (5 fallback verdicts counted as unparsed):" in md
+
+
+def _capture(monkeypatch) -> dict:
+    import importlib
+
+    stamp_mod = importlib.import_module("judgelab.plots.stamp")
+    got: dict = {}
+    monkeypatch.setattr(stamp_mod, "save_figure", lambda fig, path: got.update(fig=fig, path=path))
+    return got
+
+
+def _points(ax) -> dict[float, float]:
+    """y -> x of the estimate markers of a panel."""
+    return {float(ln.get_ydata()[0]): float(ln.get_xdata()[0]) for ln in ax.lines if ln.get_marker() == "o"}
+
+
+def test_figure_draws_markers_in_the_colour_of_their_ci_and_a_dotted_null(monkeypatch, tmp_path):
+    got = _capture(monkeypatch)
+    rows = [row("position_preference", "detected", judge="a", est=0.3, lo=0.1, hi=0.5),
+            row("position_preference", "underpowered", judge="b", est=0.05, lo=-0.1, hi=0.2)]
+    card_figure(card(rows), tmp_path / "f.png", title="T")
+    fig = got["fig"]
+    ax = fig.axes[0]
+    ci_a, pt_a, ci_b, pt_b, null = ax.lines
+    assert pt_a.get_marker() == "o" and pt_b.get_marker() == "o"  # a visible point, not a one-point line
+    assert ci_a.get_marker() == "None" and ci_a.get_linestyle() == "-"
+    assert pt_a.get_color() == ci_a.get_color() == STYLE.detected
+    assert pt_b.get_color() == ci_b.get_color() == STYLE.not_detected
+    r, g, b = (int(STYLE.not_detected[i:i + 2], 16) for i in (1, 3, 5))
+    assert r == g == b  # the title promises grey
+    assert null.get_linestyle() == ":"
+    # the style is applied as written in FigureStyle
+    assert ci_a.get_linewidth() == STYLE.ci_width and pt_a.get_markersize() == STYLE.marker_size
+    assert null.get_color() == STYLE.null_colour and null.get_linewidth() == STYLE.null_width
+    assert ax.title.get_fontsize() == STYLE.panel_title_fontsize
+    assert fig._suptitle.get_fontsize() == STYLE.title_fontsize
+    assert {t.get_fontsize() for t in ax.get_yticklabels()} == {STYLE.tick_fontsize}
+    assert {t.get_fontsize() for t in ax.get_xticklabels()} == {STYLE.tick_fontsize}
+    # panels stay inside the layout box: room for the stamp footer below and the title above
+    x0, y0, x1, y1 = STYLE.layout_rect
+    for a in fig.axes:
+        p = a.get_position()
+        assert p.x0 >= x0 and p.y0 >= y0 and p.x1 <= x1 and p.y1 <= y1 and p.width > 0 and p.height > 0
+
+
+def test_figure_places_judges_by_name_even_when_one_lacks_a_metric(monkeypatch, tmp_path):
+    got = _capture(monkeypatch)
+    rows = [row("position_preference", "detected", judge="c", est=0.3),
+            row("position_preference", "detected", judge="a", est=0.1),
+            row("tie_rate", "descriptive", judge="c", est=0.7),
+            row("tie_rate", "descriptive", judge="b", est=0.2),
+            row("position_preference", "detected", judge="b", est=0.2)]
+    card_figure(card(rows), tmp_path / "f.png", title="T")
+    pos, tie = got["fig"].axes[:2]
+    assert _points(pos) == {0.0: 0.1, 1.0: 0.2, 2.0: 0.3}
+    assert _points(tie) == {1.0: 0.2, 2.0: 0.7}  # judge a has no tie_rate row: nothing at y=0
+
+
+def test_figure_reads_missing_estimates_of_an_object_column(monkeypatch, tmp_path):
+    got = _capture(monkeypatch)
+    c = card([row("position_preference", "detected", judge="a", est=0.3),
+              row("position_preference", "not estimable", judge="b")])
+    c["estimate"] = pd.Series([0.3, None], dtype=object)
+    card_figure(c, tmp_path / "f.png", title="T")
+    assert _points(got["fig"].axes[0]) == {0.0: 0.3}
+
+
+def test_figure_of_a_card_without_views_or_with_the_strict_view_only(monkeypatch, tmp_path):
+    got = _capture(monkeypatch)
+    rows = [row("position_preference", "detected", judge="a", est=0.3, view="strict")]
+    card_figure(card(rows), tmp_path / "f.png", title="T")
+    assert _points(got["fig"].axes[0]) == {0.0: 0.3}
+    card_figure(card(rows).drop(columns="view"), tmp_path / "g.png", title="T")
+    assert _points(got["fig"].axes[0]) == {0.0: 0.3}
+
+
+def test_figure_wraps_panels_in_rows_and_grows_taller(monkeypatch, tmp_path):
+    got = _capture(monkeypatch)
+    metrics = [m for m in METRICS][:STYLE.ncol + 1]
+    card_figure(card([row(m, "descriptive", judge=j) for m in metrics for j in "ab"]), tmp_path / "f.png", title="T")
+    fig = got["fig"]
+    assert len(fig.axes) == 2 * STYLE.ncol
+    assert [ax.get_title() for ax in fig.axes if ax.axison] == metrics
+    two_rows = fig.get_size_inches()
+    card_figure(card([row(m, "descriptive", judge=j) for m in metrics[:STYLE.ncol] for j in "ab"]),
+                tmp_path / "g.png", title="T")
+    one_row = got["fig"].get_size_inches()
+    assert two_rows[0] == one_row[0]
+    # each panel row keeps its height: the second row adds one row's worth, it does not squash the first
+    assert two_rows[1] - one_row[1] == pytest.approx(one_row[1] - STYLE.title_margin)
+
+
+def test_figure_stamps_simulated_verdicts_and_the_config_hash(monkeypatch, tmp_path):
+    from judgelab.plots.stamp import STAMP_TEXT
+
+    got = _capture(monkeypatch)
+    rows = [row("position_preference", "detected", judge="a"), row("position_preference", "detected", judge="b")]
+    rows[1]["simulated"] = True
+    card_figure(card(rows), tmp_path / "f.png", title="T", config_hash="h123")
+    texts = [t.get_text() for t in got["fig"].texts]
+    assert STAMP_TEXT in texts and any("config h123" in t for t in texts)
+    rows[1]["simulated"] = False
+    card_figure(card(rows), tmp_path / "f.png", title="T")
+    texts = [t.get_text() for t in got["fig"].texts]
+    assert STAMP_TEXT not in texts and not any("config" in t for t in texts)
+
+
+def test_figure_of_a_card_with_nothing_to_draw_says_so(tmp_path):
+    with pytest.raises(ValueError, match=r"card_figure\('T'\): the card has no row of a known metric.*'bogus'"):
+        card_figure(card([row("bogus", "detected")]), tmp_path / "f.png", title="T")
+    with pytest.raises(ValueError, match="no row of a known metric"):
+        card_figure(card([]), tmp_path / "f.png", title="T")
+    assert not (tmp_path / "f.png").exists()

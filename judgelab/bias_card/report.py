@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -114,42 +115,81 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
     return "\n".join(lines)
 
 
-def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None) -> None:
-    """One panel per metric: estimate and CI per judge, null as a dotted line."""
+@dataclass(frozen=True)
+class FigureStyle:
+    """The look of :func:`card_figure`: sizes, colours and line weights in one place.
+
+    No user-facing contract fixes these numbers (the figure's contract is what it draws:
+    one panel per metric, each judge's estimate and CI, the null line, grey when not
+    detected); they live here so a restyle is one edit and the drawing code reads as what
+    it draws. Sizes are in inches and points.
+    """
+
+    ncol: int = 4                  # panels per row
+    panel_width: float = 3.4       # inches per panel column
+    judge_height: float = 0.28     # inches per judge in a panel row
+    panel_margin: float = 1.1      # inches per panel row for its title and x tick labels
+    title_margin: float = 0.6      # inches for the figure title
+    detected: str = "#4C72B0"      # estimate and CI of a detected bias
+    not_detected: str = "#999999"  # grey: everything else (the figure title says so)
+    ci_width: float = 1.5
+    marker_size: float = 4
+    null_colour: str = "black"
+    null_width: float = 0.8
+    tick_fontsize: float = 7
+    panel_title_fontsize: float = 8
+    title_fontsize: float = 9
+    # tight_layout's box: leaves the bottom 3% to the stamp footer and the top 3% to the title
+    layout_rect: tuple[float, float, float, float] = (0, 0.03, 1, 0.97)
+
+
+STYLE = FigureStyle()
+
+
+def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
+                style: FigureStyle = STYLE) -> None:
+    """One panel per metric: estimate and CI per judge, null as a dotted line.
+
+    Draws the lenient view when the card has one (the headline's view), else the card's
+    rows as they are. Raises ``ValueError`` when no row is of a metric in
+    :data:`~judgelab.bias_card.card.METRICS` (there would be no panel to draw).
+    """
     from judgelab.plots.stamp import plt, save_figure, stamp
 
     if "view" in card.columns and (card["view"] == "lenient").any():
         card = card[card["view"] == "lenient"]
     metrics = [m for m in METRICS if m in set(card["metric"])]
+    if not metrics:
+        raise ValueError(f"card_figure({title!r}): the card has no row of a known metric "
+                         f"(metrics {sorted(set(card['metric']))}; known: {list(METRICS)}), nothing to draw")
     judges = sorted(card["judge"].unique())
-    ncol = 4
-    nrow = math.ceil(len(metrics) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 0.6 + (0.28 * len(judges) + 1.1) * nrow),
-                             squeeze=False)
+    nrow = math.ceil(len(metrics) / style.ncol)
+    height = style.title_margin + (style.judge_height * len(judges) + style.panel_margin) * nrow
+    fig, axes = plt.subplots(nrow, style.ncol, figsize=(style.panel_width * style.ncol, height), squeeze=False)
     y = np.arange(len(judges))
     for ax, m in zip(axes.flat, metrics, strict=False):
         g = card[card["metric"] == m].set_index("judge").reindex(judges)
-        est, lo, hi = g["estimate"].to_numpy(float), g["ci_low"].to_numpy(float), g["ci_high"].to_numpy(float)
-        under = (g["status"] != "detected").to_numpy()
+        est, lo, hi = g[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
+        detected = (g["status"] == "detected").to_numpy()
         for i in range(len(judges)):
             if np.isnan(est[i]):
                 continue
-            c = "#999999" if under[i] else "#4C72B0"
-            ax.plot([lo[i], hi[i]], [y[i], y[i]], color=c, lw=1.5)
-            ax.plot(est[i], y[i], "o", color=c, ms=4)
+            c = style.detected if detected[i] else style.not_detected
+            ax.plot([lo[i], hi[i]], [y[i], y[i]], color=c, lw=style.ci_width)
+            ax.plot(est[i], y[i], "o", color=c, ms=style.marker_size)
         null = g["null_value"].dropna()
         if len(null):
-            ax.axvline(float(null.iloc[0]), color="black", lw=0.8, ls=":")
-        ax.set_yticks(y, judges if ax in axes[:, 0] else [], fontsize=7)
+            ax.axvline(float(null.iloc[0]), color=style.null_colour, lw=style.null_width, ls=":")
+        ax.set_yticks(y, judges if ax in axes[:, 0] else [], fontsize=style.tick_fontsize)
         ax.set_ylim(-0.7, len(judges) - 0.3)
-        ax.set_title(m, fontsize=8)
-        ax.tick_params(axis="x", labelsize=7)
+        ax.set_title(m, fontsize=style.panel_title_fontsize)
+        ax.tick_params(axis="x", labelsize=style.tick_fontsize)
     for ax in list(axes.flat)[len(metrics):]:
         ax.axis("off")
-    fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)", fontsize=9)
-    simulated = bool(card["simulated"].astype(bool).any()) if len(card) else False
-    stamp(fig, simulated=simulated, config_hash=config_hash)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)",
+                 fontsize=style.title_fontsize)
+    stamp(fig, simulated=bool(card["simulated"].any()), config_hash=config_hash)
+    fig.tight_layout(rect=style.layout_rect)
     save_figure(fig, str(path))
 
 
