@@ -701,12 +701,21 @@ class ReplayEntry:
 Recording = dict[tuple[str, str], list[ReplayEntry]]
 
 
+def _text_or_empty(v: Any) -> str:
+    """A table cell as text, a missing one (None, or the NaN a category column yields) as ``""``."""
+    return "" if _empty(v) or v is pd.NA else str(v)
+
+
 def replay_recording(table: pd.DataFrame) -> Recording:
-    """``{(text shown first, text shown second): [entries]}`` from a recorded verdict table."""
+    """``{(text shown first, text shown second): [entries]}`` from a recorded verdict table.
+
+    Missing texts are empty strings, never NaN: the replay judge matches requests against them
+    (``instruction in prompt``), and a missing response must match the empty slot it was shown as."""
     rec: Recording = {}
     for r in table.itertuples(index=False):
-        a, b = r.response_a or "", r.response_b or ""
+        a, b = _text_or_empty(r.response_a), _text_or_empty(r.response_b)
         first, second = (a, b) if r.order == "AB" else (b, a)
         rec.setdefault((first, second), []).append(
-            ReplayEntry(r.instruction or "", r.order, r.raw_text or "", r.verdict_shown or ""))
+            ReplayEntry(_text_or_empty(r.instruction), r.order, _text_or_empty(r.raw_text),
+                        _text_or_empty(r.verdict_shown)))
     return rec

@@ -12,8 +12,9 @@ record of the file:
   (a look-up in a side table, e.g. FastChat model answers by question and model), or
   ``{file_key: judge_model}`` (the value of a ``key=value`` part of the file name, parts split
   by ``,``: JudgeBench names its output files ``...,judge_name=arena_hard,judge_model=o1-mini.jsonl``).
-  A dotted string is first looked up as one literal key, then as a path: a column named
-  ``gpt-3.5-turbo-0125`` is that column, not the path ``gpt-3``/``5-turbo-0125``.
+  A string is first looked up as one literal key, then as a path: a column named
+  ``gpt-3.5-turbo-0125`` is that column, not the path ``gpt-3``/``5-turbo-0125``, and a
+  column named ``01`` is that column, not the key ``1``.
   ``concat`` is empty when any of its parts is empty (a compound name with a missing part
   is missing, so ``first_of``, ``--judge`` or the file stem can stand in).
   ``upto: <spec>`` keeps the first N items of a list value (multi-turn: turn 2 shows
@@ -93,7 +94,7 @@ class FieldSpec:
     table: str = ""
     key: tuple[FieldSpec, ...] = ()
     upto: FieldSpec | None = None
-    literal: str | None = None  # a dotted string: tried as one key before the path
+    literal: str | None = None  # a string as written: tried as one key before the path
     file_key: str = ""
 
     @staticmethod
@@ -101,7 +102,7 @@ class FieldSpec:
         if isinstance(raw, FieldSpec):
             return raw
         if isinstance(raw, str):
-            return FieldSpec("path", path=_split_path(raw), literal=raw if "." in raw else None)
+            return FieldSpec("path", path=_split_path(raw), literal=raw)
         if isinstance(raw, list):
             return FieldSpec("path", path=tuple(raw))
         if not isinstance(raw, dict):
@@ -129,7 +130,7 @@ class FieldSpec:
         if "path" in raw:
             p = raw["path"]
             return FieldSpec("path", path=_split_path(p) if isinstance(p, str) else tuple(p), upto=upto,
-                             literal=p if isinstance(p, str) and "." in p else None)
+                             literal=p if isinstance(p, str) else None)
         raise ConfigError(f"{where}: unknown field spec {raw!r}")
 
 

@@ -1,0 +1,410 @@
+"""The verdict importer's promises one by one (issue 18): where files are found, what each mapped
+field yields, which fields must be filled, what the errors name, and that missing stays missing.
+
+Each test states a property a user relies on (the judge, verdict, order, item a record yields, the
+file/row/key an error names, a pair id that stays the same across runs); they were written against
+the surviving mutants of ``scripts/mutation.sh judgelab/verdict_import/importer.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgelab.io import InputError
+from judgelab.verdict_import import build_mapping, import_verdicts, preset_mapping, replay_recording
+from judgelab.verdict_import.importer import CATEGORY_COLUMNS, RECORDED_COLUMNS
+
+JB = Path(__file__).parent / "fixtures" / "verdict_logs" / "judgebench"
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _sha_id(*parts: object) -> str:
+    """The documented pair/item id of a record without one: ``p`` + 12 hex of SHA-256 over the
+    parts joined by U+001F, a missing part as empty (computed here independently)."""
+    return "p" + hashlib.sha256("\x1f".join("" if p is None else str(p) for p in parts).encode()).hexdigest()[:12]
+
+
+# --- replay ---------------------------------------------------------------------------------------
+
+
+def test_replay_recording_reads_missing_texts_as_empty(tmp_path):
+    """A recorded table with a missing instruction or response (category NA) replays with empty
+    strings, never NaN: the replay judge tests ``instruction in prompt`` on them."""
+    f = _jsonl(tmp_path / "r.jsonl", [{"id": 1, "a": "x", "b": "y", "v": "A", "t": "[[A]]"},
+                                       {"id": 2, "a": "x", "v": "B", "q": "Q"}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "response_a": "a", "response_b": "b", "instruction": "q",
+                                            "verdict": {"label": "v", "text": "t"}}))
+    rec = replay_recording(t)
+    assert set(rec) == {("x", "y"), ("x", "")}
+    first, = rec[("x", "y")]
+    assert first.instruction == "" and first.order == "AB" and first.raw_text == "[[A]]" and first.verdict_shown == "A"
+    second, = rec[("x", "")]
+    assert second.instruction == "Q" and second.raw_text == "" and second.verdict_shown == "B"
+    for entries in rec.values():
+        for e in entries:
+            assert all(isinstance(v, str) for v in (e.instruction, e.order, e.raw_text, e.verdict_shown)), e
+
+
+def test_replay_recording_keys_by_the_texts_as_shown():
+    table = pd.DataFrame({"response_a": ["a1", "a2"], "response_b": ["b1", None], "order": ["AB", "BA"],
+                          "instruction": [None, "i2"], "raw_text": ["r1", None], "verdict_shown": ["A", None]})
+    rec = replay_recording(table)
+    assert rec == {("a1", "b1"): [rec[("a1", "b1")][0]], ("", "a2"): [rec[("", "a2")][0]]}
+    e = rec[("", "a2")][0]
+    assert (e.instruction, e.order, e.raw_text, e.verdict_shown) == ("i2", "BA", "", "")
+
+
+# --- where files are found ------------------------------------------------------------------------
+
+
+def _one(tmp: Path, name: str = "log.jsonl") -> Path:
+    return _jsonl(tmp / name, [{"id": 1, "v": "A"}])
+
+
+_PLAIN = {"pair_id": "id", "verdict": {"label": "v"}}
+
+
+def test_no_files_is_an_error():
+    with pytest.raises(InputError, match=r"^no recorded-verdict files given$"):
+        import_verdicts([], build_mapping(_PLAIN))
+
+
+def test_relative_paths_are_tried_in_the_working_directory_then_the_data_root(tmp_path, monkeypatch):
+    """``judgelab audit logs/x.jsonl`` reads ./logs/x.jsonl if there, else <data root>/logs/x.jsonl."""
+    root, cwd = tmp_path / "root", tmp_path / "cwd"
+    _one(root / "logs", "x.jsonl")
+    _jsonl(cwd / "here.jsonl", [{"id": 2, "v": "B"}])
+    monkeypatch.setenv("JUDGELAB_DATA", str(root))
+    monkeypatch.chdir(cwd)
+    t = import_verdicts(["logs/x.jsonl", "here.jsonl"], build_mapping(_PLAIN))
+    assert t["pair_id"].tolist() == ["1", "2"]
+    assert t["source_file"].astype(str).tolist() == [str(root / "logs" / "x.jsonl"), "here.jsonl"]
+
+
+def test_a_known_public_file_missing_locally_is_an_error_not_a_download(tmp_path, monkeypatch):
+    """Reading logs never downloads (an audit runs offline): a public file's relative path that is
+    on no disk stops with the data root named."""
+    import judgelab.datasets.sources as sources
+
+    rel = next(iter(sources.SOURCES.values())).rel
+    calls: list[str] = []
+    monkeypatch.setattr(sources, "download_file", lambda url, dest, **kw: calls.append(url) or dest)
+    monkeypatch.setenv("JUDGELAB_DATA", str(tmp_path / "empty-root"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=f"data file {rel!r} not found under"):
+        import_verdicts([rel], build_mapping(_PLAIN))
+    assert calls == []
+
+
+def test_a_folder_skips_hidden_files_and_folders(tmp_path):
+    _one(tmp_path / "logs", "a.jsonl")
+    _jsonl(tmp_path / "logs" / ".hidden.jsonl", [{"id": 9, "v": "A"}])
+    _jsonl(tmp_path / "logs" / ".cache" / "b.jsonl", [{"id": 8, "v": "A"}])
+    _jsonl(tmp_path / "logs" / "sub" / "c.jsonl", [{"id": 3, "v": "B"}])
+    t = import_verdicts([tmp_path / "logs"], build_mapping(_PLAIN))
+    assert sorted(t["pair_id"]) == ["1", "3"]
+
+
+def test_rows_of_each_file_name_their_own_file(tmp_path):
+    f1, f2 = _one(tmp_path, "one.jsonl"), _jsonl(tmp_path / "two.jsonl", [{"id": 2, "v": "B"}, {"id": 3, "v": "A"}])
+    t = import_verdicts([f1, f2], build_mapping(_PLAIN))
+    assert t["source_file"].astype(str).tolist() == [str(f1), str(f2), str(f2)]
+    assert t["source_row"].tolist() == [1, 1, 2] and t["judge"].astype(str).tolist() == ["one", "two", "two"]
+
+
+def test_an_empty_file_adds_no_rows_and_no_error(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    full = _jsonl(tmp_path / "full.jsonl", [{"id": 1, "q": "Q", "v": "A"}])
+    t = import_verdicts([empty, full], build_mapping({**_PLAIN, "instruction": "q"}))  # q: checked per file
+    assert t["pair_id"].tolist() == ["1"]
+
+
+def test_no_rows_at_all_gives_the_empty_table_with_its_dtypes(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    t = import_verdicts([empty], build_mapping(_PLAIN))
+    assert list(t.columns) == RECORDED_COLUMNS and len(t) == 0
+    for c in CATEGORY_COLUMNS:
+        assert isinstance(t[c].dtype, pd.CategoricalDtype), c
+    assert t["correct"].dtype == "boolean" and t["preference"].dtype == "float64"
+    assert t["source_row"].dtype == "int64" and t["simulated"].dtype == "bool"
+
+
+def test_records_under_a_key_of_the_file(tmp_path):
+    f = tmp_path / "log.json"
+    f.write_text(json.dumps({"meta": {}, "data": {"rows": [{"id": 1, "v": "B"}, {"id": 2, "v": "A"}]}}))
+    t = import_verdicts([f], build_mapping({**_PLAIN, "records": "data.rows"}))
+    assert t["verdict"].tolist() == ["B", "A"]
+
+
+# --- side tables ----------------------------------------------------------------------------------
+
+
+def test_unknown_side_table_names_the_known_ones(tmp_path):
+    f = _one(tmp_path)
+    with pytest.raises(InputError, match=r"^mapping 'custom' has no side table\(s\) \['answer'\]; known: \(none\)$"):
+        import_verdicts([f], build_mapping(_PLAIN), tables={"answer": [f]})
+    m = preset_mapping("fastchat_pairwise")
+    with pytest.raises(InputError, match=r"^mapping 'fastchat_pairwise' has no side table\(s\) \['answer', 'q'\]; "
+                                         r"known: \['answers', 'questions'\]$"):
+        import_verdicts([f], m, tables={"q": [f], "answer": [f], "answers": [f]})
+
+
+def test_side_tables_keyed_by_file_name_path_and_row_under_a_records_key(tmp_path):
+    """A side table's key may read its own file's name, path and record number (JSON elements
+    count from 0); a table listed
+    without files is skipped, the next one still loads."""
+    side = tmp_path / "prompts" / "set=s1.json"
+    side.parent.mkdir()
+    side.write_text(json.dumps({"rows": [{"text": "first prompt"}, {"text": "second prompt"}]}))
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "set": "s1", "n": 0, "v": "A"},
+                                        {"id": 2, "set": "s1", "n": 1, "v": "B"}])
+    m = build_mapping({
+        "pair_id": "id", "verdict": {"label": "v"}, "optional": ["category"],
+        "instruction": {"table": "prompts", "key": ["set", {"const": "prompts"}, "n"], "value": "text"},
+        "category": {"table": "unused", "key": ["id"], "value": "c"},
+        "tables": {"unused": {"key": ["id"]},
+                   "prompts": {"key": [{"file_key": "set"}, {"path_part": -2}, {"row": True}], "records": "rows",
+                               "files": [str(side)]}},
+    })
+    t = import_verdicts([f], m)
+    assert t["instruction"].astype(str).tolist() == ["first prompt", "second prompt"]
+    assert (t["category"].astype(str) == "").all()
+
+
+# --- fields of a record ---------------------------------------------------------------------------
+
+
+def test_missing_models_stay_missing_and_each_row_keeps_its_own(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A", "ma": "gpt-4o", "mb": "claude-3"},
+                                        {"id": 2, "v": "B", "ma": "llama-3"},
+                                        {"id": 3, "v": "A", "mb": "qwen2"}])
+    t = import_verdicts([f], build_mapping({**_PLAIN, "model_a": "ma", "model_b": "mb"})).set_index("pair_id")
+    assert t["model_a"].astype(object).where(t["model_a"].notna(), None).tolist() == ["gpt-4o", "llama-3", None]
+    assert t["model_b"].astype(object).where(t["model_b"].notna(), None).tolist() == ["claude-3", None, "qwen2"]
+    assert t["family_a"].astype(str).tolist() == ["openai", "meta", ""]
+    assert t["family_b"].astype(str).tolist() == ["anthropic", "", "qwen"]
+
+
+def test_the_judges_family_from_the_file_the_option_or_the_name(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A", "j": "gpt-4o", "fam": "in-house"},
+                                        {"id": 2, "v": "B", "j": "gpt-4o"}])
+    m = build_mapping({**_PLAIN, "judge": "j", "family": "fam"})
+    assert import_verdicts([f], m)["family"].astype(str).tolist() == ["in-house", "openai"]
+    assert import_verdicts([f], m, family="lab")["family"].astype(str).tolist() == ["in-house", "lab"]
+    # the judge's model names the family before the judge's name does
+    g = _jsonl(tmp_path / "g.jsonl", [{"id": 1, "v": "A", "j": "my-judge", "m": "claude-3"}, {"id": 2, "v": "A",
+                                                                                              "j": "llama-judge"}])
+    t = import_verdicts([g], build_mapping({**_PLAIN, "judge": "j", "model": "m", "optional": ["model"]}))
+    assert t["family"].astype(str).tolist() == ["anthropic", "meta"]
+
+
+def test_a_family_field_empty_everywhere_names_the_family_option(tmp_path):
+    f = _one(tmp_path)
+    m = build_mapping({**_PLAIN, "family": "fam"})
+    with pytest.raises(InputError, match=r"mapping field 'family' \('fam'\) is empty in every row of this file; "
+                                         r"check the key \(format 'custom'\), list the field under 'optional', "
+                                         r"or give --family$"):
+        import_verdicts([f], m)
+    assert import_verdicts([f], m, family="lab")["family"].astype(str).tolist() == ["lab"]
+
+
+def test_a_model_field_empty_everywhere_names_the_judge_option(tmp_path):
+    f = _one(tmp_path)
+    with pytest.raises(InputError, match=r"mapping field 'model' \(concat\) is empty in every row.*, "
+                                         r"or name the judge with --judge$"):
+        import_verdicts([f], build_mapping({**_PLAIN, "model": {"concat": ["a", "b"]}}))
+    assert import_verdicts([f], build_mapping({**_PLAIN, "model": "m"}), judge="j")["model"].tolist() == ["j"]
+
+
+def test_other_fields_empty_everywhere_have_no_option_hint(tmp_path):
+    f = _one(tmp_path)
+    with pytest.raises(InputError, match=r"mapping field 'instruction' \('q\.007'\) is empty in every row of this "
+                                         r"file; check the key \(format 'custom'\), list the field under 'optional',$"):
+        import_verdicts([f], build_mapping({**_PLAIN, "instruction": "q.007"}))
+    with pytest.raises(InputError, match=r"mapping field 'category' \('c\.d'\) is empty"):
+        import_verdicts([f], build_mapping({**_PLAIN, "category": ["c", "d"]}))
+
+
+def test_a_const_null_blanks_a_preset_field_without_an_error(tmp_path):
+    """``{const: null}`` overrides a preset's field with nothing (the field is then never checked)."""
+    f = _one(tmp_path)
+    t = import_verdicts([f], build_mapping({**_PLAIN, "category": {"const": None}, "model_a": {"const": None}}))
+    assert t["category"].astype(str).tolist() == [""] and t["model_a"].isna().all()
+
+
+def test_the_verdict_row_reads_labels_statuses_and_methods_from_a_side_table(tmp_path):
+    """Every part of a verdict may live in a side table (verdicts logged apart from the pairs)."""
+    side = _jsonl(tmp_path / "verdicts.jsonl", [
+        {"id": 1, "l": "A", "s": "fallback", "pm": "fallback-letter", "t": "it is A"},
+        {"id": 2, "l": "B", "s": "ok", "pm": None, "t": "B wins"}])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1}, {"id": 2}])
+
+    def tab(value: str) -> dict:
+        return {"table": "v", "key": ["id"], "value": value}
+
+    m = build_mapping({"pair_id": "id", "verdict": {"label": tab("l"), "status": tab("s"), "parse_method": tab("pm"),
+                                                    "text": tab("t"), "frame": "stored"},
+                       "tables": {"v": {"key": ["id"], "files": [str(side)]}}})
+    t = import_verdicts([f], m).set_index("pair_id")
+    assert t["verdict"].tolist() == ["A", "B"] and t["status"].tolist() == ["fallback", "ok"]
+    assert t["parse_method"].astype(str).tolist() == ["fallback-letter", "label"]
+    assert t["raw_text"].tolist() == ["it is A", "B wins"] and t["preference"].tolist() == [0.0, 1.0]
+
+
+def test_a_parser_fallback_is_a_fallback_status(tmp_path):
+    from judgelab.parsing import parse_pairwise
+
+    answers = ["[[A]]", "Answer: B", "no idea"]
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": i, "out": a} for i, a in enumerate(answers)])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"text": "out", "parse": "brackets"}}))
+    for (_, row), a in zip(t.iterrows(), answers, strict=True):
+        parsed = parse_pairwise(a, fmt="brackets")
+        assert row["status"] == parsed.status.value and row["parse_method"] == parsed.method, a
+    assert t["status"].tolist() == ["ok", "fallback", "unparsed"]
+
+
+def test_a_recorded_status_counts_only_when_it_agrees_with_the_verdict(tmp_path):
+    """An ``ok`` status on a row without a verdict (or ``refusal`` on one with) is not believed."""
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A", "s": "refusal"}, {"id": 2, "v": None, "s": "ok"},
+                                        {"id": 3, "v": None, "s": "error"}, {"id": 4, "v": "B", "s": "bogus"}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "v", "status": "s"}}))
+    assert t["status"].tolist() == ["ok", "unparsed", "error", "ok"]
+
+
+def test_reward_scores_without_a_label_keep_the_label_empty(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "s": [1.0, 3.0], "d": None}, {"id": 2, "s": [2.0, 0.5], "d": "A>B"}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"scores": "s", "label": "d"}}))
+    assert t["label"].astype(str).tolist() == ["", "A>B"] and t["verdict"].tolist() == ["B", "A"]
+
+
+def test_ids_of_records_without_them_are_stable_hashes(tmp_path):
+    """Without a pair field the pair id is a hash of (file name, instruction, response A, response B)
+    and the item id one of the instruction: the same record gets the same ids in every run, so
+    tables of two runs join; a missing text hashes as an empty one."""
+    f = _jsonl(tmp_path / "calls.jsonl", [{"q": "Why?", "a": "x", "b": "y", "v": "A"},
+                                          {"q": "Why?", "a": "x", "v": "B"}])
+    t = import_verdicts([f], build_mapping({"instruction": "q", "response_a": "a", "response_b": "b",
+                                            "verdict": {"label": "v"}, "optional": ["response_b"]}))
+    assert t["pair_id"].tolist() == [_sha_id("calls.jsonl", "Why?", "x", "y"), _sha_id("calls.jsonl", "Why?", "x", "")]
+    assert t["item_id"].tolist() == [_sha_id("Why?")] * 2
+    long_id = "z" * 97
+    g = _jsonl(tmp_path / "long.jsonl", [{"id": long_id, "v": "A"}])
+    assert import_verdicts([g], build_mapping(_PLAIN))["pair_id"].tolist() == [_sha_id(long_id)]
+
+
+def test_duplicates_name_the_first_row_of_the_same_pair(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A"}, {"id": 2, "v": "A"}, {"id": 2, "v": "B"}])
+    with pytest.raises(InputError, match=rf"^{f} row 3: judge 'log' has two verdicts for pair '2' in order AB "
+                                         rf"\(first at {f} row 2\); map pair_id"):
+        import_verdicts([f], build_mapping(_PLAIN))
+    g = _jsonl(tmp_path / "j2.jsonl", [{"id": 2, "j": "other", "v": "A"}, {"id": 1, "j": "log", "v": "A"}])
+    h = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A"}, {"id": 2, "v": "A"}])
+    m = build_mapping({**_PLAIN, "judge": "j", "optional": ["judge"]})
+    with pytest.raises(InputError, match=rf"^{h} row 1: judge 'log' has two verdicts for pair '1' in order AB "
+                                         rf"\(first at {g} row 2\)"):
+        import_verdicts([g, h], m)
+
+
+def test_a_missing_required_key_lists_the_first_fifteen_keys(tmp_path):
+    rec = {f"k{i:02d}": i for i in range(20)}
+    f = _jsonl(tmp_path / "log.jsonl", [rec])
+    keys = sorted(rec)[:15]
+    with pytest.raises(InputError, match=rf"row 1: format 'custom' expects key 'id', missing \(this record has keys "
+                                         rf"{keys!r}\)".replace("[", r"\[").replace("]", r"\]")):
+        import_verdicts([f], build_mapping({**_PLAIN, "require": ["id"]}))
+
+
+def test_category_columns_are_unordered(tmp_path):
+    """Categories are sorted only so that sorting by a column sorts its strings; they are no scale."""
+    t = import_verdicts([JB], preset_mapping("judgebench"))
+    for c in CATEGORY_COLUMNS:
+        assert t[c].cat.ordered is False, c
+
+
+# --- the mapping language -------------------------------------------------------------------------
+
+
+def test_a_column_name_is_read_as_written(tmp_path):
+    """Column names that look like numbers or carry the path separator are those columns:
+    ``01`` is not the key ``1``, ``X1`` is no number; the error names the key as written."""
+    f = tmp_path / "log.csv"
+    pd.DataFrame({"id": ["1", "2"], "01": ["A", "B"], "1": ["B", "A"], "X1": ["p", "q"]}).to_csv(f, index=False)
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "instruction": "X1", "verdict": {"label": "01"}}))
+    assert t["verdict"].tolist() == ["A", "B"] and t["instruction"].astype(str).tolist() == ["p", "q"]
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": {"path": "01"}}}))
+    assert t["verdict"].tolist() == ["A", "B"]
+    with pytest.raises(InputError, match=r"the verdict of game 0 \('007'\) is empty in every row"):
+        import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "007"}}))
+
+
+def test_a_dotted_path_is_the_spec_of_its_key_list():
+    from judgelab.verdict_import.mapping import FieldSpec
+
+    for dotted, keys in (("results.0.winner", ["results", 0, "winner"]), ("games.-1.score", ["games", -1, "score"]),
+                         ("a.b", ["a", "b"])):
+        assert FieldSpec.parse(dotted, where="w").path == FieldSpec.parse(keys, where="w").path == tuple(keys)
+        assert FieldSpec.parse({"path": dotted}, where="w").path == tuple(keys)
+        assert FieldSpec.parse({"path": keys}, where="w") == FieldSpec.parse(keys, where="w")
+
+
+def test_records_at_a_negative_list_index(tmp_path):
+    """``records: runs.-1.rows`` reads the last run's rows (JSON lists take integer steps)."""
+    f = tmp_path / "log.json"
+    f.write_text(json.dumps({"runs": [{"rows": [{"id": 1, "v": "A"}]}, {"rows": [{"id": 2, "v": "B"}]}]}))
+    t = import_verdicts([f], build_mapping({**_PLAIN, "records": "runs.-1.rows"}))
+    assert t["pair_id"].tolist() == ["2"] and t["verdict"].tolist() == ["B"]
+    t = import_verdicts([f], build_mapping({**_PLAIN, "records": "runs.0.rows"}))
+    assert t["pair_id"].tolist() == ["1"]
+
+
+def test_table_values_and_paths_as_key_lists(tmp_path):
+    side = _jsonl(tmp_path / "answers.jsonl", [{"qid": 1, "choices": [{"turns": ["t1", "t2"]}]}])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "out": {"v": "A"}}])
+    m = build_mapping({"pair_id": "id", "verdict": {"label": {"path": ["out", "v"]}},
+                       "response_a": {"table": "answers", "key": ["id"], "value": ["choices", 0, "turns"]},
+                       "tables": {"answers": {"key": ["qid"], "files": [str(side)]}}})
+    t = import_verdicts([f], m)
+    assert t["response_a"].astype(str).tolist() == ["t1\n\nt2"] and t["verdict"].tolist() == ["A"]
+
+
+def test_nested_spec_errors_name_their_full_key():
+    from judgelab.config import ConfigError
+    from judgelab.verdict_import.mapping import FieldSpec
+
+    bad = {"upto": "n"}
+    cases = [({"path": "x", "upto": bad}, "m/upto"), ({"concat": ["a", bad]}, "m/concat/1"),
+             ({"first_of": [bad]}, "m/first_of/0"), ({"table": "t", "key": ["a", "b", bad]}, "m/key/2")]
+    for raw, where in cases:
+        with pytest.raises(ConfigError, match=rf"^{where}: unknown field spec"):
+            FieldSpec.parse(raw, where="m")
+    with pytest.raises(ConfigError, match=r"^m/games/0/verdict: a verdict needs"):
+        build_mapping({"games": [{"order": {"path": "o"}, "verdict": {"text": "x"}}]}, where="m")
+    with pytest.raises(ConfigError, match=r"^verdict mapping: give either 'verdict'"):
+        build_mapping({"verdict": {"label": "v"}, "games": [{"verdict": {"label": "v"}}]})
+
+
+def test_a_table_spec_without_key_or_value_looks_up_the_empty_key():
+    from judgelab.verdict_import.mapping import FieldSpec
+
+    spec = FieldSpec.parse({"table": "t"}, where="w")
+    assert spec.kind == "table" and spec.key == () and spec.path == ()
+
+
+def test_mapping_defaults_are_the_documented_ones():
+    """Without ``frame`` a verdict's letters are the shown slots, gold's the stored order; without
+    ``responses`` the texts are in the stored order."""
+    m = build_mapping({"verdict": {"label": "v"}, "gold": {"label": "g"}})
+    assert m.games[0].verdict.frame == "shown" and m.gold.frame == "stored" and m.responses_frame == "stored"
+    assert m.name == "custom" and m.format == "auto"
