@@ -408,3 +408,51 @@ def test_mapping_defaults_are_the_documented_ones():
     m = build_mapping({"verdict": {"label": "v"}, "gold": {"label": "g"}})
     assert m.games[0].verdict.frame == "shown" and m.gold.frame == "stored" and m.responses_frame == "stored"
     assert m.name == "custom" and m.format == "auto"
+
+
+# --- log patterns of a config (rules/audit_logs.smk) ----------------------------------------------
+
+
+def test_patterns_match_in_the_working_directory_then_the_data_root(tmp_path, monkeypatch):
+    from judgelab.verdict_import.importer import expand_patterns
+
+    root, cwd = tmp_path / "root", tmp_path / "cwd"
+    for d, names in ((root / "logs", ["b.jsonl", "a.jsonl"]), (cwd / "mine", ["x.csv"])):
+        d.mkdir(parents=True)
+        for n in names:
+            (d / n).write_text("")
+    (root / "logs" / "sub").mkdir()  # a folder the glob matches is no file
+    monkeypatch.setenv("JUDGELAB_DATA", str(root))
+    monkeypatch.chdir(cwd)
+    got = expand_patterns(["logs/*", "mine/*.csv", str(root / "logs" / "a.jsonl")], where="audit_logs/s1")
+    assert got == [str(root / "logs" / "a.jsonl"), str(root / "logs" / "b.jsonl"), str(cwd / "mine" / "x.csv"),
+                   str(root / "logs" / "a.jsonl")]
+    (cwd / "logs").mkdir()
+    (cwd / "logs" / "c.jsonl").write_text("")  # the working directory wins over the data root
+    assert expand_patterns(["logs/*.jsonl"], where="w") == [str(cwd / "logs" / "c.jsonl")]
+    assert expand_patterns(["**/*.csv"], where="w") == [str(cwd / "mine" / "x.csv")]  # recursive globs
+    with pytest.raises(InputError, match=rf"^audit_logs/s1: no file matches 'nope/\*\.jsonl' \(relative paths are "
+                                         rf"tried in the working directory and the data root {root}\)$"):
+        expand_patterns(["nope/*.jsonl"], where="audit_logs/s1")
+    with pytest.raises(InputError, match=r"^w: no file matches '/nowhere/\*'"):
+        expand_patterns(["/nowhere/*"], where="w")
+
+
+def test_a_known_public_file_not_on_disk_is_kept_for_its_job(tmp_path, monkeypatch):
+    """A plain path of a known public file resolves under the data root when there, and is kept as
+    given when not (the job that reads it downloads it, not the DAG construction)."""
+    import judgelab.datasets.sources as sources
+    from judgelab.verdict_import.importer import expand_patterns
+
+    rel = next(iter(sources.SOURCES.values())).rel
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JUDGELAB_DATA", str(tmp_path / "root"))
+    assert expand_patterns([rel], where="w") == [rel]
+    (tmp_path / "root" / rel).parent.mkdir(parents=True)
+    (tmp_path / "root" / rel).write_text("")
+    assert expand_patterns([rel], where="w") == [str((tmp_path / "root" / rel).resolve())]
+    monkeypatch.delenv("JUDGELAB_DATA")
+    monkeypatch.setattr(sources, "data_root", lambda: None)
+    assert expand_patterns([rel], where="w") == [rel]
+    with pytest.raises(InputError, match=r"data root None\)"):
+        expand_patterns(["nope/*.jsonl"], where="w")
