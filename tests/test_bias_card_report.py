@@ -405,3 +405,12 @@ def test_figure_of_a_card_with_nothing_to_draw_says_so(tmp_path):
     with pytest.raises(ValueError, match="no row of a known metric"):
         card_figure(card([]), tmp_path / "f.png", title="T")
     assert not (tmp_path / "f.png").exists()
+
+
+def test_write_audit_of_an_empty_table_fails_before_writing(tmp_path):
+    from judgelab.bias_card.report import write_audit
+    from tests.bias_card_logs import table
+
+    with pytest.raises(ValueError, match=r"write_audit\('TT'\): the verdict table has no rows"):
+        write_audit(table([]), tmp_path / "a", title="TT")
+    assert not (tmp_path / "a").exists()

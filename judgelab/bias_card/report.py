@@ -195,9 +195,16 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
 
 def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, settings: CardSettings | None = None,
                 provenance: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Compute the card of every judge in ``table`` and write the four outputs into ``out_dir``."""
+    """Compute the card of every judge in ``table`` and write the four outputs into ``out_dir``.
+
+    An empty ``table`` raises ``ValueError`` before anything is written: its card has no
+    row, so there would be a table and a card without a judge and no figure to draw.
+    """
     settings = settings or CardSettings()
     out = Path(out_dir)
+    if table.empty:
+        raise ValueError(f"write_audit({title!r}): the verdict table has no rows; nothing to audit "
+                         f"(nothing written to {out})")
     card = bias_card(table, settings)
     write_table(table, out / "verdicts.parquet", provenance=provenance)
     write_table(card, out / "bias_card.csv", provenance=provenance)
