@@ -456,3 +456,69 @@ def test_a_known_public_file_not_on_disk_is_kept_for_its_job(tmp_path, monkeypat
     assert expand_patterns([rel], where="w") == [rel]
     with pytest.raises(InputError, match=r"data root None\)"):
         expand_patterns(["nope/*.jsonl"], where="w")
+
+
+# --- presets --------------------------------------------------------------------------------------
+
+
+def test_judgebench_games_read_text_label_and_scores_of_their_own_game(tmp_path):
+    """Each JudgeBench game reads its own ``judgment.response`` and ``decision``; ``B=A`` is a tie
+    like ``A=B`` (both letters orders of the arena-hard prompt's equality)."""
+    rec = json.loads(next(JB.glob("*o1-mini*")).read_text(encoding="utf-8").splitlines()[0])
+    rec["judgments"][0]["judgment"]["response"] = "first game says [[B=A]]"
+    rec["judgments"][0]["decision"] = "B=A"
+    rec["judgments"][1]["judgment"]["response"] = "second game says [[A>B]]"
+    rec["judgments"][1]["decision"] = "A>B"
+    f = _jsonl(tmp_path / "jb.jsonl", [rec])
+    t = import_verdicts([f], preset_mapping("judgebench")).set_index("order")
+    assert t.loc["AB", "verdict"] == "tie" and t.loc["AB", "label"] == "B=A"
+    assert t.loc["AB", "raw_text"] == "first game says [[B=A]]"
+    assert t.loc["BA", "verdict_shown"] == "A" and t.loc["BA", "verdict"] == "B"
+    assert t.loc["BA", "raw_text"] == "second game says [[A>B]]"
+
+
+def test_llmbar_games_read_the_completion_text_of_their_own_flag(tmp_path):
+    rows = [{"input": "Pick one.", "output_1": "a", "output_2": "b", "label": 2,
+             "results": [{"swap = False": {"completion": ["Output (b)", "stop"], "winner": "2"},
+                          "swap = True": {"completion": ["Output (a)", "stop"], "winner": "2"}}]}]
+    d = tmp_path / "Natural" / "evaluators" / "GPT-4" / "Vanilla"
+    d.mkdir(parents=True)
+    (d / "result.json").write_text(json.dumps(rows))
+    t = import_verdicts([d / "result.json"], preset_mapping("llmbar")).set_index("order")
+    assert t.loc["AB", "raw_text"] == "Output (b)" and t.loc["BA", "raw_text"] == "Output (a)"
+    assert t.loc["AB", "verdict"] == t.loc["BA", "verdict"] == "B"  # winners are in the stored order
+    assert t.loc["BA", "verdict_shown"] == "A" and (t["expected_verdict"] == "B").all()
+    assert set(t["category"].astype(str)) == {"Natural"} and set(t["model"].astype(str)) == {"GPT-4"}
+
+
+def test_preset_overrides_leave_the_registered_preset_alone():
+    from judgelab.verdict_import import PRESETS, mapping_from_config
+
+    before = json.dumps(PRESETS.get("arena_hard"), sort_keys=True)
+    m = mapping_from_config({"preset": "arena_hard", "model_a": {"const": "gpt-4o"},
+                             "tables": {"answers": {"key": ["question_id", "model_id"], "files": ["a.jsonl"]}}})
+    assert m.fields["model_a"].const == "gpt-4o" and m.tables["answers"].files == ("a.jsonl",)
+    m.raw["games"][0]["verdict"]["values"]["A>B"] = "B"  # a compiled mapping's raw dict is a copy too
+    assert json.dumps(PRESETS.get("arena_hard"), sort_keys=True) == before
+    assert preset_mapping("arena_hard").fields["model_a"].const == "gpt-4-0314"
+    assert preset_mapping("arena_hard").raw["games"][0]["verdict"]["values"]["A>B"] == "A"
+
+
+def test_preset_and_mapping_errors_name_where():
+    from judgelab.config import ConfigError
+    from judgelab.registry import UnknownEntryError
+    from judgelab.verdict_import import mapping_from_config
+
+    with pytest.raises(UnknownEntryError, match=r"unknown verdict-log format 'fastchat' \(--format / format\); known:"):
+        mapping_from_config("fastchat")
+    with pytest.raises(UnknownEntryError, match=r"\(--format / format\)"):
+        mapping_from_config({"preset": "nope"})
+    with pytest.raises(ConfigError, match=r"^preset 'llmbar': invalid verdict mapping at key 'format'"):
+        mapping_from_config({"preset": "llmbar", "format": "xml"})
+    with pytest.raises(ConfigError, match=r"^cfg/mapping: invalid verdict mapping at key 'format'"):
+        mapping_from_config({"format": "xml", "verdict": {"label": "v"}}, where="cfg/mapping")
+    with pytest.raises(ConfigError, match=r"^mapping: invalid verdict mapping"):
+        mapping_from_config({"format": "xml", "verdict": {"label": "v"}})
+    assert mapping_from_config({"verdict": {"label": "v"}}).name == "custom"
+    spec = {"preset": "llmbar", "judge": {"const": "j"}}
+    assert mapping_from_config(spec).name == "llmbar" and spec == {"preset": "llmbar", "judge": {"const": "j"}}
