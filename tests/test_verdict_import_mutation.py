@@ -522,3 +522,25 @@ def test_preset_and_mapping_errors_name_where():
     assert mapping_from_config({"verdict": {"label": "v"}}).name == "custom"
     spec = {"preset": "llmbar", "judge": {"const": "j"}}
     assert mapping_from_config(spec).name == "llmbar" and spec == {"preset": "llmbar", "judge": {"const": "j"}}
+
+
+def test_plain_paths_recursive_globs_and_public_files_among_patterns(tmp_path, monkeypatch):
+    import judgelab.datasets.sources as sources
+    from judgelab.verdict_import.importer import expand_patterns
+
+    rel = next(iter(sources.SOURCES.values())).rel
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JUDGELAB_DATA", str(tmp_path / "root"))
+    deep = tmp_path / "runs" / "a" / "b" / "x.csv"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("")
+    (tmp_path / "plain.jsonl").write_text("")
+    # a public file kept for its job does not end the list; a plain file is resolved like a glob hit
+    assert expand_patterns([rel, "plain.jsonl", "runs/**/*.csv"], where="w") == [
+        rel, str(tmp_path / "plain.jsonl"), str(deep)]
+    with pytest.raises(InputError, match=r"^w: no file matches 'missing\.jsonl'"):
+        expand_patterns(["missing.jsonl"], where="w")
+    # a public file's path that is on disk where the user runs is that file
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text("")
+    assert expand_patterns([rel], where="w") == [str((tmp_path / rel).resolve())]
