@@ -6,6 +6,7 @@ call the card's functions directly (no CLI, no fixtures) so that a mutation run 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,8 @@ from scipy.stats import t as student_t
 
 from judgelab.bias_card import CardSettings, bias_card
 from judgelab.bias_card.card import (
+    CARD_COLUMNS,
+    METRICS,
     CardRow,
     _bootstrap_totals,
     _finish,
@@ -34,6 +37,7 @@ from judgelab.bias_card.card import (
     cluster_ratio_ci,
     design_effect,
     judge_card,
+    judgebench_pair_correct,
     ratio_cluster_variance,
 )
 from judgelab.features import markdown_score, word_count
@@ -683,3 +687,139 @@ def test_strict_view_of_a_judge_card_blanks_fallback_verdicts():
     assert strict["parse_failures"]["estimate"] == pytest.approx(3 / 24)
     assert strict["tie_rate"]["view"] == "strict" and strict["tie_rate"]["n_parsed"] == 21
     assert LONG != SHORT
+
+
+# --------------------------------------------------------------------------------------------- edges
+
+
+def test_one_verdict_is_one_trial():
+    r = _share_row("length_preference", np.ones(1, bool), np.ones(1, bool), np.arange(1), S, null=0.5, share_of=1)
+    assert r.statistic == 1.0 and r.p_value == 1.0 and math.isnan(r.mde)  # binomtest(1, 1): p = 1
+    p = _position_row(np.array(["A"]), np.ones(1, bool), np.arange(1), S, one_order=False)
+    assert p.estimate == 1.0 and math.isnan(p.mde) and p.p_value == pytest.approx(2 * norm.sf(1.0))
+
+
+def test_prepare_reads_missing_texts_as_empty_and_clips_both_ways():
+    calls = [Call("q0", "p0", "AB", "A", response_a="w", response_b=" ".join(["w"] * 63)),
+             Call("q1", "p1", "AB", "A", response_a="w w", response_b="w")]
+    t = table(calls)
+    t.loc[1, "response_a"] = None
+    t.loc[1, "response_b"] = None
+    lg = _prepare(t, "lenient")
+    assert lg.lenlr_shown[0] == -3.0 and lg.lenlr_shown[1] == 0.0
+    assert lg.has_text.tolist() == [True, False] and lg.wa.tolist() == [1.0, 0.0] and lg.ma[1] == 0.0
+
+
+def test_share_columns_of_the_card_rows():
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]
+    calls += both_orders("q12", "p12", "A", "A", response_a=SHORT, response_b=SHORT)  # no length cue
+    calls += both_orders("q13", "p13", "tie", "")
+    t = table(calls)
+    t.loc[t["item_id"] == "q12", "family_b"] = "openai"
+    c = by_metric(judge_card(t, S))
+    for m in ("accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both"):
+        assert math.isnan(c[m]["share"]), m  # no denominator beyond the eligible verdicts
+    n_dec = 26
+    assert c["length_preference"]["n"] == 24 and c["length_preference"]["share"] == pytest.approx(24 / n_dec)
+    assert c["self_preference"]["n"] == 2 and c["self_preference"]["share"] == pytest.approx(2 / n_dec)
+    assert c["tie_rate"]["share"] == 1.0 and c["tie_rate"]["estimate"] == pytest.approx(1 / 28)
+    assert c["positional_agreement"]["share"] == pytest.approx(13 / 14)
+    notext = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", response_a="",
+                                                              response_b="")])
+    c = by_metric(judge_card(notext, S))
+    assert c["length_preference"]["reason"] == "no eligible verdicts" and c["length_preference"]["n"] == 0
+    assert c["length_controlled"]["reason"] == "fewer than 10 decisive verdicts with response texts (0)"
+
+
+class FakeFit:
+    """What GLM(...).fit returns, with a chosen cluster-robust SE (statsmodels never gives a bad one here)."""
+
+    def __init__(self, se: float, mu: float = 0.5):
+        self.params = pd.Series({"len": 0.3, "md": 0.2, "gold": 0.1, "const": 0.0})
+        self.bse = pd.Series({"len": se, "md": 0.5, "gold": 0.5, "const": 0.5})
+        self.pvalues = pd.Series({"len": 0.5, "md": 0.5, "gold": 0.5, "const": 0.5})
+        self.fittedvalues = np.full(80, mu)
+
+
+def fake_glm(monkeypatch, fit) -> None:
+    import statsmodels.genmod.generalized_linear_model as glm_mod
+
+    class GLM:
+        def __init__(self, *a, **k):
+            pass
+
+        def fit(self, **k):
+            return fit()
+
+    monkeypatch.setattr(glm_mod, "GLM", GLM)
+
+
+@pytest.mark.parametrize("se", [0.0, NAN, -1.0])
+def test_logit_row_with_an_unusable_cluster_se_is_not_estimable(monkeypatch, se):
+    fake_glm(monkeypatch, lambda: FakeFit(se))
+    t = logit_table()
+    rows = _logit_rows(_prepare(t, "lenient"), np.ones(len(t), bool), S)
+    assert rows[0].reason == f"cluster-robust standard error {se:.3g}" and math.isnan(rows[0].statistic)
+    assert rows[1].reason == "" and rows[1].statistic == pytest.approx(0.2 / 0.5)
+
+
+def test_logit_separation_signalled_by_statsmodels_or_by_fitted_probabilities(monkeypatch):
+    from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
+
+    t = logit_table()
+    lg, dec = _prepare(t, "lenient"), np.ones(len(t), bool)
+
+    def raises():
+        raise PerfectSeparationError("separated")
+
+    def warns():
+        warnings.warn("separated", PerfectSeparationWarning, stacklevel=1)
+        return FakeFit(0.5)
+
+    for fit, reason in ((raises, "perfect separation"), (warns, "perfect separation"),
+                        (lambda: FakeFit(0.5, mu=1 - 1e-9), "quasi-separation: fitted probabilities at 0 or 1"),
+                        (lambda: FakeFit(0.5, mu=1e-9), "quasi-separation: fitted probabilities at 0 or 1")):
+        fake_glm(monkeypatch, fit)
+        assert [r.reason for r in _logit_rows(lg, dec, S)] == [reason] * 2
+    for mu in (1 - 1e-7, 1e-7):
+        fake_glm(monkeypatch, lambda mu=mu: FakeFit(0.5, mu=mu))
+        assert [r.reason for r in _logit_rows(lg, dec, S)] == ["", ""]
+
+
+def test_rows_without_pairs_are_untested_with_no_null():
+    c = by_metric(judge_card(table([Call(f"q{i}", f"p{i}", "AB", "A") for i in range(3)]), S))
+    for m in ("judgebench_accuracy", "arena_hard_score"):
+        assert c[m]["test"] == "none" and math.isnan(c[m]["null_value"]) and c[m]["status"] == "not estimable"
+    nov = by_metric(judge_card(table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "")]), S))
+    assert nov["arena_hard_score"]["test"] == "none" and math.isnan(nov["arena_hard_score"]["null_value"])
+    nog = by_metric(judge_card(table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")]),
+                               S))
+    assert nog["judgebench_accuracy"]["test"] == "none" and math.isnan(nog["judgebench_accuracy"]["null_value"])
+
+
+def test_judgebench_inconsistent_pairs_count_wrong_whatever_the_gold():
+    for gold, other in (("A", "B"), ("B", "A")):
+        ab, ba = np.array([gold, other, gold, "tie"]), np.array([other, gold, "tie", other])
+        assert judgebench_pair_correct(ab, ba, np.array([gold] * 4)).tolist() == [False, False, True, False]
+
+
+def test_card_columns_and_judges_without_verdicts():
+    t = table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "B")], judge="b")
+    t["judge"] = pd.Categorical(t["judge"], categories=["a", "b"])  # "a" has no verdict
+    card = bias_card(t, CardSettings(n_resamples=20))
+    assert list(card.columns) == CARD_COLUMNS and set(card["judge"]) == {"b"} and len(card) == 2 * len(METRICS)
+
+
+def test_judgebench_pair_without_gold_is_never_correct():
+    none = np.array(["", "", "tie"])
+    assert not judgebench_pair_correct(none, np.array(["", "A", "tie"]), np.array(["", "", ""])).any()
+
+
+def test_resamples_with_a_zero_denominator_raise_no_numpy_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0/0 and x/0 resamples are dropped silently, never printed
+        for num in ([1.0, 0.0], [1.0, 1.0]):
+            est, lo, hi, _ = cluster_ratio_ci(np.array(num), np.array([1.0, 0.0]), np.array([0, 1]), S)
+            assert est == sum(num) and lo <= hi
+    # x / 0 is dropped like 0 / 0 (an infinite ratio would make the interval infinite or NaN)
+    assert (lo, hi) == (1.0, 2.0)

@@ -263,7 +263,7 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: 
         return est, NAN, NAN, NAN
     tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        boot = tot[:, 0] / tot[:, 1]
+        boot = np.where(tot[:, 1] != 0, tot[:, 0] / tot[:, 1], NAN)  # x / 0 dropped like 0 / 0, not inf
     a = (1 - s.confidence) / 2
     lo, hi = np.nanquantile(boot, [a, 1 - a])
     return est, float(lo), float(hi), float(np.nanvar(boot))
