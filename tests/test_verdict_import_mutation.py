@@ -57,7 +57,8 @@ def test_replay_recording_reads_missing_texts_as_empty(tmp_path):
 
 def test_replay_recording_keys_by_the_texts_as_shown():
     table = pd.DataFrame({"response_a": ["a1", "a2"], "response_b": ["b1", None], "order": ["AB", "BA"],
-                          "instruction": [None, "i2"], "raw_text": ["r1", None], "verdict_shown": ["A", None]})
+                          "instruction": [None, "i2"], "raw_text": pd.array(["r1", None], dtype="string"),
+                          "verdict_shown": ["A", None]})  # a nullable string column holds pd.NA
     rec = replay_recording(table)
     assert rec == {("a1", "b1"): [rec[("a1", "b1")][0]], ("", "a2"): [rec[("", "a2")][0]]}
     e = rec[("", "a2")][0]
