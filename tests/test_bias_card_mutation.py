@@ -823,3 +823,52 @@ def test_resamples_with_a_zero_denominator_raise_no_numpy_warning():
             assert est == sum(num) and lo <= hi
     # x / 0 is dropped like 0 / 0 (an infinite ratio would make the interval infinite or NaN)
     assert (lo, hi) == (1.0, 2.0)
+
+
+def test_prepare_has_text_when_either_response_has_one_and_markdown_in_the_shown_frame():
+    calls = [Call("q0", "p0", "AB", "A", response_a="", response_b="w"),
+             Call("q0", "p0", "BA", "A", response_a="# h\n- x", response_b="plain")]
+    lg = _prepare(table(calls), "lenient")
+    assert lg.has_text.tolist() == [True, True]
+    assert lg.md_shown[1] == pytest.approx(markdown_score("plain") - markdown_score("# h\n- x")) and lg.md_shown[1] < 0
+
+
+def test_pairs_without_gold_say_so_and_the_judgebench_row_names_its_source():
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="" if i < 4 else "A")]
+    c = by_metric(judge_card(table(calls), S))
+    jb = c["judgebench_accuracy"]
+    assert jb["n"] == 8 and jb["share"] == pytest.approx(8 / 12) and jb["estimate"] == 1.0
+    assert jb["note"] == "ScalerLab/JudgeBench utils/metrics.py compute_final_metrics"
+    nog = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")])
+    c = by_metric(judge_card(nog, S))
+    assert c["correct_both"]["note"] == "no gold in this log" and c["correct_both"]["reason"] == "no eligible verdicts"
+
+
+def test_logit_rows_that_cannot_be_fitted_keep_their_counts():
+    t = logit_table()
+    one = t.copy()
+    one["item_id"] = "q"
+    for r in _logit_rows(_prepare(one, "lenient"), np.ones(len(t), bool), S):
+        assert (r.test, r.null_value, r.n, r.n_items) == ("wald-cluster", 0.0, 80, 1)
+    flat = t.copy()
+    flat["response_a"] = flat["response_a"].str.replace("# t\n- x\n", "", regex=False)
+    r = _logit_rows(_prepare(flat, "lenient"), np.ones(len(flat), bool), S)[1]
+    assert (r.test, r.null_value, r.metric) == ("wald-cluster", 0.0, "markdown_controlled")
+    assert math.isnan(r.estimate) and math.isnan(r.se)
+
+
+def test_two_items_are_enough_for_clustered_inference():
+    # order gap: two items of +1 -1 +1, design effect at the 0.5 floor (one item would keep 1)
+    ca = np.array([False, True, False] * 2)
+    r = _order_gap_row(ca, ~ca, np.array([0, 0, 0, 1, 1, 1]), S)
+    assert r.n_items == 2 and r.mde == pytest.approx(mcnemar_mde(12, 1.0, 0.05, 0.8))
+    # position: two items, the p-value is Student's t on one df
+    shown = np.array(["A"] * 8 + ["B"] * 4)
+    p = _position_row(shown, np.ones(12, bool), np.repeat([0, 1], 6), S, one_order=False)
+    assert p.n_items == 2 and p.p_value == pytest.approx(2 * student_t.sf(abs(p.statistic), 1))
+
+
+def test_arena_hard_score_of_identical_items_has_zero_bootstrap_se():
+    calls = [c for i in range(6) for c in both_orders(f"q{i % 2}", f"p{i}", "A", "B", gold="")]
+    ah = by_metric(judge_card(table(calls), S))["arena_hard_score"]
+    assert ah["estimate"] == 0.0 and ah["se"] == 0.0 and ah["ci_low"] == ah["ci_high"] == 0.0 and ah["reason"] == ""
