@@ -119,6 +119,37 @@ PRESETS.add("arena_hard", {
     "require": ["question_id", "model", "judge", "games"],
 })
 
+# ``arena_hard_v2``: the layout of the current lmarena/arena-hard-auto (v2.0 code, ``gen_judgment.py``
+# / ``show_result.py``): judgment records ``uid, category, judge, model, baseline, games`` with each
+# game ``{score, judgment: {answer}, prompt}`` (game 1: the baseline shown as A; game 2 swapped; a
+# failed call leaves the game null).  The baseline is per record (one per category in
+# ``utils/judge_utils.py``), so stored A is ``baseline`` and its text comes from the answers table.
+# Answers are ``{uid, ans_id, model, messages, tstamp, metadata}`` with the text at
+# ``messages[-1].content.answer``; files written by older answer code hold the text as
+# ``messages[-1].content`` itself, hence the fallback.  Questions are ``{uid, category, prompt}``.
+PRESETS.add("arena_hard_v2", {
+    "format": "jsonl",
+    "judge": "judge",
+    "pair_id": {"concat": ["uid", "baseline", "model"]},
+    "item_id": "uid",
+    "category": "category",
+    "instruction": {"table": "questions", "key": ["uid"], "value": "prompt"},
+    "response_a": {"first_of": [
+        {"table": "answers", "key": ["uid", "baseline"], "value": "messages.-1.content.answer"},
+        {"table": "answers", "key": ["uid", "baseline"], "value": "messages.-1.content"}]},
+    "response_b": {"first_of": [
+        {"table": "answers", "key": ["uid", "model"], "value": "messages.-1.content.answer"},
+        {"table": "answers", "key": ["uid", "model"], "value": "messages.-1.content"}]},
+    "model_a": "baseline", "model_b": "model",
+    "games": [
+        {"order": "AB", "verdict": {"text": "games.0.judgment.answer", "label": "games.0.score", "values": _ARENA}},
+        {"order": "BA", "verdict": {"text": "games.1.judgment.answer", "label": "games.1.score", "values": _ARENA}},
+    ],
+    "tables": {"answers": {"key": ["uid", "model"], "format": "jsonl"},
+               "questions": {"key": ["uid"], "format": "jsonl"}},
+    "require": ["uid", "category", "judge", "model", "baseline", "games"],
+})
+
 _JB_MODEL = {"first_of": [["judgments", 0, "judgment", "judge_model"], ["judgments", 1, "judgment", "judge_model"],
                           {"file_key": "judge_model"}]}
 
