@@ -414,3 +414,25 @@ def test_write_audit_of_an_empty_table_fails_before_writing(tmp_path):
     with pytest.raises(ValueError, match=r"write_audit\('TT'\): the verdict table has no rows"):
         write_audit(table([]), tmp_path / "a", title="TT")
     assert not (tmp_path / "a").exists()
+
+
+def test_figure_panels_leave_room_for_the_title_and_the_stamp_footer(monkeypatch, tmp_path):
+    """A tall figure (many judges, two panel rows): no panel, tick labels included, overlaps the
+    figure title or the simulated / config footer the stamp writes at the bottom edge."""
+    from judgelab.plots.stamp import STAMP_TEXT
+
+    got = _capture(monkeypatch)
+    judges = [f"judge{i:02d}" for i in range(20)]
+    rows = [row(m, "descriptive", judge=j) for m in list(METRICS)[:STYLE.ncol + 1] for j in judges]
+    for r in rows:
+        r["simulated"] = True
+    card_figure(card(rows), tmp_path / "f.png", title="T", config_hash="h123")
+    fig = got["fig"]
+    renderer = fig.canvas.get_renderer()
+    footer = next(t for t in fig.texts if "config h123" in t.get_text())
+    fixed = [footer.get_window_extent(renderer), fig._suptitle.get_window_extent(renderer)]
+    assert STAMP_TEXT in [t.get_text() for t in fig.texts]  # the watermark crosses the panels on purpose
+    for ax in fig.axes:
+        if ax.axison:
+            box = ax.get_tightbbox(renderer)
+            assert not any(box.overlaps(f) for f in fixed), ax.get_title()
