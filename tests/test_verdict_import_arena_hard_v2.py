@@ -225,6 +225,34 @@ def test_audit_gives_the_show_result_score(tmp_path):
     assert card.loc[("lenient", "positional_agreement"), "estimate"] == pytest.approx(sum(agree) / len(agree))
 
 
+def test_a_failed_game_drops_its_pair_from_the_score_as_show_result_does(tmp_path):
+    """gen_judgment.py appends ``None`` for a game whose API call failed: that game is unparsed,
+    and the pair leaves the Arena-Hard score as show_result.py drops the record.  With one
+    question left the card reports the score but withholds the finding (no interval)."""
+    from judgelab import cli
+
+    raw = _raw(V2_JUDGMENTS)
+    raw[0]["games"][1] = None
+    folder = tmp_path / "model_judgment" / V2_JUDGMENTS.parent.name
+    folder.mkdir(parents=True)
+    (folder / V2_JUDGMENTS.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in raw))
+    t = import_verdicts([folder.parent], preset_mapping("arena_hard_v2"), tables=_tables())
+    failed = _row(t, raw[0]["uid"], "BA")
+    assert failed["status"] == "unparsed" and failed["verdict"] == "" and failed["label"] == ""
+    assert (t.drop(failed.name)["status"] == "ok").all()
+    battles = _show_result_battles(raw)
+    assert battles == [0.0] * 6  # only 666d's six strong battles for the baseline are left
+    out = tmp_path / "audit"
+    assert cli.main(["audit", "--format", "arena_hard_v2", str(folder.parent), "--table",
+                     f"answers={V2 / 'model_answer'}", "--table", f"questions={V2 / 'question.jsonl'}",
+                     "--out", str(out), "--resamples", "200"]) == 0
+    card = pd.read_csv(out / "bias_card.csv").set_index(["view", "metric"])
+    row = card.loc[("lenient", "arena_hard_score")]
+    assert row["estimate"] == pytest.approx(sum(battles) / len(battles)) and row["n"] == 1
+    assert row["status"] == "not estimable" and not math.isfinite(row["se"]) and "one item" in row["reason"]
+    assert card.loc[("lenient", "parse_failures"), "estimate"] == pytest.approx(1 / 4)
+
+
 def test_canonical_pairs_written_in_the_v2_layout_import_to_the_canonical_verdicts(tmp_path):
     """The canonical pairs of ``tests/test_verdict_import.py`` (ties, unparsed games, identical
     responses) written by :func:`write_canonical_v2` import to the canonical verdicts and
