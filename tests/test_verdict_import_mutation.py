@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -545,3 +546,50 @@ def test_plain_paths_recursive_globs_and_public_files_among_patterns(tmp_path, m
     (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / rel).write_text("")
     assert expand_patterns([rel], where="w") == [str((tmp_path / rel).resolve())]
+
+
+# --- verdict sources ------------------------------------------------------------------------------
+
+
+def test_numbers_are_texts_and_only_nan_is_missing():
+    from judgelab.verdict_import.importer import text_of
+
+    assert text_of(2.5) == "2.5" and text_of(0.0) == "0.0" and text_of(7) == "7" and text_of(True) == "True"
+    assert text_of(float("nan")) is None and text_of([1.5, float("nan"), "x"]) == "1.5\n\nx"
+
+
+def test_scores_and_labels_read_from_a_side_table(tmp_path):
+    side = _jsonl(tmp_path / "rm.jsonl", [{"id": 1, "s": [0.0, 2.0], "d": "B>A"}, {"id": 2, "s": None, "d": "A>B"}])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1}, {"id": 2}])
+    tab = {"table": "rm", "key": ["id"]}
+    m = build_mapping({"pair_id": "id", "tables": {"rm": {"key": ["id"], "files": [str(side)]}},
+                       "verdict": {"scores": {**tab, "value": "s"}, "label": {**tab, "value": "d"},
+                                   "values": {"A>B": "A", "B>A": "B"}}})
+    t = import_verdicts([f], m)
+    assert t["verdict"].tolist() == ["B", "A"] and t["parse_method"].astype(str).tolist() == ["scores", "label"]
+    assert t["label"].astype(str).tolist() == ["B>A", "A>B"]
+    assert t["preference"].iloc[0] == pytest.approx(1 / (1 + math.exp(-2.0)))
+
+
+def test_scores_alone_leave_the_label_empty(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "s": [3.0, 1.0]}, {"id": 2, "s": [-800.0, 800.0]}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"scores": "s"}}))
+    assert t["label"].astype(str).tolist() == ["", ""] and t["verdict"].tolist() == ["A", "B"]
+    assert t["preference"].iloc[0] == pytest.approx(1 / (1 + math.exp(2.0))) and t["preference"].iloc[1] == 1.0
+
+
+def test_a_missing_label_is_empty_and_counts_as_found_only_with_an_answer(tmp_path):
+    """A null label keeps the label cell empty; a file whose labels are all null is an error unless
+    the judge's answers are there (the label was then unparsable, not misspelt)."""
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": None, "t": "an answer"}, {"id": 2, "v": None, "t": ""}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"label": "v", "text": "t"}}))
+    assert t["label"].astype(str).tolist() == ["", ""] and t["status"].tolist() == ["unparsed", "unparsed"]
+    assert t["parse_method"].astype(str).tolist() == ["label-missing", "label-missing"]
+    g = _jsonl(tmp_path / "none.jsonl", [{"id": 1, "v": None, "t": ""}, {"id": 2, "v": None}])
+    with pytest.raises(InputError, match=r"none\.jsonl: the verdict of game 0 \('v'\) is empty in every row"):
+        import_verdicts([g], build_mapping({"pair_id": "id", "verdict": {"label": "v", "text": "t"}}))
+    side = _jsonl(tmp_path / "answers.jsonl", [{"id": 1, "t": "an answer"}])
+    h = _jsonl(tmp_path / "side.jsonl", [{"id": 1, "v": None}])
+    m = build_mapping({"pair_id": "id", "tables": {"a": {"key": ["id"], "files": [str(side)]}},
+                       "verdict": {"label": "v", "text": {"table": "a", "key": ["id"], "value": "t"}}})
+    assert import_verdicts([h], m)["raw_text"].tolist() == ["an answer"]

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from scipy.special import expit
 
 from judgelab.io import InputError
 from judgelab.parsing import normalize_verdict, parse_pairwise
@@ -330,7 +331,8 @@ def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str, flo
             d = sc[1] - sc[0]
             label = "" if spec.label is None else _label_text(get_field(spec.label, rec, ctx))
             # P(B preferred) under Bradley-Terry, the model reward models are trained on
-            pref = 1.0 / (1.0 + math.exp(-d)) if d > -700 else 0.0
+            # (scipy's logistic: no overflow for score gaps of any size)
+            pref = float(expit(d))
             return ("B" if d > 0 else "A" if d < 0 else "tie"), pref, "scores", label, True
     if spec.label is not None:
         v = get_field(spec.label, rec, ctx)
