@@ -319,6 +319,16 @@ def _arena_hard(wd: Path) -> None:
     shutil.move(str(files[0]), dest / files[0].name)
 
 
+def _arena_hard_v2(wd: Path) -> None:
+    """The real published v2.0 records of ``tests/fixtures/verdict_logs/arena_hard_v2/`` in the repository layout
+    README's command names (``data/arena-hard-v2.0/{model_judgment/<judge>/, model_answer/, question.jsonl}``)."""
+    src = REPO / "tests" / "fixtures" / "verdict_logs" / "arena_hard_v2"
+    dest = wd / "data" / "arena-hard-v2.0"
+    shutil.copytree(src / "model_answer", dest / "model_answer")
+    shutil.copy2(src / "question.jsonl", dest / "question.jsonl")
+    shutil.copytree(src / "model_judgment" / "gemini-2.5-flash", dest / "model_judgment" / "gpt-4.1")
+
+
 def _alpaca_eval(wd: Path) -> None:
     _canon_stand_ins().fixture_alpaca_eval(wd)  # annotations.json
 
@@ -355,7 +365,8 @@ def _cache(wd: Path) -> None:
 
 # the reader's own files that README commands name, or what an earlier run leaves -> a stand-in
 # in the published layout
-STAND_INS = {"annotations.json": _alpaca_eval, "model_judgment/": _arena_hard, "my_log.yaml": _mapped_log,
+STAND_INS = {"annotations.json": _alpaca_eval, "arena-hard-v2.0/": _arena_hard_v2,
+             "model_judgment/": _arena_hard, "my_log.yaml": _mapped_log,
              "my_pairs.jsonl": _pairs, "judgelab cache-stats": _cache}
 
 
