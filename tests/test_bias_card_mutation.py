@@ -872,3 +872,26 @@ def test_arena_hard_score_of_identical_items_has_zero_bootstrap_se():
     calls = [c for i in range(6) for c in both_orders(f"q{i % 2}", f"p{i}", "A", "B", gold="")]
     ah = by_metric(judge_card(table(calls), S))["arena_hard_score"]
     assert ah["estimate"] == 0.0 and ah["se"] == 0.0 and ah["ci_low"] == ah["ci_high"] == 0.0 and ah["reason"] == ""
+
+
+def test_judgebench_row_in_the_card_counts_gold_b_and_inconsistent_pairs():
+    calls = []
+    for i in range(12):
+        gold = "A" if i % 2 else "B"
+        other = "B" if gold == "A" else "A"
+        # shown verdicts; BA names the swapped slot: right in both (i < 6), right as stored only (i >= 6)
+        calls += both_orders(f"q{i}", f"p{i}", gold, other if i < 6 else gold, gold=gold)
+    jb = by_metric(judge_card(table(calls), S))["judgebench_accuracy"]
+    assert jb["n"] == 12 and jb["share"] == 1.0 and jb["estimate"] == pytest.approx(0.5)
+
+
+def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
+    import judgelab.bias_card.card as card_mod
+
+    def boom(*a):
+        raise ValueError("bad pair")
+
+    monkeypatch.setattr(card_mod, "judgebench_pair_correct", boom)
+    c = by_metric(judge_card(table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]), S))
+    assert c["judgebench_accuracy"]["reason"] == "failed: ValueError: bad pair"
+    assert c["arena_hard_score"]["reason"] == "" and c["arena_hard_score"]["estimate"] == 0.0
