@@ -593,3 +593,59 @@ def test_a_missing_label_is_empty_and_counts_as_found_only_with_an_answer(tmp_pa
     m = build_mapping({"pair_id": "id", "tables": {"a": {"key": ["id"], "files": [str(side)]}},
                        "verdict": {"label": "v", "text": {"table": "a", "key": ["id"], "value": "t"}}})
     assert import_verdicts([h], m)["raw_text"].tolist() == ["an answer"]
+
+
+@pytest.mark.parametrize(("verdict", "value", "want"), [
+    # verdict spec, the record's value at "x", (status, verdict, parse_method, label, preference)
+    ({"label": "x", "values": {"A>B": "A"}}, "A>>B", ("unparsed", "", "label-unknown", "A>>B", None)),
+    ({"weight": "x", "weight_range": [1, 3]}, 2.5, ("ok", "B", "weight", "2.5", 0.75)),
+    ({"weight": "x", "weight_range": [1, 3]}, 1.5, ("ok", "A", "weight", "1.5", 0.25)),
+    ({"weight": "x", "weight_range": [1, 3]}, 2, ("ok", "tie", "weight", "2", 0.5)),
+    ({"weight": "x", "weight_range": [1, 3]}, 3.5, ("unparsed", "", "weight-out-of-range", "3.5", None)),
+    ({"weight": "x"}, "much", ("unparsed", "", "weight-unknown", "much", None)),
+    ({"weight": "x", "values": {"0": "tie"}}, 0, ("ok", "tie", "weight-value", "0", 0.5)),
+    ({"weight": "x"}, None, ("unparsed", "", "weight-missing", "", None)),
+    ({"scores": "x", "text": "x"}, "12", ("unparsed", "", "scores-missing", "", None)),
+    ({"text": "x", "parse": "brackets"}, "[[B]]", ("ok", "B", "brackets", "", 1.0)),
+])
+def test_each_verdict_source_gives_its_status_method_and_label(tmp_path, verdict, value, want):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "x": value}, {"id": 2, "x": [1, 2]}])  # row 2: the source is there
+    row = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {**verdict, "frame": "stored"}})).iloc[0]
+    got = (row["status"], row["verdict"], row["parse_method"], row["label"], row["preference"])
+    assert got[:4] == want[:4]
+    assert pd.isna(got[4]) if want[4] is None else got[4] == pytest.approx(want[4])
+
+
+@pytest.mark.parametrize(("verdict", "values", "error"), [
+    # a verdict source empty (or unusable) in every row stops the import; a present but odd one does not
+    ({"weight": "x"}, [None, None], True),
+    ({"weight": "x"}, ["much", "more"], False),
+    ({"weight": "x"}, [7, 8], False),
+    ({"weight": "x", "values": {"0": "tie"}}, [0, 0], False),
+    ({"weight": "x", "values": {None: "tie"}}, [None, None], True),
+    ({"scores": "x"}, [None, [1, None]], True),
+    ({"label": "x", "values": {"a": "A"}}, ["b", "c"], False),
+])
+def test_a_verdict_source_found_nowhere_is_an_error(tmp_path, verdict, values, error):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": i, "x": v} for i, v in enumerate(values)])
+    m = build_mapping({"pair_id": "id", "verdict": verdict})
+    if error:
+        with pytest.raises(InputError, match=r"log\.jsonl: the verdict of game 0 \('x'\) is empty in every row"):
+            import_verdicts([f], m)
+    else:
+        assert len(import_verdicts([f], m)) == 2
+
+
+def test_weights_and_answers_read_from_a_side_table(tmp_path):
+    side = _jsonl(tmp_path / "w.jsonl", [{"id": 1, "w": 0.9, "t": "[[A]]"}, {"id": 2, "w": 0.1, "t": "[[B]]"}])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1}, {"id": 2}])
+    tables = {"w": {"key": ["id"], "files": [str(side)]}}
+
+    def tab(v: str) -> dict:
+        return {"table": "w", "key": ["id"], "value": v}
+
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "tables": tables, "verdict": {"weight": tab("w")}}))
+    assert t["verdict"].tolist() == ["B", "A"] and t["preference"].tolist() == pytest.approx([0.9, 0.1])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "tables": tables,
+                                            "verdict": {"text": tab("t"), "parse": "brackets"}}))
+    assert t["verdict"].tolist() == ["A", "B"] and t["raw_text"].tolist() == ["[[A]]", "[[B]]"]
