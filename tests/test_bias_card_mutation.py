@@ -895,3 +895,30 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
     c = by_metric(judge_card(table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]), S))
     assert c["judgebench_accuracy"]["reason"] == "failed: ValueError: bad pair"
     assert c["arena_hard_score"]["reason"] == "" and c["arena_hard_score"]["estimate"] == 0.0
+
+
+@pytest.mark.parametrize("fn, failing", [
+    ("_share_row", {"accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy",
+                    "positional_agreement", "positional_agreement_all", "length_preference", "markdown_preference",
+                    "self_preference", "tie_rate", "parse_failures"}),
+    ("_benchmark_rows", {"judgebench_accuracy", "arena_hard_score"}),
+    ("_order_gap_row", {"accuracy_order_gap"}),
+    ("_position_row", {"position_preference"}),
+    ("_logit_rows", {"length_controlled", "markdown_controlled"}),
+])
+def test_every_metric_keeps_its_row_when_its_statistic_fails(monkeypatch, fn, failing):
+    import judgelab.bias_card.card as card_mod
+
+    def boom(*a, **k):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(card_mod, fn, boom)
+    rows = judge_card(logit_table(), S)
+    assert sorted(r["metric"] for r in rows) == sorted(METRICS)
+    assert {r["metric"] for r in rows if r["reason"] == "failed: RuntimeError: broken"} == failing
+
+
+def test_a_pair_counts_whichever_order_is_stored_first():
+    calls = [c for i in range(12) for c in reversed(both_orders(f"q{i}", f"p{i}", "A", "B"))]
+    c = by_metric(judge_card(table(calls), S))
+    assert c["correct_both"]["n"] == 12 and c["positional_agreement"]["n"] == 12
