@@ -26,10 +26,12 @@ from judgelab.io import write_table, write_text
 
 
 def _fmt(x: float, digits: int = 3) -> str:
+    """A number for the card, ``n/a`` for a missing one (NaN or None: a row that was not estimable)."""
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _cell(r: pd.Series) -> str:
+    """One detected bias in the headline: metric, estimate, CI, null and p (``r`` named by its metric)."""
     return (f"{r.name} {_fmt(r['estimate'])} "
             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (null {_fmt(r['null_value'], 2)}, p={r['p_value']:.2g})")
 
@@ -74,6 +76,14 @@ def headline(g: pd.DataFrame, settings: CardSettings) -> list[str]:
 
 def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_verdicts: dict[str, int],
                   simulated: bool) -> str:
+    """The markdown card: an intro stating the settings the rows depend on, then per judge (sorted)
+    the headline of the lenient view, the strict view's headline where fallback verdicts make the
+    two differ, and the full table of every view in the card's order.
+
+    A reader should not have to open the CSV to learn what was detected, what could not be tested
+    and why; ``simulated`` puts a banner first so a card of the simulated panel is never mistaken
+    for one of a real model.
+    """
     lines = [f"# Bias card: {title}", ""]
     if simulated:
         lines += ["**SIMULATED JUDGES** - these verdicts come from the simulated panel, not a real model.", ""]
