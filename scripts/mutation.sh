@@ -203,8 +203,11 @@ PY
   IFS=$'\t' read -r m k t p eq adj sv nt to sk uc <<<"$line"
   echo "MUTATION $m killed=$k/$t ($p%) equivalent=$eq killed_of_non_equivalent=$adj% survived=$sv no_tests=$nt timeout=$to not_checked=$uc"
   if ((survivors)); then
-    (cd "$ws" && "$MUTMUT" results 2>/dev/null | grep -E 'survived|no tests' | awk -F: '{print $1}' | while read -r name; do
-        echo "--- $name"; "$MUTMUT" show "$name" 2>/dev/null | sed -n '1,40p'; done)
+    # `|| true`: grep finds nothing when every mutant was killed, and `sed` closing the pipe early makes
+    # `mutmut show` exit by SIGPIPE; neither is an error of the run (pipefail would end the script there)
+    (cd "$ws" && { "$MUTMUT" results 2>/dev/null | grep -E 'survived|no tests' || true; } | awk -F: '{print $1}' |
+      while read -r name; do
+        echo "--- $name"; { "$MUTMUT" show "$name" 2>/dev/null || true; } | sed -n '1,40p' || true; done)
   fi
 done
 echo
