@@ -922,3 +922,24 @@ def test_a_pair_counts_whichever_order_is_stored_first():
     calls = [c for i in range(12) for c in reversed(both_orders(f"q{i}", f"p{i}", "A", "B"))]
     c = by_metric(judge_card(table(calls), S))
     assert c["correct_both"]["n"] == 12 and c["positional_agreement"]["n"] == 12
+
+
+def test_length_and_markdown_preference_count_picks_of_either_stored_slot():
+    def card(ra: str, rb: str, shown: tuple[str, str], s: CardSettings = S) -> dict:
+        calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", *shown, response_a=ra, response_b=rb)]
+        return by_metric(judge_card(table(calls), s))
+
+    five, six = " ".join(["w"] * 5), " ".join(["w"] * 6)
+    picks_a, picks_b = ("A", "B"), ("B", "A")  # shown verdicts naming stored A / stored B in both orders
+    assert card(six, five, picks_a)["length_preference"]["estimate"] == 1.0
+    assert card(five, six, picks_b)["length_preference"]["estimate"] == 1.0
+    assert card(five, six, picks_a)["length_preference"]["estimate"] == 0.0
+    md = "# t\n" + five
+    s = CardSettings(n_resamples=50, markdown_margin=markdown_score(md) - markdown_score(five))
+    assert card(md, five, picks_a, s)["markdown_preference"]["estimate"] == 1.0
+    assert card(five, md, picks_b, s)["markdown_preference"]["estimate"] == 1.0
+    assert card(md, five, picks_b, s)["markdown_preference"]["estimate"] == 0.0
+    same = card(md, md, picks_a, s)["markdown_preference"]  # equally formatted: no markdown cue
+    assert same["n"] == 0 and same["reason"] == "no eligible verdicts"
+    pa = card(six, five, picks_a)
+    assert pa["positional_agreement_all"]["share"] == 1.0 and pa["positional_agreement"]["share"] == 1.0
