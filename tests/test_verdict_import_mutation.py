@@ -649,3 +649,32 @@ def test_weights_and_answers_read_from_a_side_table(tmp_path):
     t = import_verdicts([f], build_mapping({"pair_id": "id", "tables": tables,
                                             "verdict": {"text": tab("t"), "parse": "brackets"}}))
     assert t["verdict"].tolist() == ["A", "B"] and t["raw_text"].tolist() == ["[[A]]", "[[B]]"]
+
+
+def test_table_keys_and_upto_may_read_the_file_name(tmp_path):
+    """A look-up key or a turn count may come from the log's file name (one file per model/turn)."""
+    side = _jsonl(tmp_path / "answers.jsonl", [{"q": 1, "m": "gpt-4o", "turns": ["t1", "t2", "t3"]}])
+    f = _jsonl(tmp_path / "model=gpt-4o,turn=2.jsonl", [{"id": 1, "q": 1, "v": "A", "s": "abc"}])
+    m = build_mapping({"pair_id": "id", "verdict": {"label": "v"}, "tables": {"a": {"key": ["q", "m"],
+                                                                                   "files": [str(side)]}},
+                       "response_a": {"table": "a", "key": ["q", {"file_key": "model"}], "value": "turns",
+                                      "upto": {"file_key": "turn"}},
+                       "instruction": {"path": "s", "upto": {"const": 1}}})  # upto cuts lists, not strings
+    t = import_verdicts([f], m)
+    assert t["response_a"].astype(str).tolist() == ["t1\n\nt2"] and t["instruction"].astype(str).tolist() == ["abc"]
+
+
+def test_a_side_tables_key_sees_no_other_side_table(tmp_path):
+    """Side tables load before any look-up: a key field that is itself a table look-up reads empty."""
+    side = _jsonl(tmp_path / "s.jsonl", [{"k": 1, "text": "T"}])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "v": "A"}])
+    m = build_mapping({"pair_id": "id", "verdict": {"label": "v"}, "optional": ["instruction"],
+                       "instruction": {"table": "s", "key": [{"const": None}], "value": "text"},
+                       "tables": {"s": {"key": [{"table": "s", "key": ["k"], "value": "k"}], "files": [str(side)]}}})
+    assert import_verdicts([f], m)["instruction"].astype(str).tolist() == ["T"]
+
+
+def test_file_name_keys_split_at_the_first_equals_sign():
+    from judgelab.verdict_import.importer import file_name_keys
+
+    assert file_name_keys(Path("judge=a=b, x = 1,loose,=v.jsonl")) == {"judge": "a=b", "x": "1"}
