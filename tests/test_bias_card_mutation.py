@@ -943,3 +943,16 @@ def test_length_and_markdown_preference_count_picks_of_either_stored_slot():
     assert same["n"] == 0 and same["reason"] == "no eligible verdicts"
     pa = card(six, five, picks_a)
     assert pa["positional_agreement_all"]["share"] == 1.0 and pa["positional_agreement"]["share"] == 1.0
+
+
+def test_cue_preferences_are_binomial_tests_against_a_half_over_decisive_verdicts():
+    md = "# t\n" + " ".join(["w"] * 5)
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", response_a=md + " w w w",
+                                                       response_b="w")]
+    calls += both_orders("q12", "p12", "A", "B", response_a="w", response_b="w")  # no cue, still decisive
+    t = table(calls)
+    t.loc[t["item_id"] != "q12", "family_a"] = "openai"
+    c = by_metric(judge_card(t, S))
+    for m in ("length_preference", "markdown_preference", "self_preference"):
+        assert (c[m]["test"], c[m]["null_value"], c[m]["n"]) == ("binomial", 0.5, 24), m
+        assert c[m]["share"] == pytest.approx(24 / 26) and c[m]["estimate"] == 1.0, m
