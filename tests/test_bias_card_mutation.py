@@ -956,3 +956,13 @@ def test_cue_preferences_are_binomial_tests_against_a_half_over_decisive_verdict
     for m in ("length_preference", "markdown_preference", "self_preference"):
         assert (c[m]["test"], c[m]["null_value"], c[m]["n"]) == ("binomial", 0.5, 24), m
         assert c[m]["share"] == pytest.approx(24 / 26) and c[m]["estimate"] == 1.0, m
+
+
+@pytest.mark.parametrize("family", ["", "unknown"])
+def test_an_unknown_judge_family_matches_no_response(family):
+    t = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")], family=family)
+    t["family_a"] = family  # responses whose family is as unknown as the judge's
+    c = by_metric(judge_card(t, S))
+    sp = c["self_preference"]
+    assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["identified"] is False
+    assert c["parse_failures"]["share"] == 1.0 and c["tie_rate"]["share"] == 1.0
