@@ -678,3 +678,25 @@ def test_file_name_keys_split_at_the_first_equals_sign():
     from judgelab.verdict_import.importer import file_name_keys
 
     assert file_name_keys(Path("judge=a=b, x = 1,loose,=v.jsonl")) == {"judge": "a=b", "x": "1"}
+
+
+def test_simulated_categories_and_a_model_without_family(tmp_path):
+    rows = [{"id": 1, "v": "A", "sim": "True", "cat": "math", "j": "gpt-judge", "m": "my-model"},
+            {"id": 2, "v": "A", "sim": "1", "cat": "code", "j": "gpt-judge", "m": "my-model"},
+            {"id": 3, "v": "B", "sim": "false", "cat": None, "j": "gpt-judge", "m": "claude-x"},
+            {"id": 4, "v": "B", "sim": None, "cat": "math", "j": "gpt-judge", "m": "my-model"},
+            {"id": 5, "v": "B", "sim": 0, "cat": "code", "j": "gpt-judge", "m": "my-model"}]
+    f = _jsonl(tmp_path / "log.jsonl", rows)
+    m = build_mapping({**_PLAIN, "simulated": "sim", "category": "cat", "judge": "j", "model": "m"})
+    t = import_verdicts([f], m)
+    assert t["simulated"].tolist() == [True, True, False, False, False]
+    assert t["category"].astype(str).tolist() == ["math", "code", "", "math", "code"]
+    # a model name of no known family: the judge's name may still tell it
+    assert t["family"].astype(str).tolist() == ["openai", "openai", "anthropic", "openai", "openai"]
+
+
+def test_every_empty_response_is_counted(tmp_path):
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "a": "", "b": " ", "v": "A"}, {"id": 2, "a": "\n", "b": "y",
+                                                                                 "v": "B"}])
+    t = import_verdicts([f], build_mapping({**_PLAIN, "response_a": "a", "response_b": "b"}))
+    assert t.attrs["empty_responses"] == 3 and len(t) == 2
