@@ -966,3 +966,22 @@ def test_an_unknown_judge_family_matches_no_response(family):
     sp = c["self_preference"]
     assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["identified"] is False
     assert c["parse_failures"]["share"] == 1.0 and c["tie_rate"]["share"] == 1.0
+
+
+def test_an_empty_log_leaves_every_row_not_estimable():
+    rows = judge_card(table([]), S)
+    assert sorted(r["metric"] for r in rows) == sorted(METRICS)
+    assert all(r["status"] == "not estimable" and r["reason"] for r in rows)
+    assert all(r["n_parsed"] == 0 and math.isnan(r["parsed_share"]) for r in rows)
+
+
+def test_rows_without_a_note_have_an_empty_note_and_the_order_gap_tests_zero():
+    c = by_metric(judge_card(table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]), S))
+    assert c["tie_rate"]["note"] == "" and c["parse_failures"]["note"] == ""
+    ca, cb = gap_pairs(14, 4, 12)
+    for r in (_order_gap_row(ca, cb, np.arange(30), S), _order_gap_row(ca[:0], cb[:0], np.arange(0), S)):
+        assert r.null_value == 0.0
+    # a single discordant pair is tested (and is too few), not taken for "no discordant pair"
+    one = _order_gap_row(*gap_pairs(1, 0, 4), np.arange(5), S)
+    assert one.statistic == 1.0 and one.p_value == pytest.approx(chi2.sf(1.0, 1))
+    assert one.reason == "fewer than 10 discordant pairs (1)"
