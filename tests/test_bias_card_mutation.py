@@ -985,3 +985,11 @@ def test_rows_without_a_note_have_an_empty_note_and_the_order_gap_tests_zero():
     one = _order_gap_row(*gap_pairs(1, 0, 4), np.arange(5), S)
     assert one.statistic == 1.0 and one.p_value == pytest.approx(chi2.sf(1.0, 1))
     assert one.reason == "fewer than 10 discordant pairs (1)"
+
+
+def test_order_gap_mde_of_a_single_pair_uses_one_pair():
+    s = CardSettings(alpha=0.5)  # the only alpha at which one pair can detect anything
+    r = _order_gap_row(np.array([False, True]), np.array([True, True]), np.arange(2), s)
+    assert r.mde == pytest.approx(mcnemar_mde(2, 0.5, 0.5, 0.8))
+    r1 = _order_gap_row(np.array([False]), np.array([True]), np.arange(1), s)
+    assert r1.mde == pytest.approx(mcnemar_mde(1, 1.0, 0.5, 0.8)) and math.isfinite(r1.mde)
