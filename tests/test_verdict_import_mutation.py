@@ -700,3 +700,39 @@ def test_every_empty_response_is_counted(tmp_path):
                                                                                  "v": "B"}])
     t = import_verdicts([f], build_mapping({**_PLAIN, "response_a": "a", "response_b": "b"}))
     assert t.attrs["empty_responses"] == 3 and len(t) == 2
+
+
+def test_order_auto_with_missing_and_identical_responses(tmp_path):
+    """``order: auto`` sorts the two texts (a missing one as empty); identical texts are stored as shown."""
+    f = _jsonl(tmp_path / "calls.jsonl", [{"id": 1, "a": None, "b": "Aardvark", "v": "A"},
+                                          {"id": 2, "a": "B", "b": None, "v": "A"},
+                                          {"id": 3, "a": "same", "b": "same", "v": "B"}])
+    t = import_verdicts([f], build_mapping({"pair_id": "id", "response_a": "a", "response_b": "b", "order": "auto",
+                                            "verdict": {"label": "v"}, "optional": ["response_a", "response_b"]}))
+    assert t["order"].tolist() == ["AB", "BA", "AB"] and t["verdict"].tolist() == ["A", "B", "B"]
+
+
+def test_order_from_the_file_name_or_as_recorded(tmp_path):
+    f = _jsonl(tmp_path / "order=BA.jsonl", [{"id": 1, "v": "A"}])
+    m = build_mapping({**_PLAIN, "order": {"file_key": "order"}})  # no values map: AB/BA as written
+    t = import_verdicts([f], m)
+    assert t["order"].tolist() == ["BA"] and t["verdict"].tolist() == ["B"]
+
+
+def test_ids_up_to_96_characters_are_kept(tmp_path):
+    ok, long = "k" * 96, "k" * 97
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": ok, "v": "A"}, {"id": long, "v": "A"}])
+    t = import_verdicts([f], build_mapping({**_PLAIN, "item_id": "id"}))
+    assert t["pair_id"].tolist() == [ok, _sha_id(long)] and t["item_id"].tolist() == [ok, _sha_id(long)]
+
+
+def test_gold_ties_correctness_and_gold_from_a_side_table(tmp_path):
+    side = _jsonl(tmp_path / "gold.jsonl", [{"id": i, "g": g} for i, g in enumerate(["A", "tie", "B", None])])
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": i, "v": v} for i, v in enumerate(["A", "A", "tie", "B"])])
+    m = build_mapping({**_PLAIN, "gold": {"label": {"table": "g", "key": ["id"], "value": "g"}},
+                       "tables": {"g": {"key": ["id"], "files": [str(side)]}}})
+    t = import_verdicts([f], m)
+    assert t["expected_verdict"].tolist() == ["A", "tie", "B", ""]
+    assert t["correct"].tolist()[:3] == [True, False, False] and pd.isna(t["correct"].iloc[3])
+    plain = import_verdicts([f], build_mapping(_PLAIN))  # no gold at all: empty, not missing
+    assert plain["expected_verdict"].tolist() == [""] * 4 and plain["correct"].isna().all()
