@@ -993,3 +993,24 @@ def test_order_gap_mde_of_a_single_pair_uses_one_pair():
     assert r.mde == pytest.approx(mcnemar_mde(2, 0.5, 0.5, 0.8))
     r1 = _order_gap_row(np.array([False]), np.array([True]), np.arange(1), s)
     assert r1.mde == pytest.approx(mcnemar_mde(1, 1.0, 0.5, 0.8)) and math.isfinite(r1.mde)
+
+
+def test_logit_with_two_items_or_without_a_length_cue_is_fitted():
+    t = logit_table()
+    two = t.copy()
+    two["item_id"] = np.where(np.arange(len(t)) % 4 < 2, "q0", "q1")
+    rows = _logit_rows(_prepare(two, "lenient"), np.ones(len(t), bool), CardSettings(max_logit_se=1e9))
+    assert [r.n_items for r in rows] == [2, 2] and "item" not in rows[0].reason and math.isfinite(rows[0].estimate)
+    same_len = t.copy()
+    same_len["response_a"] = np.where(np.arange(len(t)) % 3 == 0, "**w** w w w w", "w w w w w")  # 5 words each
+    same_len["response_b"] = "w w w w w"
+    rows = _logit_rows(_prepare(same_len, "lenient"), np.ones(len(t), bool), S)
+    assert [r.metric for r in rows] == ["length_controlled", "markdown_controlled"]
+    assert rows[0].reason == "no variation in this cue" and rows[1].reason == "" and math.isfinite(rows[1].estimate)
+
+
+def test_fitted_probabilities_exactly_at_the_tolerance_are_kept(monkeypatch):
+    t = logit_table()
+    for mu in (1e-8, 1 - 1e-8):
+        fake_glm(monkeypatch, lambda mu=mu: FakeFit(0.5, mu=mu))
+        assert [r.reason for r in _logit_rows(_prepare(t, "lenient"), np.ones(len(t), bool), S)] == ["", ""]
