@@ -695,11 +695,14 @@ def test_simulated_categories_and_a_model_without_family(tmp_path):
     assert t["family"].astype(str).tolist() == ["openai", "openai", "anthropic", "openai", "openai"]
 
 
-def test_every_empty_response_is_counted(tmp_path):
+def test_every_empty_response_is_counted(tmp_path, caplog):
     f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "a": "", "b": " ", "v": "A"}, {"id": 2, "a": "\n", "b": "y",
                                                                                  "v": "B"}])
-    t = import_verdicts([f], build_mapping({**_PLAIN, "response_a": "a", "response_b": "b"}))
+    with caplog.at_level("WARNING", logger="judgelab.verdict_import.importer"):
+        t = import_verdicts([f], build_mapping({**_PLAIN, "response_a": "a", "response_b": "b"}))
     assert t.attrs["empty_responses"] == 3 and len(t) == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        "3 empty or whitespace-only responses kept (their pairs stay in the table)"]
 
 
 def test_order_auto_with_missing_and_identical_responses(tmp_path):
