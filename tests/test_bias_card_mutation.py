@@ -1014,3 +1014,12 @@ def test_fitted_probabilities_exactly_at_the_tolerance_are_kept(monkeypatch):
     for mu in (1e-8, 1 - 1e-8):
         fake_glm(monkeypatch, lambda mu=mu: FakeFit(0.5, mu=mu))
         assert [r.reason for r in _logit_rows(_prepare(t, "lenient"), np.ones(len(t), bool), S)] == ["", ""]
+
+
+def test_a_missing_item_is_its_pair():
+    t = table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "B")])
+    t["item_id"] = t["item_id"].astype(object)
+    t.loc[[1, 2, 3], "item_id"] = None  # pair p0's BA game and both games of p1
+    items = _prepare(t, "lenient").items
+    assert len({items[0], items[2], items[4]}) == 3  # q0, p1, q2: three clusters
+    assert items[2] == items[3] and items[1] != items[2]  # p0's missing item is p0, not p1
