@@ -1023,3 +1023,10 @@ def test_a_missing_item_is_its_pair():
     items = _prepare(t, "lenient").items
     assert len({items[0], items[2], items[4]}) == 3  # q0, p1, q2: three clusters
     assert items[2] == items[3] and items[1] != items[2]  # p0's missing item is p0, not p1
+
+
+def test_markdown_cue_is_a_difference_in_both_orders():
+    a, b = "# h\n- x\n- y", "**w** w w"
+    lg = _prepare(table(both_orders("q", "p", "A", "B", response_a=a, response_b=b)), "lenient")
+    diff = markdown_score(a) - markdown_score(b)
+    assert markdown_score(b) > 0 and lg.md_shown.tolist() == [pytest.approx(diff), pytest.approx(-diff)]
