@@ -739,3 +739,12 @@ def test_gold_ties_correctness_and_gold_from_a_side_table(tmp_path):
     assert t["correct"].tolist()[:3] == [True, False, False] and pd.isna(t["correct"].iloc[3])
     plain = import_verdicts([f], build_mapping(_PLAIN))  # no gold at all: empty, not missing
     assert plain["expected_verdict"].tolist() == [""] * 4 and plain["correct"].isna().all()
+
+
+def test_an_empty_weight_range_is_rejected():
+    """``weight_range: [1, 1]`` would divide by zero on every weight: a config error naming the key."""
+    from judgelab.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^verdict mapping/games/0/verdict/weight_range: need low < high, "
+                                          r"got \[1\.0, 1\.0\]$"):
+        build_mapping({"verdict": {"weight": "w", "weight_range": [1, 1]}})
