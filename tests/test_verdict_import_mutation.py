@@ -748,3 +748,54 @@ def test_an_empty_weight_range_is_rejected():
     with pytest.raises(ConfigError, match=r"^verdict mapping/games/0/verdict/weight_range: need low < high, "
                                           r"got \[1\.0, 1\.0\]$"):
         build_mapping({"verdict": {"weight": "w", "weight_range": [1, 1]}})
+
+
+# The game builders of the JudgeBench and LLMBar presets run once, when the registry is filled; these
+# tests build the games again and read the published records with them (what the registered presets do).
+
+
+def test_judgebench_games_read_the_published_decisions_texts_and_scores():
+    from judgelab.verdict_import import PRESETS
+    from judgelab.verdict_import.presets import _judgebench_game
+
+    raw = {**PRESETS.get("judgebench"), "games": [_judgebench_game(0, "AB"), _judgebench_game(1, "BA")]}
+    t = import_verdicts([JB], build_mapping(raw, name="judgebench")).set_index(["pair_id", "order", "judge"])
+    letter = {"A>B": "A", "B>A": "B", "A=B": "tie", "B=A": "tie", None: None}
+    swap = {"A": "B", "B": "A", "tie": "tie", None: None}
+    n = 0
+    for f in JB.glob("*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            for i, order in enumerate(("AB", "BA")):
+                game = rec["judgments"][i]
+                judge = f"{rec['judge_name']}/{game['judgment']['judge_model']}"
+                row = t.loc[(rec["pair_id"], order, judge)]
+                scores = game["judgment"].get("scores")
+                if scores:  # reward model: the higher score as shown, P(B) = logistic(score B - score A)
+                    shown = "B" if scores[1] > scores[0] else "A" if scores[1] < scores[0] else "tie"
+                    p_shown = 1 / (1 + math.exp(scores[0] - scores[1]))
+                    assert row["preference"] == pytest.approx(p_shown if order == "AB" else 1 - p_shown)
+                else:
+                    shown = letter[game["decision"]]
+                assert row["verdict_shown"] == (shown or "") and row["label"] == (game["decision"] or "")
+                assert row["verdict"] == ((shown if order == "AB" else swap[shown]) or "")
+                assert row["raw_text"] == game["judgment"]["response"]
+                n += 1
+    assert n == len(t) == 18
+
+
+def test_llmbar_games_read_the_winner_and_completion_of_their_swap_flag(tmp_path):
+    from judgelab.verdict_import import PRESETS
+    from judgelab.verdict_import.presets import _llmbar_game
+
+    rows = [{"input": "Pick one.", "output_1": "a", "output_2": "b", "label": 1,
+             "results": [{"swap = False": {"completion": ["Output (a)", "stop"], "winner": "1"},
+                          "swap = True": {"completion": ["Output (a)", "stop"], "winner": "2"}}]}]
+    d = tmp_path / "Natural" / "evaluators" / "GPT-4" / "Vanilla"
+    d.mkdir(parents=True)
+    (d / "result.json").write_text(json.dumps(rows))
+    raw = {**PRESETS.get("llmbar"), "games": [_llmbar_game("swap = False", "AB"), _llmbar_game("swap = True", "BA")]}
+    t = import_verdicts([d / "result.json"], build_mapping(raw, name="llmbar")).set_index("order")
+    # winners are in the stored order (the authors un-swap them): "Output (a)" in the swapped game is B
+    assert t.loc["AB", "verdict"] == "A" and t.loc["BA", "verdict"] == "B" and t.loc["BA", "verdict_shown"] == "A"
+    assert (t["raw_text"] == "Output (a)").all() and (t["label"] == ["1", "2"]).all()
