@@ -868,10 +868,22 @@ def test_two_items_are_enough_for_clustered_inference():
     assert p.n_items == 2 and p.p_value == pytest.approx(2 * student_t.sf(abs(p.statistic), 1))
 
 
-def test_arena_hard_score_of_identical_items_has_zero_bootstrap_se():
+def test_arena_hard_score_whose_pairs_all_score_alike_is_not_estimable():
+    # every pair scores 0 for stored B: the bootstrap cannot vary, so its zero-width interval is no evidence
     calls = [c for i in range(6) for c in both_orders(f"q{i % 2}", f"p{i}", "A", "B", gold="")]
     ah = by_metric(judge_card(table(calls), S))["arena_hard_score"]
-    assert ah["estimate"] == 0.0 and ah["se"] == 0.0 and ah["ci_low"] == ah["ci_high"] == 0.0 and ah["reason"] == ""
+    assert ah["estimate"] == 0.0 and ah["se"] == 0.0 and ah["ci_low"] == ah["ci_high"] == 0.0
+    assert ah["status"] == "not estimable" and not ah["estimable"]
+    assert ah["reason"] == "every pair scores 0: the cluster bootstrap interval has zero width"
+    # each pair 0.5 (the judge names the first-shown answer in both games, as on FastChat's real records)
+    calls = [c for i in range(6) for c in both_orders(f"q{i}", f"p{i}", "A", "A", gold="")]
+    ah = by_metric(judge_card(table(calls), S))["arena_hard_score"]
+    assert ah["estimate"] == 0.5 and ah["status"] == "not estimable" and "zero width" in ah["reason"]
+    # pairs that differ give a real interval, and the row is descriptive
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A" if i % 3 else "B", "B", gold="")]
+    ah = by_metric(judge_card(table(calls), S))["arena_hard_score"]
+    assert ah["ci_low"] < ah["estimate"] < ah["ci_high"] and ah["se"] > 0
+    assert ah["status"] == "descriptive" and ah["reason"] == ""
 
 
 def test_judgebench_row_in_the_card_counts_gold_b_and_inconsistent_pairs():
@@ -892,9 +904,10 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
         raise ValueError("bad pair")
 
     monkeypatch.setattr(card_mod, "judgebench_pair_correct", boom)
-    c = by_metric(judge_card(table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]), S))
+    calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A" if i % 3 else "B", "B")]
+    c = by_metric(judge_card(table(calls), S))
     assert c["judgebench_accuracy"]["reason"] == "failed: ValueError: bad pair"
-    assert c["arena_hard_score"]["reason"] == "" and c["arena_hard_score"]["estimate"] == 0.0
+    assert c["arena_hard_score"]["reason"] == "" and c["arena_hard_score"]["estimate"] > 0
 
 
 @pytest.mark.parametrize("fn, failing", [

@@ -613,9 +613,17 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
     n_models = len(np.unique(lg.model_b[ia][kept]))
     note = ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline"
             + (f"; pooled over {n_models} models" if n_models > 1 else ""))
+    if not math.isfinite(lo):
+        reason = "one item: no cluster bootstrap interval"
+    elif not hi > lo:
+        # every resample gives the same score (e.g. each pair scores 0.5: the judge reversed its verdict with
+        # the order, or tied both games): a zero-width interval would claim certainty the data do not give
+        reason = f"every pair scores {est:.3g}: the cluster bootstrap interval has zero width"
+    else:
+        reason = ""
     rows.append(CardRow("arena_hard_score", estimate=est, ci_low=lo, ci_high=hi, se=math.sqrt(var) if var >= 0 else NAN,
                         n=int(kept.sum()), n_items=len(np.unique(items[kept])), share=float(kept.mean()), note=note,
-                        reason="" if math.isfinite(lo) else "one item: no cluster bootstrap interval"))
+                        reason=reason))
     return rows
 
 
