@@ -463,16 +463,23 @@ def test_a_known_public_file_not_on_disk_is_kept_for_its_job(tmp_path, monkeypat
 # --- presets --------------------------------------------------------------------------------------
 
 
-def test_judgebench_games_read_text_label_and_scores_of_their_own_game(tmp_path):
+@pytest.mark.parametrize("rebuilt", [False, True])
+def test_judgebench_games_read_text_label_and_scores_of_their_own_game(tmp_path, rebuilt):
     """Each JudgeBench game reads its own ``judgment.response`` and ``decision``; ``B=A`` is a tie
-    like ``A=B`` (both letters orders of the arena-hard prompt's equality)."""
+    like ``A=B`` (both letters orders of the arena-hard prompt's equality).  ``rebuilt``: the games
+    built again at test time (the registry builds them once, at import)."""
+    from judgelab.verdict_import import PRESETS
+    from judgelab.verdict_import.presets import _judgebench_game
+
     rec = json.loads(next(JB.glob("*o1-mini*")).read_text(encoding="utf-8").splitlines()[0])
     rec["judgments"][0]["judgment"]["response"] = "first game says [[B=A]]"
     rec["judgments"][0]["decision"] = "B=A"
     rec["judgments"][1]["judgment"]["response"] = "second game says [[A>B]]"
     rec["judgments"][1]["decision"] = "A>B"
     f = _jsonl(tmp_path / "jb.jsonl", [rec])
-    t = import_verdicts([f], preset_mapping("judgebench")).set_index("order")
+    raw = {**PRESETS.get("judgebench"), "games": [_judgebench_game(0, "AB"), _judgebench_game(1, "BA")]}
+    mapping = build_mapping(raw, name="judgebench") if rebuilt else preset_mapping("judgebench")
+    t = import_verdicts([f], mapping).set_index("order")
     assert t.loc["AB", "verdict"] == "tie" and t.loc["AB", "label"] == "B=A"
     assert t.loc["AB", "raw_text"] == "first game says [[B=A]]"
     assert t.loc["BA", "verdict_shown"] == "A" and t.loc["BA", "verdict"] == "B"
