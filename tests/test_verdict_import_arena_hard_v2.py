@@ -27,6 +27,7 @@ import pytest
 
 from judgelab.io import InputError
 from judgelab.verdict_import import import_verdicts, preset_mapping
+from tests.test_verdict_import_published import show_result_battles as _show_result_battles
 
 FIX = Path(__file__).parent / "fixtures" / "verdict_logs"
 V2 = FIX / "arena_hard_v2"
@@ -181,22 +182,6 @@ def test_texts_come_from_the_question_and_answer_records():
     for r in _raw(V2_JUDGMENTS):
         for game in r["games"]:
             assert game["prompt"][1]["content"].startswith(f"<|User Prompt|>\n{questions[r['uid']]['prompt']}\n\n")
-
-
-def _show_result_battles(records: list[dict], weight: int = 3) -> list[float]:
-    """``load_judgments`` of lmarena/arena-hard-auto ``show_result.py`` (v2.0, commit 005ac120), as
-    published: records with a null game or a null score are dropped; game 2 (the model shown
-    first) scores ``label_to_score[score]``, game 1 ``1 - s`` for each of its battles; a strong
-    label is ``weight`` battles.  ``print_leaderboard`` then averages the battles per model."""
-    label_to_score = {"A>B": [1], "A>>B": [1] * weight, "A=B": [0.5], "A<<B": [0] * weight, "A<B": [0],
-                      "B>A": [0], "B>>A": [0] * weight, "B=A": [0.5], "B<<A": [1] * weight, "B<A": [1]}
-    battles: list[float] = []
-    for r in records:
-        g1, g2 = r["games"]
-        if g1 is None or g2 is None or g1["score"] is None or g2["score"] is None:
-            continue
-        battles += label_to_score[g2["score"]] + [1 - s for s in label_to_score[g1["score"]]]
-    return battles
 
 
 def test_audit_gives_the_show_result_score(tmp_path):

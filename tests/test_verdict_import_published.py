@@ -166,9 +166,9 @@ def test_arena_hard_texts_from_the_side_tables():
         assert row["response_b"] == answers[q, row["model_b"]]["choices"][0]["turns"][0]["content"]
 
 
-def _show_result_battles(records: list[dict], weight: int = 3) -> list[float]:
-    """Arena-Hard's ``show_result.py`` ``load_judgments`` (lmarena/arena-hard-auto), as published:
-    records with a null game are dropped; game 2's label scores the model as shown first, game 1's
+def show_result_battles(records: list[dict], weight: int = 3) -> list[float]:
+    """Arena-Hard's ``show_result.py`` ``load_judgments`` (lmarena/arena-hard-auto; v0.1 and, at commit
+    005ac120, v2.0 read games the same way), as published: records with a null game or score are dropped; game 2's label scores the model as shown first, game 1's
     is taken as 1 - score; a strong label is ``weight`` battles.  The score is the battles' mean."""
     label_to_score = {"A>B": [1], "A>>B": [1] * weight, "A=B": [0.5], "A<<B": [0] * weight, "A<B": [0],
                       "B>A": [0], "B>>A": [0] * weight, "B=A": [0.5], "B<<A": [1] * weight, "B<A": [1]}
@@ -194,7 +194,7 @@ def _audit(tmp_path: Path, fmt: str, files: Path, root: Path) -> pd.DataFrame:
 
 def test_audit_of_the_arena_hard_folder_gives_the_show_result_score(tmp_path):
     raw = _raw(AH_JUDGMENTS)
-    battles = _show_result_battles(raw)
+    battles = show_result_battles(raw)
     want = sum(battles) / len(battles)
     assert len(battles) == 12 and want == pytest.approx(2 / 12)  # 1.5 + 0 + 0 + 0.5 over 2 + 2 + 6 + 2 battles
     card = _audit(tmp_path, "arena_hard", AH / "model_judgment", AH)
@@ -204,8 +204,8 @@ def test_audit_of_the_arena_hard_folder_gives_the_show_result_score(tmp_path):
     assert row["n"] == len(raw) and row["n_items"] == len(raw)
     # a cluster-bootstrap SE over four questions: finite, non-zero, near the delta-method SE of the
     # ratio of per-question totals, and an interval around the estimate
-    num = [sum(_show_result_battles([r])) for r in raw]
-    den = [len(_show_result_battles([r])) for r in raw]
+    num = [sum(show_result_battles([r])) for r in raw]
+    den = [len(show_result_battles([r])) for r in raw]
     z = [n - want * d for n, d in zip(num, den, strict=True)]
     delta_se = math.sqrt(sum(v * v for v in z) / len(z) ** 2) / (sum(den) / len(den))
     assert math.isfinite(row["se"]) and 0.5 * delta_se < row["se"] < 1.5 * delta_se
