@@ -632,6 +632,8 @@ def test_each_verdict_source_gives_its_status_method_and_label(tmp_path, verdict
     ({"weight": "x", "values": {None: "tie"}}, [None, None], True),
     ({"scores": "x"}, [None, [1, None]], True),
     ({"label": "x", "values": {"a": "A"}}, ["b", "c"], False),
+    ({"text": "x", "parse": "brackets"}, ["no idea", "none"], False),
+    ({"text": "x", "parse": "brackets"}, ["", None], True),
 ])
 def test_a_verdict_source_found_nowhere_is_an_error(tmp_path, verdict, values, error):
     f = _jsonl(tmp_path / "log.jsonl", [{"id": i, "x": v} for i, v in enumerate(values)])
@@ -806,3 +808,13 @@ def test_llmbar_games_read_the_winner_and_completion_of_their_swap_flag(tmp_path
     # winners are in the stored order (the authors un-swap them): "Output (a)" in the swapped game is B
     assert t.loc["AB", "verdict"] == "A" and t.loc["BA", "verdict"] == "B" and t.loc["BA", "verdict_shown"] == "A"
     assert (t["raw_text"] == "Output (a)").all() and (t["label"] == ["1", "2"]).all()
+
+
+def test_an_unparsable_answer_keeps_the_parsers_status_and_no_label(tmp_path):
+    from judgelab.parsing import parse_pairwise
+
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "x": "no idea"}, {"id": 2, "x": "[[A]]"}])
+    row = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {"text": "x", "parse": "brackets"}})).iloc[0]
+    parsed = parse_pairwise("no idea", fmt="brackets")
+    assert (row["status"], row["parse_method"], row["label"], row["verdict"]) == (
+        parsed.status.value, parsed.method, "", "")
