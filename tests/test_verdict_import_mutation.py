@@ -486,14 +486,20 @@ def test_judgebench_games_read_text_label_and_scores_of_their_own_game(tmp_path,
     assert t.loc["BA", "raw_text"] == "second game says [[A>B]]"
 
 
-def test_llmbar_games_read_the_completion_text_of_their_own_flag(tmp_path):
-    rows = [{"input": "Pick one.", "output_1": "a", "output_2": "b", "label": 2,
-             "results": [{"swap = False": {"completion": ["Output (b)", "stop"], "winner": "2"},
-                          "swap = True": {"completion": ["Output (a)", "stop"], "winner": "2"}}]}]
+def _llmbar_result(tmp_path: Path, label: int, games: dict[str, tuple[str, str]]) -> Path:
+    """One LLMBar ``result.json`` record in the published layout: ``{flag: (completion, winner)}`` per game."""
+    rows = [{"input": "Pick one.", "output_1": "a", "output_2": "b", "label": label,
+             "results": [{flag: {"completion": [text, "stop"], "winner": winner}
+                          for flag, (text, winner) in games.items()}]}]
     d = tmp_path / "Natural" / "evaluators" / "GPT-4" / "Vanilla"
     d.mkdir(parents=True)
     (d / "result.json").write_text(json.dumps(rows))
-    t = import_verdicts([d / "result.json"], preset_mapping("llmbar")).set_index("order")
+    return d / "result.json"
+
+
+def test_llmbar_games_read_the_completion_text_of_their_own_flag(tmp_path):
+    f = _llmbar_result(tmp_path, 2, {"swap = False": ("Output (b)", "2"), "swap = True": ("Output (a)", "2")})
+    t = import_verdicts([f], preset_mapping("llmbar")).set_index("order")
     assert t.loc["AB", "raw_text"] == "Output (b)" and t.loc["BA", "raw_text"] == "Output (a)"
     assert t.loc["AB", "verdict"] == t.loc["BA", "verdict"] == "B"  # winners are in the stored order
     assert t.loc["BA", "verdict_shown"] == "A" and (t["expected_verdict"] == "B").all()
@@ -797,14 +803,9 @@ def test_llmbar_games_read_the_winner_and_completion_of_their_swap_flag(tmp_path
     from judgelab.verdict_import import PRESETS
     from judgelab.verdict_import.presets import _llmbar_game
 
-    rows = [{"input": "Pick one.", "output_1": "a", "output_2": "b", "label": 1,
-             "results": [{"swap = False": {"completion": ["Output (a)", "stop"], "winner": "1"},
-                          "swap = True": {"completion": ["Output (a)", "stop"], "winner": "2"}}]}]
-    d = tmp_path / "Natural" / "evaluators" / "GPT-4" / "Vanilla"
-    d.mkdir(parents=True)
-    (d / "result.json").write_text(json.dumps(rows))
+    f = _llmbar_result(tmp_path, 1, {"swap = False": ("Output (a)", "1"), "swap = True": ("Output (a)", "2")})
     raw = {**PRESETS.get("llmbar"), "games": [_llmbar_game("swap = False", "AB"), _llmbar_game("swap = True", "BA")]}
-    t = import_verdicts([d / "result.json"], build_mapping(raw, name="llmbar")).set_index("order")
+    t = import_verdicts([f], build_mapping(raw, name="llmbar")).set_index("order")
     # winners are in the stored order (the authors un-swap them): "Output (a)" in the swapped game is B
     assert t.loc["AB", "verdict"] == "A" and t.loc["BA", "verdict"] == "B" and t.loc["BA", "verdict_shown"] == "A"
     assert (t["raw_text"] == "Output (a)").all() and (t["label"] == ["1", "2"]).all()
