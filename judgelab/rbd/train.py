@@ -300,7 +300,7 @@ def _amp(cfg: TrainConfig) -> bool:
     return cfg.mixed_precision and cfg.dtype != "float32"
 
 
-def _load_dtype(cfg: TrainConfig) -> str:
+def load_dtype(cfg: TrainConfig) -> str:
     """The dtype weights are loaded in.  Trained weights must be fp32 under mixed precision (an Adam
     step of lr 1e-5 is below bf16's resolution and rounds to nothing); LoRA's frozen base may stay
     in the low dtype, as its weights never receive an update."""
@@ -740,9 +740,18 @@ def load_for_training(base: str, cfg: TrainConfig, *, classifier: bool = False, 
     (non-reentrant checkpoints, ``use_cache`` off)."""
     torch = _torch(peft=cfg.method == "lora")
     kw = {"num_labels": 2} if classifier else {}
-    model = _model_class(classifier).from_pretrained(base, **kw, **_dtype(torch, _load_dtype(cfg)))
+    model = _model_class(classifier).from_pretrained(base, **kw, **_dtype(torch, load_dtype(cfg)))
     if classifier and pad_id is not None:
         model.config.pad_token_id = pad_id
+    return prepare_for_training(model, cfg, classifier=classifier)
+
+
+def prepare_for_training(model: Any, cfg: TrainConfig, *, classifier: bool = False) -> Any:
+    """A loaded model (weights in :func:`load_dtype`'s dtype) made ready for :func:`train_steps`:
+    activation checkpointing when asked, LoRA adapters (kept in fp32 under mixed precision), moved to
+    ``cfg.device``.  Split from :func:`load_for_training` so a model built in memory (the GPU
+    benchmark's random-initialised shapes) trains exactly as a loaded checkpoint does."""
+    torch = _torch(peft=cfg.method == "lora")
     if cfg.grad_checkpointing:
         if hasattr(model, "activation_checkpointing_enable"):  # the name since transformers 5.x
             model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
