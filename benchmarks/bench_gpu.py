@@ -76,6 +76,10 @@ TINY_LLAMA = {**LLAMA3_8B, "hidden_size": 64, "num_hidden_layers": 2, "num_atten
 TINY_QWEN2 = {**QWEN2_1_5B, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2, "intermediate_size": 128}
 
+#: detector training runs: the ~500-token traces at batch 8, and the paper's full fine-tuning shape (batch 4,
+#: long reasoning traces: config.yaml's rbd-1.5b example, micro_batch_tokens 16384); LoRA at batch 8.
+DETECTOR_RUNS = ["full:8x500", "full:4x2048", "lora:8x500"]
+
 WORDS = ("the answer is correct because it follows the instruction and gives a clear helpful response "
          "with details about each step of the problem while the other output misses key facts and "
          "repeats itself so a careful reader would prefer the first one over the second").split()
@@ -217,7 +221,11 @@ def timed(fn, device: torch.device) -> tuple[float, Any, float | None]:
 
 
 def alternate(rounds: int, judgelab_fn, plain_fn, device: torch.device):
-    """Total seconds, last results and max peak of both paths, run alternately ``rounds`` times."""
+    """Total seconds, last results and max peak of both paths, run alternately ``rounds`` times, after
+    one untimed pass of each over the whole set: the first pass at each batch shape pays one-off costs
+    (cuDNN attention plans, allocator growth) that would otherwise fall on whichever path ran first."""
+    judgelab_fn()
+    plain_fn()
     t = {"j": 0.0, "p": 0.0}
     res: dict[str, Any] = {}
     peak = {"j": None, "p": None}
@@ -242,12 +250,15 @@ def left_pad(seqs: list[list[int]], pad_id: int, device: torch.device):
 
 
 # -- the paths --------------------------------------------------------------------------------------
-def plain_logits(model: Any, seqs: list[list[int]], batch: int, cols: list[int], pad_id: int,
+def plain_logits(model: Any, seqs: list[list[int]], batch: int, cols: list[list[int]], pad_id: int,
                  device: torch.device) -> list[int]:
-    """The length-sorted plain loop: the arg max over ``cols`` per sequence, in request order."""
+    """The length-sorted plain loop: per sequence, the choice (``cols[k]``: its token ids) whose
+    tokens' summed probability is largest, as the judge scores a choice; in request order."""
     order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
     out = [0] * len(seqs)
-    keep = torch.tensor(cols, device=device)
+    flat = [t for c in cols for t in c]
+    keep = torch.tensor(flat, device=device)
+    owner = torch.tensor([k for k, c in enumerate(cols) for _ in c])
     with torch.inference_mode():
         for s in range(0, len(order), batch):
             idx = order[s:s + batch]
@@ -255,8 +266,9 @@ def plain_logits(model: Any, seqs: list[list[int]], batch: int, cols: list[int],
             logits = model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
                            use_cache=False, logits_to_keep=1).logits[:, -1]
             lp = torch.log_softmax(logits.float(), dim=-1).index_select(1, keep).cpu()
+            scores = torch.stack([torch.logsumexp(lp[:, owner == k], dim=1) for k in range(len(cols))], 1)
             for row, i in enumerate(idx):
-                out[i] = int(lp[row].argmax())
+                out[i] = int(scores[row].argmax())
     return out
 
 
@@ -291,9 +303,7 @@ def bench_logits(model, tok_dir, reqs, batch, device, rounds, peak_flops) -> Row
     judge = judge_on(model, tok_dir, device, verdict_mode="logits", batch_size=batch)
     seqs = [judge.prompt_ids(r) for r in reqs]
     ids = judge.choice_token_ids(OutputKind.PAIRWISE, ["A", "B"])
-    cols = [ids["A"][0], ids["B"][0]]
-    in_handovers(judge, reqs[: 2 * batch])  # warm-up (kernels, allocator)
-    plain_logits(model, seqs[: 2 * batch], batch, cols, judge.pad_id, device)
+    cols = [list(ids["A"]), list(ids["B"])]
     t, res, peak = alternate(rounds, lambda: in_handovers(judge, reqs),
                              lambda: plain_logits(model, seqs, batch, cols, judge.pad_id, device), device)
     n, tokens = len(reqs) * rounds, sum(map(len, seqs)) * rounds
@@ -306,8 +316,6 @@ def bench_logits(model, tok_dir, reqs, batch, device, rounds, peak_flops) -> Row
 def bench_generate(model, tok_dir, reqs, batch, max_new, device, rounds, peak_flops) -> Row:
     judge = judge_on(model, tok_dir, device, verdict_mode="generate", batch_size=batch, max_new=max_new)
     seqs = [judge.prompt_ids(r) for r in reqs]
-    in_handovers(judge, reqs[:batch])  # warm-up
-    plain_generate(model, seqs[:batch], batch, max_new, judge.pad_id, device)
     t, res, peak = alternate(rounds, lambda: in_handovers(judge, reqs),
                              lambda: plain_generate(model, seqs, batch, max_new, judge.pad_id, device), device)
     n = len(reqs) * rounds
@@ -360,7 +368,7 @@ def bench_detector(tokenizer: Any, shape: dict[str, Any], device: torch.device, 
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
-    return Row(f"detector {'full FT' if method == 'full' else 'LoRA'} ({seq_len} tok)", stats.tokens_per_s, None,
+    return Row(f"detector {'full FT' if method == 'full' else 'LoRA'} {batch}x{seq_len}", stats.tokens_per_s, None,
                stats.tokens_per_s, stats.mfu(peak_flops) if cuda else None, peak)
 
 
@@ -413,6 +421,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads on CPU (1: on a small shared machine more threads mostly wait)")
     ap.add_argument("--skip", nargs="*", default=[], choices=["logits", "generate", "detector", "lora"])
+    ap.add_argument("--detector-runs", nargs="+", default=None, metavar="METHOD:BxT",
+                    help=f"detector training runs, method full or lora, B sequences of ~T tokens per step "
+                         f"(default {' '.join(DETECTOR_RUNS)}; --tiny full:4x64 lora:4x64)")
+    ap.add_argument("--detector-steps", type=int, default=None, help="timed optimiser steps (default 20; --tiny 2)")
     args = ap.parse_args(argv)
     if args.export_tokenizer:
         print(f"tokenizer written to {export_tokenizer(args.export_tokenizer)}")
@@ -466,13 +478,17 @@ def main(argv: list[str] | None = None) -> None:
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    for method in ("full", "lora"):
+    for run in args.detector_runs or (["full:4x64", "lora:4x64"] if tiny else DETECTOR_RUNS):
+        method, _, size = run.partition(":")
+        batch, _, seq_len = size.partition("x")
+        if method not in ("full", "lora") or not batch.isdigit() or not seq_len.isdigit():
+            raise SystemExit(f"bench_gpu: --detector-runs {run!r}: expected full|lora:BATCHxTOKENS")
         if ("detector" if method == "full" else "lora") in args.skip:
             continue
         rows.append(bench_detector(tokenizer, TINY_QWEN2 if tiny else QWEN2_1_5B, device,
-                                   n_seq=8 if tiny else 256, seq_len=64 if tiny else 500,
-                                   steps=2 if tiny else 20, batch=4 if tiny else 8, peak_flops=peak_flops,
-                                   method=method))
+                                   n_seq=8 if tiny else 32 * int(batch), seq_len=int(seq_len),
+                                   steps=args.detector_steps or (2 if tiny else 20), batch=int(batch),
+                                   peak_flops=peak_flops, method=method))
         write_json(args.json, meta, rows)
     meta["seconds"] = time.perf_counter() - t_start
     write_json(args.json, meta, rows)

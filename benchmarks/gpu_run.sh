@@ -11,7 +11,8 @@
 # against model.generate, and detector training (full fine-tuning and LoRA) with its MFU, on
 # random-initialised models of real shapes (Llama-3-8B judge, Qwen2-1.5B detector).  The JSON is
 # rewritten after every path, so a run stopped at a time limit keeps what it measured.  ARGS go to
-# bench_gpu.py (e.g. --tiny on a CPU).  N_LOGITS (default 512) and N_GENERATE (default 256) size it;
+# bench_gpu.py (e.g. --tiny on a CPU).  N_LOGITS (default 512), N_GENERATE (default 128) and
+# DETECTOR_STEPS (default 10) size it;
 # on an H100 the defaults take about 5 minutes.  PYTHON picks the interpreter (default python3).
 set -euo pipefail
 
@@ -43,7 +44,7 @@ run() {
     export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
     "${PYTHON:-python3}" "$dir/bench_gpu.py" --tokenizer "$dir/tokenizer" --json "$out" \
-        --n "${N_LOGITS:-512}" --n-generate "${N_GENERATE:-256}" "$@"
+        --n "${N_LOGITS:-512}" --n-generate "${N_GENERATE:-128}" --detector-steps "${DETECTOR_STEPS:-10}" "$@"
 }
 
 case "${1:-}" in

@@ -572,15 +572,26 @@ def batch_loss_terms(torch: Any, model: Any, data: Sequence[tuple[list[int], Any
     cross-entropy.  The logits are upcast to fp32 before the loss (as ``transformers`` does)."""
     import torch.nn.functional as F
 
-    ids = _pad(torch, [list(data[i][0]) for i in idx], pad_id).to(device)
-    mask = _pad(torch, [[1] * len(data[i][0]) for i in idx], 0).to(device)
+    def to_device(t: Any) -> Any:
+        # pinned + non_blocking on CUDA: a pageable copy would make the host wait for the device's queue
+        # to drain before every micro-batch, so the host could not prepare the next launches meanwhile
+        return t.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else t.to(device)
+
+    ids = to_device(_pad(torch, [list(data[i][0]) for i in idx], pad_id))
+    mask = to_device(_pad(torch, [[1] * len(data[i][0]) for i in idx], 0))
     logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
     if classifier:
-        labels = torch.tensor([int(data[i][1]) for i in idx], dtype=torch.long, device=device)
+        labels = to_device(torch.tensor([int(data[i][1]) for i in idx], dtype=torch.long))
         ce = F.cross_entropy(logits, labels, reduction="none")
         return torch.stack([ce, torch.ones_like(ce)])
-    labels = _pad(torch, [list(data[i][1]) for i in idx], -100).to(device)[:, 1:]
-    ce = F.cross_entropy(logits[:, :-1].transpose(1, 2), labels, ignore_index=-100, reduction="none")
+    # position t predicts token t + 1: the labels shifted left, the last position ignored.  The loss is
+    # taken over the contiguous (rows x positions, vocabulary) view: the (rows, vocabulary, positions)
+    # layout of a transposed view runs the spatial softmax kernel, measured at a third of the GPU time
+    # of an H200 training step of a 1.5B model, for the same numbers.
+    labels = _pad(torch, [list(data[i][1]) for i in idx], -100)
+    labels = to_device(torch.cat([labels[:, 1:], torch.full((labels.shape[0], 1), -100, dtype=labels.dtype)], 1))
+    ce = F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1), ignore_index=-100,
+                         reduction="none").view(labels.shape)
     return torch.stack([ce.sum(1), (labels != -100).sum(1).to(ce.dtype)])
 
 
