@@ -403,6 +403,28 @@ def print_table(rows: list[Row], peak_tflops: float, seconds: float) -> None:
           f"MFU vs {peak_tflops:g} TFLOP/s; total {seconds:.0f} s")
 
 
+def markdown_table(path: str) -> str:
+    """A figures JSON written by ``--json`` as the markdown table the docs carry (machine, versions, date)."""
+    import json
+
+    d = json.loads(open(path).read())
+
+    def f(v: float | None, fmt: str, scale: float = 1.0) -> str:
+        return "–" if v is None else format(v * scale, fmt)
+
+    lines = [f"Measured {d['date']} on {d['device']} (torch {d['torch']}, transformers {d['transformers']}); "
+             f"{d['shapes']}; {d['n_logits']} logit / {d['n_generate']} generation requests, {d['rounds']} rounds, "
+             f"prompts {d.get('prompt_tokens_mean', 0):.0f} tokens on average (longest {d.get('prompt_tokens_max', 0)}); "
+             f"MFU against {d['peak_tflops']:g} TFLOP/s.", "",
+             "| path | judgelab | plain loop | ratio | tokens/s | MFU | peak GiB | agree |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        lines.append(f"| {r['path']} | {f(r['judgelab'], '.1f')} | {f(r['plain'], '.1f')} | {f(r['ratio'], '.2f')} | "
+                     f"{f(r['tokens_per_s'], '.0f')} | {f(r['mfu'], '.1f', 100)}{'%' if r['mfu'] else ''} | "
+                     f"{f(r['peak_gib'], '.1f')} | {f(r['agree'], '.2f')} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="tiny shapes on CPU (a smoke run: < 2 min)")
@@ -425,7 +447,11 @@ def main(argv: list[str] | None = None) -> None:
                     help=f"detector training runs, method full or lora, B sequences of ~T tokens per step "
                          f"(default {' '.join(DETECTOR_RUNS)}; --tiny full:4x64 lora:4x64)")
     ap.add_argument("--detector-steps", type=int, default=None, help="timed optimiser steps (default 20; --tiny 2)")
+    ap.add_argument("--markdown", default=None, metavar="JSON", help="print a --json file as a markdown table and exit")
     args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown_table(args.markdown))
+        return
     if args.export_tokenizer:
         print(f"tokenizer written to {export_tokenizer(args.export_tokenizer)}")
         return
