@@ -16,8 +16,8 @@ what the page said before it.  Sources (new pages are picked up by the glob):
   once, as the page's.
 
 How each runs: ``bash -c`` under ``env -i`` (only ``HOME``, a basic ``PATH``, ``LANG``, the test's
-``HF_HUB_OFFLINE=1``/``JUDGELAB_PROGRESS=0`` and, where the test process has one, the
-``PYTHONPATH`` that points at this checkout's code), with ``set -o pipefail``, in a scratch copy
+``HF_HUB_OFFLINE=1``/``JUDGELAB_PROGRESS=0`` and ``PYTHONPATH`` at the scratch copy, so the copy's
+code runs as an editable install of the reader's checkout would), with ``set -o pipefail``, in a scratch copy
 of the checkout (``.venv`` linked in, ``../shared/data`` linked to the public data), after exactly
 the ``source .venv/bin/activate`` and ``export ...`` lines shown earlier on the same page.  So a
 page that forgets to activate, or uses ``$JUDGELAB_DATA`` before exporting it, fails here.
@@ -444,13 +444,12 @@ def test_config_headers_name_only_shipped_config_files():
 # the fresh shell
 
 
-def clean_env(drop: tuple[str, ...] = ()) -> dict[str, str]:
-    """What a new login shell has before the docs' lines: HOME, a basic PATH, a locale.  Plus the test's own
-    offline switches, and the PYTHONPATH that points a worktree's tests at its own code."""
+def clean_env(wd: Path, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """What a new login shell has before the docs' lines: HOME, a basic PATH, a locale; plus the test's
+    offline switches, and ``PYTHONPATH`` at the scratch checkout ``wd``, so its code is the code that runs
+    (as an editable install of the reader's checkout would) and its ``../shared/data`` is the default data."""
     env = {"PATH": BASE_PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8",
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "JUDGELAB_PROGRESS": "0"}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "JUDGELAB_PROGRESS": "0", "PYTHONPATH": str(wd)}
     for k in drop:
         env.pop(k, None)
     return env
@@ -473,14 +472,14 @@ def test_the_shell_is_fresh_and_fails_a_failing_pipeline(tmp_path: Path):
     """The harness itself: a failed command piped into ``tail`` fails, nothing of the test's environment
     leaks in, and without the page's activation the tools are not found."""
     c = Command("X:1", "false | tail -3", "")
-    assert run_shell(tmp_path, script(c, c.text), clean_env())[0] != 0
+    assert run_shell(tmp_path, script(c, c.text), clean_env(tmp_path))[0] != 0
     os.environ["JUDGELAB_TEST_LEAK"] = "1"
     try:
-        rc, out = run_shell(tmp_path, 'echo "[$JUDGELAB_TEST_LEAK][$VIRTUAL_ENV][$JUDGELAB_DATA]"', clean_env())
+        rc, out = run_shell(tmp_path, 'echo "[$JUDGELAB_TEST_LEAK][$VIRTUAL_ENV][$JUDGELAB_DATA]"', clean_env(tmp_path))
     finally:
         del os.environ["JUDGELAB_TEST_LEAK"]
     assert out.strip() == "[][][]"
-    rc, out = run_shell(tmp_path, "judgelab --help", clean_env())
+    rc, out = run_shell(tmp_path, "judgelab --help", clean_env(tmp_path))
     assert rc == 127 and "command not found" in out
 
 
@@ -544,7 +543,7 @@ def _cache(wd: Path) -> None:
     """The call cache a run leaves in ``results/cache/``: the docs' ``judgelab judge`` line, run first."""
     _pairs(wd)
     rc, out = run_shell(wd, "source .venv/bin/activate && judgelab judge --judge sim-gpt-4o --pairs my_pairs.jsonl "
-                            "--out verdicts.csv", clean_env())
+                            "--out verdicts.csv", clean_env(wd))
     assert rc == 0 and (wd / "results" / "cache" / "calls.sqlite").exists(), out[-2000:]
 
 
@@ -612,7 +611,7 @@ def test_command_runs_as_written(c: Command, tmp_path: Path, data_root: Path):
     text = c.segments[0]
     k = classify(c)
     run = {"snakemake": _dry, "plan": _plan_as_dry_run}.get(k, lambda t: t)(text)
-    rc, out = run_shell(wd, script(c, run), clean_env())
+    rc, out = run_shell(wd, script(c, run), clean_env(wd))
     assert rc == 0, f"{c.where}: {run}\n{_tail(out)}"
     if k in ("snakemake", "plan"):
         # a plan (dry run), or --unlock's own answer (it plans nothing; -n leaves it a no-op elsewhere)
@@ -632,12 +631,12 @@ def test_command_that_needs_something_fails_with_its_message(c: Command, tmp_pat
     if tools and available:
         if "vllm" in tools:
             pytest.skip(f"{c.where}: vllm is installed; running the command would load a model on a GPU")
-        rc, out = run_shell(wd, script(c, _dry(text) if c.program in SNAKEMAKE else text), clean_env())
+        rc, out = run_shell(wd, script(c, _dry(text) if c.program in SNAKEMAKE else text), clean_env(wd))
         assert rc == 0, f"{c.where}: {text}\n{_tail(out)}"
         return
     # keys: run for real (never with a key); tools: as a dry run where snakemake, they fail before running
     run = text if keys or c.program not in SNAKEMAKE else _dry(text)
-    rc, out = run_shell(wd, script(c, run), clean_env(drop=keys))
+    rc, out = run_shell(wd, script(c, run), clean_env(wd, drop=keys))
     assert rc != 0, f"{c.where}: succeeded without {c.needs}\n{_tail(out)}"
     expected = [MISSING_KEY.format(k) for k in keys] + [MISSING[t] for t in tools]
     assert any(e in out for e in expected), f"{c.where}: none of {expected} in\n{_tail(out)}"
