@@ -4,11 +4,12 @@
 #                            start their own throw-away server on 127.0.0.1 with initdb/pg_ctl)
 #   slurm-wlm, munge      -- a one-node SLURM on localhost (scripts/slurm-localhost.sh,
 #                            tests/test_slurm.py)
+#   chromium              -- a headless browser that opens the HTML reports (tests/test_html_report.py)
 # Needs root and apt-get (Debian/Ubuntu); anywhere else it says why it skips and exits 0,
 # and the tests that need these services skip with a reason.
 set -uo pipefail
 
-PKGS=(postgresql slurm-wlm munge)
+PKGS=(postgresql slurm-wlm munge chromium)
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-services: not root; skipping apt install of ${PKGS[*]}" >&2

@@ -29,7 +29,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(show.round(3).to_string(index=False))
     empty = table.attrs.get("empty_responses", 0)
     print(f"\n{len(table)} verdicts of {table['judge'].nunique()} judge(s); "
-          f"{empty} empty responses kept; wrote {args.out}/bias_card.csv, bias_card.md, bias_card.png")
+          f"{empty} empty responses kept; wrote {args.out}/bias_card.csv, bias_card.md, bias_card.png, report.html")
     return 0
 
 

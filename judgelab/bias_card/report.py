@@ -8,7 +8,8 @@
                         identified rows, the strict view where it differs, the full table;
 * ``bias_card.png``     one panel per metric, every judge's estimate with its CI and the
                         null line (stamped when the verdicts are simulated);
-* ``verdicts.parquet``  the recorded verdict table the card was computed from.
+* ``verdicts.parquet``  the recorded verdict table the card was computed from;
+* ``report.html``       the card as one self-contained page (:mod:`judgelab.bias_card.html`).
 """
 
 from __future__ import annotations
@@ -223,4 +224,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                                                    simulated=bool(card["simulated"].any())))
     card_figure(card, out / "bias_card.png", title=title,
                 config_hash=(provenance or {}).get("config_hash"))
+    from judgelab.bias_card.html import write_card_html
+
+    write_card_html(card, out / "report.html", title=title, settings=settings, n_verdicts=n, figure=out / "bias_card.png")
     return card
