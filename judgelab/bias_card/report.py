@@ -25,6 +25,10 @@ from judgelab.bias_card.card import METRICS, CardSettings, bias_card
 from judgelab.io import write_table, write_text
 
 
+def _same(a: float, b: float) -> bool:
+    return (pd.isna(a) and pd.isna(b)) or a == b
+
+
 def _fmt(x: float, digits: int = 3) -> str:
     """A number for the card, ``n/a`` for a missing one (NaN or None: a row that was not estimable)."""
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
@@ -92,8 +96,9 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
               f">= {settings.min_decisive} decisive verdicts. Length preference counts pairs whose "
               f"word counts differ by a factor >= {1 + settings.length_margin:g}; markdown preference pairs whose "
               f"markdown scores differ by >= {settings.markdown_margin:g}. Views: `lenient` counts every verdict "
-              "judgelab's parser read (status ok or fallback); `strict` only the benchmark authors' extraction "
-              "(status ok), fallback verdicts counting as unparsed.", ""]
+              "judgelab's parser read (status ok or fallback); `strict` the source's published extraction "
+              "(recorded labels as written, texts re-read with the authors' rule), fallback verdicts "
+              "counting as unparsed.", ""]
     for judge, g_all in card.groupby("judge", sort=True):
         views = {v: g.set_index("metric") for v, g in g_all.groupby("view", sort=False)}
         first = next(iter(views.values()))
@@ -104,14 +109,17 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
             gs, gl = views["strict"], views[main]
             n_fb = int(gl["n_parsed"].iloc[0] - gs["n_parsed"].iloc[0])
             changed = [m for m in gs.index if m in gl.index and gs.loc[m, "status"] != gl.loc[m, "status"]]
-            if n_fb:
-                lines += ["", f"Strict view ({n_fb} fallback verdicts counted as unparsed):"]
+            moved = [m for m in gs.index if m in gl.index
+                     and not _same(gs.loc[m, "estimate"], gl.loc[m, "estimate"])]
+            if n_fb or moved or changed:
+                lines += ["", f"Strict view ({n_fb} fewer parsed verdicts; fallback verdicts and texts the "
+                              "source's own rule reads no verdict in count as unparsed):"]
                 lines += headline(gs, settings)
                 if changed:
                     lines.append("Status differs between views: " + ", ".join(
                         f"{m} ({gl.loc[m, 'status']} lenient, {gs.loc[m, 'status']} strict)" for m in changed) + ".")
             else:
-                lines.append("No fallback verdicts: the strict view equals the lenient one.")
+                lines.append("The strict view equals the lenient one.")
         lines += ["", "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for v, g in views.items():
