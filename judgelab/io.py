@@ -26,18 +26,82 @@ class InputError(ValueError):
     """Malformed input data; the message names the file and the line or row."""
 
 
+def current_umask() -> int:
+    """The process umask (read by setting it and restoring it at once: POSIX has no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it into place on success."""
+    """Yield a temporary path next to ``path``; rename it into place on success.
+
+    The file gets the mode a plain ``open()`` would give it (0666 less the umask): ``mkstemp``
+    creates 0600, which would hide results from the group on a shared file system."""
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_dir():
+        raise InputError(f"{dest}: is a folder, expected a file path")
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``, which Python's ``os`` does
+    not expose); False where the call is missing or refused (then two renames do it)."""
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+@contextmanager
+def staged_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole.
+
+    A reader (or a run killed at any instant, ``kill -9`` included) sees either the old set of
+    files or the new one, never a mix: the staging folder is written whole, then swapped with the old one in one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux, then the old
+    set removed.  Where that call is missing, two renames do it: the old folder aside, the new one
+    into place (a kill between them leaves the old set under ``.<name>.old-*/set`` and nothing at
+    ``path``).  Staging folders a killed run left behind are removed by the next run.  ``path`` naming an existing file is an :class:`InputError`.
+    The folder gets the umask's mode, as ``mkdir`` would."""
+    import shutil
+
+    dest = Path(path)
+    if dest.exists() and not dest.is_dir():
+        raise InputError(f"{dest}: exists and is a file; --out needs a folder (a new or an existing one)")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dest.parent.glob(f".{dest.name}.*"):  # left by a run killed mid-swap or mid-write
+        if stale.is_dir() and (".staging-" in stale.name or ".old-" in stale.name):
+            shutil.rmtree(stale, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.staging-"))
+    os.chmod(stage, 0o777 & ~current_umask())
+    try:
+        yield stage
+        if dest.exists() and _exchange(stage, dest):  # one atomic swap: the old set is now in stage
+            shutil.rmtree(stage, ignore_errors=True)
+            return
+        old = None
+        if dest.exists():
+            old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.old-"))
+            os.replace(dest, old / "set")
+        os.replace(stage, dest)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
         raise
 
 

@@ -136,24 +136,61 @@ def _alive(pid: int) -> bool:
     return info is not None and info[0] != "Z"
 
 
-def stop_descendants(timeout: float = 10.0) -> list[int]:
-    """SIGTERM every descendant (a child leading its own group, e.g. a launched server, as the
-    whole group), wait up to ``timeout`` s, then SIGKILL what is left.  Returns the pids found."""
+#: process groups led by a descendant (a launched server's session), remembered when termination
+#: begins: a ``finally`` block that stops only the leader (``Popen.terminate``) leaves the group's
+#: other members -- no descendants of this job once orphaned -- and only the group reaches them
+_GROUPS: set[int] = set()
+
+
+def remember_groups(found: list[int] | None = None) -> set[int]:
+    """Add the process groups led by descendants (other than this job's own group) to the groups
+    :func:`stop_descendants` stops; returns them."""
     own_group = os.getpgrp()
+    for p in descendants() if found is None else found:
+        try:
+            pgid = os.getpgid(p)
+        except (ProcessLookupError, PermissionError):
+            continue
+        if pgid == p and pgid != own_group:
+            _GROUPS.add(pgid)
+    return set(_GROUPS)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def stop_descendants(timeout: float = 10.0) -> list[int]:
+    """SIGTERM every descendant and every remembered group (a child leading its own group, e.g. a
+    launched server, as the whole group, orphaned members included), wait up to ``timeout`` s,
+    then SIGKILL what is left.  Returns the pids found."""
     found = descendants()
+    groups = remember_groups(found)
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         left = [p for p in found if _alive(p)]
-        for p in left:
+        live_groups = [g for g in groups if _group_exists(g)]
+        for g in live_groups:
             try:
-                pgid = os.getpgid(p)
-                if pgid == p and pgid != own_group:
-                    os.killpg(pgid, sig)
-                else:
-                    os.kill(p, sig)
+                os.killpg(g, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for p in left:
+            if p in groups:
+                continue
+            try:
+                os.kill(p, sig)
             except (ProcessLookupError, PermissionError):
                 pass
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(_alive(p) for p in left):
+        while time.monotonic() < deadline:
+            for p in found:
+                _reap(p)  # a killed child of ours would stay a zombie member of its group
+            if not any(_alive(p) for p in left) and not any(_group_exists(g) for g in live_groups):
+                break
             time.sleep(0.05)
     return found
 
@@ -197,6 +234,7 @@ def _begin_termination(state: _State, reason: str) -> bool:
             return False
         state.terminating = True
     _say(f"{reason}: stopping this job (pid {state.pid}) and its child processes")
+    remember_groups()  # before finally blocks stop the group leaders and orphan their groups
     atexit.register(stop_descendants, 5.0)  # the graceful path: what close() left running, at exit
     threading.Thread(target=_hard_stop, args=(state.grace_s,), name="judgelab-hard-stop", daemon=True).start()
     return True

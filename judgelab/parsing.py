@@ -11,9 +11,25 @@ Every parser returns a :class:`Parsed` with a status:
 
 Nothing is coerced: a score of 6, a roman "vi" or a letter outside the scheme is
 ``unparsed`` (reported as -1 in score tables), never clipped to the nearest score.
-Rules follow the conventions of the papers' own parsers: FastChat's ``[[A]]``
-markers (last match wins), Prometheus' ``[RESULT] n``, LLMBar's "Output (a)",
-the single-letter A/B answers of paper 002, and ``<think>...</think> Yes`` of 001.
+Formats follow the papers' prompts: FastChat's ``[[A]]``/``[[B]]``/``[[C]]`` markers,
+Prometheus' ``[RESULT] n``, LLMBar's "Output (a)", the single-letter A/B answers of
+paper 002, and ``<think>...</think> Yes`` of 001.
+
+Two readings of a pairwise text (the bias card's two views):
+
+* the *lenient* reading (:func:`parse_pairwise`): judgelab's own rules.  A bracket
+  marker is read in context: a comparison of two markers ("[[B]] is better than [[A]]",
+  markdown emphasis around the markers included) is one vote for the favoured one,
+  listed options ("either [[A]] or [[B]]") are no vote, and of the votes left the last
+  one is the verdict (judges restate the format before answering);
+* the *strict* reading (:data:`STRICT_RULES`, :func:`strict_verdict`): the extraction the
+  source's authors published, transcribed exactly, so counts made with it reproduce
+  theirs.  FastChat's ``run_judge_pair`` is no last-match rule: it checks whether
+  ``"[[A]]"`` occurs anywhere, then ``"[[B]]"``, then ``"[[C]]"``; Position-Bias-Analyzer
+  takes the first ``[[A-D]]`` match.  The two disagree with each other and with the
+  lenient reading on texts that hold several markers ("[[C]] for the second question,
+  but [[A]] for the entire conversation": FastChat A, Position-Bias-Analyzer C,
+  lenient A, the last word).
 """
 
 from __future__ import annotations
@@ -178,7 +194,8 @@ def _option_verdicts(text: str, marker: re.Pattern[str], letter: Callable[[str],
     [[B]]") is none.  Hand-written: the papers' parsers take the last mention, which
     reads "I conclude that [[B]] is better than [[A]]" as A.
     """
-    m = marker.pattern
+    # a marker inside a phrase may carry markdown emphasis or quotes ("**[[B]]** is better than **[[A]]**")
+    m = rf"[*_`'\"]*{marker.pattern}[*_`'\"]*"
     spans = [  # (pattern, which mention the phrase votes for: 0 first, 1 second, None no vote)
         (_LISTED.format(m=m), "listed"),
         (rf"\b(?:prefer(?:s|red)?|choos(?:e|es|ing)|chose|pick(?:s|ed)?|select(?:s|ed)?|favou?r(?:s|ed)?)"
@@ -319,9 +336,17 @@ def _pair_statement(text: str) -> Parsed | None:
     return Parsed(normalize_verdict(ms[-1]), CallStatus.OK, "statement")
 
 
+def _pair_position_bias_analyzer(text: str) -> Parsed | None:
+    """Position-Bias-Analyzer's MT-Bench prompt asks for FastChat's markers; read them leniently
+    like ``brackets`` (the format's own name is kept, so the strict view applies that source's rule)."""
+    got = _pair_brackets(text)
+    return None if got is None else Parsed(got.value, got.status, "position_bias_analyzer", got.strength)
+
+
 _PAIR_PARSERS: dict[str, Callable[[str], Parsed | None]] = {
     "json": _pair_json,
     "brackets": _pair_brackets,
+    "position_bias_analyzer": _pair_position_bias_analyzer,
     "arena_hard": _pair_arena,
     "output_ab": _pair_output_ab,
     "letter": _pair_letter,
@@ -332,7 +357,7 @@ _PAIR_PARSERS: dict[str, Callable[[str], Parsed | None]] = {
 _PAIR_FALLBACK_ORDER = ("json", "arena_hard", "brackets", "output_ab", "labelled", "single_bracket", "statement",
                         "letter")
 # formats whose marker is explicit enough to stand after a declined choice ("I cannot decide at first ... [[A]]")
-_STRICT_FORMATS = ("json", "arena_hard", "brackets")
+_STRICT_FORMATS = ("json", "arena_hard", "brackets", "position_bias_analyzer")
 
 
 def parse_pairwise(text: str | None, fmt: str = "json") -> Parsed:
@@ -375,6 +400,75 @@ def parse_pairwise(text: str | None, fmt: str = "json") -> Parsed:
 
 def _as_fallback(got: Parsed) -> Parsed:
     return Parsed(got.value, CallStatus.FALLBACK, f"fallback:{got.method}", got.strength)
+
+
+# ---------------------------------------------------------------------------------
+# the sources' own extraction rules (the strict view)
+
+
+@dataclass(frozen=True)
+class StrictRule:
+    """A source's published extraction of a pairwise verdict from the judge's text.
+
+    ``read`` returns ``A``/``B``/``tie`` in the slots as shown, or None where the authors'
+    code finds no verdict; ``source`` cites the code transcribed."""
+
+    name: str
+    read: Callable[[str], str | None]
+    source: str
+
+
+def _fastchat_rule(text: str) -> str | None:
+    # transcribed from run_judge_pair (output_format "[[A]]"): substring tests in this priority order
+    if "[[A]]" in text:
+        return "A"
+    if "[[B]]" in text:
+        return "B"
+    if "[[C]]" in text:
+        return "tie"
+    return None
+
+
+_PBA_MARKER = re.compile(r"\[\[([ABCD])\]\]")
+
+
+def _position_bias_analyzer_rule(text: str) -> str | None:
+    # transcribed from match_answer(s, "MTBench"): the first of re.findall(r'\[\[([ABCD])\]\]', s).
+    # C is the prompt's tie; D ("neither") is offered only in the authors' 4-option mode and has no
+    # place in judgelab's A/B/tie scheme, so it reads as no verdict here (their 3-option runs never offer it)
+    found = _PBA_MARKER.findall(text)
+    if not found:
+        return None
+    return {"A": "A", "B": "B", "C": "tie"}.get(found[0])
+
+
+#: parse format (the ``parse_method`` a text was read with) -> the source's published rule
+STRICT_RULES: dict[str, StrictRule] = {
+    "brackets": StrictRule(
+        "brackets", _fastchat_rule,
+        "lm-sys/FastChat fastchat/llm_judge/common.py run_judge_pair (commit 007ecd07): "
+        '"[[A]]" in judgment -> A, elif "[[B]]" -> B, elif "[[C]]" -> tie, else error'),
+    "position_bias_analyzer": StrictRule(
+        "position_bias_analyzer", _position_bias_analyzer_rule,
+        "Slimshilin/Position-Bias-Analyzer judging_the_judges/repetitional_consistency/"
+        "repetitonal_consistency_util.py match_answer (= subeval/subjective/analyze_util.py; commit 0eb0ce93): "
+        "first match of \\[\\[([ABCD])\\]\\]"),
+}
+
+
+def strict_rule_for(parse_method: str) -> StrictRule | None:
+    """The published rule behind a ``parse_method`` (``brackets``, ``brackets:...``), None when the
+    verdict was not read from text in a format with a published rule (recorded labels, fallbacks)."""
+    fmt = parse_method.split(":", 1)[0]
+    return STRICT_RULES.get(fmt)
+
+
+def strict_verdict(text: str | None, parse_method: str) -> str | None:
+    """The verdict (slots as shown) the source's own code reads in ``text``; see :data:`STRICT_RULES`."""
+    rule = strict_rule_for(parse_method)
+    if rule is None or not text:
+        return None
+    return rule.read(text)
 
 
 # ---------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ from judgelab.bias_card.report import STYLE, card_figure, card_markdown, headlin
 S = CardSettings()
 NAN = float("nan")
 
+STRICT = ("Strict view ({} fewer parsed verdicts; fallback verdicts and texts the source's own rule reads no "
+          "verdict in count as unparsed):")
+
 
 def row(metric: str, status: str, *, view: str = "lenient", judge: str = "j", est: float = 0.6, lo: float = 0.55,
         hi: float = 0.65, p: float = 0.01, reason: str = "", note: str = "", n: int = 40, n_parsed: int = 40,
@@ -94,8 +97,8 @@ def test_markdown_card_has_both_views_and_says_where_they_differ():
     assert "## j (family openai, 40 verdicts)" in lines
     i = lines.index("## j (family openai, 40 verdicts)")
     assert lines[i + 2].startswith("Biases detected: length_preference")
-    assert "Strict view (6 fallback verdicts counted as unparsed):" in lines
-    k = lines.index("Strict view (6 fallback verdicts counted as unparsed):")
+    assert STRICT.format(6) in lines
+    k = lines.index(STRICT.format(6))
     assert lines[k + 1] == "No bias detected at this sample size."
     assert lines[k + 2] == "Status differs between views: length_preference (detected lenient, not detected strict)."
     assert ("| lenient | length_preference | detected | 0.600 | [0.550, 0.650] | 0.50 | 40 (20) | 1.00 | binomial | "
@@ -103,7 +106,7 @@ def test_markdown_card_has_both_views_and_says_where_they_differ():
     assert sum(ln.startswith("| strict |") for ln in lines) == len(METRICS)
     # no fallback verdicts: one line says so, no second headline
     md = card_markdown(card(base() + base("strict")), title="T", settings=S, n_verdicts={}, simulated=False)
-    assert "No fallback verdicts: the strict view equals the lenient one." in md
+    assert "The strict view equals the lenient one." in md
     assert "SIMULATED" not in md and "## j (family openai, 0 verdicts)" in md
     # a strict-only card leads with the strict headline
     md = card_markdown(card(base("strict", position_preference="detected")), title="T", settings=S,
@@ -206,8 +209,8 @@ def test_markdown_intro_is_exact_and_judges_are_sorted():
         "Item-clustered 95% CIs (clusters = items/questions); tests at alpha 0.05, MDE at power 0.8; tested rows "
         "need >= 10 decisive verdicts. Length preference counts pairs whose word counts differ by a factor >= 1.5; "
         "markdown preference pairs whose markdown scores differ by >= 0.25. Views: `lenient` counts every verdict "
-        "judgelab's parser read (status ok or fallback); `strict` only the benchmark authors' extraction (status "
-        "ok), fallback verdicts counting as unparsed.", ""]
+        "judgelab's parser read (status ok or fallback); `strict` the source's published extraction (recorded "
+        "labels as written, texts re-read with the authors' rule), fallback verdicts counting as unparsed.", ""]
     assert md.index("## aa (") < md.index("## zz (")
     assert md.splitlines()[6:9] == ["## aa (family openai, 0 verdicts)", "", "No bias detected at this sample size."]
 
@@ -249,7 +252,7 @@ def test_markdown_layout_blank_lines_table_header_and_status_changes():
     md = card_markdown(card(lenient + strict + base(judge="b") + base("strict", judge="b")), title="T", settings=S,
                        n_verdicts={"a": 40, "b": 40}, simulated=False)
     lines = md.splitlines()
-    k = lines.index("Strict view (10 fallback verdicts counted as unparsed):")
+    k = lines.index(STRICT.format(10))
     assert lines[k - 1] == ""  # its own paragraph, not glued to the lenient headline
     assert lines[k + 2] == ("Status differs between views: position_preference (detected lenient, not detected strict), "
                             "length_preference (detected lenient, not detected strict).")
@@ -260,14 +263,14 @@ def test_markdown_layout_blank_lines_table_header_and_status_changes():
     b = lines.index("## b (family openai, 40 verdicts)")
     assert lines[b - 1] == "" and lines[b - 2].startswith("| strict | parse_failures |")  # the table ends first
     assert lines[b + 2] == "No bias detected at this sample size."
-    assert lines[b + 3] == "No fallback verdicts: the strict view equals the lenient one."
+    assert lines[b + 3] == "The strict view equals the lenient one."
     assert md.endswith("|\n")  # the last table is closed by a blank line
     assert len(lines) == b + 7 + 2 * len(METRICS)
 
 
 def test_a_strict_only_card_has_no_comparison_of_views():
     md = card_markdown(card(base("strict")), title="T", settings=S, n_verdicts={}, simulated=False)
-    assert "Strict view" not in md and "No fallback verdicts" not in md and "Status differs" not in md
+    assert "Strict view" not in md and "The strict view equals" not in md and "Status differs" not in md
 
 
 def test_the_lenient_view_leads_the_headline_whatever_the_card_order():
@@ -279,7 +282,7 @@ def test_the_lenient_view_leads_the_headline_whatever_the_card_order():
     lines = md.splitlines()
     i = lines.index("## j (family openai, 0 verdicts)")
     assert lines[i + 2].startswith("Biases detected: length_preference")
-    assert "Strict view (2 fallback verdicts counted as unparsed):" in lines
+    assert STRICT.format(2) in lines
     # the table keeps the card's view order (settings.views)
     rows = [ln.split(" | ")[0] for ln in lines if ln.startswith("| lenient |") or ln.startswith("| strict |")]
     assert rows == ["| strict"] * len(METRICS) + ["| lenient"] * len(METRICS)
@@ -291,7 +294,7 @@ def test_markdown_of_a_one_metric_card():
     rows[0]["family"] = rows[1]["family"] = "meta"
     md = card_markdown(card(rows), title="T", settings=S, n_verdicts={"j": 50}, simulated=False)
     assert "## j (family meta, 50 verdicts)" in md
-    assert "Strict view (5 fallback verdicts counted as unparsed):" in md
+    assert STRICT.format(5) in md
 
 
 def _capture(monkeypatch) -> dict:

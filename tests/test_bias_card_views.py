@@ -43,7 +43,8 @@ def test_strict_view_counts_fallback_verdicts_as_unparsed():
     assert strict.loc["positional_agreement", "n"] == 24 and lenient.loc["positional_agreement", "n"] == 30
     assert (strict["n_parsed"] == 54).all() and (lenient["n_parsed"] == 60).all()
     md = card_markdown(card, title="t", settings=FAST, n_verdicts={}, simulated=False)
-    assert "Strict view (6 fallback verdicts counted as unparsed):" in md
+    assert "Strict view (6 fewer parsed verdicts; fallback verdicts and texts the source's own rule reads no " \
+           "verdict in count as unparsed):" in md
     assert "| strict | accuracy_AB |" in md and "| lenient | accuracy_AB |" in md
 
 

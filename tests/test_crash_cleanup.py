@@ -226,16 +226,29 @@ import os, subprocess, sys, time
 sys.path.insert(0, {repo!r})
 from judgelab import lifecycle
 watching = lifecycle.install(grace_s=5.0, poll_s=0.2)
-# a child in its own session, as start_server runs `transformers serve`
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
-grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-print(watching, child.pid, grandchild.pid, flush=True)
+tmp = {tmp!r}
+PIDFILE = "import os\\ndef note(name):\\n    open(name + '.t', 'w').write(str(os.getpid())); os.replace(name + '.t', name)\\n"
+# a child in its own session, as start_server runs `transformers serve`; it leaves a member of its
+# process group orphaned (double fork): no descendant of this job, reachable only through the group
+SERVER = PIDFILE + "import time\\nif os.fork() == 0:\\n    if os.fork() == 0:\\n        note(%r)\\n        time.sleep(600)\\n    os._exit(0)\\ntime.sleep(600)" % (tmp + "/orphan")
+child = subprocess.Popen([sys.executable, "-c", SERVER], start_new_session=True)
+# an ordinary helper with a child of its own: a true grandchild of this job
+HELPER = PIDFILE + "import subprocess, sys, time\\ng = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\\nopen(%r + '.t', 'w').write(str(g.pid)); os.replace(%r + '.t', %r)\\ntime.sleep(600)" % ((tmp + "/grandchild",) * 3)
+helper = subprocess.Popen([sys.executable, "-c", HELPER])
+while not (os.path.exists(tmp + "/orphan") and os.path.exists(tmp + "/grandchild")):
+    time.sleep(0.05)
+pids = [open(tmp + "/" + n).read() for n in ("grandchild", "orphan")]
+print(watching, child.pid, helper.pid, *pids, flush=True)
 try:
     time.sleep(600)
 finally:
-    child.terminate(); child.wait()  # what a judge's close() does for its server
+    child.terminate(); child.wait()  # what a careless close() does: the leader only, not its group
     open({done!r}, "w").write("closed")
 """
+
+
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def _fake_snakemake(tmp_path: Path, mark: str, job: Path) -> subprocess.Popen:
@@ -254,17 +267,29 @@ def stand_in_job(tmp_path: Path):
     mark = uuid.uuid4().hex
     done = tmp_path / "closed"
     job = tmp_path / "job.py"
-    job.write_text(JOB.format(repo=str(REPO), done=str(done)))
+    job.write_text(JOB.format(repo=str(REPO), done=str(done), tmp=str(tmp_path)))
     sm = _fake_snakemake(tmp_path, mark, job)
     line = sm.stdout.readline().split()
     yield sm, mark, done, line
     kill_marked(mark)
 
 
+def _check_family(mark: str, line: list[str]) -> None:
+    """The stand-in job's processes are what they claim: a true grandchild (child of the helper)
+    and an orphan of the server's process group that is no descendant of the job."""
+    server, helper, grandchild, orphan = map(int, line[1:])
+    job = _ppid(helper)
+    assert _ppid(grandchild) == helper and _ppid(server) == job
+    assert grandchild in lifecycle.descendants(job)
+    assert orphan not in lifecycle.descendants(job) and os.getpgid(orphan) == server == os.getpgid(server)
+    # snakemake, the job, the server, its orphan, the helper, its child
+    assert len(marked_processes(mark)) == 6, marked_processes(mark)
+
+
 def test_job_stops_its_children_when_snakemake_is_killed(stand_in_job):
     sm, mark, done, line = stand_in_job
     assert line[0] == "True", line  # it found its snakemake ancestor
-    assert len(marked_processes(mark)) == 4  # snakemake, the job, its two children
+    _check_family(mark, line)
     sm.kill()
     sm.wait()
     left = wait_until_gone(mark, 10.0)
@@ -273,7 +298,8 @@ def test_job_stops_its_children_when_snakemake_is_killed(stand_in_job):
 
 
 def test_sigterm_of_the_job_stops_its_children(stand_in_job):
-    sm, mark, done, _line = stand_in_job
+    sm, mark, done, line = stand_in_job
+    _check_family(mark, line)
     job_pid = next(p for p, cmd in marked_processes(mark) if cmd.endswith("job.py"))
     os.kill(job_pid, signal.SIGTERM)
     assert sm.wait(timeout=10) == lifecycle.EXIT_TERMINATED  # the job's status, passed on by "snakemake"

@@ -238,3 +238,29 @@ def test_device_sampler_greedy_rows_take_the_arg_max_beside_sampled_rows():
     assert [p[1] for p in picks] == [min(3, int(x * 4)) for x in u.tolist()]
     assert len({p[1] for p in picks}) > 1
     assert math.isclose(float(torch.softmax(scores[1], -1).sum()), 1.0, rel_tol=1e-6)
+
+
+def test_generation_batches_count_the_new_tokens_in_the_budget(checkpoint, monkeypatch):
+    """Generation mode: a batch of n prompts grows to n x (longest prompt + new tokens); the budget
+    holds for that, not for the prompts alone (a planner that forgets the new tokens packs rows the
+    device cannot hold once generation runs)."""
+    max_new = 40  # long answers next to short prompts: the new tokens dominate the budget
+    j = make_judge(JudgeSpec(name="tiny", backend="transformers", model=checkpoint,
+                             sampling={"temperature": 0.0, "max_tokens": max_new, "seed": 3},
+                             options={"device": "cpu", "verdict_mode": "generate", "batch_size": 16,
+                                      "max_batch_tokens": 400}))
+    shapes = []
+    real = j._generate_batch
+
+    def spy(reqs, chunk, n):
+        shapes.append((len(chunk), max(len(ids) for _, ids in chunk), n))
+        return real(reqs, chunk, n)
+
+    monkeypatch.setattr(j, "_generate_batch", spy)
+    reqs = requests(24, seed=5)
+    assert all(a.error is None for a in j.answer(reqs))
+    assert sum(n for n, _, _ in shapes) == len(reqs) and all(n_new == max_new for *_, n_new in shapes)
+    assert all(n == 1 or n * (w + max_new) <= 400 for n, w, _ in shapes)
+    # the budget binds here: the prompts alone would travel in fewer, fuller batches
+    lengths = [len(j.prompt_ids(r)) for r in reqs]
+    assert len(plan_batches(lengths, 16, 400)) < len(shapes) == len(plan_batches(lengths, 16, 400, extra=max_new))

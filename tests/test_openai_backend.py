@@ -263,6 +263,51 @@ def test_retry_after_is_honoured_and_capped(api, monkeypatch):
     assert api.attempts["wait"] == 2 and api.attempts["capped"] == 2
 
 
+def test_exponential_backoff_is_jittered_and_capped(api, monkeypatch):
+    """No Retry-After (500s): waits double from ``backoff_s`` with jitter in [base/2, base], and no
+    wait exceeds ``max_backoff_s`` however many retries."""
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay, *a, **k):
+        slept.append(delay)
+        await real_sleep(min(delay, 0.01))
+
+    monkeypatch.setattr("judgelab.judges.openai_backend.asyncio.sleep", recording_sleep)
+    judge = make(api, monkeypatch, backoff_s=0.02, max_backoff_s=0.05, max_retries=5)
+    [ans] = judge.answer([req("grow", "500,500,500,500,ok")])
+    assert ans.error is None and len(slept) == 4
+    bases = [min(0.05, 0.02 * 2 ** k) for k in range(4)]  # 0.02, 0.04, 0.05, 0.05
+    assert all(b / 2 <= w <= b for w, b in zip(slept, bases, strict=True)), slept
+    slept.clear()
+    huge = make(api, monkeypatch, backoff_s=60.0, max_backoff_s=0.05, max_retries=3)
+    [ans] = huge.answer([req("huge", "500,500,ok")])
+    assert ans.error is None and len(slept) == 2 and max(slept) <= 0.05
+
+
+def test_retry_after_ms_and_http_dates_are_read(monkeypatch):
+    """``retry-after-ms`` (OpenAI's, milliseconds) wins over ``Retry-After``; ``Retry-After`` is
+    seconds or an HTTP date (RFC 9110 10.2.3), relative to now; what is neither is ignored."""
+    import email.utils
+
+    import httpx
+
+    from judgelab.judges import openai_backend as ob
+
+    now = 1_700_000_000.0
+    monkeypatch.setattr(ob.time, "time", lambda: now)
+    assert ob._retry_after(httpx.Headers({"retry-after-ms": "1500"})) == pytest.approx(1.5)
+    assert ob._retry_after(httpx.Headers({"retry-after-ms": "250", "Retry-After": "9"})) == pytest.approx(0.25)
+    assert ob._retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
+    date = email.utils.formatdate(now + 12, usegmt=True)  # "Tue, 14 Nov 2023 22:13:32 GMT"
+    assert ob._retry_after(httpx.Headers({"Retry-After": date})) == pytest.approx(12.0)
+    past = email.utils.formatdate(now - 30, usegmt=True)
+    assert ob._retry_after(httpx.Headers({"Retry-After": past})) == 0.0
+    assert ob._retry_after(httpx.Headers({"retry-after-ms": "soon", "Retry-After": "2"})) == 2.0
+    assert ob._retry_after(httpx.Headers({"Retry-After": "tomorrow"})) is None
+    assert ob._retry_after(httpx.Headers({})) is None and ob._retry_after(None) is None
+
+
 def test_persistent_errors_give_up_after_max_retries(api, monkeypatch):
     judge = make(api, monkeypatch, max_retries=2)
     answers = judge.answer([req("e500", "500"), req("etime", "timeout"), req("egarb", "garbage")])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 
 import pytest
 
@@ -265,3 +266,76 @@ def test_training_stops_before_loading_when_memory_is_short(tiny, tmp_path, monk
     assert not loaded
     with pytest.raises(ConfigError, match="micro_batch_tokens"):
         cfg_of(micro_batch_tokens=0)
+
+
+def test_train_detector_checks_the_memory_of_its_real_micro_batches(tiny, tmp_path, monkeypatch):
+    """train_detector's own numbers: a 1.5B model, full fine-tuning in bf16, micro-batches of 4 x
+    4096 tokens needs ~116 GiB, so it stops on an 80 GB card before loading.  An estimate from one
+    sequence (4096 tokens: ~54 GiB) would pass the check and die after loading."""
+    _, _, ex, _ = tiny
+    seen = []
+    real_check = T.check_memory
+
+    def spy(shape, cfg, tokens, available, **kw):
+        seen.append(tokens)
+        return real_check(shape, cfg, tokens, available, **kw)
+
+    monkeypatch.setattr(T, "meta_shape", lambda base, cfg, classifier=False: QWEN_1_5B)
+    monkeypatch.setattr(T, "encode_examples", lambda tok, examples, cfg: [([1] * 4096, [-100] + [1] * 4095)] * 8)
+    monkeypatch.setattr(T, "available_memory", lambda device: 78 * GIB)
+    monkeypatch.setattr(T, "check_memory", spy)
+    loaded = []
+    monkeypatch.setattr(T, "load_for_training", lambda *a, **k: loaded.append(1))
+    cfg = cfg_of(method="full", dtype="bfloat16", batch_size=4, max_seq_len=4096)
+    with pytest.raises(ConfigError, match=r"16384 tokens per micro-batch\) needs about 116\.1 GiB"):
+        train_into(ex, cfg, tmp_path / "m", where="rbd.train.runs.qwen")
+    assert seen == [16384] and not loaded
+    # a token budget of one sequence per micro-batch is what the estimate then uses, and it fits
+    seen.clear()
+    monkeypatch.setattr(T, "load_for_training", lambda *a, **k: (loaded.append(1), (_ for _ in ()).throw(
+        RuntimeError("stop after the check"))))
+    with pytest.raises(RuntimeError, match="stop after the check"):
+        train_into(ex, dataclasses.replace(cfg, micro_batch_tokens=4096), tmp_path / "m")
+    assert seen == [4096] and loaded == [1]
+
+
+def _dtype_spy(model):
+    """Output dtypes of every Linear layer's forward passes (a forward hook on each)."""
+    seen: set = set()
+    hooks = [m.register_forward_hook(lambda mod, inp, out: seen.add(out.dtype))
+             for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    return seen, hooks
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_full_fine_tuning_computes_in_the_asked_16bit_dtype_with_fp32_master_weights(tiny, dtype, monkeypatch):
+    """``method: full`` with a 16-bit ``dtype``: every Linear computes in that dtype under autocast
+    (a run silently in fp32 would pass every loss test), the master weights stay fp32, and fp16
+    (not bf16) scales its loss with an enabled GradScaler; the weights move and the loss stays finite."""
+    base, tok, _, enc = tiny
+    cfg = cfg_of(method="full", dtype=dtype, learning_rate=1e-3, max_steps=3, batch_size=8, warmup_ratio=0.0)
+    model = load_for_training(base, cfg, pad_id=tok.pad_token_id)
+    before = model.get_parameter(Q0).detach().clone()
+    scalers = []
+    real_scaler = torch.amp.GradScaler
+
+    def spy_scaler(*a, **k):
+        s = real_scaler(*a, **k)
+        scalers.append(s)
+        return s
+
+    monkeypatch.setattr(torch.amp, "GradScaler", spy_scaler)
+    seen, hooks = _dtype_spy(model)
+    try:
+        stats = train_steps(model, enc, cfg, pad_id=tok.pad_token_id)
+    finally:
+        for h in hooks:
+            h.remove()
+    want = getattr(torch, dtype)
+    assert seen == {want}
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert len(scalers) == 1 and scalers[0].is_enabled() == (dtype == "float16")
+    if dtype == "float16":
+        assert scalers[0].get_scale() > 1.0  # the loss was scaled (fp16 gradients underflow otherwise)
+    assert all(math.isfinite(r["loss"]) for r in stats.rows)
+    assert not torch.equal(model.get_parameter(Q0).detach(), before)

@@ -6,9 +6,9 @@ own verdict tables import through the ``judgelab`` preset).  Columns of
 
 ============== ===================================================================
 judge, family  the judge and its model family
-view           ``strict``: only verdicts the benchmark authors' own extraction reads
-               (``status == ok``); ``fallback`` verdicts count as unparsed, so
-               published counts made with a first-match rule are reproduced.
+view           ``strict``: the source's published extraction: recorded labels as
+               written, texts in a format with a published rule re-read with it
+               (:func:`_strict_verdicts`), ``fallback`` verdicts unparsed.
                ``lenient``: ``ok`` and ``fallback`` verdicts (judgelab's parser)
 metric         see :data:`METRICS`
 status         detected / not detected / underpowered / not estimable / not identified
@@ -93,9 +93,11 @@ from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.features import markdown_score, word_count
+from judgelab.parsing import strict_rule_for
+from judgelab.prompts import to_original_frame
 from judgelab.stats.mcnemar import mcnemar_mde
 
-#: strict: the authors' extraction (status ok); lenient: ok + fallback
+#: strict: the source's published extraction; lenient: judgelab's parser (ok + fallback)
 VIEWS = ("lenient", "strict")
 STATUSES = ("detected", "not detected", "underpowered", "not estimable", "not identified", "descriptive")
 
@@ -679,8 +681,7 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
         raise ValueError(f"unknown card view {view!r}; expected one of {VIEWS}")
     verdict, shown = _strings(t, "verdict"), _strings(t, "verdict_shown")
     if view == "strict":
-        fb = _strings(t, "status") == "fallback"
-        verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
+        verdict, shown = _strict_verdicts(t, verdict, shown)
     pairs = pd.factorize(t["pair_id"].astype(str))[0]
     items = (pd.factorize(t["item_id"].astype(object).fillna(t["pair_id"]).astype(str))[0]
              if "item_id" in t.columns else pairs)
@@ -704,6 +705,38 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
                 wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
                 md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
                 family=fam, strong=strong, model_b=_strings(t, "model_b"))
+
+
+def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The strict view's verdicts: the source's published extraction.
+
+    Recorded labels (FastChat ``g1_winner``, JudgeBench ``decision``, AlpacaEval ``preference``,
+    LLMBar ``winner``) are the authors' own extraction and stay as recorded; a verdict judgelab
+    read from text in a format with a published rule (:data:`judgelab.parsing.STRICT_RULES`:
+    ``brackets`` = FastChat's priority rule, ``position_bias_analyzer`` = first match) is read
+    again from ``raw_text`` with that rule, whatever judgelab's lenient parser made of it; a
+    ``fallback`` verdict (read by a rule the prompt did not ask for) is unparsed."""
+    fb = _strings(t, "status") == "fallback"
+    verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
+    if "parse_method" not in t.columns or "raw_text" not in t.columns or not len(t):
+        return verdict, shown
+    methods = _strings(t, "parse_method")
+    ruled = ~fb & np.array([strict_rule_for(m) is not None for m in methods], dtype=bool)
+    if not ruled.any():
+        return verdict, shown
+    verdict, shown = verdict.astype(object), shown.astype(object)
+    texts = _strings(t, "raw_text")
+    order = _strings(t, "order")
+    cache: dict[tuple[str, str], str] = {}
+    for i in np.flatnonzero(ruled):
+        key = (methods[i], texts[i])
+        if key not in cache:
+            rule = strict_rule_for(methods[i])
+            cache[key] = (rule.read(texts[i]) if rule is not None and texts[i] else None) or ""
+        s_shown = cache[key]
+        shown[i] = s_shown
+        verdict[i] = (to_original_frame(s_shown, order[i]) or "") if s_shown else ""
+    return verdict.astype(str), shown.astype(str)
 
 
 def _first_row_per_pair(pairs: np.ndarray, mask: np.ndarray) -> np.ndarray:

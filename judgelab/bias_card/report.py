@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,27 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
-from judgelab.io import write_table, write_text
+from judgelab.io import staged_folder, write_table, write_text
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
+
+
+def md_escape(text: object) -> str:
+    """A name from the data as literal markdown text on one line: control characters and line
+    breaks become spaces, ``& < >`` HTML entities (markdown renders raw HTML), and markdown's
+    punctuation is backslash-escaped, so a judge named ``x\n# y`` or ``<b>x</b>`` stays a name."""
+    one_line = re.sub(r"[\x00-\x1f\x7f\u2028\u2029]+", " ", str(text))
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def _table_cell(text: object) -> str:
+    """A table cell on one line that cannot end its cell (``|``) or open raw HTML."""
+    one_line = re.sub(r"[\x00-\x1f\x7f\u2028\u2029]+", " ", str(text))
+    return html.escape(one_line, quote=False).replace("|", "\\|")
+
+
+def _same(a: float, b: float) -> bool:
+    return (pd.isna(a) and pd.isna(b)) or a == b
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -85,7 +107,7 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
     and why; ``simulated`` puts a banner first so a card of the simulated panel is never mistaken
     for one of a real model.
     """
-    lines = [f"# Bias card: {title}", ""]
+    lines = [f"# Bias card: {md_escape(title)}", ""]
     if simulated:
         lines += ["**SIMULATED JUDGES** - these verdicts come from the simulated panel, not a real model.", ""]
     lines += [f"Item-clustered {settings.confidence:.0%} CIs (clusters = items/questions); tests at "
@@ -93,26 +115,31 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
               f">= {settings.min_decisive} decisive verdicts. Length preference counts pairs whose "
               f"word counts differ by a factor >= {1 + settings.length_margin:g}; markdown preference pairs whose "
               f"markdown scores differ by >= {settings.markdown_margin:g}. Views: `lenient` counts every verdict "
-              "judgelab's parser read (status ok or fallback); `strict` only the benchmark authors' extraction "
-              "(status ok), fallback verdicts counting as unparsed.", ""]
+              "judgelab's parser read (status ok or fallback); `strict` the source's published extraction "
+              "(recorded labels as written, texts re-read with the authors' rule), fallback verdicts "
+              "counting as unparsed.", ""]
     for judge, g_all in card.groupby("judge", sort=True):
         views = {v: g.set_index("metric") for v, g in g_all.groupby("view", sort=False)}
         first = next(iter(views.values()))
-        lines += [f"## {judge} (family {first['family'].iloc[0]}, {n_verdicts.get(judge, 0)} verdicts)", ""]
+        lines += [f"## {md_escape(judge)} (family {md_escape(first['family'].iloc[0])}, "
+                  f"{n_verdicts.get(judge, 0)} verdicts)", ""]
         main = "lenient" if "lenient" in views else next(iter(views))
         lines += headline(views[main], settings)
         if "strict" in views and main != "strict":
             gs, gl = views["strict"], views[main]
             n_fb = int(gl["n_parsed"].iloc[0] - gs["n_parsed"].iloc[0])
             changed = [m for m in gs.index if m in gl.index and gs.loc[m, "status"] != gl.loc[m, "status"]]
-            if n_fb:
-                lines += ["", f"Strict view ({n_fb} fallback verdicts counted as unparsed):"]
+            moved = [m for m in gs.index if m in gl.index
+                     and not _same(gs.loc[m, "estimate"], gl.loc[m, "estimate"])]
+            if n_fb or moved or changed:
+                lines += ["", f"Strict view ({n_fb} fewer parsed verdicts; fallback verdicts and texts the "
+                              "source's own rule reads no verdict in count as unparsed):"]
                 lines += headline(gs, settings)
                 if changed:
                     lines.append("Status differs between views: " + ", ".join(
                         f"{m} ({gl.loc[m, 'status']} lenient, {gs.loc[m, 'status']} strict)" for m in changed) + ".")
             else:
-                lines.append("No fallback verdicts: the strict view equals the lenient one.")
+                lines.append("The strict view equals the lenient one.")
         lines += ["", "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for v, g in views.items():
@@ -121,7 +148,7 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
                 lines.append(f"| {v} | {m} | {r['status']} | {_fmt(r['estimate'])} | "
                              f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {_fmt(r['null_value'], 2)} | "
                              f"{r['n']} ({r['n_items']}) | {_fmt(r['parsed_share'], 2)} | {r['test']} | "
-                             f"{_fmt(r['p_value'], 3)} | {_fmt(r['mde'])} | {why} |")
+                             f"{_fmt(r['p_value'], 3)} | {_fmt(r['mde'])} | {_table_cell(why)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -217,14 +244,26 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
         raise ValueError(f"write_audit({title!r}): the verdict table has no rows; nothing to audit "
                          f"(nothing written to {out})")
     card = bias_card(table, settings)
-    write_table(table, out / "verdicts.parquet", provenance=provenance)
-    write_table(card, out / "bias_card.csv", provenance=provenance)
     n = table.groupby("judge", observed=True).size().to_dict()
-    write_text(out / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
-                                                   simulated=bool(card["simulated"].any())))
-    card_figure(card, out / "bias_card.png", title=title,
-                config_hash=(provenance or {}).get("config_hash"))
     from judgelab.bias_card.html import write_card_html
 
-    write_card_html(card, out / "report.html", title=title, settings=settings, n_verdicts=n, figure=out / "bias_card.png")
+    with staged_folder(out) as stage:  # the files appear together, replacing the old set whole
+        write_table(table, stage / "verdicts.parquet", provenance=provenance)
+        write_table(card, stage / "bias_card.csv", provenance=provenance)
+        _stage_hook("tables")
+        write_text(stage / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
+                                                         simulated=bool(card["simulated"].any())))
+        card_figure(card, stage / "bias_card.png", title=title,
+                    config_hash=(provenance or {}).get("config_hash"))
+        write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n,
+                        figure=stage / "bias_card.png")
     return card
+
+
+def _stage_hook(point: str) -> None:
+    """Test hook: ``JUDGELAB_KILL_AT=<point>`` SIGKILLs this process there (the kill -9 test)."""
+    import os
+    import signal
+
+    if os.environ.get("JUDGELAB_KILL_AT") == point:
+        os.kill(os.getpid(), signal.SIGKILL)

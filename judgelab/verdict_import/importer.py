@@ -232,12 +232,26 @@ def _describe(spec: FieldSpec) -> str:
 
 
 def _resolve(path: str | Path) -> Path:
+    """A path as given: relative paths are read from the working folder, never silently from
+    the data root (a same-named file there is another file).  The one exception is a known
+    public file (:data:`judgelab.datasets.sources.SOURCES`, named by its path under the data
+    root), which is what its name means everywhere in judgelab.  A missing path is an
+    :class:`InputError` saying where it was looked for."""
     p = Path(path)
-    if p.exists() or p.is_absolute():
+    if p.exists():
         return p
-    from judgelab.datasets.sources import resolve_data_path
+    from judgelab.datasets.sources import SOURCES, data_root, resolve_data_path
 
-    return resolve_data_path(str(p), download=False)
+    if p.is_absolute():
+        raise InputError(f"{p}: no such file or folder")
+    if any(s.rel == str(p) for s in SOURCES.values()):
+        return resolve_data_path(str(p), download=False)
+    root = data_root()
+    hint = ""
+    if root is not None and (root / p).exists():
+        hint = f"; the data root has {root / p}: give that path to read it"
+    raise InputError(f"{p}: no such file or folder in the working folder {Path.cwd()} (relative paths are "
+                     f"read from there){hint}")
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
