@@ -156,7 +156,7 @@ def _unknown_in(error: Any) -> list[tuple[tuple[Any, ...], str, list[str]]]:
     found = []
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         props = error.schema.get("properties") or {}
-        patterns = list((error.schema.get("patternProperties") or {}))
+        patterns = list(error.schema.get("patternProperties") or {})
         for key in error.instance:
             if key not in props and not any(re.search(pat, str(key)) for pat in patterns):
                 found.append((tuple(error.absolute_path), str(key), sorted(props)))
@@ -466,7 +466,7 @@ def check_references(config: dict[str, Any], *,
         ref(("rbd", "supervision_evaluators"), rbd.get("supervision_evaluators"), evaluators,
             "an evaluator (rbd.evaluators)")
         ref(("rbd", "loop_sets"), rbd.get("loop_sets"), _names(rbd.get("sets")), "a set of rbd.sets")
-        runs = list(((rbd.get("train") or {}).get("runs") or {}))
+        runs = list((rbd.get("train") or {}).get("runs") or {})
         detectors = []
         for i, d in enumerate(rbd.get("detectors") or []):
             if d.get("trained") is not None:

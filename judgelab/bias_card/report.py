@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
-from judgelab.io import write_table, write_text
+from judgelab.io import any_true, write_table, write_text
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -198,7 +198,7 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
         ax.axis("off")
     fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)",
                  fontsize=style.title_fontsize)
-    stamp(fig, simulated=bool(card["simulated"].any()), config_hash=config_hash)
+    stamp(fig, simulated=any_true(card), config_hash=config_hash)
     fig.tight_layout(rect=style.layout_rect)
     save_figure(fig, str(path))
 
@@ -220,7 +220,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
     write_table(card, out / "bias_card.csv", provenance=provenance)
     n = table.groupby("judge", observed=True).size().to_dict()
     write_text(out / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
-                                                   simulated=bool(card["simulated"].any())))
+                                                   simulated=any_true(card)))
     card_figure(card, out / "bias_card.png", title=title,
                 config_hash=(provenance or {}).get("config_hash"))
     return card
