@@ -374,6 +374,11 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
                 "lpm_instance_var": lpm.group_var if lpm else np.nan,
                 "logit_instance_var": glmm.group_var if glmm else np.nan,
                 "lpm_converged": bool(lpm and lpm.converged), "logit_converged": bool(glmm and glmm.converged),
+                # (quasi-)separation: this term's logistic estimate is infinite (its p-value NaN);
+                # the intercept's separation (B0 right or wrong everywhere) makes every term's odds
+                # ratio against an infinite reference
+                "separation": bool(glmm and (term in glmm.separation or "Intercept" in glmm.separation)),
+                "separated_terms": ",".join(glmm.separation) if glmm else "",
                 "lpm_method": lpm.method if lpm else "lpm_mixedlm_reml (failed)",
                 "logit_method": glmm.method if glmm else f"logit_glmm_ghq{n_nodes}_ml (failed)",
             })
