@@ -58,7 +58,7 @@ def test_separated_terms_of_a_dummy_design_are_the_constant_levels(counts):
     rows = [{"strategy": lv, "correct": float(v)} for lv, (n0, n1) in zip(levels, counts, strict=True)
             for v in [0] * n0 + [1] * n1]
     d = pd.DataFrame(rows)
-    X, names, order = _design(d, "strategy", "B0")
+    X, names, _ = _design(d, "strategy", "B0")
     constant = {lv for lv, (n0, n1) in zip(levels, counts, strict=True) if n0 == 0 or n1 == 0}
     expected = set(names) if "B0" in constant else {TERM.format(lv) for lv in constant}
     assert set(separated_terms(X, d["correct"].to_numpy(), names)) == expected
