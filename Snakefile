@@ -7,7 +7,9 @@
 # Config: the judge set comes first (config/judges/simulated.yaml by default), the
 # pipeline config second; --configfile files given on the command line override both.
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from judgelab.config import validate_workflow_config
 
 min_version("8.20")
 
@@ -16,7 +18,14 @@ configfile: "config/judges/simulated.yaml"
 configfile: "config/config.yaml"
 
 
-validate(config, "config/schema.yaml")
+# Each config file and the --config overrides on their own (unknown keys, secrets), then the
+# merged config against config/schema.yaml (defaults filled) and its cross-references: at parse
+# time, before any job (or .snakemake/metadata) sees the config.
+validate_workflow_config(
+    config,
+    files=["config/judges/simulated.yaml", "config/config.yaml", *map(str, workflow.overwrite_configfiles)],
+    overrides=dict(workflow.config_settings.config),
+)
 
 
 include: "rules/common.smk"

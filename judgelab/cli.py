@@ -29,9 +29,9 @@ from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_c
 DEFAULT_CACHE = "results/cache/calls.sqlite"
 
 
-def _config(args: argparse.Namespace) -> dict:
+def _config(args: argparse.Namespace, *, references: bool = False) -> dict:
     paths = default_config_paths() + [Path(p) for p in args.configfile or []]
-    return load_config(*paths)
+    return load_config(*paths, references=references)
 
 
 def _find_judge(config: dict, name: str) -> JudgeSpec:
@@ -98,7 +98,7 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 def cmd_check_config(args: argparse.Namespace) -> int:
     from judgelab.roles import check_roles
 
-    config = _config(args)
+    config = _config(args, references=True)  # every name that must name a judge, set, run or detector
     simulated_roles = check_roles(config)  # a real run with a simulated role fails here, as in the DAG
     names = [d["name"] for d in config["judges"]]
     print(f"config OK: {len(names)} judges ({', '.join(names)})")

@@ -1,14 +1,26 @@
 """Loading and validating the pipeline config, and the judge specification record.
 
 The JSON schema in ``config/schema.yaml`` is the single source of truth: the
-Snakefile validates with Snakemake's ``validate`` and the CLI / library use
-:func:`validate_config` with the same file, so a bad key fails the same way
-everywhere, with the path of the offending key in the message.
+Snakefile (:func:`validate_workflow_config`, at parse time) and the CLI / library
+(:func:`load_config`, :func:`validate_config`) validate with the same file, so a bad
+key fails the same way everywhere, with the path of the offending key in the message.
+
+Config files are merged (judge set, ``config/config.yaml``, each ``--configfile``, then
+Snakemake's ``--config``), and a merged dict no longer says which file a key came from.
+So every file is first checked on its own for keys the schema does not know
+(:func:`unknown_keys`: the file, the key path and the nearest known key), and for
+secrets (:func:`secret_keys`: a config file is recorded by Snakemake, copied and shared,
+a credential belongs in the environment); then the merged config is validated, an error
+naming the last file that set the offending key.  :func:`check_references` checks what
+the schema cannot: names that must name a configured judge, data set, run or strategy.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,18 +135,152 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def validate_config(config: dict[str, Any], *, source: str = "config") -> dict[str, Any]:
-    """Validate against ``config/schema.yaml`` (filling defaults), or raise ConfigError."""
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return load_yaml(SCHEMA_PATH)
+
+
+def _key_path(path: Any) -> str:
+    """``('strategies', 'datasets', 'x', 'loader')`` -> ``strategies.datasets.x.loader``;
+    list indices as ``[i]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _unknown_in(error: Any) -> list[tuple[tuple[Any, ...], str, list[str]]]:
+    """(path, unknown key, known keys) of an ``additionalProperties`` error, also inside the
+    branches of an ``anyOf``/``oneOf`` (a field spec that is a string, a list or a mapping: the
+    mapping branch is the one that names the unknown key)."""
+    found = []
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        props = error.schema.get("properties") or {}
+        patterns = list(error.schema.get("patternProperties") or {})
+        for key in error.instance:
+            if key not in props and not any(re.search(pat, str(key)) for pat in patterns):
+                found.append((tuple(error.absolute_path), str(key), sorted(props)))
+    for sub in error.context or ():
+        if isinstance(sub.instance, dict):
+            found.extend(_unknown_in(sub))
+    return found
+
+
+def _nearest(key: str, known: list[str]) -> str | None:
+    near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if not near:  # a case slip, or a prefix ("temp" for "temperature")
+        near = [k for k in known if k.lower() == key.lower() or (len(key) >= 4 and k.startswith(key))][:1]
+    return near[0] if near else None
+
+
+def unknown_keys(data: dict[str, Any], *, source: str) -> list[str]:
+    """One message per key of ``data`` (one config file, or the ``--config`` overrides) that the
+    schema does not know, at any level: the file, the key path and the nearest known key."""
     import jsonschema
 
-    schema = load_yaml(SCHEMA_PATH)
+    schema = _schema()
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    messages: list[str] = []
+    for error in validator.iter_errors(data):
+        for path, key, known in _unknown_in(error):
+            full = _key_path((*path, key))
+            near = _nearest(key, known)
+            hint = (f"did you mean '{_key_path((*path, near))}'?" if near
+                    else f"known keys here: {', '.join(known)}" if known else "no keys are allowed here")
+            msg = f"{source}: unknown key '{full}' ({hint})"
+            if msg not in messages:
+                messages.append(msg)
+    return messages
+
+
+#: Key names that hold a credential (compared lower-case, ``-`` read as ``_``).  A key that
+#: *names* where the credential lives (``api_key_env``) is not one.
+SECRET_KEYS = frozenset({
+    "api_key", "apikey", "openai_api_key", "anthropic_api_key", "secret", "client_secret", "password",
+    "passwd", "token", "access_token", "auth_token", "bearer_token", "hf_token", "authorization",
+    "x_api_key", "api_token", "session_token", "private_key",
+})
+#: Values that are credentials whatever their key: provider key prefixes, a bearer header,
+#: a URL with a password in it.
+_SECRET_VALUE = re.compile(r"(?i)(\b(sk|sk-proj|sk-ant|hf|ghp|xox[bp])[-_][A-Za-z0-9_\-]{16,}|^bearer\s+\S{8,}"
+                           r"|://[^/\s:@]+:[^/\s@]+@)")
+
+
+def secret_keys(data: Any, *, source: str, _path: tuple[Any, ...] = ()) -> list[str]:
+    """Messages for every credential in a config file: a key named like one (``api_key``,
+    ``password``, ``token``, ...) or a value shaped like one (``sk-...``, ``Bearer ...``, a URL
+    with ``user:password@``).  The value itself is never repeated in the message."""
+    found: list[str] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            path = (*_path, str(k))
+            norm = str(k).lower().replace("-", "_")
+            if norm in SECRET_KEYS and isinstance(v, str | int) and v != "":
+                found.append(f"{source}: key '{_key_path(path)}' holds a credential; config files are recorded "
+                             f"and shared, so keep secrets out of them: put it in an environment variable and name "
+                             f"that variable (options.api_key_env for the openai backend; ~/.pgpass or PGPASSWORD "
+                             f"for a postgresql cache)")
+            else:
+                found.extend(secret_keys(v, source=source, _path=path))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found.extend(secret_keys(v, source=source, _path=(*_path, i)))
+    elif isinstance(data, str) and _SECRET_VALUE.search(data):
+        found.append(f"{source}: the value of '{_key_path(_path)}' looks like a credential (an API key, a bearer "
+                     f"token or a password in a URL); config files are recorded and shared, so keep secrets out "
+                     f"of them: put it in an environment variable and name that variable (options.api_key_env "
+                     f"for the openai backend; ~/.pgpass or PGPASSWORD for a postgresql cache)")
+    return found
+
+
+def _has_path(data: Any, path: tuple[Any, ...]) -> bool:
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def _origin(path: tuple[Any, ...], layers: list[tuple[str, dict[str, Any]]], default: str) -> str:
+    """The last layer (file, or ``--config``) that sets ``path`` or the longest part of it."""
+    for n in range(len(path), 0, -1):
+        for source, data in reversed(layers):
+            if _has_path(data, path[:n]):
+                return source
+    return default
+
+
+def check_layers(layers: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse unknown keys and secrets in each config layer (file or ``--config``), naming it."""
+    problems: list[str] = []
+    for source, data in layers:
+        problems += unknown_keys(data, source=source) + secret_keys(data, source=source)
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def validate_config(config: dict[str, Any], *, source: str = "config",
+                    layers: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Validate against ``config/schema.yaml`` (filling defaults), or raise ConfigError.
+
+    ``layers``: the (source, dict) pieces ``config`` was merged from; an error then names the
+    last of them that set the offending key instead of ``source``."""
+    import jsonschema
+
+    schema = _schema()
     validator_cls = jsonschema.validators.validator_for(schema)
     validator = _extend_with_default(validator_cls)(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
-        path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: invalid value at key '{path}': {e.message}")
+        where = _origin(tuple(e.absolute_path), layers, source) if layers else source
+        unknown = _unknown_in(e)
+        if unknown:  # merged-in keys no layer check saw (a dict built in code)
+            raise ConfigError("; ".join(unknown_keys(config, source=where)))
+        raise ConfigError(f"{where}: invalid value at key '{_key_path(e.absolute_path)}': {e.message}")
     fill_output_limits(config)
     drop_profile_leftovers(config)
     check_judges(config, source=source)
@@ -222,17 +368,156 @@ def check_judges(config: dict[str, Any], *, source: str = "config") -> list[Judg
     return specs
 
 
+def _names(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list | tuple) else [] if value is None else [str(value)]
+
+
+def check_references(config: dict[str, Any], *,
+                     layers: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+    """Every name in a validated config that must name something configured does: judges (of
+    ``judges``, a study's own ``extra_judges``, detectors), data sets and run sets, train runs,
+    strategies.  Raises one :class:`ConfigError` listing every dangling name with its key, the
+    file that set it (from ``layers``) and the nearest defined name.
+
+    The schema cannot say this (the allowed values are other keys of the same config); the
+    workflow's studies check their own at DAG construction too, but only for the targets a
+    run asks for, so a typo in a study not run today would wait for the day it is."""
+    judges = [str(d.get("name")) for d in config.get("judges") or []]
+    replay = [str(d.get("name")) for d in config.get("replay_judges") or []]
+    problems: list[str] = []
+
+    def ref(path: tuple[Any, ...], value: Any, allowed: list[str], what: str) -> None:
+        for i, name in enumerate(_names(value)):
+            if name in allowed:
+                continue
+            at = (*path, i) if isinstance(value, list | tuple) else path
+            where = _origin(at, layers, "config") if layers else "config"
+            near = _nearest(name, allowed)
+            hint = f"did you mean {near!r}?" if near else f"defined: {', '.join(allowed) or '(none)'}"
+            if Path(where) == REPO_ROOT / "config" / "config.yaml":
+                hint += "; a default of the shipped config: set this key in your own config file"
+            problems.append(f"{where}: key '{_key_path(at)}' names {what} {name!r} that is not defined ({hint})")
+
+    audit = config.get("audit") or {}
+    ref(("audit", "run_datasets"), audit.get("run_datasets"), list(audit.get("datasets") or {}),
+        "an audit.datasets set")
+
+    sc = config.get("scoring") or {}
+    if sc:
+        sc_judges = judges + [str(d.get("name")) for d in sc.get("extra_judges") or []]
+        ref(("scoring", "run_datasets"), sc.get("run_datasets"), list(sc.get("datasets") or {}),
+            "a scoring.datasets set")
+        ref(("scoring", "judges"), sc.get("judges"), judges, "a judge")
+        gold = sc.get("gold") or {}
+        ref(("scoring", "gold", "judge"), gold.get("judge"), sc_judges, "a judge (judges or scoring.extra_judges)")
+        ref(("scoring", "gold", "candidates"), gold.get("candidates"), sc_judges,
+            "a judge (judges or scoring.extra_judges)")
+        ref(("scoring", "generation", "models"), (sc.get("generation") or {}).get("models"), sc_judges,
+            "a judge (judges or scoring.extra_judges)")
+
+    st = config.get("strategies") or {}
+    if st:
+        sets = list(st.get("datasets") or {})
+        panel_strategies = _names(st.get("strategies"))
+        ref(("strategies", "run_datasets"), st.get("run_datasets"), sets, "a strategies.datasets set")
+        for key in ("judges", "control_judges", "cross_bias_judges"):
+            ref(("strategies", key), st.get(key), judges, "a judge")
+        for judge, members in (st.get("ensembles") or {}).items():
+            ref(("strategies", "ensembles"), judge, judges, "a judge")
+            ref(("strategies", "ensembles", judge), members, judges, "a judge")
+        holm = st.get("holm_family") or {}
+        ref(("strategies", "holm_family", "judges"), holm.get("judges"), judges, "a judge")
+        ref(("strategies", "holm_family", "strategies"), holm.get("strategies"), panel_strategies,
+            "a strategy of strategies.strategies")
+        ref(("strategies", "mixed_strategies"), st.get("mixed_strategies"), panel_strategies,
+            "a strategy of strategies.strategies")
+        selector = st.get("selector") or {}
+        ref(("strategies", "selector", "natural"), selector.get("natural"), sets, "a strategies.datasets set")
+        ref(("strategies", "selector", "adversarial"), selector.get("adversarial"), sets,
+            "a strategies.datasets set")
+        ctl = st.get("controlled") or {}
+        run = _names(st.get("run_datasets")) if st.get("run_datasets") is not None else sets
+        uses_controlled = any(((st.get("datasets") or {}).get(n) or {}).get("loader") == "controlled" for n in run)
+        if uses_controlled and ctl.get("missing_generator", "error") == "error":
+            ref(("strategies", "controlled", "expansion_generator"), ctl.get("expansion_generator"), judges,
+                "a judge")
+            # the families the controlled set pairs (a merged-in default for another family is unused)
+            used = [*(ctl.get("original_pairing") or []), *[f for p in ctl.get("round_robin") or [] for f in p]]
+            for fam, name in (ctl.get("origin_generators") or {}).items():
+                if fam in used:
+                    ref(("strategies", "controlled", "origin_generators", fam), name, judges, "a judge")
+
+    uda = config.get("uda") or {}
+    if uda:
+        sets = list(uda.get("datasets") or {})
+        ref(("uda", "judges"), uda.get("judges"), judges, "a judge")
+        ref(("uda", "run_datasets"), uda.get("run_datasets"), sets, "a uda.datasets tournament")
+        for i, t in enumerate(uda.get("transfer") or []):
+            ref(("uda", "transfer", i, "train"), t.get("train"), sets, "a uda.datasets tournament")
+            ref(("uda", "transfer", i, "apply"), t.get("apply"), sets, "a uda.datasets tournament")
+
+    topk = config.get("topk") or {}
+    ref(("topk", "rank", "judges"), (topk.get("rank") or {}).get("judges"), judges + replay, "a judge")
+
+    rbd = config.get("rbd") or {}
+    if rbd:
+        ref(("rbd", "evaluators"), rbd.get("evaluators"), judges, "a judge")
+        evaluators = _names(rbd.get("evaluators")) or judges
+        ref(("rbd", "supervision_evaluators"), rbd.get("supervision_evaluators"), evaluators,
+            "an evaluator (rbd.evaluators)")
+        ref(("rbd", "loop_sets"), rbd.get("loop_sets"), _names(rbd.get("sets")), "a set of rbd.sets")
+        runs = list((rbd.get("train") or {}).get("runs") or {})
+        detectors = []
+        for i, d in enumerate(rbd.get("detectors") or []):
+            if d.get("trained") is not None:
+                ref(("rbd", "detectors", i, "trained"), d.get("trained"), runs, "a train run (rbd.train.runs)")
+            name = (d.get("judge") or {}).get("name") if d.get("judge") else d.get("trained")
+            if name:
+                detectors.append(str(name))
+        ref(("rbd", "loop", "detectors"), (rbd.get("loop") or {}).get("detectors"), detectors,
+            "a detector (rbd.detectors)")
+        la = rbd.get("log_audit") or {}
+        if la.get("files"):
+            ref(("rbd", "log_audit", "detector"), la.get("detector"), detectors, "a detector (rbd.detectors)")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
 def config_hash(config: dict[str, Any]) -> str:
     """Short hash of the whole (validated) config, recorded in every output table."""
     return sha256_hex(canonical_json(config))[:12]
 
 
-def load_config(*paths: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load and merge config files in order (later wins), then validate."""
+def load_config(*paths: str | os.PathLike[str], references: bool = False) -> dict[str, Any]:
+    """Load and merge config files in order (later wins), then validate: each file on its own
+    for unknown keys and secrets (:func:`check_layers`) and the merged config against the
+    schema, as the Snakefile does at parse time; with ``references`` (``judgelab check-config``)
+    also every name that must name something configured (:func:`check_references`)."""
+    layers = [(str(p), load_yaml(p)) for p in paths]
+    check_layers(layers)
     config: dict[str, Any] = {}
-    for p in paths:
-        config = merge(config, load_yaml(p))
-    return validate_config(config, source=" + ".join(str(p) for p in paths))
+    for _, data in layers:
+        config = merge(config, data)
+    validate_config(config, source=" + ".join(str(p) for p in paths), layers=layers)
+    if references:
+        check_references(config, layers=layers)
+    return config
+
+
+def validate_workflow_config(config: dict[str, Any], *, files: list[str | os.PathLike[str]],
+                             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Snakefile's check, at parse time (before Snakemake records a job): each config file
+    that exists (the Snakefile's ``configfile:`` ones, then ``--configfile``) and the ``--config``
+    overrides checked on their own, then the merged ``config`` validated in place (defaults
+    filled).  Cross-references are the studies' own checks at DAG construction, for the jobs
+    the targets need (a default naming a judge of another judge set must not stop an audit
+    run); ``judgelab check-config`` checks them all."""
+    layers = [(str(f), load_yaml(f)) for f in files if Path(f).exists()]
+    if overrides:
+        layers.append(("--config", dict(overrides)))
+    check_layers(layers)
+    validate_config(config, source=" + ".join(s for s, _ in layers) or "config", layers=layers)
+    return config
 
 
 def default_config_paths() -> list[Path]:

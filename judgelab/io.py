@@ -158,11 +158,71 @@ def with_provenance(df: pd.DataFrame, provenance: dict[str, Any]) -> pd.DataFram
     return out
 
 
+#: Boolean columns of judgelab's tables: written and read as booleans (:func:`to_bool`), never as
+#: text.  A CSV cell ``False`` read as text is a non-empty string, and ``"False"`` is truthy: a
+#: real judge's table whose ``simulated`` column held one empty cell (a gold row) came back as
+#: text and was stamped SIMULATED.  An empty cell is missing (``pd.NA``), not True and not False.
+BOOL_COLUMNS = frozenset({
+    "simulated", "cached", "significant", "improves", "accepted", "kept", "converged", "lpm_converged",
+    "logit_converged", "separation",
+})
+_TRUE = frozenset({"true", "1", "1.0", "yes"})
+_FALSE = frozenset({"false", "0", "0.0", "no"})
+_MISSING = frozenset({"", "nan", "none", "<na>"})  # an empty cell, or a missing value printed as text
+
+
+def to_bool(values: Any, *, where: str = "column") -> pd.Series:
+    """A boolean column from bools, 0/1 or their text (``True``/``False``, any case); an empty
+    cell, None or NaN is missing.  Anything else is an :class:`InputError` naming ``where`` and
+    the row, never a guess.  Without missing cells the dtype is numpy ``bool``; with them the
+    nullable ``boolean``."""
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_bool_dtype(s) and not isinstance(s.dtype, pd.BooleanDtype):
+        return s
+    out: list[Any] = []
+    for i, v in enumerate(s.tolist()):
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+            out.append(pd.NA)
+        elif isinstance(v, bool):
+            out.append(v)
+        elif isinstance(v, int | float) and v in (0, 1):
+            out.append(bool(v))
+        elif isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE | _MISSING:
+            t = v.strip().lower()
+            out.append(pd.NA if t in _MISSING else t in _TRUE)
+        elif hasattr(v, "dtype") and getattr(v.dtype, "kind", "") == "b":  # numpy bool scalar
+            out.append(bool(v))
+        else:
+            raise InputError(f"{where}, row {i + 1}: {v!r} is not a boolean (True/False)")
+    has_na = any(x is pd.NA for x in out)
+    return pd.Series(out, index=s.index, name=s.name, dtype="boolean" if has_na else bool)
+
+
+def any_true(df: pd.DataFrame, column: str = "simulated") -> bool:
+    """Whether any row of ``df`` has ``column`` True (typed: ``"False"`` is False, an empty cell
+    is not True).  Every figure stamp is decided by this, on the table the figure shows."""
+    if column not in df.columns or not len(df):
+        return False
+    return bool(to_bool(df[column], where=f"column {column!r}").fillna(False).any())
+
+
+def _typed(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    cols = [c for c in df.columns if c in BOOL_COLUMNS]
+    if not cols:
+        return df
+    out = df.copy()
+    for c in cols:
+        out[c] = to_bool(out[c], where=f"{where}: column {c!r}")
+    return out
+
+
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: dict[str, Any] | None = None) -> None:
-    """Write a parquet or CSV table (by suffix) atomically, with provenance columns."""
+    """Write a parquet or CSV table (by suffix) atomically, with provenance columns; the columns
+    of :data:`BOOL_COLUMNS` as booleans."""
     p = Path(path)
     if provenance:
         df = with_provenance(df, provenance)
+    df = _typed(df, str(p))
     with atomic_path(p) as tmp:
         if p.suffix == ".parquet":
             import pyarrow as pa
@@ -193,6 +253,7 @@ TEXT_COLUMNS = frozenset({
 def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | set[str] | None = None) -> pd.DataFrame:
     """Read a parquet, CSV or TSV table (by suffix).
 
+    The columns of :data:`BOOL_COLUMNS` are read as booleans (:func:`to_bool`), from CSV too.
     CSV/TSV: numbers and booleans are inferred as usual, but every column pandas
     reads as text (or as all-missing although it holds words such as ``NA``), and
     every column in ``text_columns`` (default :data:`TEXT_COLUMNS`), keeps its cells
@@ -203,7 +264,7 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
     """
     p = Path(path)
     if p.suffix == ".parquet":
-        return pd.read_parquet(p)
+        return _typed(pd.read_parquet(p), str(p))
     sep = "\t" if p.suffix == ".tsv" else ","
     typed = pd.read_csv(p, sep=sep)
     raw = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False)
@@ -212,7 +273,9 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
         # an all-NaN column holding words pandas counts as missing ("NA", "null") is text too
         words_as_nan = typed[c].isna().all() and (raw[c] != "").any()
         is_text = pd.api.types.is_object_dtype(typed[c]) or pd.api.types.is_string_dtype(typed[c])
-        if c in text or is_text or words_as_nan:
+        if c in BOOL_COLUMNS:
+            typed[c] = to_bool(raw[c], where=f"{p}: column {c!r}")
+        elif c in text or is_text or words_as_nan:
             typed[c] = raw[c]
     return typed
 

@@ -93,6 +93,9 @@ def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
     first = tables(workdir)
     assert "results/audit/summary.csv" in first
     assert (workdir / "results/audit/figures/accuracy.png").stat().st_size > 10_000
+    from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
+
+    assert figure_stamp(workdir / "results/audit/figures/accuracy.png") == STAMP_TEXT  # the simulated panel
     for name, df in first.items():
         assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
         if "verdicts" in name or name.endswith("summary.csv"):

@@ -47,7 +47,9 @@ LIMITS = {"verdict": 8, "cot": 24, "generation": 24, "reasoning": 32}
 
 TARGETS = {
     "strategies": ["results/strategies/calls/mine/smollm2-logits.parquet",
-                   "results/strategies/verdicts/mine.parquet", "results/strategies/tables/agreement.csv"],
+                   "results/strategies/verdicts/mine.parquet", "results/strategies/tables/agreement.csv",
+                   # the table the agreement figure reads has a gold row with an empty `simulated` cell
+                   "results/strategies/figures/agreement.png"],
     "topk": ["results/topk/rank/slice/smollm2-logits/summary.csv"],
     "scoring": ["results/scoring/scores/smollm2-gen.parquet"],
     "uda": ["results/uda/own/verdicts/smollm2-logits.parquet", "results/uda/own/tables/generation.csv"],
@@ -177,6 +179,16 @@ def test_no_simulated_judge_anywhere(sliced: Path):
     assert rows, "no call reached the cache"
     assert {b for _, b, _ in rows} <= {"transformers", "openai"}, rows
     assert {j for j, _, _ in rows} <= REAL, rows
+
+
+def test_no_figure_is_stamped(sliced: Path):
+    """Every figure the real slices drew records its stamp decision, and none says simulated."""
+    from judgelab.plots.stamp import figure_stamp
+
+    pngs = sorted((sliced / "results").rglob("*.png"))
+    assert (sliced / TARGETS["strategies"][3]) in pngs
+    stamps = {str(p.relative_to(sliced)): figure_stamp(p) for p in pngs}
+    assert all(s == "none" for s in stamps.values()), stamps
 
 
 def test_strategies_slice(sliced: Path):

@@ -59,8 +59,11 @@ def test_scoring_dag_builds_table3_and_figures(workdir: Path):
     res = workdir / "results" / "scoring"
     for t in TARGETS:
         assert (workdir / t).exists(), t
+    from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
+
     for fig in res.rglob("*.png"):
         assert fig.stat().st_size > 20_000, fig
+        assert figure_stamp(fig) == STAMP_TEXT, fig  # the simulated panel: every figure says so
 
     table3 = pd.read_csv(res / "table3.csv")
     assert set(table3["judge"]) == {"sim-unbiased", "sim-gemini-2.5-flash"}

@@ -47,8 +47,11 @@ def test_strategies_study_end_to_end(workdir: Path):  # noqa: F811
     tabs = {t: pd.read_csv(workdir / T / f"{t}.csv") for t in TABLES}
     for name, df in tabs.items():
         assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
+    from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
+
     for f in FIGURES:
         assert (workdir / "results/strategies/figures" / f"{f}.png").stat().st_size > 10_000, f
+        assert figure_stamp(workdir / "results/strategies/figures" / f"{f}.png") == STAMP_TEXT, f  # simulated panel
 
     assert tabs["controlled_summary"]["n_pairs"].sum() == 375
     assert (tabs["controlled_summary"]["n_pairs"] == tabs["controlled_summary"]["n_expected"]).all()

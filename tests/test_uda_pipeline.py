@@ -46,6 +46,9 @@ def test_mt_bench_tournament_end_to_end_reports_human_correlation(workdir):  # n
     verdicts = pd.read_parquet(workdir / "results/uda/mt_bench/verdicts/sim-gpt-4o.parquet")
     assert {"judge", "backend", "model", "simulated", "status", "tokens_in", "tokens_out", "cost_usd"} <= set(verdicts.columns)
     assert (workdir / "results/uda/mt_bench/figures/pearson.png").stat().st_size > 10_000
+    from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
+
+    assert figure_stamp(workdir / "results/uda/mt_bench/figures/pearson.png") == STAMP_TEXT  # simulated panel
     # every call was asked once: the cache's run log holds one answers and one pairs run per judge
     import sqlite3
 

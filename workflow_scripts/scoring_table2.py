@@ -1,5 +1,7 @@
 """Rule scoring_table2: paper 004's Table 2, gold candidates against human scores."""
 
+from pathlib import Path
+
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd
 
@@ -12,8 +14,10 @@ from judgelab.workflow import provenance, run_script
 def main(sm):
     p = sm.params
     items = items_frame(study_items(sm.input.item_tables, sm.input.get("responses")))
-    tables = [pd.read_parquet(sm.input.gold), *(pd.read_parquet(f) for f in sm.input.candidates)]
-    candidates = {str(t["judge"].iloc[0]): t for t in tables if len(t)}
+    gold = pd.read_parquet(sm.input.gold)
+    candidates = {str(gold["judge"].iloc[0]) if len(gold) else "gold judge": gold}
+    for f in sm.input.candidates:  # results/scoring/gold_candidates/{judge}.parquet: named even when empty
+        candidates.setdefault(Path(f).stem, pd.read_parquet(f))
     out = table2(items, candidates, against=p.against, n_boot=p.metrics["n_boot"], alpha=p.metrics["alpha"],
                  seed=p.seed)
     prov = p.provenance

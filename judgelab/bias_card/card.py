@@ -50,7 +50,9 @@ simulated      True when the verdicts come from the simulated panel
 ============== ===================================================================
 
 A row is *detected* only when it is estimable and identified, its standard error is
-finite and non-zero, its CI excludes the null and its p-value is below ``alpha``.  No
+finite and non-zero, its CI excludes the null and its p-value is below ``alpha``; the CI's
+level is ``1 - alpha`` (:attr:`CardSettings.confidence`), so a larger alpha never detects fewer
+rows (both conditions only loosen as alpha grows).  No
 exception raised while computing one statistic ends the card: the row is kept, not
 estimable, with the exception as its reason.
 
@@ -161,7 +163,6 @@ class CardSettings:
     length_margin: float = 0.2  # longer has at least (1 + margin) x the words of the shorter
     markdown_margin: float = 0.25  # markdown scores (0..1, features.markdown_score) differ by at least this
     n_resamples: int = 1000
-    confidence: float = 0.95
     alpha: float = 0.05
     power: float = 0.8
     seed: int = 0
@@ -174,6 +175,13 @@ class CardSettings:
     #: largest resamples x items block one bootstrap chunk draws (bounds memory)
     chunk_cells: int = 2_000_000
     views: tuple[str, ...] = VIEWS
+
+    @property
+    def confidence(self) -> float:
+        """The CI level, 1 - alpha: a row is detected when its test rejects at alpha *and* its CI
+        excludes the null, so the two must be at one level for a larger alpha never to detect less
+        (a fixed 95 % CI made alpha 0.2 detect exactly what 0.05 did)."""
+        return 1.0 - self.alpha
 
 
 @dataclass

@@ -15,6 +15,7 @@ import pandas as pd
 
 from judgelab.bias_card.card import CardSettings
 from judgelab.html_report import Figure, Page, Section, Table, write_page
+from judgelab.io import any_true
 
 #: the card's columns shown per judge, in this order (the rest stays in bias_card.csv)
 SHOWN = ["view", "metric", "status", "estimate", "ci_low", "ci_high", "null_value", "n", "n_items", "parsed_share",
@@ -44,7 +45,7 @@ def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: Car
 def write_card_html(card: pd.DataFrame, out: str | Path, *, title: str, settings: CardSettings,
                     n_verdicts: dict[str, int], figure: str | Path | None = None) -> None:
     """Write the audit's ``report.html`` (``out`` is the file) from the card and its figure."""
-    simulated = bool(card["simulated"].astype("boolean").fillna(False).any())
+    simulated = any_true(card)
     figures = [Figure("bias card figure", figure, "Estimate and item-clustered CI per metric, lenient view; grey: "
                       "not detected.")] if figure is not None and Path(figure).is_file() else []
     overview = Section(title="Overview", key="overview", paragraphs=[settings_text(settings)], figures=figures)

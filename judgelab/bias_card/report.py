@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
-from judgelab.io import staged_folder, write_table, write_text
+from judgelab.io import any_true, staged_folder, write_table, write_text
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
 
@@ -226,7 +226,7 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
         ax.axis("off")
     fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)",
                  fontsize=style.title_fontsize)
-    stamp(fig, simulated=bool(card["simulated"].any()), config_hash=config_hash)
+    stamp(fig, simulated=any_true(card), config_hash=config_hash)
     fig.tight_layout(rect=style.layout_rect)
     save_figure(fig, str(path))
 
@@ -252,7 +252,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
         write_table(card, stage / "bias_card.csv", provenance=provenance)
         _stage_hook("tables")
         write_text(stage / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
-                                                         simulated=bool(card["simulated"].any())))
+                                                         simulated=any_true(card)))
         card_figure(card, stage / "bias_card.png", title=title,
                     config_hash=(provenance or {}).get("config_hash"))
         write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 
 
@@ -40,7 +41,7 @@ def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if bias:
         axes[1][0].set_ylabel("share of verdicts for\nthe first-shown response")
-    simulated = bool(summary["simulated"].astype(bool).any())
+    simulated = any_true(summary)
     stamp(fig, simulated=simulated, config_hash=str(summary["config_hash"].iloc[0]) if "config_hash" in summary else None)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)

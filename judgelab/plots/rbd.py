@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 
 BIAS_ORDER = ("verbosity", "position", "bandwagon", "sentiment")
@@ -15,7 +16,7 @@ PAPER_BIAS_SHARE = {"verbosity": 0.313, "position": 0.129, "bandwagon": 0.125, "
 
 
 def _finish(fig, df: pd.DataFrame, path: str) -> None:
-    simulated = bool(df["simulated"].astype(bool).any()) if "simulated" in df and len(df) else False
+    simulated = any_true(df)
     stamp(fig, simulated=simulated, config_hash=str(df["config_hash"].iloc[0]) if "config_hash" in df and len(df)
           else None)
     fig.tight_layout(rect=(0, 0.03, 1, 1))

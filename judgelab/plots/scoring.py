@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 from judgelab.scoring.metrics import SCORES
 from judgelab.scoring.prompt import VARIANTS
@@ -22,7 +23,7 @@ def _first_gold(sources: Sequence[str], gold_order: Sequence[str]) -> str | None
 
 
 def _provenance(df: pd.DataFrame) -> tuple[bool, str | None]:
-    simulated = bool(df["simulated"].astype(bool).any()) if "simulated" in df else False
+    simulated = any_true(df)
     return simulated, str(df["config_hash"].iloc[0]) if "config_hash" in df and len(df) else None
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 
+from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 from judgelab.strategies import STRATEGY_ORDER
 
@@ -15,7 +16,7 @@ BIAS_LABELS = {"position": "position", "verbosity": "verbosity\n(length-aware)",
 
 
 def _simulated(df: pd.DataFrame) -> bool:
-    return bool(df["simulated"].fillna(False).astype(bool).any()) if "simulated" in df else False
+    return any_true(df)
 
 
 def _hash(df: pd.DataFrame) -> str | None:

@@ -67,6 +67,7 @@ import pandas as pd
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError
 from judgelab.features import text_features
+from judgelab.io import any_true, to_bool
 from judgelab.judges.base import Judge
 from judgelab.prompts import to_original_frame
 from judgelab.rbd import metrics as M
@@ -226,7 +227,7 @@ def audit_calls(judge: Judge, spec: DetectorSpec, log: LogCases, cache: CallCach
     table["truth"] = [c.truth for c in log.cases]
     table["flagged"] = table["pred"] == "yes"
     out = table.merge(log.meta, on="case_id", how="left", validate="one_to_one")
-    out["simulated"] = out["simulated"].astype(bool) | out.pop("log_simulated").astype(bool)
+    out["simulated"] = to_bool(out["simulated"]).fillna(False) | to_bool(out.pop("log_simulated")).fillna(False)
     return out[CALL_TABLE_COLUMNS]
 
 
@@ -263,7 +264,7 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
         cue = g["cue"][g["cue"] != ""]
         rows.append({
             "detector": det, "prompting": g["prompting"].iloc[0] if len(g) else prompting,
-            "simulated": bool(g["simulated"].astype(bool).any()) if len(g) else simulated, "evaluator": judge,
+            "simulated": any_true(g) if len(g) else simulated, "evaluator": judge,
             "evaluator_model": g["evaluator_model"].iloc[0] if len(g) else (evaluator_models or {}).get(judge, judge),
             "bias_type": bias, "n_cases": len(g), "n_yes": n_yes, "n_no": n_no, "n_unparsed": len(unparsed),
             "n_error": int((unparsed["status"] == "error").sum()),
@@ -386,7 +387,7 @@ def cmd_detect_bias(args: argparse.Namespace) -> int:
                     "flag_ci_high", "n_skipped"]]
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(show.round(3).to_string(index=False))
-    sim = " (SIMULATED detector: synthetic labels)" if bool(summary["simulated"].any()) else ""
+    sim = " (SIMULATED detector: synthetic labels)" if any_true(summary) else ""
     print(f"\n{len(calls)} detector calls on {len(table)} recorded verdicts{sim}; "
           f"wrote {out}/calls.parquet, summary.csv, skipped.csv")
     return 0

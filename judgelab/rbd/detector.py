@@ -36,6 +36,7 @@ import pandas as pd
 
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError
+from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.parsing import split_think
 from judgelab.rbd import metrics as M
@@ -292,6 +293,6 @@ def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
         for bt, gb in groups:
             s = M.detector_scores(list(gb["truth"]), list(gb["pred"]))
             rows.append({"detector": det, "prompting": gb["prompting"].iloc[0],
-                         "simulated": bool(gb["simulated"].astype(bool).any()), "subset": subset, "bias_type": bt,
+                         "simulated": any_true(gb), "subset": subset, "bias_type": bt,
                          **s.row()})
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)

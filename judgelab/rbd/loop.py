@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.cache import CallCache
+from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.rbd import metrics as M
 from judgelab.rbd.detector import DetectorCase, DetectorSpec, case_for, detector_request
@@ -340,7 +341,7 @@ def efficiency(calls: pd.DataFrame) -> pd.DataFrame:
         d_cost, r_cost = float(g["cost_usd"].sum()), float(rv["cost_usd"].sum())
         rows.append({
             "detector": det, "judge": judge, "n_examples": ex,
-            "simulated": bool(g["simulated"].astype(bool).any() or rv["simulated"].astype(bool).any()),
+            "simulated": any_true(g) or any_true(rv),
             "detector_calls": len(g), "output_tokens_per_example": toks / ex if ex else np.nan,
             "latency_s_per_example": lat / ex if ex else np.nan, "tokens_per_s": toks / lat if lat > 0 else np.nan,
             "detector_cost_usd_per_example": d_cost / ex if ex else np.nan,

@@ -21,6 +21,10 @@ rho_ci_high
 r, r_ci_low,       Pearson's r and its CI (the same resamples)
 r_ci_high
 simulated          the candidate's scorings came from a simulated judge
+reason             empty when the row is scored; otherwise why it has no
+                   correlation (every scoring unparsed, fewer than 3 items
+                   with both scores, no scorings at all): a candidate the
+                   table cannot score keeps its row, with NaN statistics
 ================== ===========================================================
 
 The correlations and the bootstrap are :mod:`judgelab.scoring.metrics`'.
@@ -33,13 +37,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.io import any_true
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices, stable_seed
 
 TABLE2_COLUMNS = [
     "dataset", "reference_source", "candidate", "source", "n", "n_unparsed", "rho", "rho_ci_low", "rho_ci_high", "r",
-    "r_ci_low", "r_ci_high", "simulated",
+    "r_ci_low", "r_ci_high", "simulated", "reason",
 ]
+#: fewest items a correlation is computed on
+MIN_ITEMS = 3
 RECORDED_GPT4 = "gpt-4 (recorded)"
 _REFERENCE_COLUMNS = {"human": "human_score", "design": "design_score", "gpt4": "gold_gpt4"}
 
@@ -50,7 +57,7 @@ def candidate_majorities(gold_scores: pd.DataFrame) -> pd.DataFrame:
     g["valid"] = g["score"].where(g["score"] >= 1)
     out = g.groupby(["dataset", "judge", "item_id"], sort=True).agg(
         majority=("valid", lambda s: majority_score(list(s))), n_unparsed=("score", lambda s: int((s < 1).sum())),
-        simulated=("simulated", lambda s: bool(s.astype(bool).any())))
+        simulated=("simulated", lambda s: any_true(s.to_frame("simulated"))))
     return out.reset_index()
 
 
@@ -81,6 +88,7 @@ def table2(
     if unknown:
         raise ValueError(f"table2: unknown reference source(s) {sorted(unknown)}; known: {sorted(_REFERENCE_COLUMNS)}")
     majorities = {name: candidate_majorities(g) for name, g in candidates.items() if len(g)}
+    empty = [name for name, g in candidates.items() if not len(g)]
     rows = []
     for ds, its in items.groupby("dataset", sort=True):
         for src in against:
@@ -91,18 +99,34 @@ def table2(
             for name, m in majorities.items():
                 mm = m[m["dataset"] == ds].set_index("item_id")
                 entries.append((name, "gold_protocol", mm["majority"].astype(float), int(mm["n_unparsed"].sum()),
-                                bool(mm["simulated"].any()) if len(mm) else False))
+                                any_true(mm)))
+            for name in empty:
+                rows.append(_unscored(ds, src, name, "gold_protocol", 0, 0, False, "no gold-protocol scorings"))
             if src != "gpt4":
                 rec = its.set_index("item_id")["gold_gpt4"].astype(float).dropna()
                 if len(rec):
                     entries.append((RECORDED_GPT4, "recorded", rec, 0, False))
             for name, source, cand, n_unparsed, simulated in entries:
                 common = sorted(set(ref.index) & set(cand.dropna().index))
-                if len(common) < 3:
+                if len(common) < MIN_ITEMS:
+                    scored = int(cand.notna().sum())
+                    why = (f"every scoring unparsed ({n_unparsed}): no score to correlate" if scored == 0 and n_unparsed
+                           else f"{len(common)} item(s) with both a {src} score and a candidate score "
+                                f"({MIN_ITEMS} needed)")
+                    rows.append(_unscored(ds, src, name, source, len(common), n_unparsed, simulated, why))
                     continue
                 x, y = ref.loc[common].to_numpy(float), cand.loc[common].to_numpy(float)
                 rows.append({"dataset": ds, "reference_source": src, "candidate": name, "source": source,
                              "n": len(common), "n_unparsed": n_unparsed,
                              **_correlate(x, y, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, "table2", ds, src)),
-                             "simulated": simulated})
+                             "simulated": simulated, "reason": ""})
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
+
+
+def _unscored(ds: str, src: str, name: str, source: str, n: int, n_unparsed: int, simulated: bool,
+              reason: str) -> dict:
+    """The row of a candidate the table cannot score: counts kept, statistics NaN, the reason."""
+    nan = float("nan")
+    return {"dataset": ds, "reference_source": src, "candidate": name, "source": source, "n": n,
+            "n_unparsed": n_unparsed, **{c: nan for c in TABLE2_COLUMNS[6:12]}, "simulated": simulated,
+            "reason": reason}

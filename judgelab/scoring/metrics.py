@@ -64,6 +64,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from judgelab.io import any_true
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
@@ -516,6 +517,6 @@ def stability_table(items: pd.DataFrame, gold_scores: pd.DataFrame | None, *, n_
             wide = g.pivot_table(index="item_id", columns="repeat", values="score", aggfunc="first")
             runs = wide.where(wide >= 1).to_numpy(float)
             rows.append({"dataset": ds, "rater": "gold_judge", "judge": judge,
-                         "simulated": bool(g["simulated"].astype(bool).any()),
+                         "simulated": any_true(g),
                          **stability(runs, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gold"))})
     return pd.DataFrame(rows)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from judgelab.io import any_true
 from judgelab.records import CallStatus
 
 STATUSES = [s.value for s in CallStatus]
@@ -128,7 +129,7 @@ def call_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
             "judge": judge,
             "backend": g["backend"].iloc[0],
             "model": g["model"].iloc[0],
-            "simulated": bool(g["simulated"].iloc[0]),
+            "simulated": any_true(g),
             "calls": len(g),
             **{f"n_{s}": int(counts.get(s, 0)) for s in STATUSES},
             "parse_failures": failures,

@@ -22,6 +22,17 @@ variational/MAP Bayesian approximation (its MAP fit collapsed the variance on ou
 VB fit took ~1 min per judge), and no other maintained Python library fits a frequentist
 binomial GLMM.  The quadrature likelihood is checked against direct numerical integration and
 for recovery of planted effects (tests/test_strategies_stats.py).
+
+Separation: when a strategy (or B0) is right -- or wrong -- on every instance, or more generally
+when some combination of the fixed effects splits right from wrong answers, the logistic
+likelihood keeps rising along that direction and the maximum-likelihood coefficient is
+infinite; the optimiser stops at its bound (+-30 log-odds) with a finite-looking standard error
+and reports success.  :func:`separated_terms` finds these terms (Konis' linear-programming check,
+as R's ``detectseparation``; statsmodels only warns on *complete* separation in fixed-effects
+models and names no term), and the fit then says so: ``separation`` names them, their
+p-values are NaN (a Wald test of an infinite estimate means nothing) and ``converged`` is False.
+The random intercept does not rescue a separated fixed effect: the likelihood is non-decreasing
+along the direction for every value of the intercepts, so the marginal likelihood is too.
 """
 
 from __future__ import annotations
@@ -50,6 +61,8 @@ class MixedFit:
     n_groups: int
     converged: bool
     loglik: float = float("nan")
+    #: terms whose maximum-likelihood estimate is infinite (quasi-)complete separation; () when none
+    separation: tuple[str, ...] = ()
 
     def ci(self, level: float = 0.95) -> pd.DataFrame:
         z = norm.ppf(0.5 + level / 2)
@@ -68,6 +81,36 @@ def _design(df: pd.DataFrame, treatment: str, reference: str) -> tuple[np.ndarra
     for j in range(1, len(levels)):
         X[idx == j, j] = 1.0
     return X, ["Intercept", *cols], levels
+
+
+def separated_terms(X: np.ndarray, y: np.ndarray, names: list[str], *, tol: float = 1e-7) -> tuple[str, ...]:
+    """The terms of a logistic design with an infinite maximum-likelihood estimate.
+
+    A direction ``b`` with ``(2y - 1) * (X @ b) >= 0`` for every row and ``X @ b != 0`` for some
+    (a recession direction of the log-likelihood) means (quasi-)complete separation; the terms
+    with ``b_j != 0`` in some such direction are the infinite ones (Konis 2007, *Linear
+    programming algorithms for detecting separated data in binary logistic regression models*,
+    DPhil thesis, Oxford; R's ``detectseparation``).  Per term, two linear programs (scipy's
+    HiGHS) maximise and minimise ``b_j`` under those constraints with ``b`` in [-1, 1]: a
+    non-zero optimum is an infinite coefficient.  Exact: no threshold on a fitted coefficient.
+    """
+    from scipy.optimize import linprog
+
+    s = 2.0 * np.asarray(y, dtype=float) - 1.0
+    A = -(s[:, None] * np.asarray(X, dtype=float))  # -(s_i x_i' b) <= 0
+    # deduplicate rows: the constraints of a dummy design repeat (and HiGHS likes small LPs)
+    A = np.unique(np.round(A, 12), axis=0)
+    k = A.shape[1]
+    out = []
+    for j in range(k):
+        for sign in (-1.0, 1.0):  # minimise -b_j (maximise b_j), then minimise b_j
+            c = np.zeros(k)
+            c[j] = sign
+            res = linprog(c, A_ub=A, b_ub=np.zeros(len(A)), bounds=[(-1.0, 1.0)] * k, method="highs")
+            if res.status == 0 and -res.fun > tol:
+                out.append(names[j])
+                break
+    return tuple(out)
 
 
 def lpm_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment: str = "strategy",
@@ -148,5 +191,7 @@ def logit_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment
     coef = pd.Series(th[:-1], index=names)
     se_s = pd.Series(se[:-1], index=names)
     p = pd.Series(2 * norm.sf(np.abs(coef / se_s)), index=names)
+    separated = separated_terms(X, y, names)
+    p[list(separated)] = np.nan  # an infinite estimate has no Wald test
     return MixedFit(f"logit_glmm_ghq{n_nodes}_ml", coef, se_s, p, float(np.exp(2 * th[-1])), len(y),
-                    len(model.uniq), bool(res.success), float(-res.fun))
+                    len(model.uniq), bool(res.success) and not separated, float(-res.fun), separated)

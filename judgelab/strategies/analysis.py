@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
+from judgelab.io import any_true
 from judgelab.stats.agreement import order_summary
 from judgelab.stats.bias import bias_score
 from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar_test
@@ -105,7 +106,7 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
         counts = g["verdict"].value_counts()
         n = len(g)
         rows.append({
-            "dataset": ds, "judge": judge, "family": g["family"].iloc[0], "simulated": bool(g["simulated"].iloc[0]),
+            "dataset": ds, "judge": judge, "family": g["family"].iloc[0], "simulated": any_true(g),
             "strategy": strat, "n": n, "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi,
             "kappa": k, "kappa_label": landis_koch(k),
             "n_A": int(counts.get("A", 0)), "n_B": int(counts.get("B", 0)), "n_tie": int(counts.get("tie", 0)),
@@ -135,7 +136,7 @@ def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 
     for (ds, judge, strat, cat), g in sv.groupby(["dataset", "judge", "strategy", "category"], sort=True):
         corr = g["correct"].to_numpy(dtype=float)
         lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, ds, judge, strat, cat))
-        rows.append({"dataset": ds, "judge": judge, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat,
+        rows.append({"dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
                      "category": cat, "n": len(g), "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi})
     return _strategy_sort(pd.DataFrame(rows)) if rows else pd.DataFrame(rows)
 
@@ -203,7 +204,7 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
     rows = []
     for (judge, strat), g in df.groupby(["judge", "strategy"], sort=True):
         fam = str(g["family"].iloc[0])
-        base = {"judge": judge, "family": fam, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat}
+        base = {"judge": judge, "family": fam, "simulated": any_true(g), "strategy": strat}
         for measure, (sub, tgt, what) in _measures(g, fam, original_target).items():
             r = _b(sub["verdict"], tgt, n_resamples=n_resamples, level=level,
                    rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{measure}".encode()), groups=sub["question_id"])
@@ -227,7 +228,7 @@ def topic_style_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, n_resamples: int
     for (judge, strat, topic), g in df.groupby(["judge", "strategy", "category"], sort=True):
         r = _b(g["verdict"], g["target_side"], n_resamples=n_resamples, level=level,
                rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{topic}".encode()), groups=g["question_id"])
-        rows.append({"judge": judge, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat, "topic": topic, **r})
+        rows.append({"judge": judge, "simulated": any_true(g), "strategy": strat, "topic": topic, **r})
     return _strategy_sort(pd.DataFrame(rows))
 
 
@@ -300,7 +301,7 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
             x, y = _paired(g, strat)
             b, c = discordant_counts(x, y)
             t = mcnemar_test(b, c)
-            rows.append({"dataset": ds, "judge": judge, "simulated": bool(g["simulated"].iloc[0]), "comparison":
+            rows.append({"dataset": ds, "judge": judge, "simulated": any_true(g), "comparison":
                          f"B0 vs {strat}", "strategy": strat, "n": len(x), "agreement_B0": float(x.mean()),
                          "agreement": float(y.mean()), "delta_pp": 100 * float(y.mean() - x.mean()), "b": b, "c": c,
                          "chi2": t.statistic, "p": t.pvalue})
@@ -366,13 +367,18 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
             strat = term.split("[T.")[-1].rstrip("]")
             lpm_t, glmm_t = _terms(lpm, term), _terms(glmm, term)
             rows.append({
-                "dataset": ds, "judge": judge, "simulated": bool(g["simulated"].iloc[0]), "strategy": strat,
+                "dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
                 "n_obs": len(d), "n_instances": int(d["instance"].nunique()),
                 "lpm_coef": lpm_t[0], "lpm_se": lpm_t[1], "lpm_p": lpm_t[2],
                 "logit_coef": glmm_t[0], "logit_se": glmm_t[1], "logit_p": glmm_t[2], "odds_ratio": float(np.exp(glmm_t[0])),
                 "lpm_instance_var": lpm.group_var if lpm else np.nan,
                 "logit_instance_var": glmm.group_var if glmm else np.nan,
                 "lpm_converged": bool(lpm and lpm.converged), "logit_converged": bool(glmm and glmm.converged),
+                # (quasi-)separation: this term's logistic estimate is infinite (its p-value NaN);
+                # the intercept's separation (B0 right or wrong everywhere) makes every term's odds
+                # ratio against an infinite reference
+                "separation": bool(glmm and (term in glmm.separation or "Intercept" in glmm.separation)),
+                "separated_terms": ",".join(glmm.separation) if glmm else "",
                 "lpm_method": lpm.method if lpm else "lpm_mixedlm_reml (failed)",
                 "logit_method": glmm.method if glmm else f"logit_glmm_ghq{n_nodes}_ml (failed)",
             })

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from judgelab.io import InputError
+from judgelab.io import InputError, any_true
 
 REQUIRED = ("annotator", "pair_id", "markdown_slot", "choice")
 
@@ -99,7 +99,7 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
         side = g["pair_id"].map(tgt)
         md = float((g["verdict"] == side).mean())
         prose = float(((g["verdict"] != side) & g["verdict"].isin(["A", "B"])).mean())
-        rows.append({"row": "judge", "who": judge, "simulated": bool(g["simulated"].iloc[0]), "n": len(g),
+        rows.append({"row": "judge", "who": judge, "simulated": any_true(g), "n": len(g),
                      "markdown_rate": md, "prose_rate": prose, "tie_rate": float((g["verdict"] == "tie").mean()),
                      "no_verdict_rate": float((g["verdict"] == "").mean()), "gap_vs_human": md - human,
                      "strategy": strategy})

@@ -30,6 +30,12 @@ line   situation                                    rule applied to the measured
 
 Budget k caps the calls per instance (a strategy's verdict calls, plus one when it generates a
 reference answer); ``None`` is no cap.
+
+Tolerance: a strategy is recommended over B0 only on a difference larger than
+:data:`TOLERANCE` (agreement or mixed-model coefficient, proportion scale): identical verdicts
+give coefficients like 2e-17 and equal agreements, which are no evidence of anything, so B0
+(the baseline, and the cheapest) is kept, and a tie among other strategies goes to the
+cheaper one.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+#: Smallest difference (agreement, or mixed-model coefficient; proportion scale) that counts as one:
+#: far below any effect a study can measure (1e-6 = 0.0001 percentage points), far above rounding.
+TOLERANCE = 1e-6
 
 
 def pareto_table(agreement: pd.DataFrame, dataset: str, *, exclude: Iterable[str] = ()) -> pd.DataFrame:
@@ -66,11 +76,14 @@ def _within(strats: Iterable[str], costs: Mapping[str, int], k: int | None) -> l
     return [s for s in strats if k is None or costs.get(s, 10**6) <= k]
 
 
-def _best_per_judge(acc: pd.DataFrame, allowed: Sequence[str], costs: Mapping[str, int]) -> dict[str, str]:
+def _best_per_judge(acc: pd.DataFrame, allowed: Sequence[str], costs: Mapping[str, int],
+                    tolerance: float = TOLERANCE) -> dict[str, str]:
+    """Each judge's best strategy: the strategies within ``tolerance`` of the top agreement are
+    tied, and a tie goes to B0, then to the cheapest, then by name."""
     out = {}
     for judge, g in acc[acc["strategy"].isin(allowed)].groupby("judge", sort=True):
-        g = g.assign(_c=g["strategy"].map(costs)).sort_values(["agreement", "_c", "strategy"],
-                                                                ascending=[False, True, True])
+        g = g[g["agreement"] >= g["agreement"].max() - tolerance]
+        g = g.assign(_b=g["strategy"] != "B0", _c=g["strategy"].map(costs)).sort_values(["_b", "_c", "strategy"])
         out[judge] = str(g["strategy"].iloc[0])
     return out
 
@@ -87,8 +100,10 @@ def recommend(
     use_holm: bool = False,
     exclude: Iterable[str] = (),
     cost_cap: float | None = None,
+    tolerance: float = TOLERANCE,
 ) -> pd.DataFrame:
-    """Algorithm 1's recommendations for every (task, budget, model) scenario (module docstring)."""
+    """Algorithm 1's recommendations for every (task, budget, model) scenario (module docstring);
+    a difference of at most ``tolerance`` is no difference."""
     ex = set(exclude) | {"gold"}
     acc = agreement[~agreement["judge"].isin(ex) & (agreement["strategy"] != "")]
     nat = acc[acc["dataset"] == natural]
@@ -101,7 +116,7 @@ def recommend(
         # lines 1-2: adversarial
         if adversarial is not None and adversarial in set(acc["dataset"]):
             adv = acc[acc["dataset"] == adversarial]
-            best = _best_per_judge(adv, _within(adv["strategy"].unique(), costs, k), costs)
+            best = _best_per_judge(adv, _within(adv["strategy"].unique(), costs, k), costs, tolerance)
             if best:
                 tally = pd.Series(list(best.values())).value_counts()
                 top = tally[tally == tally.max()].index
@@ -119,8 +134,11 @@ def recommend(
             pool = pool[pool["cost_per_instance"] <= cost_cap]
         if len(pool):
             front = pareto_table(pool, natural)
-            front = front[front["on_front"]].sort_values(["agreement", "cost_per_instance", "judge", "strategy"],
-                                                         ascending=[False, True, True, True])
+            # the most accurate point, up to the tolerance (a point 1e-17 more accurate does not
+            # knock a cheaper or baseline one off the front): the cheapest of those, B0 first
+            front = front[front["agreement"] >= front["agreement"].max() - tolerance]
+            front = front.assign(_b=front["strategy"] != "B0").sort_values(
+                ["cost_per_instance", "_b", "agreement", "judge", "strategy"], ascending=[True, True, False, True, True])
             top = front.iloc[0]
             rows.append({"task": "natural", "budget": kname, "model": "unspecified", "judges": top["judge"],
                          "strategy": top["strategy"], "algorithm_line": "4-5",
@@ -129,7 +147,7 @@ def recommend(
         # lines 7-14: a preferred, measured model
         for judge in judges:
             m = mix[(mix["judge"] == judge) & mix["strategy"].isin(_within(mix["strategy"].unique(), costs, k))]
-            sig = m[(m[pcol] < alpha) & (m["lpm_coef"] > 0)].sort_values(["lpm_coef", "strategy"],
+            sig = m[(m[pcol] < alpha) & (m["lpm_coef"] > tolerance)].sort_values(["lpm_coef", "strategy"],
                                                                          ascending=[False, True])
             if len(sig):
                 r = sig.iloc[0]
@@ -138,7 +156,7 @@ def recommend(
                              "evidence": f"{100 * r['lpm_coef']:+.1f} pp vs B0, p = {r[pcol]:.4f}"
                                          + (" (Holm)" if use_holm else "")})
             else:
-                pos = m[m["lpm_coef"] > 0].sort_values(["lpm_coef", "strategy"], ascending=[False, True])
+                pos = m[m["lpm_coef"] > tolerance].sort_values(["lpm_coef", "strategy"], ascending=[False, True])
                 alt = f"; best non-significant: {pos.iloc[0]['strategy']} ({100 * pos.iloc[0]['lpm_coef']:+.1f} pp)" \
                     if len(pos) else ""
                 rows.append({"task": "natural", "budget": kname, "model": judge, "judges": judge, "strategy": "B0",
@@ -147,12 +165,19 @@ def recommend(
         # line 16: an unmeasured model
         m = mix[mix["strategy"].isin(_within(mix["strategy"].unique(), costs, k))]
         if len(m):
-            agg = m.groupby("strategy").agg(n_pos=("lpm_coef", lambda x: int((x > 0).sum())), mean=("lpm_coef", "mean"))
+            m = m[m["strategy"] != "B0"]
+            agg = m.groupby("strategy").agg(n_pos=("lpm_coef", lambda x: int((x > tolerance).sum())),
+                                            mean=("lpm_coef", "mean"))
             agg = agg.reset_index().sort_values(["n_pos", "mean", "strategy"], ascending=[False, False, True])
             agg = agg.set_index("strategy")
-            s = agg.index[0]
-            rows.append({"task": "natural", "budget": kname, "model": "unknown", "judges": "", "strategy": s,
-                         "algorithm_line": "16",
-                         "evidence": f"improves on B0 for {agg.loc[s, 'n_pos']} of {m['judge'].nunique()} judges "
-                                     f"(mean {100 * agg.loc[s, 'mean']:+.1f} pp)"})
+            if len(agg) and agg["n_pos"].iloc[0] > 0:
+                s = agg.index[0]
+                rows.append({"task": "natural", "budget": kname, "model": "unknown", "judges": "", "strategy": s,
+                             "algorithm_line": "16",
+                             "evidence": f"improves on B0 for {agg.loc[s, 'n_pos']} of {m['judge'].nunique()} "
+                                         f"judges (mean {100 * agg.loc[s, 'mean']:+.1f} pp)"})
+            else:
+                rows.append({"task": "natural", "budget": kname, "model": "unknown", "judges": "", "strategy": "B0",
+                             "algorithm_line": "16",
+                             "evidence": f"no strategy improves on B0 by more than {tolerance:g} for any judge"})
     return pd.DataFrame(rows, columns=["task", "budget", "model", "judges", "strategy", "algorithm_line", "evidence"])

@@ -9,12 +9,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
+from judgelab.io import any_true
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
@@ -193,7 +193,7 @@ def llmbar_table(verdicts: pd.DataFrame, pairs: pd.DataFrame, cfg: dict[str, Any
     rows = []
     for (ds, judge), g in verdicts.groupby(["category", "judge"], sort=True):
         p = pairs[pairs["category"] == ds]
-        row = {"dataset": ds, "judge": judge, "simulated": bool(g["simulated"].iloc[0])}
+        row = {"dataset": ds, "judge": judge, "simulated": any_true(g)}
         row.update(llmbar_mod.external_validity(g, p, n_folds=int(cfg["llmbar"]["n_folds"]),
                                                 C=float(cfg["llmbar"]["C"]), seed=seed))
         rows.append(row)
@@ -297,7 +297,7 @@ def study_tables(recall: pd.DataFrame, params: pd.DataFrame, budget: pd.DataFram
 
 
 def _any_simulated(df: pd.DataFrame) -> bool:
-    return bool(np.asarray(df["simulated"], dtype=bool).any()) if "simulated" in df and len(df) else False
+    return any_true(df)
 
 
 def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores: pd.DataFrame,

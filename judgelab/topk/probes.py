@@ -31,6 +31,7 @@ from scipy.special import expit
 from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.datasets.pairs import Pair
+from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.pairwise import pair_requests
 from judgelab.topk.items import BANK_SIZE, Banks, StatementBank, elaborate, render
@@ -108,6 +109,6 @@ def probe_summary(verdicts: pd.DataFrame, planted: dict[str, dict[str, float]] |
             "consistency": float(consistent.mean()) if len(both) else np.nan,
             "n_unparsed": int((~g["verdict_shown"].isin(["A", "B"])).sum()),
             "planted_p": (planted or {}).get(judge, {}).get(probe, np.nan),
-            "simulated": bool(g["simulated"].iloc[0]),
+            "simulated": any_true(g),
         })
     return pd.DataFrame(rows)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from judgelab.io import any_true
 from judgelab.records import CallStatus
 from judgelab.uda import metrics
 from judgelab.uda.data import TournamentData, from_tables
@@ -190,7 +191,7 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
         a = answers[answers["judge"] == judge]
         rows.append({
             "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
-            "simulated": bool(g["simulated"].iloc[0]), "answers": len(a),
+            "simulated": any_true(g), "answers": len(a),
             "answers_ok": int(a["status"].isin([CallStatus.OK.value, CallStatus.FALLBACK.value]).sum()),
             "presentations": len(g), **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},
             "usable_share": float(has.mean()), "tie_rate": float((g["verdict"] == "tie").mean()),

@@ -66,7 +66,7 @@ import pandas as pd
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, any_true, iter_jsonl
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request
@@ -512,7 +512,7 @@ def generation_summary(generated: pd.DataFrame, tournament: pd.DataFrame) -> pd.
         counts = g["status"].value_counts()
         rows.append({
             "answerer": a, "backend": g["backend"].iloc[0], "model": g["model"].iloc[0],
-            "family": g["family"].iloc[0], "simulated": bool(g["simulated"].iloc[0]), "prompts": len(g),
+            "family": g["family"].iloc[0], "simulated": any_true(g), "prompts": len(g),
             **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},
             "prompts_in_tournament": int(g["prompt_id"].astype(str).isin(kept).sum()),
             "prompts_left_out": int((~g["prompt_id"].astype(str).isin(kept)).sum()),
