@@ -90,9 +90,9 @@ import pandas as pd
 from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.features import markdown_score, word_count
+from judgelab.stats.intervals import wilson_interval
 from judgelab.stats.mcnemar import mcnemar_mde
 
 #: strict: the authors' extraction (status ok); lenient: ok + fallback
@@ -302,11 +302,7 @@ def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[floa
     inference (Cameron & Miller 2015, J Hum Resour 50:317): the clustered variance is
     estimated from only k cluster totals.
     """
-    a = 1 - s.confidence
-    if k >= 2:
-        a = float(2 * norm.sf(student_t.ppf(1 - a / 2, k - 1)))
-    lo, hi = proportion_confint(est * n_eff, n_eff, alpha=a, method="wilson")
-    return float(lo), float(hi)
+    return wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
 
 
 def binomial_mde(n: float, p0: float, s: CardSettings) -> float:

@@ -62,11 +62,11 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
+from judgelab.stats.intervals import wilson_interval
 
 SCORES = (-1, 1, 2, 3, 4, 5)
 GOLD_SOURCES = ("gold_judge", "gpt4", "human", "design")
@@ -465,7 +465,7 @@ def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = 0.05, seed
     full = runs[complete]
     n = len(full)
     exact = int((full == full[:, :1]).all(axis=1).sum()) if n else 0
-    lo, hi = proportion_confint(exact, n, alpha=alpha, method="wilson") if n else (np.nan, np.nan)
+    lo, hi = wilson_interval(exact, n, confidence=1 - alpha)
     pair_agree = [float(np.mean(full[:, a] == full[:, b])) for a, b in combinations(range(runs.shape[1]), 2)] if n else []
     pair_rho = [correlation(full[:, a], full[:, b]) for a, b in combinations(range(runs.shape[1]), 2)] if n > 2 else []
     # how far a correlation moves when only the sampling changes: rho of each run against the
