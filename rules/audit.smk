@@ -55,7 +55,7 @@ rule audit_query:
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in ALL_JUDGE_ENTRIES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/judges.yaml")),
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:
@@ -75,7 +75,7 @@ rule audit_query_vllm:
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/vllm.yaml")),
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:

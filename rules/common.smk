@@ -1,5 +1,8 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources.
 
+from functools import partial as _partial
+
+from judgelab import resources as _resources
 from judgelab.config import check_judges, config_hash, drop_profile_leftovers, fill_output_limits
 from judgelab.roles import check_roles, role_config, usable_simulated_roles, with_roles
 
@@ -64,10 +67,6 @@ def judge_entry(name):
     return ALL_JUDGE_ENTRIES[name]
 
 
-def judges_of(*backends):
-    return [n for n, s in JUDGE_SPECS.items() if s.backend in backends]
-
-
 def name_regex(names):
     """Wildcard constraint matching exactly these names (or nothing)."""
     import re
@@ -75,106 +74,17 @@ def name_regex(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
-def entry_gpus(entry):
-    """GPUs a job needs to run this judge entry (a config dict or a JudgeSpec): vLLM takes
-    ``tensor_parallel_size``; a local checkpoint (transformers backend, trained detectors)
-    takes one when its ``device`` option names CUDA; anything else runs without."""
-    backend = entry.get("backend") if isinstance(entry, dict) else entry.backend
-    opts = (entry.get("options") if isinstance(entry, dict) else entry.options) or {}
-    if backend == "vllm":
-        return int(opts.get("tensor_parallel_size", 1))
-    return 1 if str(opts.get("device") or "").startswith("cuda") else 0
-
-
-def entries_gpus(entries):
-    """GPUs of a job that loads all these judge entries at once (the largest of them)."""
-    return max([entry_gpus(e) for e in entries] or [0])
-
-
-def gpus_for(name):
-    return entry_gpus({**JUDGE_SPECS, **REPLAY_SPECS}[name])
-
-
 # -- cluster resources --------------------------------------------------------------
-# What a job asks a scheduler for is derived from what it runs, never from the name of its
-# rule.  Each rule that runs a judge or a model declares `**job_resources(judges)` as its
-# resources (the judges it loads or queries); GPUs, API slots and the tier below follow
-# from their backends.  A job with gpu > 0 gets the GPU tier and a `gpu` resource, which the SLURM
-# executor turns into `--gpus=N` and its partition config (profiles/slurm/partitions.yaml)
-# routes to the GPU partition.  Rules that run no judge and no model (pairs, tables,
-# figures, summaries) declare nothing and are `localrules` (Snakefile): their cost does not
-# depend on the judges, and a scheduler round trip would cost more than the job.
-# Per-cluster changes: edit these tiers, or `--set-resources RULE:runtime=...` for one rule.
-JOB_TIERS = {
-    "gpu": {"mem_mb": 64000, "runtime": 480, "cpus_per_task": 8},    # vLLM / checkpoints on GPUs
-    "model": {"mem_mb": 16000, "runtime": 240, "cpus_per_task": 4},  # checkpoints, training, embeddings on CPU
-    "api": {"mem_mb": 4000, "runtime": 480, "cpus_per_task": 2},     # HTTP APIs: long waits, little CPU
-    "light": {"mem_mb": 4000, "runtime": 60, "cpus_per_task": 1},    # simulated / replayed judges
-}
-MODEL_BACKENDS = {"vllm", "transformers", "classifier"}  # load weights into this job's memory
-
-
-def _judge_entries(judges, wildcards):
-    """Judge entries (dicts or JudgeSpecs) from names, entries, or a function of the wildcards."""
-    js = judges(wildcards) if callable(judges) else judges
-    if js is None:
-        return []
-    if isinstance(js, (str, dict)):
-        js = [js]
-    specs = {**JUDGE_SPECS, **REPLAY_SPECS}
-    return [specs[j] if isinstance(j, str) else j for j in js if j is not None]
-
-
-def _backend(entry):
-    return entry.get("backend") if isinstance(entry, dict) else entry.backend
-
-
-def _options(entry):
-    """Backend options; an openai judge with `launch` serves its model inside the job."""
-    return (entry.get("options") if isinstance(entry, dict) else entry.options) or {}
-
-
-def job_needs(judges=(), gpu=None, model=False, wildcards=None):
-    """(gpus, api_slots, tier) of a job running ``judges``; ``gpu``/``model`` add what the
-    judges do not say (a training run on CUDA, a model loaded without a judge entry)."""
-    entries = _judge_entries(judges, wildcards)
-    g = gpu(wildcards) if callable(gpu) else gpu
-    g = entries_gpus(entries) if g is None else max(int(g), entries_gpus(entries))
-    slots = sum(1 for e in entries if _backend(e) == "openai")
-    m = model(wildcards) if callable(model) else model
-    m = bool(m) or any(_backend(e) in MODEL_BACKENDS or _options(e).get("launch") for e in entries)
-    tier = "gpu" if g else "model" if m else "api" if slots else "light"
-    return g, slots, tier
-
-
-def job_resources(judges=(), gpu=None, model=False):
-    """``resources: **job_resources(...)`` of a job that runs judges or models.
-
-    ``judges``: names or entries of the judges the job queries or loads, or a function of
-    the wildcards returning them; ``gpu``: GPUs needed beyond the judges' own (int or
-    function); ``model``: the job loads a model even without a GPU.  Gives gpu, api_slots
-    (capped globally by the profile's `resources: api_slots`), mem_mb, runtime (minutes)
-    and cpus_per_task."""
-
-    def need(i):
-        return lambda wildcards: job_needs(judges, gpu, model, wildcards)[i]
-
-    def tier(key):
-        return lambda wildcards: JOB_TIERS[job_needs(judges, gpu, model, wildcards)[2]][key]
-
-    return dict(
-        gpu=need(0),
-        api_slots=need(1),
-        mem_mb=tier("mem_mb"),
-        runtime=tier("runtime"),
-        cpus_per_task=tier("cpus_per_task"),
-    )
-
-
-def api_slots_for(name):
-    """Custom resource throttling API traffic: cap with --resources api_slots=N."""
-    spec = {**JUDGE_SPECS, **REPLAY_SPECS}[name]
-    return 1 if spec.backend == "openai" else 0
+# What a job asks a scheduler for is derived from the backend traits of the judges it runs,
+# never from a backend's or a rule's name (judgelab.resources).  Each rule that runs a judge
+# or a model declares `**job_resources(judges)` as its resources; rules that run none declare
+# nothing and are `localrules` (Snakefile).  Per-cluster changes: edit JOB_TIERS in
+# judgelab/resources.py, or `--set-resources RULE:runtime=...` for one rule.
+ALL_JUDGE_SPECS = {**JUDGE_SPECS, **REPLAY_SPECS}
+job_resources = _partial(_resources.job_resources, ALL_JUDGE_SPECS)
+# the configured judges (by name) whose jobs run in a conda env file, e.g. "../envs/vllm.yaml"
+judges_in_env = _partial(_resources.judges_in_env, ALL_JUDGE_SPECS)
+light_rules = _resources.light_rules
 
 
 def provenance_for(judge_names, study=None, panel=()):
@@ -205,11 +115,3 @@ def query_params(w, study):
         max_error_rate=config["max_error_rate"],
         provenance=provenance_for([w.judge]),
     )
-
-
-def light_rules(rules):
-    """Names of the rules that declare no judge or model (neither `gpu` nor `api_slots`, as
-    job_resources gives): the Snakefile makes them localrules, so a cluster executor runs
-    them on the submit host instead of sending each ~2 s job through the scheduler."""
-    return [r.name for r in rules if not {"gpu", "api_slots"} & set(r.resources)]
-

@@ -4,6 +4,7 @@ from judgelab.config import ConfigError as _RbdConfigError
 from judgelab.rbd.detector import DetectorSpec as _RbdDetectorSpec
 from judgelab.rbd.prompts import BIAS_TYPES as _RBD_BIAS_TYPES
 from judgelab.rbd.sets import SET_BUILDERS as _RBD_SET_BUILDERS
+from judgelab.rbd.plan import is_label_only, trained_detector_entry
 
 RBD = config["rbd"]
 RBD_SETS = list(RBD["sets"])
@@ -54,10 +55,7 @@ def rbd_detector_entry(name):
     e = RBD_DETECTORS[name]
     if e.get("judge"):
         return e["judge"]
-    run = RBD_RUNS[e["trained"]]
-    backend = "transformers" if run.get("kind", "causal_lm") == "causal_lm" else "classifier"
-    return {"name": name, "backend": backend, "model": f"results/rbd/train/{e['trained']}/model",
-            "sampling": {"seed": run.get("seed", 0)}}
+    return trained_detector_entry(name, e, RBD_RUNS[e["trained"]])
 
 
 def rbd_prov(entries):
@@ -66,21 +64,10 @@ def rbd_prov(entries):
     return with_roles(prov, SIMULATED_ROLES, "rbd", RBD_EVALUATORS)
 
 
-def rbd_slots(entries):
-    return sum(1 for e in entries if e.get("backend") == "openai")
-
-
-def rbd_gpus(entries):
-    return max([int((e.get("options") or {}).get("tensor_parallel_size", 1)) for e in entries
-                if e.get("backend") == "vllm"] or [0])
-
-
 def rbd_run_gpus(run):
     return 1 if str(RBD_RUNS[run].get("device", "cpu")).startswith("cuda") else 0
 
 
-RBD_EVAL_VLLM = [j for j in RBD_EVALUATORS if JUDGE_SPECS[j].backend == "vllm"]
-RBD_EVAL_OTHER = [j for j in RBD_EVALUATORS if j not in RBD_EVAL_VLLM]
 RBD_SET_FILES = [f"results/rbd/sets/{s}.parquet" for s in RBD_SETS]
 RBD_VERDICTS = [f"results/rbd/verdicts/{j}.parquet" for j in RBD_EVALUATORS]
 RBD_PREDICTIONS = [f"results/rbd/detectors/predictions/{d}.parquet" for d in RBD_DETECTORS]
@@ -93,7 +80,7 @@ VERDICT_TABLES.extend(
     + RBD_VERDICTS
     + ["results/rbd/supervision/traces.parquet"]
     + [f"results/rbd/detectors/predictions/{d}.parquet" for d, e in RBD_DETECTORS.items()
-       if e.get("prompting") != "classifier"]
+       if not is_label_only(e)]
     + RBD_LOOP_FILES["calls"]
 )
 RBD_OUTPUTS = [
@@ -129,7 +116,7 @@ if RBD_LOG_AUDIT["files"]:
     if RBD_LOG_AUDIT_DETECTOR not in RBD_DETECTORS:
         raise _RbdConfigError(f"config rbd.log_audit.detector: unknown detector {RBD_LOG_AUDIT_DETECTOR!r}; "
                               f"known: {', '.join(RBD_DETECTORS)}")
-    if RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("prompting") == "classifier":
+    if is_label_only(RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR]):
         raise _RbdConfigError("config rbd.log_audit.detector: the label-only classifier gives no reasoning; "
                               "name a generating detector")
     RBD_OUTPUTS += [f"results/rbd/log_audit/{f}" for f in ("calls.parquet", "summary.csv", "skipped.csv")]

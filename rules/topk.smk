@@ -116,7 +116,7 @@ rule topk_query:
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -136,7 +136,7 @@ rule topk_query_vllm:
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -172,7 +172,7 @@ rule topk_rank:
         **_TOPK_RANK["output"],
     wildcard_constraints:
         pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -193,7 +193,7 @@ rule topk_rank_vllm:
         **_TOPK_RANK["output"],
     wildcard_constraints:
         pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
     params:
         q=_TOPK_Q,
     resources:

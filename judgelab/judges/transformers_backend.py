@@ -136,6 +136,8 @@ _LOADED: weakref.WeakValueDictionary[tuple, _Loaded] = weakref.WeakValueDictiona
 
 @BACKENDS.register("transformers")
 class TransformersJudge(Judge):
+    loads_weights = True
+    logit_verdicts = True
     #: Requests per :meth:`answer` call (what the runner hands over), not the device batch.
     batch_size = 8 * HANDOVER_BATCHES
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec, check_judges
+from judgelab.registry import backend_traits
+from judgelab.resources import conda_env, judges_in_env
 from judgelab.scoring.query import with_scoring_profile
 
 
@@ -30,7 +32,7 @@ class ScoringStudy:
         self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
         specs = check_judges({"judges": self.cfg["extra_judges"]}, source="config: scoring.extra_judges")
         self.extra = {s.name: e for s, e in zip(specs, self.cfg["extra_judges"], strict=True)}
-        configured = [n for n, e in judge_entries.items() if e.get("backend") != "replay"]
+        configured = [n for n, e in judge_entries.items() if not backend_traits(e).recorded]
         self.judges: list[str] = configured if self.cfg["judges"] is None else list(self.cfg["judges"])
         self.gold: str = self.cfg["gold"]["judge"]
         self.generators: list[str] = list(self.cfg["generation"]["models"])
@@ -56,20 +58,13 @@ class ScoringStudy:
     def spec(self, name: str) -> JudgeSpec:
         return JudgeSpec.from_dict(self.entry(name), where=f"scoring judge {name}")
 
-    def api_slots(self, *names: str) -> int:
-        """One API slot for a job that queries an HTTP judge (cap with --resources api_slots=N)."""
-        return 1 if any(self.spec(n).backend == "openai" for n in names) else 0
-
-    def gpus(self, *names: str) -> int:
-        return max((int(self.spec(n).options.get("tensor_parallel_size", 1)) if self.spec(n).backend == "vllm" else 0)
-                   for n in names)
-
-    def vllm_judges(self) -> list[str]:
-        return [n for n in self.judges if self.spec(n).backend == "vllm"]
+    def judges_in_env(self, names: list[str], env: str) -> list[str]:
+        """Those of ``names`` whose jobs run in the conda env file ``env`` (judgelab.resources)."""
+        return judges_in_env({n: self.entry(n) for n in names}, names, env)
 
     def conda_env(self, *names: str) -> str:
-        """The conda env of a job querying these judges (vLLM pins its own torch)."""
-        return "../envs/vllm.yaml" if any(self.spec(n).backend == "vllm" for n in names) else "../envs/judges.yaml"
+        """The conda env file of a job querying these judges (vLLM pins its own torch)."""
+        return conda_env([self.entry(n) for n in names])
 
     def provenance(self, names: list[str]) -> dict[str, Any]:
         return {"config_hash": self.config_hash, "seed": self.seed, "judges": [self.entry(n) for n in names]}

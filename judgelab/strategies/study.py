@@ -110,10 +110,6 @@ class StrategiesStudy:
             log.warning("strategies: %s", self.substitutions[-1])
         return pick
 
-    def vllm(self, names: list[str]) -> list[str]:
-        specs = {**self.judge_specs, **self.replay_specs}
-        return [n for n in names if specs[n].backend == "vllm"]
-
     # -- files ---------------------------------------------------------------------------
     def generations(self) -> list[str]:
         return [f"results/strategies/generations/{j}.parquet" for j in self.gen_tasks]
