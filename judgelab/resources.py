@@ -43,16 +43,6 @@ def env_file(env: str) -> str:
     return f"../envs/{env}.yaml"
 
 
-def entry_gpus(entry: Entry) -> int:
-    """GPUs a job needs to run this judge entry (the backend's ``gpus(options)``)."""
-    return backend_traits(entry).gpus
-
-
-def entries_gpus(entries: Iterable[Entry]) -> int:
-    """GPUs of a job that loads all these judge entries at once (the largest of them)."""
-    return max([entry_gpus(e) for e in entries] or [0])
-
-
 def resolve(specs: Mapping[str, Entry], judges: Judges, wildcards: Any = None) -> list[Entry]:
     """Judge entries from names (looked up in ``specs``), entries, or a function of the wildcards."""
     js = judges(wildcards) if callable(judges) else judges

@@ -106,7 +106,7 @@ def test_config_values_out_of_range_are_refused(key, value, why):
 
 
 def test_unknown_config_keys_and_bad_constructions_are_refused():
-    with pytest.raises(ConfigError, match="unknown key.*n_resamples; known: length_margin"):
+    with pytest.raises(ConfigError, match=r"unknown key.*n_resamples; known: length_margin"):
         from_config(CardSettings, {"n_resamples": 100}, where="config: audit_logs/settings")
     with pytest.raises(ValueError, match="card setting power: must be a number in \\(0, 1\\), got 2"):
         CardSettings(power=2)

@@ -195,7 +195,6 @@ class TransformersJudge(Judge):
                 f"{INSTALL_HINT}"
             ) from e
         self._torch = torch
-        self._transformers = transformers
         if threads is not None:
             torch.set_num_threads(threads)
 

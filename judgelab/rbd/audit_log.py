@@ -80,7 +80,6 @@ from judgelab.rbd.detector import (
 from judgelab.rbd.prompts import BIAS_TYPES
 
 SUBSET = "log"
-SKIP_REASONS = ("one_order", "no_verdict", "no_statement")
 SKIPPED_COLUMNS = ["evaluator", "bias_type", "reason", "n"]
 META_COLUMNS = ["case_id", "evaluator_model", "pair_id", "order", "verdict_shown", "cue", "truth_rule",
                 "source_file", "source_row", "log_simulated"]

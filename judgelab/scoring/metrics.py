@@ -69,7 +69,6 @@ from judgelab.scoring.prompt import VARIANTS
 from judgelab.stats.intervals import wilson_interval
 
 SCORES = (-1, 1, 2, 3, 4, 5)
-GOLD_SOURCES = ("gold_judge", "gpt4", "human", "design")
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
 
 
@@ -205,7 +204,7 @@ class _Resampled:
     """
 
     def __init__(self, x: np.ndarray, idx: np.ndarray) -> None:
-        self.x, self.idx, self.xb = x, idx, x[idx]
+        self.x, self.idx = x, idx
         self._ranks: dict[tuple[str, bytes], np.ndarray] = {}
 
     def _rank(self, key: str, vals: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -35,8 +35,6 @@ from judgelab.pairwise import pair_requests
 from judgelab.stats.intervals import wilson_interval
 from judgelab.topk.items import BANK_SIZE, Banks, StatementBank, elaborate, render
 
-PROBES = ("position", "verbosity", "markdown")
-
 
 def _draw(bank: StatementBank, n_true: int, n_statements: int, rng: np.random.Generator) -> list[str]:
     s = [bank.true[i] for i in rng.choice(BANK_SIZE, n_true, replace=False)]
