@@ -52,17 +52,6 @@ def needs_roles(keys, judge=None, error=None):
     return check
 
 
-def check_template(name, where):
-    """Fail at DAG construction (not mid-run) on an unknown prompt template."""
-    from judgelab.prompts import PAIRWISE_TEMPLATES
-
-    PAIRWISE_TEMPLATES.get(name, where=where)
-    for n, d in ALL_JUDGE_ENTRIES.items():
-        t = (d.get("options") or {}).get("prompt_template")
-        if t is not None:
-            PAIRWISE_TEMPLATES.get(t, where=f"judge {n!r} options/prompt_template")
-
-
 def judge_entry(name):
     return ALL_JUDGE_ENTRIES[name]
 

@@ -19,10 +19,8 @@
 # GPT-4's run-to-run stability on its three recorded scorings is the real-judge baseline;
 # aggregating a judge's scores over prompt variants is the paper's future work, tested here.
 
-from judgelab.scoring.study import ScoringStudy
-
 SCORING = config["scoring"]
-SCORING_STUDY = ScoringStudy(config, ALL_JUDGE_ENTRIES, CONFIG_HASH)
+SCORING_STUDY = PLANS["scoring"].plan  # judgelab/scoring/plan.py, made in rules/plans.smk
 SCORING_SETS = SCORING_STUDY.datasets
 SCORING_SYNTH = SCORING_STUDY.synthesised
 SCORING_JUDGES = SCORING_STUDY.judges

@@ -24,13 +24,13 @@
 
 from pathlib import Path
 
-from judgelab.strategies.study import TABLES as _T
-from judgelab.strategies.study import plan_strategies
+from judgelab.strategies.plan import TABLES as _T
 
 STRAT = config["strategies"]
 
 
-STRAT_STUDY, _STRAT_PLAN_ERROR = plan_strategies(config, JUDGE_SPECS, REPLAY_SPECS)
+# the study's plan (judgelab/strategies/plan.py), made in rules/plans.smk
+STRAT_STUDY, _STRAT_PLAN_ERROR = PLANS["strategies"].plan
 STRAT_SETS = STRAT_STUDY.datasets
 STRAT_CONTROLLED = STRAT_STUDY.controlled
 STRAT_GOLD_SETS = STRAT_STUDY.gold_sets

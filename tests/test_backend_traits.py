@@ -138,7 +138,7 @@ def test_studies_and_provenance_ask_the_traits(toys):
     # the scoring study's panel keeps a new backend (only recorded judges are left out), and
     # its jobs get the new backend's conda env
     from judgelab.config import default_config_paths, load_config
-    from judgelab.scoring.study import ScoringStudy
+    from judgelab.scoring.plan import ScoringStudy
 
     cfg = load_config(*default_config_paths())
     rec = {"name": "rec", "backend": "replay", "model": "m", "options": {"dataset": "x"}}
