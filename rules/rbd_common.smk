@@ -24,12 +24,9 @@ _rbd_detect_input = RBD_PLAN.detect_input
 _rbd_log_audit_input = RBD_PLAN.log_audit_input
 
 
-def rbd_prov(entries):
-    """Provenance params; simulated writer / teacher / detector roles are named as inputs."""
-    prov = {"config_hash": CONFIG_HASH, "seed": config["seed"], "judges": list(entries)}
-    return with_roles(prov, SIMULATED_ROLES, "rbd", RBD_EVALUATORS)
-
-
+# provenance params; simulated writer / teacher / detector roles are named as inputs
+rbd_prov = _partial(SHARED.provenance, study="rbd", panel=RBD_EVALUATORS)
+_rbd_loop_entries = _partial(RBD_PLAN.loop_entries, judge_entry)
 RBD_SET_FILES = [f"results/rbd/sets/{s}.parquet" for s in RBD_SETS]
 RBD_VERDICTS = [f"results/rbd/verdicts/{j}.parquet" for j in RBD_EVALUATORS]
 RBD_PREDICTIONS = [f"results/rbd/detectors/predictions/{d}.parquet" for d in RBD_DETECTORS]
@@ -69,10 +66,6 @@ RBD_LOG_AUDIT_DETECTOR = RBD_PLAN.log_audit_detector
 if RBD_LOG_AUDIT_FILES:
     RBD_OUTPUTS += [f"results/rbd/log_audit/{f}" for f in ("calls.parquet", "summary.csv", "skipped.csv")]
     VERDICT_TABLES.append("results/rbd/log_audit/calls.parquet")
-
-
-def _rbd_loop_entries(judge):
-    return [judge_entry(judge)] + [rbd_detector_entry(d) for d in RBD_LOOP_DETECTORS]
 
 
 _RBD_EVALUATE = dict(

@@ -9,6 +9,8 @@ from typing import Any
 
 from judgelab.bias_card.card import CardSettings
 from judgelab.bias_card.settings import from_config
+from judgelab.config import ConfigError
+from judgelab.registry import UnknownEntryError
 
 
 @dataclass
@@ -31,6 +33,10 @@ def plan_audit_logs(config: Mapping[str, Any]) -> AuditLogsPlan:
     settings = from_config(CardSettings, cfg.get("settings"), where="config: audit_logs/settings")
     files = {}
     for name, spec in cfg["sets"].items():
-        mapping_from_config(spec["format"], where=f"config: audit_logs/sets/{name}/format")
+        where = f"config: audit_logs/sets/{name}/format"
+        try:
+            mapping_from_config(spec["format"], where=where)
+        except UnknownEntryError as e:  # an unknown preset: its message names the flag, not the key
+            raise ConfigError(f"{where}: {e}") from None
         files[name] = expand_patterns(spec["files"], where=f"config: audit_logs/sets/{name}/files")
     return AuditLogsPlan(cfg=cfg, files=files, settings=settings)

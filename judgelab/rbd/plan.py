@@ -111,6 +111,10 @@ class RbdPlan:
             return e["judge"]
         return trained_detector_entry(name, e, self.runs[e["trained"]])
 
+    def loop_entries(self, judge_entry: Any, judge: str) -> list[Any]:
+        """The judge entries a loop job loads: the judge and every loop detector."""
+        return [judge_entry(judge)] + [self.detector_entry(d) for d in self.loop_detectors]
+
     def run_gpus(self, run: str) -> int:
         """GPUs of a training run: one when its device is CUDA."""
         return 1 if str(self.runs[run].get("device", "cpu")).startswith("cuda") else 0
