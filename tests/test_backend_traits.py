@@ -214,6 +214,7 @@ TOY_MODULE = textwrap.dedent('''
 
 def _install_toy(root: Path) -> Path:
     """A site dir holding the toy module and its dist-info declaring the entry point."""
+    root.mkdir(parents=True)
     (root / "toyhttp.py").write_text(TOY_MODULE)
     info = root / "toyhttp-0.1.dist-info"
     info.mkdir()

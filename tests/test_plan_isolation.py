@@ -118,3 +118,18 @@ def test_the_bad_studys_own_target_stops_naming_the_key(study, target, runs):
     rc, out = runs[(study, target)]
     assert rc != 0
     assert f"rule {study}_config_error" in out and "ConfigError" in out and BAD[study][1] in out
+
+
+def test_the_rules_hold_rules_and_bind_functions_of_the_package():
+    """No Python function is defined in rules/*.smk or the Snakefile (tests could not import it)."""
+    defs = [f"{p.relative_to(REPO)}:{i}: {ln.strip()}"
+            for p in [*(REPO / "rules").glob("*.smk"), REPO / "Snakefile"]
+            for i, ln in enumerate(p.read_text().splitlines(), 1) if ln.lstrip().startswith("def ")]
+    assert defs == []
+
+
+def test_every_study_plans_in_its_package():
+    homes = {"audit": "audit", "audit_logs": "bias_card"}
+    for study in STUDIES:
+        assert (REPO / "judgelab" / homes.get(study, study) / "plan.py").is_file(), study
+    assert "include: \"rules/plans.smk\"" in (REPO / "Snakefile").read_text()
