@@ -104,7 +104,7 @@ def add_arguments(cls: Any, parser: argparse.ArgumentParser) -> None:
             parser.add_argument(s.flag, dest=name, nargs="+", default=list(default), metavar="VIEW",
                                 help=f"{s.help}; of {', '.join(s.choices)} (default: {' '.join(default)})")
         else:
-            parser.add_argument(s.flag, dest=name, type=s.kind, default=default,
+            parser.add_argument(s.flag, dest=name, type=s.kind, default=default, metavar=s.key.upper(),
                                 help=f"{s.help}; {s.range_text()} (default {default})")
 
 
