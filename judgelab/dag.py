@@ -31,7 +31,6 @@ class Dag:
         self.judge_specs = {s.name: s for s in check_judges(config, source="config")}
         self.replay_specs = {s.name: s for s in check_judges({"judges": config.get("replay_judges", [])},
                                                              source="config: replay_judges")}
-        self.all_specs = {**self.judge_specs, **self.replay_specs}
         self.entries = {d["name"]: d for d in list(config["judges"]) + list(config.get("replay_judges", []))}
         self.config_hash = config_hash(config)
         self.cache = config["cache"]
