@@ -29,13 +29,47 @@ validate_workflow_config(
 
 
 include: "rules/common.smk"
-include: "rules/audit.smk"
-include: "rules/audit_logs.smk"
-include: "rules/strategies.smk"
-include: "rules/scoring.smk"
-include: "rules/topk.smk"
-include: "rules/uda.smk"
-include: "rules/rbd.smk"
+# each study's plan (judgelab/<study>/plan.py); a study whose config has an error is left out,
+# and its targets stop with that error (rules/config_errors.smk) while the others plan
+include: "rules/plans.smk"
+
+
+if PLANS["audit"].ok:
+
+    include: "rules/audit.smk"
+
+
+if PLANS["audit_logs"].ok:
+
+    include: "rules/audit_logs.smk"
+
+
+if PLANS["strategies"].ok:
+
+    include: "rules/strategies.smk"
+
+
+if PLANS["scoring"].ok:
+
+    include: "rules/scoring.smk"
+
+
+if PLANS["topk"].ok:
+
+    include: "rules/topk.smk"
+
+
+if PLANS["uda"].ok:
+
+    include: "rules/uda.smk"
+
+
+if PLANS["rbd"].ok:
+
+    include: "rules/rbd.smk"
+
+
+include: "rules/config_errors.smk"
 include: "rules/report.smk"
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from judgelab.records import DEFAULT_OUTPUT_LIMITS, OUTPUT_TASKS, canonical_json, sha256_hex
-from judgelab.registry import BACKENDS
+from judgelab.registry import BACKENDS, backend_traits, is_simulated
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
@@ -105,7 +105,7 @@ class JudgeSpec:
 
     @property
     def simulated(self) -> bool:
-        return self.backend == "simulated"
+        return is_simulated(self.backend)
 
 
 def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -297,7 +297,7 @@ def drop_profile_leftovers(config: Any) -> Any:
     backend it can only be that leftover, and the backend would reject it as unknown.
     """
     if isinstance(config, dict):
-        if {"name", "backend", "model"} <= set(config) and config.get("backend") != "simulated":
+        if {"name", "backend", "model"} <= set(config) and not is_simulated(config):
             opts = config.get("options")
             if isinstance(opts, dict) and "profile" in opts:
                 config["options"] = {k: v for k, v in opts.items() if k != "profile"}
@@ -327,7 +327,7 @@ def fill_output_limits(config: dict[str, Any]) -> dict[str, Any]:
         return config
     for key in ("judges", "replay_judges"):
         for d in config.get(key) or []:
-            if (isinstance(d, dict) and d.get("backend") != "simulated"
+            if (isinstance(d, dict) and not is_simulated(d)
                     and (d.get("sampling") or {}).get("max_tokens") is None):
                 d["output_limits"] = {**top, **(d.get("output_limits") or {})}
     return config
@@ -357,9 +357,10 @@ def check_judges(config: dict[str, Any], *, source: str = "config") -> list[Judg
     for i, d in enumerate(config.get("judges") or []):
         where = f"{source}: judges[{i}]"
         spec = JudgeSpec.from_dict(d, where=where)
-        if spec.backend not in BACKENDS:
+        if spec.backend not in BACKENDS or not backend_traits(spec.backend).configurable:
+            known = [b for b in BACKENDS.names() if backend_traits(b).configurable]
             raise ConfigError(
-                f"{where} ({spec.name}): unknown backend {spec.backend!r}; known: {', '.join(BACKENDS.names())}"
+                f"{where} ({spec.name}): unknown backend {spec.backend!r}; known: {', '.join(known)}"
             )
         if spec.name in seen:
             raise ConfigError(f"{where}: duplicate judge name {spec.name!r}")

@@ -134,10 +134,6 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
             yield n, obj
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    return [obj for _, obj in iter_jsonl(path)]
-
-
 def with_provenance(df: pd.DataFrame, provenance: dict[str, Any]) -> pd.DataFrame:
     """Add provenance columns (constant per table) unless already present.
 

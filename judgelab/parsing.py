@@ -42,8 +42,6 @@ from typing import Any
 
 from judgelab.records import CallStatus, OutputKind
 
-PAIR_VALUES = ("A", "B", "tie")
-
 
 @dataclass(frozen=True)
 class Parsed:

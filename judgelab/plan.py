@@ -52,6 +52,7 @@ import yaml
 
 from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, default_config_paths, fill_output_limits, load_config
 from judgelab.records import canonical_json, sha256_hex
+from judgelab.registry import backend_traits
 from judgelab.roles import ROLE_CONFIG_ENV
 from judgelab.runner import PLAN_LOG_ENV
 
@@ -77,7 +78,7 @@ def stand_in_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, d
 
     def walk(obj: Any) -> Any:
         if _is_entry(obj):
-            if obj["backend"] in ("simulated", "replay"):
+            if not backend_traits(obj).runs_model:  # simulated or replayed: no calls to stand in for
                 originals.setdefault(str(obj["name"]), copy.deepcopy(obj))
                 return obj
             originals.setdefault(str(obj["name"]), copy.deepcopy(obj))

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from judgelab.config import ConfigError
+from judgelab.registry import is_simulated
 
 #: Set by ``judgelab plan`` for its stand-in run: the path of the user's real config, so that the
 #: per-job role check (``needs_roles``) judges the real run, not the simulated stand-ins.
@@ -54,7 +55,7 @@ class Role:
 
     @property
     def simulated(self) -> bool:
-        return self.backend == "simulated"
+        return is_simulated(self.backend)
 
     def label(self) -> str:
         return f"{self.key}={self.judge}" if self.judge else self.key
@@ -131,7 +132,7 @@ def auxiliary_roles(config: Mapping[str, Any]) -> list[Role]:
 def is_real_run(config: Mapping[str, Any]) -> bool:
     """A run is real when any configured judge is not simulated (one real judge beside
     simulated ones is enough: its verdicts must not rest on placeholder inputs)."""
-    return any(str(d.get("backend")) != "simulated" for d in config.get("judges") or [])
+    return any(not is_simulated(d) for d in config.get("judges") or [])
 
 
 def _matches(key: str, patterns: Iterable[str]) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from judgelab.config import ConfigError
 from judgelab.io import InputError
+from judgelab.registry import is_simulated
 
 
 def setup_logging(log_path: str | None = None, level: int = logging.INFO) -> None:
@@ -110,12 +111,12 @@ def provenance(config_hash: str, seed: int, judges: list[dict[str, Any]] | None 
         seeds = {j["name"]: (j.get("sampling") or {}).get("seed", 0) for j in judges}
         prov["judge_seeds"] = ",".join(f"{n}={seeds[n]}" for n in sorted(seeds))
         own = [j for j in judges if not j.get("role")] or list(judges)  # a table of role judges only: theirs
-        prov["simulated"] = any(j["backend"] == "simulated" for j in own)
-        inputs = sorted({f"{k}={j['name']}" for j in judges if j.get("role") and j["backend"] == "simulated"
+        prov["simulated"] = any(is_simulated(j) for j in own)
+        inputs = sorted({f"{k}={j['name']}" for j in judges if j.get("role") and is_simulated(j)
                          for k in str(j["role"]).split(",")})
         if inputs:
             prov["simulated_inputs"] = "; ".join(inputs)
         # per-row directive for judgelab.io.with_provenance (not a column)
         # (a row of a role judge, e.g. the gold judge's own scorings, is that judge's)
-        prov["_judge_simulated"] = {j["name"]: j["backend"] == "simulated" for j in judges}
+        prov["_judge_simulated"] = {j["name"]: is_simulated(j) for j in judges}
     return prov

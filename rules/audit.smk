@@ -7,12 +7,9 @@
 # compared with gold: accuracy per order, accuracy in both orders, positional agreement
 # and tie rate, with every unparsed answer, refusal and API error counted.
 
-AUDIT = config["audit"]
-AUDIT_SETS = list(AUDIT.get("run_datasets") or AUDIT["datasets"])
-for _ds in AUDIT_SETS:
-    if _ds not in AUDIT["datasets"]:
-        raise ValueError(f"config audit.run_datasets: unknown set {_ds!r}; known: {', '.join(AUDIT['datasets'])}")
-check_template(AUDIT["template"], "config: audit/template")
+# the study's plan (judgelab/audit/plan.py), made in rules/plans.smk
+AUDIT = PLANS["audit"].plan.cfg
+AUDIT_SETS = PLANS["audit"].plan.sets
 
 
 AUDIT_VERDICTS = [
@@ -55,7 +52,7 @@ rule audit_query:
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in ALL_JUDGE_ENTRIES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/judges.yaml")),
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:
@@ -75,7 +72,7 @@ rule audit_query_vllm:
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/vllm.yaml")),
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:

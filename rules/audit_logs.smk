@@ -11,23 +11,11 @@
 
 import os
 
-from judgelab.verdict_import import mapping_from_config
-from judgelab.verdict_import.importer import expand_patterns
-
-AUDIT_LOGS = config["audit_logs"]
-AUDIT_LOG_FILES = {}
-for _set, _spec in AUDIT_LOGS["sets"].items():
-    mapping_from_config(_spec["format"], where=f"config: audit_logs/sets/{_set}/format")
-    AUDIT_LOG_FILES[_set] = expand_patterns(
-        _spec["files"], where=f"config: audit_logs/sets/{_set}/files"
-    )
-
-
-AUDIT_LOGS_OUTPUTS = [
-    f"results/audit_logs/{s}/{f}"
-    for s in AUDIT_LOG_FILES
-    for f in ("bias_card.csv", "bias_card.md", "bias_card.png")
-] + (["results/audit_logs/bias_cards.csv"] if AUDIT_LOG_FILES else [])
+# the study's plan (judgelab/bias_card/plan.py), made in rules/plans.smk: each set's files
+# expanded, its format and the card's settings checked
+AUDIT_LOGS = PLANS["audit_logs"].plan.cfg
+AUDIT_LOG_FILES = PLANS["audit_logs"].plan.files
+AUDIT_LOGS_OUTPUTS = PLANS["audit_logs"].plan.outputs()
 
 
 rule audit_logs_import:

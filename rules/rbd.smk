@@ -100,7 +100,7 @@ rule rbd_evaluate:
     output:
         _RBD_EVALUATE["output"],
     wildcard_constraints:
-        judge=name_regex(RBD_EVAL_OTHER),
+        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/judges.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         max_items=RBD["max_eval_items"],
@@ -124,7 +124,7 @@ rule rbd_evaluate_vllm:
     output:
         _RBD_EVALUATE["output"],
     wildcard_constraints:
-        judge=name_regex(RBD_EVAL_VLLM),
+        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/vllm.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         max_items=RBD["max_eval_items"],
@@ -250,8 +250,7 @@ rule rbd_detect:
         max_error_rate=config["max_error_rate"],
         provenance=lambda w: rbd_prov([rbd_detector_entry(w.detector)]),
     resources:
-        **job_resources(lambda w: [rbd_detector_entry(w.detector)],
-                        gpu=lambda w: entry_gpus({"options": RBD_DETECTORS[w.detector].get("options")})),
+        **job_resources(lambda w: [rbd_detector_entry(w.detector)]),
     log:
         "results/logs/rbd_detect/{detector}.log",
     conda:
@@ -287,7 +286,7 @@ rule rbd_loop:
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
-        judge=name_regex(RBD_EVAL_OTHER),
+        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/judges.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
@@ -316,7 +315,7 @@ rule rbd_loop_vllm:
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
-        judge=name_regex(RBD_EVAL_VLLM),
+        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/vllm.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
@@ -403,10 +402,7 @@ rule rbd_log_audit:
         max_error_rate=config["max_error_rate"],
         provenance=rbd_prov([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)]),
     resources:
-        **job_resources([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)],
-                        gpu=entry_gpus({"options": RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("options")})
-                        or (rbd_run_gpus(RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR]["trained"])
-                            if RBD_DETECTORS[RBD_LOG_AUDIT_DETECTOR].get("trained") else 0)),
+        **job_resources([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)]),
     log:
         "results/logs/rbd_log_audit.log",
     conda:

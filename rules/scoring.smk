@@ -19,19 +19,14 @@
 # GPT-4's run-to-run stability on its three recorded scorings is the real-judge baseline;
 # aggregating a judge's scores over prompt variants is the paper's future work, tested here.
 
-from judgelab.scoring.study import ScoringStudy
-
 SCORING = config["scoring"]
-SCORING_STUDY = ScoringStudy(config, ALL_JUDGE_ENTRIES, CONFIG_HASH)
+SCORING_STUDY = PLANS["scoring"].plan  # judgelab/scoring/plan.py, made in rules/plans.smk
 SCORING_SETS = SCORING_STUDY.datasets
 SCORING_SYNTH = SCORING_STUDY.synthesised
 SCORING_JUDGES = SCORING_STUDY.judges
-_SCORING_VLLM = SCORING_STUDY.vllm_judges()
 _GOLD = SCORING_STUDY.gold
 _GEN = SCORING_STUDY.generators
 scoring_entry = SCORING_STUDY.entry
-scoring_api_slots = SCORING_STUDY.api_slots
-scoring_gpus = SCORING_STUDY.gpus
 
 
 # the study's provenance; simulated gold / writer roles are named as inputs (rules/common.smk)
@@ -248,7 +243,7 @@ rule scoring_query:
     output:
         "results/scoring/scores/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex([n for n in SCORING_JUDGES if n not in _SCORING_VLLM]),
+        judge=name_regex(SCORING_STUDY.judges_in_env(SCORING_JUDGES, "../envs/judges.yaml")),
     params:
         **_SCORING_QUERY["params"],
     resources:
@@ -268,7 +263,7 @@ rule scoring_query_vllm:
     output:
         "results/scoring/scores/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex(_SCORING_VLLM),
+        judge=name_regex(SCORING_STUDY.judges_in_env(SCORING_JUDGES, "../envs/vllm.yaml")),
     params:
         **_SCORING_QUERY["params"],
     resources:

@@ -24,13 +24,13 @@
 
 from pathlib import Path
 
-from judgelab.strategies.study import TABLES as _T
-from judgelab.strategies.study import plan_strategies
+from judgelab.strategies.plan import TABLES as _T
 
 STRAT = config["strategies"]
 
 
-STRAT_STUDY, _STRAT_PLAN_ERROR = plan_strategies(config, JUDGE_SPECS, REPLAY_SPECS)
+# the study's plan (judgelab/strategies/plan.py), made in rules/plans.smk
+STRAT_STUDY, _STRAT_PLAN_ERROR = PLANS["strategies"].plan
 STRAT_SETS = STRAT_STUDY.datasets
 STRAT_CONTROLLED = STRAT_STUDY.controlled
 STRAT_GOLD_SETS = STRAT_STUDY.gold_sets
@@ -44,7 +44,6 @@ STRAT_FIGURES = STRAT_STUDY.figures()
 STRAT_OUTPUTS = STRAT_STUDY.outputs()
 STRAT_SETTINGS = STRAT_STUDY.settings()
 VERDICT_TABLES.extend(STRAT_STUDY.verdict_tables())
-_STRAT_VLLM = STRAT_STUDY.vllm(STRAT_ALL_JUDGES)
 _STRAT_GEN_PARAMS = dict(controlled=STRAT_CTL, seed=config["seed"], cache=CACHE,
                          max_error_rate=config["max_error_rate"])
 
@@ -66,7 +65,7 @@ rule strategies_generate:
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex([j for j in STRAT_GEN_TASKS if j not in _STRAT_VLLM]),
+        judge=name_regex(judges_in_env(STRAT_GEN_TASKS, "../envs/judges.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         tasks=lambda w: STRAT_GEN_TASKS[w.judge],
@@ -90,7 +89,7 @@ rule strategies_generate_vllm:
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex([j for j in STRAT_GEN_TASKS if j in _STRAT_VLLM]),
+        judge=name_regex(judges_in_env(STRAT_GEN_TASKS, "../envs/vllm.yaml")),
     params:
         judge=lambda w: judge_entry(w.judge),
         tasks=lambda w: STRAT_GEN_TASKS[w.judge],
@@ -156,7 +155,7 @@ rule strategies_query:
     output:
         "results/strategies/calls/{dataset}/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex([j for j in STRAT_ALL_JUDGES if j not in _STRAT_VLLM]),
+        judge=name_regex(judges_in_env(STRAT_ALL_JUDGES, "../envs/judges.yaml")),
         dataset=name_regex(STRAT_SETS),
     params:
         judge=lambda w: judge_entry(w.judge),
@@ -180,7 +179,7 @@ rule strategies_query_vllm:
     output:
         "results/strategies/calls/{dataset}/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex([j for j in STRAT_ALL_JUDGES if j in _STRAT_VLLM]),
+        judge=name_regex(judges_in_env(STRAT_ALL_JUDGES, "../envs/vllm.yaml")),
         dataset=name_regex(STRAT_SETS),
     params:
         judge=lambda w: judge_entry(w.judge),

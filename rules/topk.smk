@@ -21,13 +21,14 @@
 # known parameters, and LLMBar (both orders, 5-fold cross-validated l2 logistic correction on
 # the judge score plus length/format differences) tests external validity.
 
-from judgelab.topk.pipeline import focus_judge, rank_judges
 
-TOPK = config["topk"]
-TOPK_JUDGES = list(JUDGE_SPECS)
-TOPK_FOCUS = focus_judge(TOPK, TOPK_JUDGES)
-TOPK_REPLAY = [n for n, s in REPLAY_SPECS.items() if s.options.get("dataset") in TOPK["llmbar"]["datasets"]]
-TOPK_LLMBAR_JUDGES = TOPK_JUDGES + TOPK_REPLAY
+# the study's plan (judgelab/topk/plan.py), made in rules/plans.smk
+TOPK_PLAN = PLANS["topk"].plan
+TOPK = TOPK_PLAN.cfg
+TOPK_JUDGES = TOPK_PLAN.judges
+TOPK_FOCUS = TOPK_PLAN.focus
+TOPK_REPLAY = TOPK_PLAN.replay
+TOPK_LLMBAR_JUDGES = TOPK_PLAN.llmbar_judges
 TOPK_TABLES = [
     "table1_judges",
     "table2_correctness",
@@ -47,8 +48,8 @@ TOPK_LLMBAR_VERDICTS = [f"results/topk/llmbar/verdicts/{j}.parquet" for j in TOP
 VERDICT_TABLES.extend(TOPK_ORACLES + TOPK_PROBE_VERDICTS + TOPK_LLMBAR_VERDICTS)
 
 # live ranking of the user's own pools (topk.rank): every pool x rank judge
-TOPK_RANK_POOLS = dict(TOPK.get("rank", {}).get("pools", {}))
-TOPK_RANK_JUDGES = rank_judges(TOPK, TOPK_JUDGES)
+TOPK_RANK_POOLS = TOPK_PLAN.rank_pools
+TOPK_RANK_JUDGES = TOPK_PLAN.rank_judges
 TOPK_RANK = [f"results/topk/rank/{p}/{j}/summary.csv" for p in TOPK_RANK_POOLS for j in TOPK_RANK_JUDGES]
 
 TOPK_OUTPUTS = (
@@ -116,7 +117,7 @@ rule topk_query:
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -136,7 +137,7 @@ rule topk_query_vllm:
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -172,7 +173,7 @@ rule topk_rank:
         **_TOPK_RANK["output"],
     wildcard_constraints:
         pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex([n for n in TOPK_JUDGES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
     params:
         q=_TOPK_Q,
     resources:
@@ -193,7 +194,7 @@ rule topk_rank_vllm:
         **_TOPK_RANK["output"],
     wildcard_constraints:
         pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex(judges_of("vllm")),
+        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
     params:
         q=_TOPK_Q,
     resources:

@@ -60,7 +60,7 @@ rule uda_answers:
         **_UDA_ANSWERS["output"],
     wildcard_constraints:
         dataset=name_regex(UDA_GENERATED),
-        answerer=name_regex([n for n in JUDGE_SPECS if n not in judges_of("vllm")]),
+        answerer=name_regex(judges_in_env(JUDGE_SPECS, "../envs/judges.yaml")),
     params:
         q=uda_answers_params,
     resources:
@@ -81,7 +81,7 @@ rule uda_answers_vllm:
         **_UDA_ANSWERS["output"],
     wildcard_constraints:
         dataset=name_regex(UDA_GENERATED),
-        answerer=name_regex([n for n in JUDGE_SPECS if n in judges_of("vllm")]),
+        answerer=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
     params:
         q=uda_answers_params,
     resources:
@@ -152,7 +152,7 @@ rule uda_query:
     output:
         **_UDA_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in UDA_JUDGES if n not in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(UDA_JUDGES, "../envs/judges.yaml")),
     params:
         q=uda_query_params,
     resources:
@@ -172,7 +172,7 @@ rule uda_query_vllm:
     output:
         **_UDA_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex([n for n in UDA_JUDGES if n in judges_of("vllm")]),
+        judge=name_regex(judges_in_env(UDA_JUDGES, "../envs/vllm.yaml")),
     params:
         q=uda_query_params,
     resources:

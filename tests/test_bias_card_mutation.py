@@ -131,7 +131,7 @@ def test_wilson_uses_student_t_on_items_minus_one_from_two_items():
         lo, hi = _wilson(0.3, 40.0, S, k)
         elo, ehi = wilson_by_hand(0.3, 40.0, z)
         assert (lo, hi) == (pytest.approx(elo, rel=1e-9), pytest.approx(ehi, rel=1e-9)), k
-    lo, hi = _wilson(0.3, 40.0, CardSettings(confidence=0.8), 5)
+    lo, hi = _wilson(0.3, 40.0, CardSettings(alpha=0.2), 5)
     elo, ehi = wilson_by_hand(0.3, 40.0, student_t.ppf(0.9, 4))
     assert (lo, hi) == (pytest.approx(elo), pytest.approx(ehi))
 
@@ -166,7 +166,7 @@ def test_cluster_ratio_ci_is_the_percentile_interval_of_resampled_ratios():
     rng = np.random.default_rng(2)
     g = np.repeat(np.arange(30), 3)
     num, den = rng.integers(0, 2, 90).astype(float), np.ones(90)
-    s = CardSettings(n_resamples=500, seed=5, confidence=0.9)
+    s = CardSettings(n_resamples=500, seed=5, alpha=0.1)
     est, lo, hi, var = cluster_ratio_ci(num, den, g, s)
     cn, cd = np.bincount(g, weights=num), np.bincount(g, weights=den)
     tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
@@ -340,9 +340,9 @@ def test_order_gap_with_one_pair_per_item_is_mcnemars_uncorrected_test():
     assert (r.ci_low, r.ci_high) == (pytest.approx(1 / 3 - Z95 * r.se), pytest.approx(1 / 3 + Z95 * r.se))
     assert r.mde == pytest.approx(mcnemar_mde(30, 18 / 30, 0.05, 0.8))
     assert r.note == "discordant: 4 right only as stored, 14 only swapped" and r.reason == ""
-    a = _order_gap_row(ca, cb, np.arange(30), CardSettings(alpha=0.01, power=0.9, confidence=0.9))
+    a = _order_gap_row(ca, cb, np.arange(30), CardSettings(alpha=0.01, power=0.9))
     assert a.mde == pytest.approx(mcnemar_mde(30, 18 / 30, 0.01, 0.9))
-    assert a.ci_high - a.ci_low == pytest.approx(2 * norm.ppf(0.95) * a.se)
+    assert a.ci_high - a.ci_low == pytest.approx(2 * norm.ppf(0.995) * a.se)  # the CI level is 1 - alpha
 
 
 def test_order_gap_ci_is_clipped_to_minus_one_one():
@@ -404,7 +404,7 @@ def test_logit_rows_equal_a_regression_built_from_the_documented_cues():
     from statsmodels.genmod.generalized_linear_model import GLM
 
     t = logit_table()
-    s = CardSettings(n_resamples=50, confidence=0.9, alpha=0.1, power=0.9)
+    s = CardSettings(n_resamples=50, alpha=0.1, power=0.9)
     lg = _prepare(t, "lenient")
     rows = by_metric([r.__dict__ for r in _logit_rows(lg, np.ones(len(t), bool), s)])
     # the regression written out from the columns: picks the first shown ~ log2 length ratio (shown

@@ -178,20 +178,20 @@ def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
 
     log = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "A")], judge="jj")
     log["simulated"] = True
-    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.01, confidence=0.8),
+    out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.2),
                       provenance={"config_hash": "abc"})
     assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(METRICS)
     md = (tmp_path / "a" / "bias_card.md").read_text()
     assert md.startswith("# Bias card: TT") and "## jj (family openai, 24 verdicts)" in md
-    assert "SIMULATED JUDGES" in md and "tests at alpha 0.01" in md
+    assert "SIMULATED JUDGES" in md and "tests at alpha 0.2" in md
     assert (tmp_path / "a" / "bias_card.png").stat().st_size > 0
     verdicts = read_table(tmp_path / "a" / "verdicts.parquet")
     assert len(verdicts) == 24 and (verdicts["config_hash"] == "abc").all()
     written = pd.read_csv(tmp_path / "a" / "bias_card.csv")
     assert (written["config_hash"] == "abc").all()
     pd.testing.assert_frame_equal(written[["metric", "status"]], out[["metric", "status"]].reset_index(drop=True))
-    # the card is computed with the given settings (80% CIs, narrower than the default 95%)
-    pd.testing.assert_frame_equal(out, bias_card(log, CardSettings(n_resamples=50, alpha=0.01, confidence=0.8)))
+    # the card is computed with the given settings (80% CIs at alpha 0.2, narrower than the default 95%)
+    pd.testing.assert_frame_equal(out, bias_card(log, CardSettings(n_resamples=50, alpha=0.2)))
     # default settings when none are given
     given = out
     out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")

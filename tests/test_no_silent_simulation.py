@@ -79,7 +79,7 @@ def test_real_roles_resolve_from_configured_judges():
 
 def test_strategies_missing_generator_is_an_error_unless_substitution_is_asked_for():
     from judgelab.config import check_judges
-    from judgelab.strategies.study import StrategiesStudy
+    from judgelab.strategies.plan import StrategiesStudy
 
     cfg = load_config(*default_config_paths())
     cfg["judges"] = [dict(REAL, family="openai")]

@@ -242,7 +242,7 @@ def test_other_judge_sets_plan_the_topk_rules(tmp_path, data_root):
         'from snakemake.utils import validate\n'
         'configfile: "config/judges/simulated.yaml"\nconfigfile: "config/config.yaml"\n'
         'validate(config, "config/schema.yaml")\n'
-        'include: "rules/common.smk"\ninclude: "rules/topk.smk"\n'
+        'include: "rules/common.smk"\ninclude: "rules/plans.smk"\ninclude: "rules/topk.smk"\n'
         'rule all:\n    input:\n        TOPK_OUTPUTS,\n    default_target: True\n'
     )
     exe = Path(sys.executable).with_name("snakemake")

@@ -5,6 +5,7 @@ import pandas as pd
 
 from judgelab.bias_card.card import CardSettings
 from judgelab.bias_card.report import write_audit
+from judgelab.bias_card.settings import from_config
 from judgelab.io import InputError
 from judgelab.verdict_import import RECORDED_COLUMNS
 from judgelab.workflow import provenance, run_script
@@ -19,9 +20,7 @@ def main(sm):
         r = table[dup].iloc[0]
         raise InputError(f"log set {sm.wildcards.logset!r}: judge {r.judge!r} judged pair {r.pair_id!r} in order "
                          f"{r.order} in two files ({r.source_file} and another)")
-    s = sm.params.settings
-    settings = CardSettings(length_margin=s["length_margin"], markdown_margin=s["markdown_margin"],
-                            n_resamples=s["resamples"], seed=s["seed"])
+    settings = from_config(CardSettings, sm.params.settings, where="config: audit_logs/settings")
     prov = sm.params.provenance
     write_audit(table, sm.output.card.rsplit("/", 1)[0], title=sm.wildcards.logset, settings=settings,
                 provenance=provenance(prov["config_hash"], prov["seed"]))

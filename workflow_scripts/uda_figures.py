@@ -4,6 +4,7 @@ import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
 from judgelab.io import read_table
 from judgelab.plots.uda import heatmap_figure, pearson_figure, training_figure, trajectories_figure
+from judgelab.registry import is_simulated
 from judgelab.uda.metrics import method_keys
 from judgelab.workflow import run_script
 
@@ -11,7 +12,7 @@ from judgelab.workflow import run_script
 def main(sm):
     prov = sm.params.provenance
     ds = sm.wildcards.dataset
-    simulated = any(j["backend"] == "simulated" for j in prov["judges"])
+    simulated = any(is_simulated(j) for j in prov["judges"])
     ch = prov["config_hash"]
     traj = read_table(sm.input.trajectories)
     methods = read_table(sm.input.methods)

@@ -92,11 +92,13 @@ import pandas as pd
 from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_confint
 
+from judgelab.bias_card.settings import check as check_settings
+from judgelab.bias_card.settings import setting
 from judgelab.features import markdown_score, word_count
 from judgelab.parsing import strict_rule_for
 from judgelab.prompts import to_original_frame
+from judgelab.stats.intervals import wilson_interval
 from judgelab.stats.mcnemar import mcnemar_mde
 
 #: strict: the source's published extraction; lenient: judgelab's parser (ok + fallback)
@@ -160,21 +162,34 @@ METRICS: dict[str, Metric] = {
 
 @dataclass(frozen=True)
 class CardSettings:
-    length_margin: float = 0.2  # longer has at least (1 + margin) x the words of the shorter
-    markdown_margin: float = 0.25  # markdown scores (0..1, features.markdown_score) differ by at least this
-    n_resamples: int = 1000
-    alpha: float = 0.05
-    power: float = 0.8
-    seed: int = 0
-    #: tested rows with fewer decisive verdicts (discordant pairs for the order gap) are not estimable
-    min_decisive: int = 10
-    #: the card's headline leads with parse failures above this share of calls
-    parse_failure_alert: float = 0.2
-    #: a logistic coefficient with a larger cluster-robust SE is treated as (quasi-)separated
-    max_logit_se: float = 10.0
-    #: largest resamples x items block one bootstrap chunk draws (bounds memory)
-    chunk_cells: int = 2_000_000
-    views: tuple[str, ...] = VIEWS
+    """Every setting of the card, declared once (judgelab.bias_card.settings): the
+    ``judgelab audit`` options and the ``audit_logs.settings`` config keys derive from these
+    fields, and a value out of range is refused here, naming the setting."""
+
+    length_margin: float = setting(0.2, "length preference counts pairs whose word counts differ by a factor "
+                                   ">= 1 + margin", minimum=0)
+    markdown_margin: float = setting(0.25, "markdown preference counts pairs whose markdown scores (0..1) differ "
+                                     "by >= this", minimum=0, maximum=1)
+    n_resamples: int = setting(1000, "cluster-bootstrap resamples (fewer than 20 give no interval beyond the "
+                               "extremes)", key="resamples", minimum=20)
+    alpha: float = setting(0.05, "significance level of every test; every confidence interval is at level "
+                           "1 - alpha", exclusive_minimum=0, exclusive_maximum=1)
+    power: float = setting(0.8, "power of the minimum detectable effects", exclusive_minimum=0,
+                           exclusive_maximum=1)
+    seed: int = setting(0, "seed of the cluster bootstrap", minimum=0)
+    min_decisive: int = setting(10, "tested rows with fewer decisive verdicts (discordant pairs for the order "
+                                "gap) are 'not estimable'", minimum=1)
+    parse_failure_alert: float = setting(0.2, "the card's headline leads with parse failures above this share "
+                                         "of calls", minimum=0, maximum=1)
+    max_logit_se: float = setting(10.0, "a logistic coefficient with a larger cluster-robust SE is treated as "
+                                  "(quasi-)separated", exclusive_minimum=0)
+    chunk_cells: int = setting(2_000_000, "largest resamples x items block one bootstrap chunk draws (bounds "
+                               "memory)", minimum=1)
+    views: tuple[str, ...] = setting(VIEWS, "lenient: ok + fallback verdicts; strict: ok only, the authors' "
+                                     "extraction", choices=VIEWS)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
     @property
     def confidence(self) -> float:
@@ -312,11 +327,7 @@ def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[floa
     inference (Cameron & Miller 2015, J Hum Resour 50:317): the clustered variance is
     estimated from only k cluster totals.
     """
-    a = 1 - s.confidence
-    if k >= 2:
-        a = float(2 * norm.sf(student_t.ppf(1 - a / 2, k - 1)))
-    lo, hi = proportion_confint(est * n_eff, n_eff, alpha=a, method="wilson")
-    return float(lo), float(hi)
+    return wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
 
 
 def binomial_mde(n: float, p0: float, s: CardSettings) -> float:

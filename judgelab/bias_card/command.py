@@ -16,12 +16,11 @@ import pandas as pd
 def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.report import write_audit
+    from judgelab.bias_card.settings import from_args
     from judgelab.verdict_import.cli import verdicts_from_args
 
+    settings = from_args(CardSettings, args)  # before reading any log: a bad option stops at once
     table = verdicts_from_args(args)
-    settings = CardSettings(length_margin=args.length_margin, markdown_margin=args.markdown_margin,
-                            n_resamples=args.resamples, seed=args.seed, alpha=args.alpha, power=args.power,
-                            min_decisive=args.min_decisive, views=tuple(args.views))
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
@@ -51,24 +50,16 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
     add_log_arguments(a)
     a.add_argument("--out", required=True, help="output folder")
     a.add_argument("--title", help="title of the card and figure")
-    a.add_argument("--length-margin", type=float, default=0.2,
-                   help="length preference counts pairs whose word counts differ by >= 1+margin (default 0.2)")
-    a.add_argument("--markdown-margin", type=float, default=0.25,
-                   help="markdown preference counts pairs whose markdown scores differ by >= this (default 0.25)")
-    a.add_argument("--resamples", type=int, default=1000, help="cluster-bootstrap resamples (default 1000)")
-    a.add_argument("--alpha", type=float, default=0.05, help="significance level of every test (default 0.05)")
-    a.add_argument("--power", type=float, default=0.8, help="power of the minimum detectable effects (default 0.8)")
-    a.add_argument("--min-decisive", type=int, default=10,
-                   help="tested rows with fewer decisive verdicts are 'not estimable' (default 10)")
-    a.add_argument("--views", nargs="+", choices=["lenient", "strict"], default=["lenient", "strict"],
-                   help="lenient: ok + fallback verdicts; strict: ok only, the authors' extraction (default both)")
-    a.add_argument("--seed", type=int, default=0)
+    # every card setting, with its range, from its one declaration (judgelab.bias_card.card.CardSettings)
+    add_setting_arguments(CardSettings, a)
     a.set_defaults(fn=cmd_audit)
 
     lb = sub.add_parser("leaderboard-length", help="correlation of leaderboard score with answer length, with CIs")

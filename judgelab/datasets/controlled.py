@@ -367,14 +367,6 @@ class ControlledSpec:
         """(subset, family A, family B) of every MODEL_ORIGIN pairing."""
         return [("original", *self.original_pairing)] + [("round_robin", a, b) for a, b in self.round_robin]
 
-    def needed_families(self) -> list[str]:
-        fams: list[str] = []
-        for _, a, b in self.pairings():
-            for f in (a, b):
-                if f not in fams:
-                    fams.append(f)
-        return fams
-
 
 def _rng(seed: int, name: str) -> np.random.Generator:
     """A generator per construction step, so adding one step never shifts another's draws."""

@@ -30,7 +30,7 @@ same compact file from the Hugging Face dataset ``lmsys/mt_bench_human_judgments
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -165,10 +165,3 @@ def compact_votes(df: pd.DataFrame, dest: str | Path, *, turn: int, where: str) 
              "model_b": str(r.model_b), "winner": str(r.winner)} for r in keep.itertuples()]
     write_jsonl(dest, rows)
     return Path(dest)
-
-
-def mtbench_answer_paths(models: Sequence[str]) -> dict[str, Path]:
-    """Paths of the models' answer files (downloaded from their pinned sources when missing)."""
-    from judgelab.datasets.sources import source_path
-
-    return {m: source_path(f"mt_bench/model_answer/{m}") for m in models}

@@ -14,6 +14,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.records import JudgeRequest, RawAnswer
+from judgelab.registry import BackendTraits
 
 
 class BackendUnavailable(RuntimeError):
@@ -21,8 +22,23 @@ class BackendUnavailable(RuntimeError):
 
 
 class Judge(ABC):
+    # -- traits: what rules, resources, plan and studies ask of a backend (never its name);
+    # each backend class sets those that differ, :meth:`traits` hands them out
+    # (``judgelab.registry.backend_traits``).
     #: True for backends whose answers are synthetic; every output says so.
     simulated: bool = False
+    #: True for backends that replay recorded answers (no model runs, no output limits).
+    recorded: bool = False
+    #: True for backends behind a rate-limited API: each querying job takes one ``api_slots``.
+    needs_api_slot: bool = False
+    #: True for backends that load model weights into the job's memory.
+    loads_weights: bool = False
+    #: True for backends that can read a pairwise verdict from next-token logits.
+    logit_verdicts: bool = False
+    #: The conda env (``envs/<conda_env>.yaml``) of the jobs that run this backend.
+    conda_env: str = "judges"
+    #: False for an internal pseudo-backend a config's ``judges`` may not name.
+    configurable: bool = True
     #: True if the backend reads ``request.truth``/``slots`` (then they enter the cache key).
     reads_truth: bool = False
     #: How many requests the runner hands over at once (committed to the cache after each).
@@ -30,6 +46,27 @@ class Judge(ABC):
 
     def __init__(self, spec: JudgeSpec) -> None:
         self.spec = spec
+
+    @classmethod
+    def gpus(cls, options: Mapping[str, Any]) -> int:
+        """GPUs a job running a judge with these options needs: one when ``device`` names
+        CUDA (local checkpoints), else none.  Backends that shard a model override it."""
+        return 1 if str(options.get("device") or "").startswith("cuda") else 0
+
+    @classmethod
+    def weights_in_job(cls, options: Mapping[str, Any]) -> bool:
+        """Whether a job running a judge with these options loads model weights itself."""
+        return cls.loads_weights
+
+    @classmethod
+    def traits(cls, options: Mapping[str, Any] | None = None, name: str = "") -> BackendTraits:
+        """This backend's traits for a judge entry with these ``options``."""
+        opts = options or {}
+        return BackendTraits(
+            backend=name, simulated=cls.simulated, recorded=cls.recorded, needs_api_slot=cls.needs_api_slot,
+            loads_weights=cls.weights_in_job(opts), gpus=int(cls.gpus(opts)), logit_verdicts=cls.logit_verdicts,
+            conda_env=cls.conda_env, configurable=cls.configurable,
+        )
 
     @property
     def name(self) -> str:
@@ -58,7 +95,7 @@ class Judge(ABC):
     def uses_output_controls(self) -> bool:
         """False for backends whose answers ignore output limits (the simulated panel,
         replayed verdicts): their keys stay what they were before output limits existed."""
-        return not self.simulated and self.spec.backend != "replay"
+        return not (self.simulated or self.recorded)
 
     def output_controls(self, request: JudgeRequest) -> dict[str, Any]:
         """What, beside the request, bounds this answer's output: part of the key (so a

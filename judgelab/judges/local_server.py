@@ -300,16 +300,6 @@ def _tail(path: str | Path, n: int = 3000) -> str:
         return "(no log)"
 
 
-@contextlib.contextmanager
-def running_server(**kwargs: Any):
-    """``with running_server() as s: ...`` -- start, yield, always stop."""
-    server = start_server(**kwargs)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 # -- the openai backend's ``launch`` option -------------------------------------------------
 LAUNCHERS = ("transformers-serve",)
 LAUNCH_OPTIONS = frozenset({"launch", "launch_model", "gguf_file", "launch_threads", "launch_timeout_s"})

@@ -118,6 +118,13 @@ class _Settings:
 
 @BACKENDS.register("openai")
 class OpenAIJudge(Judge):
+    needs_api_slot = True
+
+    @classmethod
+    def weights_in_job(cls, options):
+        """A judge with ``launch`` serves its model inside the job (``transformers serve``)."""
+        return bool(options.get("launch"))
+
     def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
         try:

@@ -55,6 +55,7 @@ def load_recording(options: dict, *, where: str) -> Recording:
 
 @BACKENDS.register("replay")
 class ReplayJudge(Judge):
+    recorded = True
     batch_size = 1024
 
     def __init__(self, spec: JudgeSpec) -> None:

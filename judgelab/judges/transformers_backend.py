@@ -136,6 +136,8 @@ _LOADED: weakref.WeakValueDictionary[tuple, _Loaded] = weakref.WeakValueDictiona
 
 @BACKENDS.register("transformers")
 class TransformersJudge(Judge):
+    loads_weights = True
+    logit_verdicts = True
     #: Requests per :meth:`answer` call (what the runner hands over), not the device batch.
     batch_size = 8 * HANDOVER_BATCHES
 
@@ -193,7 +195,6 @@ class TransformersJudge(Judge):
                 f"{INSTALL_HINT}"
             ) from e
         self._torch = torch
-        self._transformers = transformers
         if threads is not None:
             torch.set_num_threads(threads)
 

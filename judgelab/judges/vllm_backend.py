@@ -120,6 +120,15 @@ def read_logit_verdict(
 
 @BACKENDS.register("vllm")
 class VLLMJudge(Judge):
+    loads_weights = True
+    logit_verdicts = True
+    conda_env = "vllm"  # vLLM pins its own torch
+
+    @classmethod
+    def gpus(cls, options):
+        """vLLM shards the model over ``tensor_parallel_size`` GPUs (1 by default)."""
+        return int(options.get("tensor_parallel_size", 1))
+
     batch_size = 512
 
     def __init__(self, spec: JudgeSpec) -> None:

@@ -81,7 +81,6 @@ from judgelab.rbd.detector import (
 from judgelab.rbd.prompts import BIAS_TYPES
 
 SUBSET = "log"
-SKIP_REASONS = ("one_order", "no_verdict", "no_statement")
 SKIPPED_COLUMNS = ["evaluator", "bias_type", "reason", "n"]
 META_COLUMNS = ["case_id", "evaluator_model", "pair_id", "order", "verdict_shown", "cue", "truth_rule",
                 "source_file", "source_row", "log_simulated"]
@@ -231,15 +230,6 @@ def audit_calls(judge: Judge, spec: DetectorSpec, log: LogCases, cache: CallCach
     return out[CALL_TABLE_COLUMNS]
 
 
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    from statsmodels.stats.proportion import proportion_confint
-
-    if n == 0:
-        return float("nan"), float("nan")
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
-
-
 def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str = "", prompting: str = "",
                   simulated: bool = False, evaluator_models: dict[str, str] | None = None) -> pd.DataFrame:
     """Share flagged per detector, audited judge and bias type (module docstring), skipped calls included."""
@@ -254,7 +244,9 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
         pred = g["pred"].astype(str)
         n_yes, n_no = int((pred == "yes").sum()), int((pred == "no").sum())
         unparsed = g[~pred.isin(["yes", "no"])]
-        lo, hi = _wilson(n_yes, n_yes + n_no)
+        from judgelab.stats.intervals import wilson_interval  # slow import (statsmodels)
+
+        lo, hi = wilson_interval(n_yes, n_yes + n_no)
         lab = g[g["truth"].isin(["yes", "no"])]
         # Scored only where the detector stated a label on some labelled case: an unparsed answer counts
         # as wrong beside parsed ones (as in the detector metrics), but a group whose every answer is

@@ -159,12 +159,12 @@ SUMMARY_COLUMNS = ["set", "bias_type", "judge", "simulated", "n_items", "acc_D",
 
 
 def _summary_row(set_name: str, judge: str, g: pd.DataFrame, simulated: bool) -> dict:
-    from statsmodels.stats.proportion import proportion_confint  # slow import: only where it is used
+    from judgelab.stats.intervals import wilson_interval  # slow import (statsmodels): only where it is used
 
     eq1 = (g["label_rule"] == "eq1").all()
     labelled = g[g["b"] != ""]
     n_b = int((labelled["b"] == "yes").sum())
-    lo, hi = (proportion_confint(n_b, len(labelled), method="wilson") if len(labelled) else (np.nan, np.nan))
+    lo, hi = wilson_interval(n_b, len(labelled))
     acc_d = float(g["correct_D"].mean()) if eq1 else np.nan
     acc_b = float(g["correct_bias"].mean())
     return {

@@ -380,11 +380,6 @@ def judgement_text(fmt: str, verdict: Sequence[int | None]) -> str:
     return one(verdict[0], fmt == "output_ab")
 
 
-def revision_choice_text(fmt: str, verdict: Sequence[int | None]) -> str:
-    """The prior verdict inside a revision prompt."""
-    return judgement_text(fmt, verdict)
-
-
 # ---------------------------------------------------------------------------------
 # detector prompts (E.4 training template and the prompting baselines of Fig. 5)
 

@@ -62,15 +62,14 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.io import any_true
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
+from judgelab.stats.intervals import wilson_interval
 
 SCORES = (-1, 1, 2, 3, 4, 5)
-GOLD_SOURCES = ("gold_judge", "gpt4", "human", "design")
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
 
 
@@ -206,7 +205,7 @@ class _Resampled:
     """
 
     def __init__(self, x: np.ndarray, idx: np.ndarray) -> None:
-        self.x, self.idx, self.xb = x, idx, x[idx]
+        self.x, self.idx = x, idx
         self._ranks: dict[tuple[str, bytes], np.ndarray] = {}
 
     def _rank(self, key: str, vals: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -466,7 +465,7 @@ def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = 0.05, seed
     full = runs[complete]
     n = len(full)
     exact = int((full == full[:, :1]).all(axis=1).sum()) if n else 0
-    lo, hi = proportion_confint(exact, n, alpha=alpha, method="wilson") if n else (np.nan, np.nan)
+    lo, hi = wilson_interval(exact, n, confidence=1 - alpha)
     pair_agree = [float(np.mean(full[:, a] == full[:, b])) for a, b in combinations(range(runs.shape[1]), 2)] if n else []
     pair_rho = [correlation(full[:, a], full[:, b]) for a, b in combinations(range(runs.shape[1]), 2)] if n > 2 else []
     # how far a correlation moves when only the sampling changes: rho of each run against the

@@ -49,6 +49,7 @@ from judgelab.config import ConfigError
 from judgelab.io import InputError
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, JudgeResponse, Message, OutputKind
+from judgelab.registry import is_simulated
 from judgelab.runner import run_requests
 from judgelab.scoring.items import ScoringItem
 from judgelab.scoring.prompt import Variant, build_prompt
@@ -79,7 +80,7 @@ def with_scoring_profile(entry: dict[str, Any], overlay: dict[str, Any] | None) 
     if bad:
         raise ConfigError(f"scoring.sim_profiles.{entry['name']}: not scoring field(s) {sorted(bad)}; "
                           f"allowed: {sorted(SCORING_PROFILE_KEYS)}")
-    if entry.get("backend") != "simulated":
+    if not is_simulated(entry):
         return entry
     out = copy.deepcopy(entry)
     opts = out.setdefault("options", {})

@@ -35,20 +35,13 @@ Accuracy CIs are Wilson intervals (statsmodels).
 from __future__ import annotations
 
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.io import any_true
 from judgelab.records import CallStatus
+from judgelab.stats.intervals import wilson_interval
 
 STATUSES = [s.value for s in CallStatus]
 NAN = float("nan")
-
-
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    if not n:
-        return NAN, NAN
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
 
 
 def order_summary(verdicts: pd.DataFrame, by: tuple[str, ...] = ("judge",)) -> pd.DataFrame:
@@ -69,7 +62,7 @@ def order_summary(verdicts: pd.DataFrame, by: tuple[str, ...] = ("judge",)) -> p
         v_ba = ba.loc[both, "verdict"].fillna("").astype(str)
         parsed_both = (v_ab != "") & (v_ba != "")
         n_pb = int(parsed_both.sum())
-        lo, hi = _wilson(int(g["correct"].sum()), len(g))
+        lo, hi = wilson_interval(int(g["correct"].sum()), len(g))
         row = dict(zip(by, key, strict=True))
         row.update({
             "n_pairs": n,
@@ -96,7 +89,7 @@ def _position_and_parsing(g: pd.DataFrame) -> dict[str, float | int]:
         shown = g["verdict_shown"].fillna("").astype(str)
         n_parsed = int((shown != "").sum())
         n_dec, k_first = int(shown.isin(["A", "B"]).sum()), int((shown == "A").sum())
-        lo, hi = _wilson(k_first, n_dec)
+        lo, hi = wilson_interval(k_first, n_dec)
         out.update({"n_parsed": n_parsed, "first_shown_share": k_first / n_dec if n_dec else NAN,
                     "first_shown_ci_low": lo, "first_shown_ci_high": hi})
     else:

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 
 from judgelab.registry import Registry
 
-ROLES = ("baseline", "rubric", "cot", "reference", "cot_rubric", "full")
 #: Default prompt template per role (judgelab.strategies.prompts; B0's is the backbone's).
 ROLE_TEMPLATES: dict[str, str] = {
     "baseline": "json_verdict",
@@ -71,7 +70,7 @@ class StrategySettings:
 class CallSpec:
     """One call a strategy makes per instance."""
 
-    role: str  # prompt role (ROLES)
+    role: str  # prompt role (a key of ROLE_TEMPLATES)
     order: str = "AB"  # AB = as stored, BA = swapped
     temperature: float | None = None  # None: the judge's own sampling temperature
 

@@ -192,7 +192,6 @@ def _measures(g: pd.DataFrame, family: str, original_target: str) -> dict[str, t
     return out
 
 
-BIAS_MEASURES = ("position", "verbosity", "style", "style_ab", "style_ba", "self_preference", "model_preference")
 HEADLINE_BIASES = ("position", "verbosity", "style", "self_preference")
 
 

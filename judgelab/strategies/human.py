@@ -26,9 +26,9 @@ from itertools import combinations
 from pathlib import Path
 
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.io import InputError, any_true
+from judgelab.stats.intervals import wilson_interval
 
 REQUIRED = ("annotator", "pair_id", "markdown_slot", "choice")
 
@@ -82,7 +82,7 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
                      "constant_slot": constant, "excluded": excluded})
     k = ann[ann["annotator"].isin(kept)]
     n_md, n = int((k["decoded"] == "markdown").sum()), len(k)
-    lo, hi = proportion_confint(n_md, n, alpha=1 - level, method="wilson") if n else (float("nan"),) * 2
+    lo, hi = wilson_interval(n_md, n, confidence=level)
     agree = []
     for a, b in combinations(kept, 2):
         m = ann[ann["annotator"] == a].merge(ann[ann["annotator"] == b], on="pair_id")

@@ -99,16 +99,6 @@ TEMPLATES: dict[str, PairwiseTemplate] = {
     ),
 }
 
-#: The prompt style each template asks for (None: the plain B0 prompt).
-TEMPLATE_STYLE: dict[str, str | None] = {
-    "json_verdict": None,
-    "rubric5_json": "rubric",
-    "cot_json": "cot",
-    "reference_json": "reference",
-    "cot_rubric_json": "cot_rubric",
-    "full_json": "full",
-}
-
 REFERENCE_GENERATION = (
     "Write a concise, correct reference answer to the following question. It will be used to check "
     "other answers, so state the key facts, steps and final result plainly.\n\n[Question]\n{question}"

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.features import markdown_score, word_count
+from judgelab.stats.intervals import wilson_interval
 
 
 def pair_features(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -55,13 +55,6 @@ def judge_scores(verdicts: pd.DataFrame) -> pd.DataFrame:
     out = v.groupby("pair_id", sort=True).agg(judge_score=("pref1", "mean"), n_calls=("pref1", "size"))
     out["n_unparsed"] = v.assign(u=~v["verdict"].isin(["A", "B"])).groupby("pair_id", sort=True)["u"].sum()
     return out.reset_index()
-
-
-def _wilson(k: float, n: int) -> tuple[float, float]:
-    if n == 0:
-        return np.nan, np.nan
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
 
 
 def _mcnemar_exact(hit_a: np.ndarray, hit_b: np.ndarray) -> float:
@@ -105,9 +98,9 @@ def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: i
     neq = feats["d_words"] != 0
     judge_longer = np.where(feats["d_words"] > 0, s, 1.0 - s)[neq]
     gold_longer = np.where(feats["d_words"] > 0, gold, 1 - gold)[neq]
-    rlo, rhi = _wilson(raw * n, n)
-    clo, chi = _wilson(corrected * n, n) if np.isfinite(corrected) else (np.nan, np.nan)
-    flo, fhi = _wilson(features * n, n) if np.isfinite(features) else (np.nan, np.nan)
+    rlo, rhi = wilson_interval(raw * n, n)
+    clo, chi = wilson_interval(corrected * n, n) if np.isfinite(corrected) else (np.nan, np.nan)
+    flo, fhi = wilson_interval(features * n, n) if np.isfinite(features) else (np.nan, np.nan)
     return {
         "n_pairs": n, "n_unparsed": int(feats["n_unparsed"].sum()), "raw_acc": raw, "raw_ci_low": rlo,
         "raw_ci_high": rhi, "corrected_acc": corrected, "corr_ci_low": clo, "corr_ci_high": chi,

@@ -48,13 +48,13 @@ from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request, to_original_frame
 from judgelab.records import JudgeRequest
+from judgelab.registry import backend_traits
 from judgelab.runner import run_requests
 from judgelab.topk.experiment import PoolOracle
 from judgelab.topk.items import covariate_matrix, pools
 from judgelab.topk.live import label_from_response
 
 ORACLE_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "y", "y_soft"]
-LOGIT_BACKENDS = ("transformers", "vllm")
 
 
 def study_judge_entry(entry: dict[str, Any], sampling: dict[str, Any] | None = None,
@@ -64,11 +64,12 @@ def study_judge_entry(entry: dict[str, Any], sampling: dict[str, Any] | None = N
     Replayed judges are returned unchanged (their answers are recordings).
     """
     e = copy.deepcopy(entry)
-    if e.get("backend") == "replay":
+    traits = backend_traits(e)
+    if traits.recorded:
         return e
     if sampling:
         e["sampling"] = {**(e.get("sampling") or {}), **sampling}
-    if logit_verdicts and e.get("backend") in LOGIT_BACKENDS:
+    if logit_verdicts and traits.logit_verdicts:
         e["options"] = {**(e.get("options") or {}), "verdict_mode": "logits"}
     return e
 

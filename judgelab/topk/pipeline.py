@@ -18,6 +18,7 @@ from judgelab.io import any_true
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
+from judgelab.registry import backend_traits, is_simulated
 from judgelab.simworld.topk import Scenario, SyntheticJudge
 from judgelab.topk import llmbar as llmbar_mod
 from judgelab.topk import tables as T
@@ -107,7 +108,7 @@ def evaluate_judge(oracle: pd.DataFrame, items: pd.DataFrame, entry: dict[str, A
     settings = settings_from_config(cfg, seed)
     strategies = parse_strategies(list(cfg["strategies"]) + (list(cfg.get("focus_strategies", [])) if focus else []))
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
-    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}")) if entry["backend"] == "simulated" else None
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}")) if is_simulated(entry) else None
     planted = planted_bias(judge, items, covs) if judge is not None else {}
     full, params, scores, budget, alloc, queries = [], [], [], [], [], []
     with single_threaded_blas():
@@ -121,7 +122,7 @@ def evaluate_judge(oracle: pd.DataFrame, items: pd.DataFrame, entry: dict[str, A
             budget.append(b.recall)
             alloc.append(b.allocation)
             queries.append(b.queries)
-    meta = {"judge": entry["name"], "family": family, "simulated": entry["backend"] == "simulated"}
+    meta = {"judge": entry["name"], "family": family, "simulated": is_simulated(entry)}
     out = {name: pd.concat(fr, ignore_index=True).assign(**meta) if fr else pd.DataFrame()
            for name, fr in (("recall", full), ("params", params), ("scores", scores), ("budget", budget),
                             ("allocation", alloc), ("queries", queries))}
@@ -176,7 +177,7 @@ def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame
     was recorded on, with its recorded prompt template."""
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
     opts = entry.get("options") or {}
-    if entry["backend"] == "replay":
+    if backend_traits(entry).recorded:
         pairs = pairs[pairs["category"] == opts.get("dataset")]
     template = opts.get("prompt_template", cfg["template"])
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
@@ -257,7 +258,7 @@ def probe_table(probe_verdicts: pd.DataFrame, probe_pairs_df: pd.DataFrame, entr
     plist = [pair_from_row(r, where=f"probe pairs row {i}") for i, r in enumerate(probe_pairs_df.to_dict("records"))]
     planted = {}
     for e in entries:
-        if e["backend"] == "simulated":
+        if is_simulated(e):
             j = make_judge(JudgeSpec.from_dict(study_judge_entry(e, cfg.get("sampling") or {}), where=e["name"]))
             planted[e["name"]] = planted_probabilities(j, plist, cfg["template"])
     return probe_summary(probe_verdicts, planted)

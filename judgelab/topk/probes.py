@@ -28,15 +28,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from scipy.special import expit
-from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.datasets.pairs import Pair
 from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.pairwise import pair_requests
+from judgelab.stats.intervals import wilson_interval
 from judgelab.topk.items import BANK_SIZE, Banks, StatementBank, elaborate, render
-
-PROBES = ("position", "verbosity", "markdown")
 
 
 def _draw(bank: StatementBank, n_true: int, n_statements: int, rng: np.random.Generator) -> list[str]:
@@ -98,7 +96,7 @@ def probe_summary(verdicts: pd.DataFrame, planted: dict[str, dict[str, float]] |
         else:
             hit = g["verdict"] == "A"  # the contrasted response, in the stored frame
         n, k = len(g), int(hit.sum())
-        lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson") if n else (np.nan, np.nan)
+        lo, hi = wilson_interval(k, n)
         ab = g[g["order"] == "AB"].set_index("pair_id")["verdict"]
         ba = g[g["order"] == "BA"].set_index("pair_id")["verdict"]
         both = ab.index.intersection(ba.index)

@@ -54,7 +54,6 @@ from judgelab.config import SCHEMA_PATH, ConfigError, load_yaml
 
 ORDERS = ("AB", "BA")
 VERDICT_TARGETS = ("A", "B", "tie", "unparsed", "refusal", "error")
-FILE_FORMATS = ("auto", "json", "jsonl", "csv", "tsv", "parquet")
 
 
 def value_key(v: Any) -> str | None:

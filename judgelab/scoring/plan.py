@@ -1,0 +1,70 @@
+"""The scoring study's view of the config, for ``rules/scoring.smk``.
+
+Which data sets run, which judges score, the study's own judges (gold judge and the
+generation-review models, ``scoring.extra_judges``) and the scoring behaviour planted
+in simulated judges (``scoring.sim_profiles``).  Kept here, not in the Snakefile, so
+bad names fail at DAG construction with a message naming the key, and the rules
+file holds rules only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgelab.config import ConfigError, JudgeSpec, check_judges
+from judgelab.registry import backend_traits
+from judgelab.resources import conda_env, judges_in_env
+from judgelab.scoring.query import with_scoring_profile
+
+
+class ScoringStudy:
+    def __init__(self, config: dict[str, Any], judge_entries: dict[str, dict[str, Any]], config_hash: str) -> None:
+        self.cfg = config["scoring"]
+        self.seed = config["seed"]
+        self.config_hash = config_hash
+        self.judge_entries = judge_entries
+        sets = self.cfg["run_datasets"]
+        self.datasets: list[str] = list(self.cfg["datasets"]) if sets is None else list(sets)
+        for d in self.datasets:
+            if d not in self.cfg["datasets"]:
+                raise ConfigError(f"config: scoring.run_datasets: {d!r} is not in scoring.datasets "
+                                  f"({', '.join(self.cfg['datasets'])})")
+        self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
+        specs = check_judges({"judges": self.cfg["extra_judges"]}, source="config: scoring.extra_judges")
+        self.extra = {s.name: e for s, e in zip(specs, self.cfg["extra_judges"], strict=True)}
+        configured = [n for n, e in judge_entries.items() if not backend_traits(e).recorded]
+        self.judges: list[str] = configured if self.cfg["judges"] is None else list(self.cfg["judges"])
+        self.gold: str = self.cfg["gold"]["judge"]
+        self.generators: list[str] = list(self.cfg["generation"]["models"])
+        # Table 2 (paper 004): further gold candidates, each scored with the gold protocol
+        cands = self.cfg["gold"].get("candidates")
+        cands = self.generators if cands is None else cands
+        self.gold_candidates: list[str] = [n for n in dict.fromkeys(cands) if n != self.gold]
+        for name in [*self.judges, self.gold, *self.generators, *self.gold_candidates]:
+            self.entry(name)  # unknown names and non-scoring profile keys fail now
+        # profiles of judges absent from the current judge set are ignored: judge sets are swappable
+
+    def entry(self, name: str) -> dict[str, Any]:
+        """A judge entry of this study (configured or extra), with its planted scoring profile."""
+        if name in self.extra:
+            entry = self.extra[name]
+        elif name in self.judge_entries:
+            entry = self.judge_entries[name]
+        else:
+            known = ", ".join([*self.judge_entries, *self.extra])
+            raise ConfigError(f"config: scoring: unknown judge {name!r}; known: {known}")
+        return with_scoring_profile(entry, self.cfg["sim_profiles"].get(name))
+
+    def spec(self, name: str) -> JudgeSpec:
+        return JudgeSpec.from_dict(self.entry(name), where=f"scoring judge {name}")
+
+    def judges_in_env(self, names: list[str], env: str) -> list[str]:
+        """Those of ``names`` whose jobs run in the conda env file ``env`` (judgelab.resources)."""
+        return judges_in_env({n: self.entry(n) for n in names}, names, env)
+
+    def conda_env(self, *names: str) -> str:
+        """The conda env file of a job querying these judges (vLLM pins its own torch)."""
+        return conda_env([self.entry(n) for n in names])
+
+    def provenance(self, names: list[str]) -> dict[str, Any]:
+        return {"config_hash": self.config_hash, "seed": self.seed, "judges": [self.entry(n) for n in names]}

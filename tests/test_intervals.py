@@ -1,0 +1,89 @@
+"""One Wilson interval (judgelab.stats.intervals), used by every table that reports one."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+from judgelab.stats.intervals import wilson_interval
+from tests.conftest import REPO
+
+
+def wilson_by_hand(k: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson (1927): (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    p = k / n
+    centre = p + z * z / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
+@given(n=st.integers(1, 5000), frac=st.floats(0, 1), conf=st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_equals_the_formula(n, frac, conf):
+    k = round(frac * n)
+    lo, hi = wilson_interval(k, n, confidence=conf)
+    want = wilson_by_hand(k, n, norm.ppf(1 - (1 - conf) / 2))
+    assert lo == pytest.approx(want[0], abs=1e-9) and hi == pytest.approx(want[1], abs=1e-9)
+    assert -1e-12 <= lo <= k / n + 1e-12 and k / n - 1e-12 <= hi <= 1 + 1e-12
+
+
+def test_degenerate_samples():
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))
+    assert all(math.isnan(x) for x in wilson_interval(0.0, float("nan")))
+    lo, hi = wilson_interval(0, 10)
+    assert lo == pytest.approx(0, abs=1e-12) and 0 < hi < 0.35
+    lo, hi = wilson_interval(10, 10)
+    assert 0.65 < lo < 1 and hi == pytest.approx(1)
+
+
+def test_effective_n_and_clusters():
+    """A fractional count on an effective n; with clusters, Student's t on clusters - 1 df."""
+    lo, hi = wilson_interval(0.3 * 40.5, 40.5)
+    assert (lo, hi) == pytest.approx(wilson_by_hand(12.15, 40.5, norm.ppf(0.975)))
+    for k in (2, 3, 10):
+        z = student_t.ppf(0.975, k - 1)
+        assert wilson_interval(12, 40, clusters=k) == pytest.approx(wilson_by_hand(12, 40, z))
+    # one cluster (or none) keeps the normal z; more clusters approach it from above
+    assert wilson_interval(12, 40, clusters=1) == wilson_interval(12, 40)
+    widths = [np.subtract(*wilson_interval(12, 40, clusters=k)[::-1]) for k in (2, 5, 30)]
+    assert widths[0] > widths[1] > widths[2] > np.subtract(*wilson_interval(12, 40)[::-1])
+
+
+def test_the_callers_report_it():
+    """The audit summary, the bias card and the rbd log audit give exactly this interval."""
+    from judgelab.bias_card.card import CardSettings, _wilson
+    from judgelab.stats.agreement import order_summary
+
+    s = CardSettings()
+    assert _wilson(0.3, 40.0, s, 5) == wilson_interval(12.0, 40.0, confidence=s.confidence, clusters=5)
+    rows = []
+    for i in range(20):
+        for order, v in (("AB", "A"), ("BA", "B" if i < 13 else "A")):
+            rows.append({"judge": "j", "pair_id": i, "order": order, "verdict": v, "correct": v == "A" or i >= 13})
+    summ = order_summary(pd.DataFrame(rows))
+    lo, hi = wilson_interval(int(pd.DataFrame(rows)["correct"].sum()), 40)
+    assert summ.filter(like="acc").shape[1] > 0
+    got = summ.iloc[0]
+    lows = [c for c in summ.columns if c.endswith("ci_low")]
+    assert any(got[c] == pytest.approx(lo) for c in lows), (lo, got.to_dict())
+    assert any(got[c.replace("low", "high")] == pytest.approx(hi) for c in lows)
+
+
+def test_one_home():
+    """No module but judgelab/stats/intervals.py computes a Wilson interval itself."""
+    hits = []
+    for path in (REPO / "judgelab").rglob("*.py"):
+        if path.name == "intervals.py":
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"proportion_confint|def _?wilson", line):
+                hits.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
+    # the bias card's settings-taking wrapper is the one exception: it only maps its settings
+    assert [h for h in hits if "bias_card/card.py" not in h or "proportion_confint" in h] == []
