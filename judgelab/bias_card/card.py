@@ -92,7 +92,7 @@ from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint
 
-from judgelab.features import markdown_score, word_count
+from judgelab.features import text_feature_arrays
 from judgelab.stats.mcnemar import mcnemar_mde
 
 #: strict: the authors' extraction (status ok); lenient: ok + fallback
@@ -670,7 +670,46 @@ class _Log:
     own: np.ndarray  # "A"/"B": the only response of the judge's family, "" otherwise
     family: str
     strong: np.ndarray  # Arena-Hard strong label (>> or <<)
-    model_b: np.ndarray
+    model_b: np.ndarray  # codes of the model behind stored response B
+
+
+#: columns a recorded verdict table read without its texts carries in their place
+#: (:func:`judgelab.verdict_import.importer.import_verdicts` with ``texts=False``)
+FEATURE_COLUMNS = ("words_a", "words_b", "markdown_a", "markdown_b", "has_text_a", "has_text_b")
+
+
+def _response_features(t: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word count, markdown score, non-empty) of response ``side`` per row: the feature columns a
+    table read without texts carries, else measured from the texts (once per distinct text)."""
+    if f"words_{side}" in t.columns:
+        return (t[f"words_{side}"].to_numpy(float), t[f"markdown_{side}"].to_numpy(float),
+                t[f"has_text_{side}"].to_numpy(bool))
+    col = t.get(f"response_{side}")
+    if col is None:
+        zero = np.zeros(len(t))
+        return zero, zero, np.zeros(len(t), bool)
+    words, md = text_feature_arrays(_arrow_strings(col))
+    return words, md, _per_unique(col, bool, bool)
+
+
+def _arrow_strings(col: pd.Series) -> object:
+    """A text column as Arrow strings (a category column as its dictionary: no per-row copy)."""
+    import pyarrow as pa
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        dictionary = pa.array(col.cat.categories.astype(str), type=pa.large_string())
+        return pa.DictionaryArray.from_arrays(pa.array(col.cat.codes.to_numpy(), mask=col.isna().to_numpy()),
+                                              dictionary)
+    return pa.array(col.astype("string[pyarrow]"))
+
+
+def _codes(col: pd.Series, fill: pd.Series | None = None) -> np.ndarray:
+    """Integer codes of an id column (equal ids, equal codes); missing ids take ``fill``'s value."""
+    if fill is not None and col.isna().any():
+        col = col.astype(object).fillna(fill.astype(object))
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy()
+    return pd.factorize(col.astype(str))[0]
 
 
 def _prepare(t: pd.DataFrame, view: str) -> _Log:
@@ -681,14 +720,11 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     if view == "strict":
         fb = _strings(t, "status") == "fallback"
         verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
-    pairs = pd.factorize(t["pair_id"].astype(str))[0]
-    items = (pd.factorize(t["item_id"].astype(object).fillna(t["pair_id"]).astype(str))[0]
-             if "item_id" in t.columns else pairs)
-    ra = t["response_a"] if "response_a" in t.columns else pd.Series("", index=t.index)
-    rb = t["response_b"] if "response_b" in t.columns else pd.Series("", index=t.index)
-    wa, wb = _per_unique(ra, word_count, float), _per_unique(rb, word_count, float)
-    ma, mb = _per_unique(ra, markdown_score, float), _per_unique(rb, markdown_score, float)
-    has_text = _per_unique(ra, bool, bool) | _per_unique(rb, bool, bool)
+    pairs = _codes(t["pair_id"])
+    items = _codes(t["item_id"], fill=t["pair_id"]) if "item_id" in t.columns else pairs
+    wa, ma, has_a = _response_features(t, "a")
+    wb, mb, has_b = _response_features(t, "b")
+    has_text = has_a | has_b
     order = _strings(t, "order")
     ab = order == "AB"
     lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)  # features.length_log_ratio, vectorised
@@ -703,7 +739,8 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
                 wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
                 md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
-                family=fam, strong=strong, model_b=_strings(t, "model_b"))
+                family=fam, strong=strong, model_b=_codes(t["model_b"]) if "model_b" in t.columns
+                else np.zeros(len(t), int))
 
 
 def _first_row_per_pair(pairs: np.ndarray, mask: np.ndarray) -> np.ndarray:
