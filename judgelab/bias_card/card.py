@@ -842,11 +842,18 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
     out = []
     for judge, g in table.groupby("judge", sort=True, observed=True):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
-        sim = bool(g["simulated"].astype(str).str.lower().isin(["true", "1"]).any()) if "simulated" in g else False
+        sim = _any_true(g["simulated"]) if "simulated" in g else False
         for view in s.views:
             for r in judge_card(g, s, view):
                 out.append({**r, "judge": judge, "family": fam, "simulated": sim})
     return pd.DataFrame(out, columns=CARD_COLUMNS)
+
+
+def _any_true(col: pd.Series) -> bool:
+    """Whether any cell says true (a bool column read as is: ten million rows are not made strings)."""
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return bool(col.fillna(False).any())
+    return bool(col.astype(str).str.lower().isin(["true", "1"]).any())
 
 
 def card_view(card: pd.DataFrame, view: str = "lenient") -> pd.DataFrame:

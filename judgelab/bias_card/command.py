@@ -18,7 +18,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.report import write_audit
     from judgelab.verdict_import.cli import verdicts_from_args
 
-    table = verdicts_from_args(args)
+    table = verdicts_from_args(args, texts=False)  # the card reads features, not texts: memory follows verdicts
     settings = CardSettings(length_margin=args.length_margin, markdown_margin=args.markdown_margin,
                             n_resamples=args.resamples, seed=args.seed, alpha=args.alpha, power=args.power,
                             min_decisive=args.min_decisive, views=tuple(args.views))
