@@ -246,13 +246,13 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     """Files and folders to files: a folder gives every data file under it, recursively
     (Arena-Hard keeps ``model_judgment/<judge>/<model>.jsonl``), skipping hidden files and
     files whose suffix is no known format (a README next to the outputs)."""
-    from judgelab.verdict_import.readers import SUFFIX_FORMATS
+    from judgelab.verdict_import.readers import SUFFIX_FORMATS, data_suffix
 
     out: list[Path] = []
     for p in paths:
         rp = _resolve(p)
         if rp.is_dir():
-            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIX_FORMATS
+            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and data_suffix(f) in SUFFIX_FORMATS
                               and not any(part.startswith(".") for part in f.relative_to(rp).parts)))
         else:
             out.append(rp)
