@@ -689,9 +689,17 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                 if miss is not None:
                     raise InputError(f"{path} row {row}: format {mapping.name!r} expects key {miss!r}, missing "
                                      f"(this record has keys {sorted(rec)[:15]}); is this file of that format?")
-            r = reader.fields(rec, ctx, path_str, seen_fields)
+            try:
+                r = reader.fields(rec, ctx, path_str, seen_fields)
+                _game_rows(mapping, r, rec, ctx, rows, found_games, reader.fam_of)
+            except InputError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+                # a value of the wrong kind (a preference that is no number, a turn count that is a
+                # list): one line naming the record, never a traceback
+                raise InputError(f"{path} row {row}: cannot read this record as format {mapping.name!r} "
+                                 f"({type(exc).__name__}: {exc}); check its fields against the format") from None
             empty_responses += sum(1 for resp in (r.response_a, r.response_b) if resp is not None and not resp.strip())
-            _game_rows(mapping, r, rec, ctx, rows, found_games, reader.fam_of)
         if n_records:
             _check_filled(path, mapping, checked, seen_fields, found_games)
     if empty_responses:
