@@ -704,11 +704,12 @@ def _arrow_strings(col: pd.Series) -> object:
 
 
 def _codes(col: pd.Series, fill: pd.Series | None = None) -> np.ndarray:
-    """Integer codes of an id column (equal ids, equal codes); missing ids take ``fill``'s value."""
+    """Integer codes of an id column in order of first appearance (equal ids, equal codes: pairs are
+    listed in table order whatever the column's storage); missing ids take ``fill``'s value."""
     if fill is not None and col.isna().any():
         col = col.astype(object).fillna(fill.astype(object))
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy()
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a category column: its integer codes, not its strings
+        return pd.factorize(col.cat.codes.to_numpy())[0]
     return pd.factorize(col.astype(str))[0]
 
 
