@@ -27,7 +27,7 @@ def _judgebench_log(folder: Path, n: int, scale: int = 1, seed: int = 0) -> None
             a = " ".join(PIECES[j] for j in rng.integers(0, len(PIECES), 1 + int(rng.integers(0, 4)))) * scale
             b = " ".join(PIECES[j] for j in rng.integers(0, len(PIECES), 1 + int(rng.integers(0, 6)))) * scale
             games = []
-            for g in range(2):
+            for _ in range(2):
                 dec = [None, "A>B", "B>A", "A=B"][int(rng.integers(0, 4))] if rng.random() < 0.9 else "A>>B"
                 j = {"judge_model": f"model-{k}", "prompt": "p", "response": f"[[{dec}]]"}
                 if judge == "reward_model" and rng.random() < 0.7:
