@@ -90,11 +90,14 @@ def markdown_score(text: str) -> float:
 
 # The same two features for a whole column of texts, in Arrow's RE2 kernels.  RE2's ``\s`` is
 # ASCII [\t\n\f\r ] while Python's also holds \v and \x1c-\x1f (and Unicode spaces), so the
-# classes are spelled out, and texts with a non-ASCII character go through the Python functions:
-# both routes give the same numbers for every text (tests/test_features.py checks it).
+# classes are spelled out, and texts with a non-ASCII character go through the Python functions.
+# Arrow counts a regex by searching the rest of the text after each match, where ``^`` would match
+# again mid-line; so a line start is spelled ``\n`` instead, on the text with a newline put in front
+# and every newline doubled (a marker's trailing ``\s`` may take one newline and leave the next
+# line its own).  Both routes give the same numbers for every text (tests/test_features_arrays.py).
 _WS = r"[ \t\n\r\f\v\x1c-\x1f]"
 _RE2_WORD = r"[^ \t\n\r\f\v\x1c-\x1f]+"
-_RE2_MD_LINE = rf"(?m)^{_WS}*(?:#{{1,6}}{_WS}|[-*+]{_WS}|[0-9]+[.)]{_WS}|>{_WS}|\|.*\|)"
+_RE2_MD_LINE = rf"\n[ \t\r\f\v\x1c-\x1f]*(?:#{{1,6}}{_WS}|[-*+]{_WS}|[0-9]+[.)]{_WS}|>{_WS}|\|.*\|)"
 _RE2_MD_INLINE = _MD_INLINE.pattern
 
 
@@ -118,7 +121,9 @@ def text_feature_arrays(texts: Any) -> tuple[np.ndarray, np.ndarray]:
         enc = pc.dictionary_encode(arr)
         codes, uniq = enc.indices, enc.dictionary
     words = pc.count_substring_regex(uniq, _RE2_WORD).to_numpy(zero_copy_only=False).astype(float)
-    n_md = (pc.count_substring_regex(uniq, _RE2_MD_LINE).to_numpy(zero_copy_only=False)
+    lines = pc.binary_join_element_wise(pa.scalar("", uniq.type), pc.replace_substring(uniq, "\n", "\n\n"),
+                                        pa.scalar("\n", uniq.type))
+    n_md = (pc.count_substring_regex(lines, _RE2_MD_LINE).to_numpy(zero_copy_only=False)
             + pc.count_substring_regex(uniq, _RE2_MD_INLINE).to_numpy(zero_copy_only=False))
     md = np.minimum(1.0, n_md / 4.0)
     for i in np.flatnonzero(~pc.string_is_ascii(uniq).to_numpy(zero_copy_only=False)):

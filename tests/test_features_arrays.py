@@ -14,7 +14,7 @@ _ALPHABET = st.sampled_from([*"ab1 #-*+>|_`.)\n\t\r\f\v\x1c\x1d\x1e\x1f", "\u00a
 TEXTS = st.lists(st.one_of(st.none(), st.text(_ALPHABET, max_size=40)), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(TEXTS)
 def test_arrays_equal_the_python_features_text_by_text(texts):
     words, md = text_feature_arrays(texts)
