@@ -135,18 +135,23 @@ def _loads(text: str, where: str) -> Any:
 
 def _jsonl_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)``; a malformed line names the file and line."""
-    with open_text(p) as fh:
-        n = 0
-        try:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                obj = _loads(line, f"{p}:{n}")
-                if not isinstance(obj, dict):
-                    raise InputError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
-                yield n, obj
-        except UnicodeDecodeError:
-            raise InputError(f"{p} near line {n + 1}: not UTF-8 text; {_REENCODE}") from None
+    with open_binary(p) as fh:
+        for n, raw in enumerate(fh, start=1):
+            if n == 1:
+                if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                    raise InputError(f"{p}: the file is UTF-16 text; judgelab reads UTF-8: re-encode it "
+                                     f"(e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)")
+                raw = raw.removeprefix(codecs.BOM_UTF8)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{p}:{n}: not UTF-8 text; {_REENCODE}") from None
+            if not line.strip():
+                continue
+            obj = _loads(line, f"{p}:{n}")
+            if not isinstance(obj, dict):
+                raise InputError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
+            yield n, obj
 
 
 def _json_records(p: Path, records: tuple[Any, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -249,28 +254,47 @@ def _array_elements(fh: IO[str], p: Path, buf: str, pos: int) -> Iterator[tuple[
 
 
 def _csv_records(p: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    import pandas as pd
+    """CSV/TSV rows as dicts of text cells (``""`` when empty), read by the ``csv`` module.
 
-    try:
-        with open_text(p) as fh:
-            chunks = pd.read_csv(fh, sep="," if fmt == "csv" else "\t", dtype=str, keep_default_na=False,
-                                 chunksize=BATCH_ROWS)
+    Not pandas: its reader fills a row that is cut short with empty cells, so a row of 10 of 27
+    fields would import as a verdict with nothing in it; here every row must have as many fields
+    as the header.  A repeated header name gets a suffix (``a``, ``a.1``), never overwrites a cell."""
+    import csv
+
+    with open_text(p) as fh:
+        rows = csv.reader(fh, delimiter="," if fmt == "csv" else "\t", strict=True)
+        try:
+            header = next((r for r in rows if r), None)
+            if header is None:
+                raise InputError(f"{p}: no header line; give a {fmt.upper()} file with a header and rows")
+            names = _unique_names(header)
             n = 0
-            for chunk in chunks:
-                short = chunk.isna().any(axis=1).to_numpy()
-                if short.any():  # a row with fewer fields than the header: pandas fills them with NaN
-                    k = int(short.argmax())
-                    have = int(chunk.iloc[k].notna().sum())
-                    raise InputError(f"{p} row {n + k} (line {n + k + 2}): {have} of {len(chunk.columns)} fields; "
-                                     f"the row is cut short or a field holds an unquoted separator")
-                for r in chunk.to_dict(orient="records"):
-                    yield n, r
-                    n += 1
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{p}: no header line; give a {fmt.upper()} file with a header and rows") from None
-    except pd.errors.ParserError as exc:
-        raise InputError(f"{p}: not a valid {fmt.upper()} file ({str(exc).strip()}); quote fields that hold "
-                         f"the separator") from None
+            for r in rows:
+                if not r:
+                    continue  # a blank line, as pandas skips it
+                if len(r) != len(names):
+                    what = "cut short" if len(r) < len(names) else "longer than the header"
+                    raise InputError(f"{p} row {n} (line {rows.line_num}): {len(r)} of {len(names)} fields; the row "
+                                     f"is {what} (a field holding the separator or a newline must be quoted)")
+                yield n, dict(zip(names, r, strict=True))
+                n += 1
+        except csv.Error as exc:
+            raise InputError(f"{p}: not a valid {fmt.upper()} file (line {rows.line_num}: {exc}); quote fields "
+                             f"that hold the separator, and close every quote") from None
+
+
+def _unique_names(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for h in header:
+        name, k = h, seen.get(h, 0)
+        while name in seen:
+            k += 1
+            name = f"{h}.{k}"
+        seen[h] = k
+        seen[name] = 0
+        out.append(name)
+    return out
 
 
 def _parquet_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
