@@ -1,14 +1,19 @@
-"""``judgelab audit`` at scale: wall time and peak memory of import + card per log size.
+"""``judgelab audit`` at scale: CPU time and peak memory of import + card per log size, beside a plain pass.
 
-    python benchmarks/bench_audit.py --pairs 10000 100000 1000000 [--judges 2] [--resamples 1000]
+    python benchmarks/bench_audit.py --pairs 10000 100000 1000000 10000000 [--judges 2] [--resamples 1000]
+    python benchmarks/bench_audit.py --pairs 100000 --text-scale 1 10     # memory vs text volume
 
 For each size a synthetic log in the published JudgeBench layout (``outputs/*.jsonl``: the judge
 model inside each game, the second game swapped; half the judges reward models with ``scores``)
 is written to a temporary folder, and the real command ``judgelab audit --format judgebench
 FOLDER`` runs on it in a child process.  Printed per size: pairs, verdict rows, input size,
-wall and CPU seconds and the child's peak RSS (``os.wait4``: that child only), then the growth
+wall and CPU seconds and the child's peak RSS (``os.wait4``: that child only), the same for the
+*plain pass* on the same files (:func:`plain_pass`: pyarrow reads every field, numpy computes the
+first-shown share with a 1,000-resample item-cluster bootstrap and the positional agreement; the
+floor any audit of these files pays), the audit's CPU over the plain pass's, then the growth
 exponents (log-log slopes of CPU time and peak memory against pairs between consecutive sizes;
-1.0 = linear).
+1.0 = linear).  ``--text-scale 1 10`` runs each size with responses 1x and 10x as long (same
+pairs, same verdicts) and prints the peak-memory ratio: the audit keeps features, not texts.
 
 The judges carry a planted position bias (first slot preferred with probability 0.6) and prefer
 the longer response, so the card has something to find; texts are short (questions ~150,
@@ -38,7 +43,7 @@ def _text(rng: np.random.Generator, n_words: int) -> str:
     return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n_words))
 
 
-def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0) -> int:
+def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0, text_scale: int = 1) -> int:
     """JudgeBench-layout files, ``n_pairs`` pairs in all split over ``n_judges`` judge files; bytes written."""
     rng = np.random.default_rng(seed)
     size = 0
@@ -55,7 +60,7 @@ def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0) -> int:
         with path.open("w", encoding="utf-8") as fh:
             for i in range(n):
                 q = f"Question {k}-{i}: " + _text(rng, 20)
-                a, b = _text(rng, int(la[i])), _text(rng, int(lb[i]))
+                a, b = _text(rng, int(la[i]) * text_scale), _text(rng, int(lb[i]) * text_scale)
                 games = []
                 for g in range(2):
                     shown_a_len, shown_b_len = (la[i], lb[i]) if g == 0 else (lb[i], la[i])
@@ -76,11 +81,9 @@ def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0) -> int:
     return size
 
 
-def run_audit(folder: Path, out: Path, resamples: int) -> tuple[float, float, float, int]:
-    """(wall seconds, CPU seconds, peak RSS in MiB, return code) of ``judgelab audit`` in a child
-    process (CPU seconds = user + system: the figure to compare on a shared machine)."""
-    cmd = [sys.executable, "-m", "judgelab.cli", "audit", "--format", "judgebench", str(folder),
-           "--out", str(out), "--resamples", str(resamples)]
+def run_child(cmd: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS in MiB, return code) of a child process (CPU seconds =
+    user + system: the figure to compare on a shared machine; peak RSS of that child only)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -92,31 +95,96 @@ def run_audit(folder: Path, out: Path, resamples: int) -> tuple[float, float, fl
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, rc
 
 
+def run_audit(folder: Path, out: Path, resamples: int) -> tuple[float, float, float, int]:
+    """:func:`run_child` of ``judgelab audit --format judgebench FOLDER``."""
+    return run_child([sys.executable, "-m", "judgelab.cli", "audit", "--format", "judgebench", str(folder),
+                      "--out", str(out), "--resamples", str(resamples)])
+
+
+def plain_pass(folder: Path, resamples: int, seed: int = 0) -> dict[str, float]:
+    """The floor: every field parsed by pyarrow, the headline numbers in numpy.
+
+    Reads each JudgeBench file whole with ``pyarrow.json`` (every field, texts included), takes
+    the two games' decisions, and computes the first-shown share (P(the slot shown first wins)
+    among decisive verdicts) with a ``resamples``-draw item-cluster bootstrap, and the positional
+    agreement (same stored verdict in both orders).  The audit's card gives the same two numbers.
+    """
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    out: dict[str, float] = {}
+    for f in sorted(folder.glob("*.jsonl")):
+        t = pj.read_json(f, read_options=pj.ReadOptions(block_size=1 << 24))
+        games = t.column("judgments")
+        shown = [pc.struct_field(pc.list_element(games, g), "decision").to_numpy(zero_copy_only=False)
+                 for g in (0, 1)]
+        item = pc.binary_join_element_wise(t.column("source"), pc.cast(t.column("original_id"), "string"), "/")
+        codes = np.asarray(item.dictionary_encode().combine_chunks().indices)
+        first = np.concatenate([shown[0] == "A>B", shown[1] == "A>B"]).astype(float)
+        dec = np.concatenate([np.isin(s, ("A>B", "B>A")) for s in shown]).astype(float)
+        cl = np.concatenate([codes, codes])
+        k = int(cl.max()) + 1
+        cn, cd = np.bincount(cl, first * dec, k), np.bincount(cl, dec, k)
+        rng = np.random.default_rng(seed)
+        boot = np.empty(resamples)
+        for r in range(resamples):
+            idx = rng.integers(0, k, k)
+            boot[r] = cn[idx].sum() / cd[idx].sum()
+        stored = [shown[0], np.where(shown[1] == "A>B", "B>A", np.where(shown[1] == "B>A", "A>B", shown[1]))]
+        out[f.name] = float(cn.sum() / cd.sum())
+        out[f.name + ":ci"] = float(np.quantile(boot, 0.025))
+        out[f.name + ":agreement"] = float(np.mean(stored[0] == stored[1]))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--judges", type=int, default=2, help="judge files the pairs are split over (default 2)")
     ap.add_argument("--resamples", type=int, default=1000, help="card bootstrap resamples (default 1000)")
+    ap.add_argument("--text-scale", type=int, nargs="+", default=[1],
+                    help="response lengths x these factors, same pairs (default 1; '1 10' for the memory check)")
+    ap.add_argument("--no-plain", action="store_true", help="skip the plain pass")
     ap.add_argument("--tmp", help="folder for the synthetic logs (default: the system temp folder)")
+    ap.add_argument("--plain-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.plain_child:  # the plain pass, run in its own process so its peak memory is its own
+        print(json.dumps(plain_pass(Path(args.plain_child), args.resamples)))
+        return
     rows = []
-    print(f"{'pairs':>9} {'rows':>9} {'input MB':>9} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12} "
-          f"{'rows/CPU s':>11}")
+    print(f"{'pairs':>9} {'scale':>5} {'input MB':>9} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} "
+          f"{'plain CPU s':>11} {'plain MB':>8} {'CPU ratio':>9}")
     for n in sorted(args.pairs):
-        with tempfile.TemporaryDirectory(dir=args.tmp) as d:
-            folder = Path(d) / "outputs"
-            folder.mkdir()
-            size = write_log(folder, n, args.judges)
-            wall, cpu, rss, rc = run_audit(folder, Path(d) / "audit", args.resamples)
-        if rc != 0:
-            raise SystemExit(f"judgelab audit failed on {n} pairs (rc {rc})")
-        rows.append((n, cpu, rss))
-        print(f"{n:>9} {2 * n:>9} {size / 1e6:>9.1f} {wall:>8.1f} {cpu:>8.1f} {rss:>12.0f} {2 * n / cpu:>11,.0f}",
-              flush=True)
-    for (n0, t0, m0), (n1, t1, m1) in itertools.pairwise(rows):
-        k = math.log(n1 / n0)
-        print(f"growth {n0} -> {n1} pairs: CPU time ~ n^{math.log(t1 / t0) / k:.2f}, "
-              f"peak memory ~ n^{math.log(m1 / m0) / k:.2f}")
+        for scale in args.text_scale:
+            with tempfile.TemporaryDirectory(dir=args.tmp) as d:
+                folder = Path(d) / "outputs"
+                folder.mkdir()
+                size = write_log(folder, n, args.judges, text_scale=scale)
+                wall, cpu, rss, rc = run_audit(folder, Path(d) / "audit", args.resamples)
+                if rc != 0:
+                    raise SystemExit(f"judgelab audit failed on {n} pairs (rc {rc})")
+                pcpu = prss = math.nan
+                if not args.no_plain:
+                    _, pcpu, prss, prc = run_child([sys.executable, __file__, "--plain-child", str(folder),
+                                                   "--resamples", str(args.resamples)])
+                    if prc != 0:
+                        raise SystemExit(f"plain pass failed on {n} pairs (rc {prc})")
+            rows.append((n, scale, cpu, rss))
+            print(f"{n:>9} {scale:>5} {size / 1e6:>9.1f} {wall:>7.1f} {cpu:>7.1f} {rss:>8.0f} {pcpu:>11.1f} "
+                  f"{prss:>8.0f} {cpu / pcpu:>9.2f}", flush=True)
+    for scale in args.text_scale:
+        sized = [(n, c, m) for n, s, c, m in rows if s == scale]
+        for (n0, t0, m0), (n1, t1, m1) in itertools.pairwise(sized):
+            k = math.log(n1 / n0)
+            print(f"growth {n0} -> {n1} pairs (text x{scale}): CPU time ~ n^{math.log(t1 / t0) / k:.2f}, "
+                  f"peak memory ~ n^{math.log(m1 / m0) / k:.2f}")
+    if len(args.text_scale) > 1:
+        base = min(args.text_scale)
+        for n in sorted(args.pairs):
+            peak = {s: m for nn, s, _, m in rows if nn == n}
+            for s in args.text_scale:
+                if s != base:
+                    print(f"{n} pairs: peak memory with texts x{s} / x{base} = {peak[s] / peak[base]:.3f}")
 
 
 if __name__ == "__main__":

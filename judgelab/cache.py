@@ -39,6 +39,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,12 +167,29 @@ class CallCache:
         self.location = str(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
-        self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        # Switching a new file to WAL needs an exclusive lock and SQLite reports BUSY at
-        # once (without its busy handler) when another process is doing the same; retry.
-        _retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), timeout_s)
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        _retry_busy(lambda: self._write(lambda c: _exec_script(c, SCHEMA)), timeout_s)
+        with self._readable():
+            self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+            # Switching a new file to WAL needs an exclusive lock and SQLite reports BUSY at
+            # once (without its busy handler) when another process is doing the same; retry.
+            _retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), timeout_s)
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            _retry_busy(lambda: self._write(lambda c: _exec_script(c, SCHEMA)), timeout_s)
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """A damaged file (not SQLite, truncated, malformed pages) is an error naming the file and
+        the remedy, never a bare ``DatabaseError`` (a locked one stays an ``OperationalError``)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            from judgelab.io import InputError
+
+            self._conn.close()
+            raise InputError(f"{self.path}: not a readable call cache ({exc}); move it aside "
+                             f"(mv {self.path} {self.path}.damaged) and rerun: a new cache is started, and the "
+                             f"calls stored in the damaged one are asked again") from None
 
     # -- plumbing -----------------------------------------------------------------
     def _write(self, fn) -> Any:
@@ -287,6 +305,10 @@ class CallCache:
     # -- reports ------------------------------------------------------------------
     def stats(self) -> list[dict[str, Any]]:
         """Per-judge totals: stored calls, tokens, cost, failures, and run counters."""
+        with self._readable():
+            return self._stats()
+
+    def _stats(self) -> list[dict[str, Any]]:
         stored = {
             r[0]: r
             for r in self._conn.execute(

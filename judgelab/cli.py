@@ -16,6 +16,7 @@ print one line naming the file, line or key, and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -194,6 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors,
             FileNotFoundError) as exc:
         print(f"judgelab: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = exc.filename or getattr(args, "out", None) or "the output"
+        print(f"judgelab: error: {where}: no space left on the device ({exc.strerror}); free space or write "
+              f"elsewhere, then rerun (nothing was renamed into place)", file=sys.stderr)
         return 2
 
 

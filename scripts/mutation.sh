@@ -80,10 +80,10 @@ declare -A TESTS=(
   [judgelab/roles.py]="tests/test_roles_per_target.py tests/test_no_silent_simulation.py"
   [judgelab/bias_card/card.py]="tests/test_bias_card_mutation.py tests/test_bias_card_degenerate.py tests/test_bias_card_views.py"
   [judgelab/bias_card/report.py]="tests/test_bias_card_report.py"
-  [judgelab/verdict_import/importer.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py"
+  [judgelab/verdict_import/importer.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_stream.py"
   [judgelab/verdict_import/mapping.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py"
   [judgelab/verdict_import/presets.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_arena_hard_v2.py"
-  [judgelab/verdict_import/readers.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py"
+  [judgelab/verdict_import/readers.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_readers.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(

@@ -17,6 +17,7 @@ import csv
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,8 @@ def test_a_record_read_differently_by_the_authors_moves_only_the_strict_view(tmp
     # the same text read as FastChat's format: run_judge_pair finds "[[A]]" first, as the lenient view
     fast = card_view(bias_card(import_verdicts([f], _mapping(judge, "brackets")), CARD), "strict")
     assert fast.loc["positional_agreement", "estimate"] == 1.0
+    # the audit imports without texts (features and the rule's reading kept): the same card
+    for fmt in (None, "brackets"):
+        full = bias_card(import_verdicts([f], _mapping(judge, *([fmt] if fmt else []))), CARD)
+        lean = bias_card(import_verdicts([f], _mapping(judge, *([fmt] if fmt else [])), texts=False), CARD)
+        pd.testing.assert_frame_equal(lean, full)

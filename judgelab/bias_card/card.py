@@ -95,7 +95,7 @@ from statsmodels.stats.power import NormalIndPower
 
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
-from judgelab.features import markdown_score, word_count
+from judgelab.features import text_feature_arrays
 from judgelab.parsing import strict_rule_for
 from judgelab.prompts import to_original_frame
 from judgelab.stats.intervals import wilson_interval
@@ -691,7 +691,47 @@ class _Log:
     own: np.ndarray  # "A"/"B": the only response of the judge's family, "" otherwise
     family: str
     strong: np.ndarray  # Arena-Hard strong label (>> or <<)
-    model_b: np.ndarray
+    model_b: np.ndarray  # codes of the model behind stored response B
+
+
+#: columns a recorded verdict table read without its texts carries in their place
+#: (:func:`judgelab.verdict_import.importer.import_verdicts` with ``texts=False``)
+FEATURE_COLUMNS = ("words_a", "words_b", "markdown_a", "markdown_b", "has_text_a", "has_text_b")
+
+
+def _response_features(t: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word count, markdown score, non-empty) of response ``side`` per row: the feature columns a
+    table read without texts carries, else measured from the texts (once per distinct text)."""
+    if f"words_{side}" in t.columns:
+        return (t[f"words_{side}"].to_numpy(float), t[f"markdown_{side}"].to_numpy(float),
+                t[f"has_text_{side}"].to_numpy(bool))
+    col = t.get(f"response_{side}")
+    if col is None:
+        zero = np.zeros(len(t))
+        return zero, zero, np.zeros(len(t), bool)
+    words, md = text_feature_arrays(_arrow_strings(col))
+    return words, md, _per_unique(col, bool, bool)
+
+
+def _arrow_strings(col: pd.Series) -> object:
+    """A text column as Arrow strings (a category column as its dictionary: no per-row copy)."""
+    import pyarrow as pa
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        dictionary = pa.array(col.cat.categories.astype(str), type=pa.large_string())
+        return pa.DictionaryArray.from_arrays(pa.array(col.cat.codes.to_numpy(), mask=col.isna().to_numpy()),
+                                              dictionary)
+    return pa.array(col.astype("string[pyarrow]"))
+
+
+def _codes(col: pd.Series, fill: pd.Series | None = None) -> np.ndarray:
+    """Integer codes of an id column in order of first appearance (equal ids, equal codes: pairs are
+    listed in table order whatever the column's storage); missing ids take ``fill``'s value."""
+    if fill is not None and col.isna().any():
+        col = col.astype(object).fillna(fill.astype(object))
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a category column: its integer codes, not its strings
+        return pd.factorize(col.cat.codes.to_numpy())[0]
+    return pd.factorize(col.astype(str))[0]
 
 
 def _prepare(t: pd.DataFrame, view: str) -> _Log:
@@ -701,14 +741,11 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     verdict, shown = _strings(t, "verdict"), _strings(t, "verdict_shown")
     if view == "strict":
         verdict, shown = _strict_verdicts(t, verdict, shown)
-    pairs = pd.factorize(t["pair_id"].astype(str))[0]
-    items = (pd.factorize(t["item_id"].astype(object).fillna(t["pair_id"]).astype(str))[0]
-             if "item_id" in t.columns else pairs)
-    ra = t["response_a"] if "response_a" in t.columns else pd.Series("", index=t.index)
-    rb = t["response_b"] if "response_b" in t.columns else pd.Series("", index=t.index)
-    wa, wb = _per_unique(ra, word_count, float), _per_unique(rb, word_count, float)
-    ma, mb = _per_unique(ra, markdown_score, float), _per_unique(rb, markdown_score, float)
-    has_text = _per_unique(ra, bool, bool) | _per_unique(rb, bool, bool)
+    pairs = _codes(t["pair_id"])
+    items = _codes(t["item_id"], fill=t["pair_id"]) if "item_id" in t.columns else pairs
+    wa, ma, has_a = _response_features(t, "a")
+    wb, mb, has_b = _response_features(t, "b")
+    has_text = has_a | has_b
     order = _strings(t, "order")
     ab = order == "AB"
     lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)  # features.length_log_ratio, vectorised
@@ -723,7 +760,8 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
                 wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
                 md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
-                family=fam, strong=strong, model_b=_strings(t, "model_b"))
+                family=fam, strong=strong, model_b=_codes(t["model_b"]) if "model_b" in t.columns
+                else np.zeros(len(t), int))
 
 
 def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -737,21 +775,22 @@ def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) ->
     ``fallback`` verdict (read by a rule the prompt did not ask for) is unparsed."""
     fb = _strings(t, "status") == "fallback"
     verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
-    if "parse_method" not in t.columns or "raw_text" not in t.columns or not len(t):
+    read = "strict_shown" in t.columns  # a table imported without texts carries the rule's reading
+    if "parse_method" not in t.columns or not (read or "raw_text" in t.columns) or not len(t):
         return verdict, shown
     methods = _strings(t, "parse_method")
     ruled = ~fb & np.array([strict_rule_for(m) is not None for m in methods], dtype=bool)
     if not ruled.any():
         return verdict, shown
     verdict, shown = verdict.astype(object), shown.astype(object)
-    texts = _strings(t, "raw_text")
+    texts = _strings(t, "strict_shown" if read else "raw_text")
     order = _strings(t, "order")
     cache: dict[tuple[str, str], str] = {}
     for i in np.flatnonzero(ruled):
         key = (methods[i], texts[i])
         if key not in cache:
             rule = strict_rule_for(methods[i])
-            cache[key] = (rule.read(texts[i]) if rule is not None and texts[i] else None) or ""
+            cache[key] = texts[i] if read else ((rule.read(texts[i]) if rule is not None and texts[i] else None) or "")
         s_shown = cache[key]
         shown[i] = s_shown
         verdict[i] = (to_original_frame(s_shown, order[i]) or "") if s_shown else ""
@@ -857,11 +896,18 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
     out = []
     for judge, g in table.groupby("judge", sort=True, observed=True):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
-        sim = bool(g["simulated"].astype(str).str.lower().isin(["true", "1"]).any()) if "simulated" in g else False
+        sim = _any_true(g["simulated"]) if "simulated" in g else False
         for view in s.views:
             for r in judge_card(g, s, view):
                 out.append({**r, "judge": judge, "family": fam, "simulated": sim})
     return pd.DataFrame(out, columns=CARD_COLUMNS)
+
+
+def _any_true(col: pd.Series) -> bool:
+    """Whether any cell says true (a bool column read as is: ten million rows are not made strings)."""
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return bool(col.fillna(False).any())
+    return bool(col.astype(str).str.lower().isin(["true", "1"]).any())
 
 
 def card_view(card: pd.DataFrame, view: str = "lenient") -> pd.DataFrame:

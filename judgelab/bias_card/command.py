@@ -20,7 +20,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.verdict_import.cli import verdicts_from_args
 
     settings = from_args(CardSettings, args)  # before reading any log: a bad option stops at once
-    table = verdicts_from_args(args)
+    table = verdicts_from_args(args, texts=False)  # the card reads features, not texts: memory follows verdicts
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]

@@ -35,8 +35,9 @@ def side_tables(specs: list[str] | None) -> dict[str, list[str]]:
     return out
 
 
-def verdicts_from_args(args: argparse.Namespace) -> pd.DataFrame:
-    """The recorded verdict table the arguments of :func:`add_log_arguments` name (never empty)."""
+def verdicts_from_args(args: argparse.Namespace, *, texts: bool = True) -> pd.DataFrame:
+    """The recorded verdict table the arguments of :func:`add_log_arguments` name (never empty);
+    ``texts=False``: the responses as their features only (what the bias card reads)."""
     from judgelab.verdict_import.importer import import_verdicts
     from judgelab.verdict_import.presets import mapping_from_config
 
@@ -45,7 +46,7 @@ def verdicts_from_args(args: argparse.Namespace) -> pd.DataFrame:
     mapping = (mapping_from_config(load_yaml(Path(args.mapping)), where=str(args.mapping)) if args.mapping
                else mapping_from_config(args.format))
     table = import_verdicts(args.files, mapping, tables=side_tables(args.table), judge=args.judge,
-                            family=args.family)
+                            family=args.family, texts=texts)
     if table.empty:
         raise ConfigError(f"no verdicts in {', '.join(args.files)}")
     return table

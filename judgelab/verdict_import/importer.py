@@ -41,13 +41,14 @@ pandas' Arrow-backed ``str``.  Records stream in (:func:`~.readers.iter_records`
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import logging
 import math
 import re
-from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy.special import expit
 
+from judgelab.features import text_feature_arrays
 from judgelab.io import InputError
-from judgelab.parsing import normalize_verdict, parse_pairwise
+from judgelab.parsing import normalize_verdict, parse_pairwise, strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.records import CallStatus
-from judgelab.verdict_import.mapping import FieldSpec, VerdictMapping, VerdictSpec, value_key
+from judgelab.verdict_import.mapping import FieldSpec, GameSpec, VerdictMapping, VerdictSpec, value_key
 from judgelab.verdict_import.readers import iter_records
 
 log = logging.getLogger(__name__)
@@ -258,13 +260,13 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     """Files and folders to files: a folder gives every data file under it, recursively
     (Arena-Hard keeps ``model_judgment/<judge>/<model>.jsonl``), skipping hidden files and
     files whose suffix is no known format (a README next to the outputs)."""
-    from judgelab.verdict_import.readers import SUFFIX_FORMATS
+    from judgelab.verdict_import.readers import SUFFIX_FORMATS, data_suffix
 
     out: list[Path] = []
     for p in paths:
         rp = _resolve(p)
         if rp.is_dir():
-            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIX_FORMATS
+            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and data_suffix(f) in SUFFIX_FORMATS
                               and not any(part.startswith(".") for part in f.relative_to(rp).parts)))
         else:
             out.append(rp)
@@ -433,56 +435,278 @@ def _missing_key(rec: dict[str, Any], require: Sequence[tuple[Any, ...]]) -> str
     return None
 
 
-#: columns whose few distinct strings are shared (one object each), not one copy per row
-_LOW_CARDINALITY = ("judge", "backend", "model", "family", "order", "model_a", "model_b", "family_a", "family_b",
-                    "verdict_shown", "verdict", "label", "expected_verdict", "status", "parse_method", "category",
-                    "source_file")
+# ---------------------------------------------------------------------------------------------
+# import: record fields -> rows -> columns
+
+
+def _fast_getter(spec: FieldSpec | None) -> Callable[[dict[str, Any], _Ctx], Any]:
+    """:func:`get_field` of one spec as a closure (a million records read a dozen fields each): a
+    plain key is one dict look-up, constants, file keys and the parts of ``first_of`` / ``concat``
+    are resolved once; every other form goes through :func:`get_field`."""
+    if spec is None:
+        return lambda rec, ctx: None
+    if spec.kind == "path" and spec.upto is None and spec.literal is not None and spec.path == (spec.literal,):
+        key = spec.literal
+        return lambda rec, ctx: rec.get(key)
+    if spec.kind == "const":
+        const = spec.const
+        return lambda rec, ctx: const
+    if spec.kind == "file_key":
+        fk = spec.file_key
+        return lambda rec, ctx: ctx.file_keys.get(fk)
+    if spec.kind == "first_of":
+        firsts = [_fast_getter(p) for p in spec.parts]
+
+        def first_of(rec: dict[str, Any], ctx: _Ctx) -> Any:
+            for g in firsts:
+                v = g(rec, ctx)
+                if not _empty(v):
+                    return v
+            return None
+        return first_of
+    if spec.kind == "concat":
+        parts, sep = [_fast_getter(p) for p in spec.parts], spec.sep
+
+        def concat(rec: dict[str, Any], ctx: _Ctx) -> Any:
+            vals = [g(rec, ctx) for g in parts]
+            return None if any(_empty(v) for v in vals) else sep.join(str(v) for v in vals)
+        return concat
+    return lambda rec, ctx: get_field(spec, rec, ctx)
+
+
+@dataclass
+class _RecordFields:
+    """The record-level values of one record (shared by its games)."""
+
+    judge: str
+    model: str
+    family: str
+    instruction: str | None
+    response_a: str | None
+    response_b: str | None
+    model_a: str | None
+    model_b: str | None
+    raw_pair: Any
+    raw_item: Any
+    label: str | None
+    preference: float | None
+    simulated: bool
+    category: str
+    source_file: str
+    source_row: int
+
+
+class _Reader:
+    """The record-level fields of a mapping, compiled once: names, texts, models and families."""
+
+    def __init__(self, mapping: VerdictMapping, checked: Mapping[str, FieldSpec], judge: str | None,
+                 family: str | None) -> None:
+        self.get = {k: _fast_getter(spec) for k, spec in mapping.fields.items()}
+        self.checked = checked
+        self.judge, self.family = judge, family
+        self.pool: dict[Any, Any] = {}
+        self.families: dict[str | None, str] = {}
+
+    def share(self, v: Any) -> str:
+        """One string object per distinct name (a million rows hold pointers, not copies)."""
+        s = str(v)
+        return self.pool.setdefault(s, s)
+
+    def fam_of(self, name: Any) -> str:
+        if name not in self.families:
+            self.families[name] = model_family(name)
+        return self.families[name]
+
+    def fields(self, rec: dict[str, Any], ctx: _Ctx, path_str: str, seen: set[str]) -> _RecordFields:
+        f = {k: g(rec, ctx) for k, g in self.get.items()}
+        if len(seen) < len(self.checked):
+            seen.update(k for k in self.checked if not _empty(f[k]))
+        share = self.share
+        ma, mb = f.get("model_a"), f.get("model_b")
+        jname = f.get("judge")
+        jname = share(jname) if not _empty(jname) else (self.judge or ctx.path.stem)
+        jmodel = f.get("model")
+        jmodel = share(jmodel) if not _empty(jmodel) else jname
+        jfam = f.get("family")
+        if _empty(jfam):
+            jfam = self.family
+        if _empty(jfam):
+            jfam = self.fam_of(jmodel)
+            jfam = self.fam_of(jname) if jfam == "unknown" else jfam
+        sim, cat, src = f.get("simulated"), f.get("category"), f.get("source_file")
+        return _RecordFields(
+            judge=jname, model=jmodel, family=share(jfam), instruction=text_of(f.get("instruction")),
+            response_a=text_of(f.get("response_a")), response_b=text_of(f.get("response_b")),
+            model_a=None if _empty(ma) else share(ma), model_b=None if _empty(mb) else share(mb),
+            raw_pair=f.get("pair_id"), raw_item=f.get("item_id"),
+            label=None if _empty(f.get("label")) else str(f["label"]),
+            preference=None if _empty(f.get("preference")) else float(f["preference"]),
+            simulated=str(sim).lower() in ("true", "1") if not _empty(sim) else False,
+            category="" if _empty(cat) else share(cat), source_file=share(src) if src else path_str,
+            source_row=int(f["source_row"]) if not _empty(f.get("source_row")) else ctx.row)
+
+
+def _game_order(game: GameSpec, a: str | None, b: str | None, rec: dict[str, Any], ctx: _Ctx) -> str:
+    """The presentation order of one game: literal, ``auto`` (by the texts), or read from the record."""
+    if game.order is not None and game.order != "auto":
+        return game.order
+    if game.order == "auto":
+        return "AB" if (a or "") <= (b or "") else "BA"
+    raw_order = value_key(get_field(game.order_field, rec, ctx))
+    order = game.order_values.get(raw_order or "null") if game.order_values else raw_order
+    if order not in ("AB", "BA"):
+        raise InputError(f"{ctx.path} row {ctx.row}: presentation order {raw_order!r} is not mapped to AB or BA")
+    return order
+
+
+def _ids(r: _RecordFields, path: Path, a: str | None, b: str | None) -> tuple[str, str]:
+    """(pair_id, item_id): mapped, else hashed from the texts; ids over 96 characters hashed."""
+    pid = _short_id(path.name, r.instruction, a, b) if _empty(r.raw_pair) else str(r.raw_pair)
+    if len(pid) > 96:
+        pid = _short_id(pid)
+    item = (_short_id(r.instruction) if r.instruction else pid) if _empty(r.raw_item) else str(r.raw_item)
+    if len(item) > 96:
+        item = _short_id(item)
+    return pid, item
+
+
+class _Rows:
+    """Rows of the recorded verdict table gathered as tuples, moved to Arrow arrays by the chunk.
+
+    A chunk closes at :data:`CHUNK_ROWS` rows or :data:`CHUNK_TEXT_BYTES` characters of text,
+    whichever comes first, so the Python objects in flight are bounded by both.  Without
+    ``texts`` each closed chunk keeps the responses' features (:data:`FEATURE_COLUMNS`, measured
+    once per distinct text of the chunk) and drops the texts, so the table grows with the
+    verdicts, not with the length of what was judged.
+    """
+
+    def __init__(self, texts: bool) -> None:
+        self.texts = texts
+        self.columns = RECORDED_COLUMNS if texts else FEATURE_TABLE_COLUMNS
+        self.rows: list[tuple[Any, ...]] = []
+        self.text_chars = 0
+        self.chunks: dict[str, list[pa.Array]] = {c: [] for c in self.columns}
+        self.category = CATEGORY_COLUMNS if texts else FEATURE_CATEGORY_COLUMNS
+        self.n = 0
+
+    def add(self, row: tuple[Any, ...], text_chars: int) -> None:
+        self.rows.append(row)
+        self.text_chars += text_chars
+        if len(self.rows) >= CHUNK_ROWS or self.text_chars >= CHUNK_TEXT_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        values = dict(zip(RECORDED_COLUMNS, zip(*self.rows, strict=True), strict=True))
+        self.n += len(self.rows)
+        self.rows, self.text_chars = [], 0
+        arrays = {c: pa.array(values.pop(c), type=_ARROW_TYPES[c]) for c in RECORDED_COLUMNS}
+        if not self.texts:
+            for side in ("a", "b"):
+                resp = arrays[f"response_{side}"]
+                arrays[f"words_{side}"], arrays[f"markdown_{side}"] = map(pa.array, text_feature_arrays(resp))
+                arrays[f"has_text_{side}"] = pc.fill_null(pc.greater(pc.utf8_length(resp), 0), False)
+            arrays["strict_shown"] = _strict_readings(arrays["parse_method"].to_pylist(), arrays["raw_text"].to_pylist())
+        for c in self.columns:
+            arr = arrays.pop(c)
+            self.chunks[c].append(arr.dictionary_encode() if c in self.category else arr)
+
+    def frame(self) -> pd.DataFrame:
+        self.flush()
+        data = {}
+        for c in self.columns:  # one column at a time: its Arrow chunks are freed as it converts
+            data[c] = _column(self.chunks.pop(c), c, c in self.category)
+        return pd.DataFrame(data, columns=list(self.columns), copy=False)
+
+
+def _strict_readings(methods: Sequence[str], raw_texts: Sequence[str]) -> pa.Array:
+    """What each source's published rule (:func:`judgelab.parsing.strict_verdict`) reads in each raw
+    answer (slots as shown; '' where the rule reads none or the verdict was not read from text): the
+    strict view's input once the raw texts are dropped, each distinct (rule, text) read once."""
+    seen: dict[tuple[str, str], str] = {}
+    out = []
+    for m, text in zip(methods, raw_texts, strict=True):
+        key = (m or "", text or "")
+        if key not in seen:
+            seen[key] = strict_verdict(text, m or "") or ""
+        out.append(seen[key])
+    return pa.array(out, type=pa.large_string())
+
+
+def _game_rows(mapping: VerdictMapping, r: _RecordFields, rec: dict[str, Any], ctx: _Ctx, rows: _Rows,
+               found_games: list[bool], fam_of: Callable[[Any], str]) -> None:
+    """The rows of one record: one per game, in the stored frame."""
+    gold_target = None
+    if mapping.gold is not None:
+        g = _target(mapping.gold, rec, ctx)[0]
+        gold_target = g if g in ("A", "B", "tie") else None
+    fam_a = fam_of(r.model_a) if r.model_a is not None else ""
+    fam_b = fam_of(r.model_b) if r.model_b is not None else ""
+    chars = len(r.instruction or "") + len(r.response_a or "") + len(r.response_b or "")
+    swap_shown = mapping.responses_frame == "shown"
+    for gi, game in enumerate(mapping.games):
+        a, b, m_a, m_b, f_a, f_b = r.response_a, r.response_b, r.model_a, r.model_b, fam_a, fam_b
+        order = _game_order(game, a, b, rec, ctx)
+        if (swap_shown or game.order == "auto") and order == "BA":
+            a, b, m_a, m_b, f_a, f_b = b, a, m_b, m_a, f_b, f_a
+        pid, item = _ids(r, ctx.path, a, b)
+        shown, stored, pref, status, method, label, raw_text, found = _verdict_row(game.verdict, order, rec, ctx)
+        found_games[gi] = found_games[gi] or found
+        # a recorded table's own label / continuous preference survive a round trip
+        if r.label is not None:
+            label = r.label
+        if r.preference is not None and stored:
+            pref = r.preference
+        gold = ""
+        if gold_target is not None:
+            gold = gold_target if mapping.gold.frame == "stored" else (to_original_frame(gold_target, order) or "")
+        rows.add((r.judge, "recorded", r.model, r.family, pid, item, order, r.instruction, a, b, m_a, m_b, f_a, f_b,
+                  shown, stored, pref, label, gold, (stored == gold) if gold else None, status, method, raw_text,
+                  r.simulated, r.category, r.source_file, r.source_row), chars + len(raw_text))
+
+
+def _checked_fields(mapping: VerdictMapping, side: Mapping[str, Any], judge: str | None,
+                    family: str | None) -> dict[str, FieldSpec]:
+    """Fields that must be non-empty somewhere in each file (a misspelt column is an error); the
+    judge's name and family may be empty when --judge / --family stand in."""
+    given = {"judge", "model"} if judge else set()
+    given |= {"family"} if family else set()
+    return {k: spec for k, spec in mapping.fields.items()
+            if k not in mapping.optional and k not in given and spec.kind not in ("const", "row", "path_part")
+            and not _needs_absent_table(spec, side)}
 
 
 def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                     tables: Mapping[str, Sequence[str | Path]] | None = None,
-                    judge: str | None = None, family: str | None = None) -> pd.DataFrame:
+                    judge: str | None = None, family: str | None = None, texts: bool = True) -> pd.DataFrame:
     """Read recorded-verdict files with ``mapping`` into the recorded verdict table.
 
     ``judge``/``family`` name the judge when the file does not (default: the file stem
     and the family inferred from the judge's model name).
 
-    Built for a million pairs: records stream in (JSONL line by line, parquet/CSV in
-    batches), each column is one list, and the few distinct values of the low-cardinality
-    columns, and each record's texts, are one shared string object across rows and orders,
-    so the table costs one pointer per cell plus the distinct strings.
+    ``texts=False`` reads the table the bias card needs and no more: the instruction, the
+    responses and the raw answers are dropped as they are read, the responses kept as their
+    features (:data:`FEATURE_COLUMNS`), so memory grows with the number of verdicts, not with
+    the volume of text (a million pairs of long answers fit where their texts would not).
+
+    Records stream in (JSONL line by line, JSON arrays element by element, parquet/CSV in
+    batches) and leave as Arrow chunks (:class:`_Rows`).
     """
     if not files:
         raise InputError("no recorded-verdict files given")
     side = load_tables(mapping, tables)
-    cols: dict[str, list[Any]] = {c: [] for c in RECORDED_COLUMNS}
-    ap = {c: cols[c].append for c in RECORDED_COLUMNS}
-    chunks: dict[str, list[pa.Array]] = {c: [] for c in RECORDED_COLUMNS}
-    pool: dict[Any, Any] = {}
-    share = pool.setdefault
+    checked = _checked_fields(mapping, side, judge, family)
+    reader = _Reader(mapping, checked, judge, family)
+    rows = _Rows(texts)
     where_file: list[str] = []
-    file_idx, src_row, game_idx = array("q"), array("q"), array("q")
+    file_starts: list[int] = []
     empty_responses = 0
-    multi = len(mapping.games) > 1
-    # fields that must be non-empty somewhere in each file (a misspelt column is an error)
-    # (the judge's name and family may be empty when --judge / --family stand in)
-    given = {"judge", "model"} if judge else set()
-    given |= {"family"} if family else set()
-    checked = {k: spec for k, spec in mapping.fields.items()
-               if k not in mapping.optional and k not in given and spec.kind not in ("const", "row", "path_part")
-               and not _needs_absent_table(spec, side)}
-    family_cache: dict[str | None, str] = {}
-
-    def fam_of(name: Any) -> str:
-        if name not in family_cache:
-            family_cache[name] = model_family(name)
-        return family_cache[name]
-
     for path in _expand(files):
         ctx = _Ctx(path, 0, side, file_name_keys(path))
-        fi = len(where_file)
         where_file.append(str(path))
-        path_str = share(str(path), str(path))
+        file_starts.append(rows.n + len(rows.rows))
+        path_str = reader.share(str(path))
         seen_fields: set[str] = set()
         found_games = [False] * len(mapping.games)
         n_records = 0
@@ -494,126 +718,43 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                 if miss is not None:
                     raise InputError(f"{path} row {row}: format {mapping.name!r} expects key {miss!r}, missing "
                                      f"(this record has keys {sorted(rec)[:15]}); is this file of that format?")
-            f = {k: get_field(spec, rec, ctx) for k, spec in mapping.fields.items()}
-            if len(seen_fields) < len(checked):
-                seen_fields.update(k for k in checked if not _empty(f[k]))
-            instr = text_of(f.get("instruction"))
-            ra, rb = text_of(f.get("response_a")), text_of(f.get("response_b"))
-            ma, mb = f.get("model_a"), f.get("model_b")
-            ma = None if _empty(ma) else share(str(ma), str(ma))
-            mb = None if _empty(mb) else share(str(mb), str(mb))
-            jname = f.get("judge")
-            jname = share(str(jname), str(jname)) if not _empty(jname) else (judge or path.stem)
-            jmodel = f.get("model")
-            jmodel = share(str(jmodel), str(jmodel)) if not _empty(jmodel) else jname
-            jfam = f.get("family")
-            if _empty(jfam):
-                jfam = family
-            if _empty(jfam):
-                jfam = fam_of(jmodel)
-                jfam = fam_of(jname) if jfam == "unknown" else jfam
-            jfam = share(str(jfam), str(jfam))
-            for resp in (ra, rb):
-                if resp is not None and not resp.strip():
-                    empty_responses += 1
-            raw_item = f.get("item_id")
-            raw_pid = f.get("pair_id")
-            label_override = None if _empty(f.get("label")) else str(f["label"])
-            pref_override = None if _empty(f.get("preference")) else float(f["preference"])
-            sim = f.get("simulated")
-            simulated = str(sim).lower() in ("true", "1") if not _empty(sim) else False
-            cat = f.get("category")
-            category = "" if _empty(cat) else share(str(cat), str(cat))
-            src_file = f.get("source_file")
-            src_file = share(str(src_file), str(src_file)) if src_file else path_str
-            srow = int(f["source_row"]) if not _empty(f.get("source_row")) else row
-            for gi, game in enumerate(mapping.games):
-                a, b, m_a, m_b = ra, rb, ma, mb
-                if game.order is not None and game.order != "auto":
-                    order = game.order
-                elif game.order == "auto":
-                    order = "AB" if (a or "") <= (b or "") else "BA"
-                else:
-                    raw_order = value_key(get_field(game.order_field, rec, ctx))
-                    order = game.order_values.get(raw_order or "null") if game.order_values else raw_order
-                    if order not in ("AB", "BA"):
-                        raise InputError(f"{path} row {row}: presentation order {raw_order!r} is not mapped to "
-                                         f"AB or BA")
-                if (mapping.responses_frame == "shown" or game.order == "auto") and order == "BA":
-                    a, b, m_a, m_b = b, a, mb, ma
-                pid = _short_id(path.name, instr, a, b) if _empty(raw_pid) else str(raw_pid)
-                if len(pid) > 96:
-                    pid = _short_id(pid)
-                item = (_short_id(instr) if instr else pid) if _empty(raw_item) else str(raw_item)
-                if len(item) > 96:
-                    item = _short_id(item)
-                shown, stored, pref, status, method, label, raw_text, found = _verdict_row(
-                    game.verdict, order, rec, ctx)
-                found_games[gi] = found_games[gi] or found
-                # a recorded table's own label / continuous preference survive a round trip
-                if label_override is not None:
-                    label = label_override
-                if pref_override is not None and stored:
-                    pref = pref_override
-                gold = ""
-                if mapping.gold is not None:
-                    g = _target(mapping.gold, rec, ctx)[0]
-                    if g in ("A", "B", "tie"):
-                        gold = g if mapping.gold.frame == "stored" else (to_original_frame(g, order) or "")
-                ap["judge"](jname)
-                ap["backend"]("recorded")
-                ap["model"](jmodel)
-                ap["family"](jfam)
-                ap["pair_id"](pid)
-                ap["item_id"](item)
-                ap["order"](order)
-                ap["instruction"](instr)
-                ap["response_a"](a)
-                ap["response_b"](b)
-                ap["model_a"](m_a)
-                ap["model_b"](m_b)
-                ap["family_a"](fam_of(m_a) if m_a is not None else "")
-                ap["family_b"](fam_of(m_b) if m_b is not None else "")
-                ap["verdict_shown"](shown)
-                ap["verdict"](stored)
-                ap["preference"](pref)
-                ap["label"](share(label, label))
-                ap["expected_verdict"](gold)
-                ap["correct"]((stored == gold) if gold else None)
-                ap["status"](status)
-                ap["parse_method"](share(method, method))
-                ap["raw_text"](raw_text)
-                ap["simulated"](simulated)
-                ap["category"](category)
-                ap["source_file"](src_file)
-                ap["source_row"](srow)
-                file_idx.append(fi)
-                src_row.append(row)
-                game_idx.append(gi)
-            if len(cols["judge"]) >= CHUNK_ROWS:
-                _flush(cols, chunks)
+            try:
+                r = reader.fields(rec, ctx, path_str, seen_fields)
+                _game_rows(mapping, r, rec, ctx, rows, found_games, reader.fam_of)
+            except InputError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+                # a value of the wrong kind (a preference that is no number, a turn count that is a
+                # list): one line naming the record, never a traceback
+                raise InputError(f"{path} row {row}: cannot read this record as format {mapping.name!r} "
+                                 f"({type(exc).__name__}: {exc}); check its fields against the format") from None
+            empty_responses += sum(1 for resp in (r.response_a, r.response_b) if resp is not None and not resp.strip())
         if n_records:
             _check_filled(path, mapping, checked, seen_fields, found_games)
     if empty_responses:
         log.warning("%d empty or whitespace-only responses kept (their pairs stay in the table)", empty_responses)
-    _flush(cols, chunks)
-    del cols, ap
-    data = {}
-    for c in RECORDED_COLUMNS:  # one column at a time: its Arrow chunks are freed as it converts
-        data[c] = _column(chunks.pop(c), c)
-    df = pd.DataFrame(data, columns=RECORDED_COLUMNS, copy=False)
-    del data
-    _check_unique(df, where_file, file_idx, src_row, game_idx, multi)
+    df = rows.frame()
+    _check_unique(df, _locator(mapping, where_file, file_starts))
     df.attrs["empty_responses"] = empty_responses
     return df
 
 
-#: rows converted from Python lists to Arrow arrays at a time: bounds the Python objects in flight
+#: rows converted from Python tuples to Arrow arrays at a time: bounds the Python objects in flight
 CHUNK_ROWS = 65_536
+#: characters of text (instruction, responses, raw answer) gathered before a chunk closes: bounds
+#: the texts in flight whatever their length
+CHUNK_TEXT_BYTES = 8_000_000
 _ARROW_TYPES: dict[str, pa.DataType] = {
     **{c: pa.large_string() for c in RECORDED_COLUMNS},
     "preference": pa.float64(), "correct": pa.bool_(), "simulated": pa.bool_(), "source_row": pa.int64(),
 }
+
+#: what a table read with ``texts=False`` holds in place of the texts: the responses' word counts,
+#: markdown scores (:func:`judgelab.features.text_feature_arrays`) and whether each is non-empty, and
+#: the strict view's reading of the raw answer (:func:`_strict_readings`)
+FEATURE_COLUMNS = ("words_a", "words_b", "markdown_a", "markdown_b", "has_text_a", "has_text_b", "strict_shown")
+TEXT_COLUMNS = ("instruction", "response_a", "response_b", "raw_text")
+FEATURE_TABLE_COLUMNS = (*(c for c in RECORDED_COLUMNS if c not in TEXT_COLUMNS), *FEATURE_COLUMNS)
 
 
 #: columns stored as pandas ``category`` (codes + distinct values): few distinct values (the judge,
@@ -621,12 +762,17 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
 #: of JudgeBench-size texts would otherwise hold every text twice)
 CATEGORY_COLUMNS = ("judge", "backend", "model", "family", "model_a", "model_b", "family_a", "family_b", "label",
                     "parse_method", "category", "source_file", "instruction", "response_a", "response_b")
+#: without texts, every string column is a category: the ids (two rows per pair) and the verdict
+#: columns too, so a row costs a few bytes of codes
+FEATURE_CATEGORY_COLUMNS = (*(c for c in CATEGORY_COLUMNS if c not in TEXT_COLUMNS),
+                            "pair_id", "item_id", "order", "verdict_shown", "verdict", "expected_verdict", "status",
+                            "strict_shown")
 
 
-def _column(chunks: list[pa.Array], name: str) -> pd.Series:
-    col = pa.chunked_array(chunks, type=chunks[0].type if chunks else _ARROW_TYPES[name])
+def _column(chunks: list[pa.Array], name: str, category: bool) -> pd.Series:
+    col = pa.chunked_array(chunks, type=chunks[0].type if chunks else _ARROW_TYPES.get(name, pa.float64()))
     chunks.clear()
-    if name in CATEGORY_COLUMNS:
+    if category:
         return _categorical(col, name)
     if name == "correct":
         return col.to_pandas(types_mapper={pa.bool_(): pd.BooleanDtype()}.get)
@@ -657,17 +803,6 @@ def _categorical(col: pa.ChunkedArray, name: str) -> pd.Series:
     return pd.Series(cat, name=name, copy=False)
 
 
-def _flush(cols: dict[str, list[Any]], chunks: dict[str, list[pa.Array]]) -> None:
-    """Move the rows gathered so far into Arrow arrays (strings as pandas' default ``str`` dtype
-    stores them), so no column ever holds more than :data:`CHUNK_ROWS` Python objects."""
-    if not cols["judge"]:
-        return
-    for c, values in cols.items():
-        arr = pa.array(values, type=_ARROW_TYPES[c])
-        chunks[c].append(arr.dictionary_encode() if c in CATEGORY_COLUMNS else arr)
-        values.clear()
-
-
 def _check_filled(path: Path, mapping: VerdictMapping, checked: Mapping[str, FieldSpec], seen: set[str],
                   found_games: Sequence[bool]) -> None:
     """A mapped field, or a game's verdict source, empty in every row of a file is an error."""
@@ -686,24 +821,44 @@ def _check_filled(path: Path, mapping: VerdictMapping, checked: Mapping[str, Fie
                              f"file; check the key (format {mapping.name!r})")
 
 
-def _check_unique(df: pd.DataFrame, where_file: Sequence[str], file_idx: array, src_row: array,
-                  game_idx: array, multi: bool) -> None:
-    """One verdict per judge x pair x order (vectorised: a dict of 2M keys would cost ~0.5 GB)."""
-    key = ["judge", "pair_id", "order"]
-    dup = df.duplicated(key, keep="first").to_numpy()
+def _key_codes(col: pd.Series) -> np.ndarray:
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64)
+    return pd.factorize(col, use_na_sentinel=True)[0].astype(np.int64)
+
+
+def _check_unique(df: pd.DataFrame, locate: Callable[[int, bool], str]) -> None:
+    """One verdict per judge x pair x order (on integer codes: a dict of 2M string keys would cost
+    ~0.5 GB); ``locate`` names the file and row of a table row."""
+    key = np.zeros(len(df), dtype=np.int64)
+    for c in ("judge", "pair_id", "order"):
+        codes = _key_codes(df[c])
+        key = key * (int(codes.max(initial=0)) + 2) + codes + 1
+    dup = pd.Series(key).duplicated(keep="first").to_numpy()
     if not dup.any():
         return
     i = int(dup.argmax())
-    same = (df["judge"] == df.at[i, "judge"]) & (df["pair_id"] == df.at[i, "pair_id"]) \
-        & (df["order"] == df.at[i, "order"])
-    j = int(same.to_numpy().argmax())
-
-    def at(k: int) -> str:
-        return f"{where_file[file_idx[k]]} row {src_row[k]}" + (f" game {game_idx[k]}" if multi else "")
-
-    raise InputError(f"{where_file[file_idx[i]]} row {src_row[i]}: judge {df.at[i, 'judge']!r} has two verdicts "
-                     f"for pair {df.at[i, 'pair_id']!r} in order {df.at[i, 'order']} (first at {at(j)}); map "
+    j = int(np.flatnonzero(key == key[i])[0])
+    raise InputError(f"{locate(i, False)}: judge {df.at[i, 'judge']!r} has two verdicts for pair "
+                     f"{df.at[i, 'pair_id']!r} in order {df.at[i, 'order']} (first at {locate(j, True)}); map "
                      f"pair_id to fields that tell the pairs apart")
+
+
+def _locator(mapping: VerdictMapping, where_file: Sequence[str], file_starts: Sequence[int]
+             ) -> Callable[[int, bool], str]:
+    """``locate(table row, with game)``: the file and record row a table row came from.  Each record
+    gives one row per game, so the record is found by counting; its row number is read again from
+    the file (only an error message needs it, so no per-row array is kept)."""
+    n_games = len(mapping.games)
+
+    def locate(i: int, with_game: bool) -> str:
+        fi = bisect.bisect_right(file_starts, i) - 1
+        k, gi = divmod(i - file_starts[fi], n_games)
+        path = Path(where_file[fi])
+        row = next(itertools.islice(iter_records(path, mapping.format, mapping.records), k, None))[0]
+        return f"{path} row {row}" + (f" game {gi}" if with_game and n_games > 1 else "")
+
+    return locate
 
 
 @dataclass(frozen=True)
