@@ -508,7 +508,7 @@ def test_prepare_builds_the_shown_frame_cues():
     assert lg.md_shown[2] > 0
     assert lg.gold_shown.tolist() == [1.0, -1.0, -1.0, 0.0]  # +1 when gold is the slot shown first
     assert lg.own.tolist() == ["", "", "A", ""] and lg.family == "openai"
-    assert lg.strong.tolist() == [False, True, True, False] and lg.model_b.tolist() == ["m2"] * 4
+    assert lg.strong.tolist() == [False, True, True, False] and lg.model_b.tolist() == [0] * 4  # one model: one code
     assert lg.items[0] != lg.items[1] and lg.items[2] == lg.items[3]
     assert lg.pairs.tolist() == [0, 0, 1, 1] and lg.has_text.all()
     strict = _prepare(t, "strict")
@@ -522,7 +522,7 @@ def test_prepare_without_optional_columns():
     lg = _prepare(t, "lenient")
     assert lg.family == "unknown" and lg.own.tolist() == ["", ""] and not lg.strong.any()
     assert not lg.has_text.any() and lg.gold.tolist() == ["", ""] and lg.items.tolist() == lg.pairs.tolist()
-    assert lg.model_b.tolist() == ["", ""] and lg.wa.tolist() == [0.0, 0.0]
+    assert lg.model_b.tolist() == [0, 0] and lg.wa.tolist() == [0.0, 0.0]
 
 
 def test_first_row_per_pair_and_guard():

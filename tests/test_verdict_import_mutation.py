@@ -81,14 +81,18 @@ def test_no_files_is_an_error():
         import_verdicts([], build_mapping(_PLAIN))
 
 
-def test_relative_paths_are_tried_in_the_working_directory_then_the_data_root(tmp_path, monkeypatch):
-    """``judgelab audit logs/x.jsonl`` reads ./logs/x.jsonl if there, else <data root>/logs/x.jsonl."""
+def test_relative_paths_are_read_from_the_working_directory_only(tmp_path, monkeypatch):
+    """``judgelab audit logs/x.jsonl`` reads ./logs/x.jsonl; a log only under the data root is not read
+    silently in its place: the error names the working folder and the data-root file to give instead."""
     root, cwd = tmp_path / "root", tmp_path / "cwd"
     _one(root / "logs", "x.jsonl")
     _jsonl(cwd / "here.jsonl", [{"id": 2, "v": "B"}])
     monkeypatch.setenv("JUDGELAB_DATA", str(root))
     monkeypatch.chdir(cwd)
-    t = import_verdicts(["logs/x.jsonl", "here.jsonl"], build_mapping(_PLAIN))
+    with pytest.raises(InputError, match=r"logs/x\.jsonl: no such file or folder in the working folder .*cwd") as e:
+        import_verdicts(["logs/x.jsonl", "here.jsonl"], build_mapping(_PLAIN))
+    assert str(root / "logs" / "x.jsonl") in str(e.value)
+    t = import_verdicts([str(root / "logs" / "x.jsonl"), "here.jsonl"], build_mapping(_PLAIN))
     assert t["pair_id"].tolist() == ["1", "2"]
     assert t["source_file"].astype(str).tolist() == [str(root / "logs" / "x.jsonl"), "here.jsonl"]
 

@@ -9,6 +9,7 @@ itself is built by :mod:`judgelab.html_report` (escaping, inline figures, no net
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -29,9 +30,8 @@ def settings_text(settings: CardSettings) -> str:
             "only the benchmark authors' extraction (status ok).")
 
 
-def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: CardSettings) -> Section:
-    from judgelab.bias_card.report import headline
-
+def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: CardSettings,
+                  headline: Callable[[pd.DataFrame, CardSettings], list[str]]) -> Section:
     views = {v: g.set_index("metric") for v, g in rows.groupby("view", sort=False)}
     paragraphs = []
     for view, g in views.items():
@@ -43,13 +43,16 @@ def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: Car
 
 
 def write_card_html(card: pd.DataFrame, out: str | Path, *, title: str, settings: CardSettings,
-                    n_verdicts: dict[str, int], figure: str | Path | None = None) -> None:
-    """Write the audit's ``report.html`` (``out`` is the file) from the card and its figure."""
+                    n_verdicts: dict[str, int], headline: Callable[[pd.DataFrame, CardSettings], list[str]],
+                    figure: str | Path | None = None) -> None:
+    """Write the audit's ``report.html`` (``out`` is the file) from the card and its figure; ``headline``
+    gives a judge's headline lines per view (:func:`judgelab.bias_card.report.headline`, passed in so
+    the page and ``bias_card.md`` say the same and this module does not import the markdown writer)."""
     simulated = any_true(card)
     figures = [Figure("bias card figure", figure, "Estimate and item-clustered CI per metric, lenient view; grey: "
                       "not detected.")] if figure is not None and Path(figure).is_file() else []
     overview = Section(title="Overview", key="overview", paragraphs=[settings_text(settings)], figures=figures)
-    sections = [overview] + [judge_section(str(j), g, n_verdicts.get(j, 0), settings)
+    sections = [overview] + [judge_section(str(j), g, n_verdicts.get(j, 0), settings, headline)
                              for j, g in card.groupby("judge", sort=True)]
     banner = "SIMULATED JUDGES - these verdicts come from the simulated panel, not a real model." if simulated else ""
     write_page(out, Page(title=f"Bias card: {title}", sections=sections, banner=banner,

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
+from judgelab.bias_card.html import write_card_html
 from judgelab.io import any_true, staged_folder, write_table, write_text
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
@@ -245,8 +246,6 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                          f"(nothing written to {out})")
     card = bias_card(table, settings)
     n = table.groupby("judge", observed=True).size().to_dict()
-    from judgelab.bias_card.html import write_card_html
-
     with staged_folder(out) as stage:  # the files appear together, replacing the old set whole
         write_table(table, stage / "verdicts.parquet", provenance=provenance)
         write_table(card, stage / "bias_card.csv", provenance=provenance)
@@ -255,7 +254,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                                                          simulated=any_true(card)))
         card_figure(card, stage / "bias_card.png", title=title,
                     config_hash=(provenance or {}).get("config_hash"))
-        write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n,
+        write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n, headline=headline,
                         figure=stage / "bias_card.png")
     return card
 
