@@ -99,6 +99,12 @@ class PlanContext:
     """What a planned job runs with: one call cache, and each judge entry built once."""
 
     cache: PlanCache
+    #: what several jobs of one plan read alike (a study's parsed input files), kept once
+    memo: dict[Any, Any] = field(default_factory=dict)
+    #: entries of the models a run asks that are no config judge (a detector the run trains), by
+    #: name: a planner that asks a stand-in for one names here what the run would ask, so the plan
+    #: prices it and takes its output limit (the worst case) from it
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
     _judges: dict[str, Judge] = field(default_factory=dict)
 
     def judge(self, entry: Mapping[str, Any]) -> Judge:
@@ -114,6 +120,10 @@ class PlanContext:
         for j in self._judges.values():
             j.close()
         self._judges.clear()
+
+
+def no_calls(job: Any, ctx: PlanContext) -> None:
+    """The planner of a rule that loads a model but asks no judge (embeddings, training)."""
 
 
 # -- the backbone's own rules: the pairwise audit (rules/audit.smk) ----------------------------------

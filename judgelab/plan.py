@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -171,6 +172,12 @@ def dag_jobs(workdir: Path, configfile: Path, targets: Sequence[str] = ()) -> li
         os.chdir(cwd)
 
 
+def _runs_a_model(job: Any) -> bool:
+    """Whether a job's rule declares the resources of a judge or model run (``job_resources`` in
+    ``rules/common.smk``; the light rules declare neither)."""
+    return bool({"gpu", "api_slots"} & set(job.rule.resources.keys()))
+
+
 def _progress(msg: str, show: bool) -> None:
     if show:
         print(f"judgelab plan: {msg}", file=sys.stderr, flush=True)
@@ -182,8 +189,9 @@ def _describe(job: Any) -> str:
 
 
 def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (), *,
-               progress: bool = True, keep_cache: bool = False) -> Path:
-    """Enumerate the calls of a run of ``targets`` on stand-ins, in this process; return the plan log.
+               progress: bool = True, keep_cache: bool = False) -> tuple[Path, dict[str, dict[str, Any]]]:
+    """Enumerate the calls of a run of ``targets`` on stand-ins, in this process; return the plan
+    log and the entries of the models asked that are no config judge (:attr:`PlanContext.models`).
 
     The DAG (:func:`dag_jobs`) is built on the stand-in config, with the jobs' role checks
     reading the real one (``ROLE_CONFIG_ENV``), as a real run's DAG would be checked.  Each job
@@ -211,6 +219,10 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
     with _Env(**{ROLE_CONFIG_ENV: str(real_path)}):
         jobs = dag_jobs(workdir, cfg_path, targets)
     planners = rule_calls()
+    unplanned = sorted({j.rule.name for j in jobs if j.rule.name not in planners and _runs_a_model(j)})
+    if unplanned:  # a call-making job nobody counts would be a silent hole in the plan
+        raise RuntimeError(f"judgelab plan: no planner for rule(s) {', '.join(unplanned)}, which run a judge or a "
+                           f"model (a RULES entry in a judgelab/<study>/calls.py says what each asks)")
     made = {str(f): j for j in jobs for f in j.output}
     run = [j for j in jobs if j.rule.name in planners]
     for j in run:  # a planned job reads only what planned jobs write (or what exists already)
@@ -219,7 +231,7 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
             if src is not None and src.rule.name not in planners:
                 raise RuntimeError(f"judgelab plan: rule {src.rule.name} writes {f}, which {_describe(j)} reads, "
                                    f"and has no planner (a RULES entry in a judgelab/<study>/calls.py)")
-    _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or the tables they are built from "
+    _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or write what calls are built from "
               f"({time.monotonic() - started:.1f} s)", progress)
     cwd = os.getcwd()
     env = _Env(**{PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"})
@@ -238,7 +250,7 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
     if keep_cache:
         cache.save(workdir / "plan-cache.sqlite")
     _progress(f"calls enumerated in {time.monotonic() - started:.1f} s", progress)
-    return plan_log
+    return plan_log, ctx.models
 
 
 def cached_payloads(cache_path: Path, judges: Sequence[str]) -> dict[str, set[str]]:
@@ -277,8 +289,8 @@ def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: s
     the rules ``rules`` need."""
     todo = g[~g["cached"]]
     t_in = int((todo["chars_in"] // 4).sum())
-    t_out = int(todo["tokens_out"].fillna(0).sum())
-    t_max = int(sum(_max_tokens(spec, t, p) for t, p in zip(todo["task"], todo["max_tokens_param"], strict=True)))
+    t_out = int(todo["est_out"].sum())
+    t_max = int(todo["limit"].sum())
     branching = sorted(rules & set(ANSWER_DEPENDENT_RULES))
     return {
         "judge": judge, "study": study, "backend": spec.backend, "model": spec.model, "calls": len(g),
@@ -308,6 +320,9 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     for judge, jg in calls.groupby("judge", sort=True):
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
+        jg = jg.assign(limit=[_max_tokens(spec, t, p) for t, p in zip(jg["task"], jg["max_tokens_param"], strict=True)])
+        # a stand-in's answer may run longer than the real request allows; the real one stops there
+        jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):
             out.append(_plan_row(judge, study, g.drop_duplicates("payload_sha"), spec, set(g["rule"])))
         out.append(_plan_row(judge, ALL_STUDIES, jg.drop_duplicates("payload_sha"), spec, set(jg["rule"])))
@@ -329,10 +344,11 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
     cache_path = Path(config["cache"])
     cache_path = cache_path if cache_path.is_absolute() else base / cache_path
     if scratch:  # kept (its plan-cache.sqlite holds the stand-ins' answers)
-        return summarise(plan_calls(config, Path(scratch), targets, progress=progress, keep_cache=True),
-                         originals, cache_path)
+        plan_log, models = plan_calls(config, Path(scratch), targets, progress=progress, keep_cache=True)
+        return summarise(plan_log, {**models, **originals}, cache_path)
     with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
-        return summarise(plan_calls(config, Path(tmp), targets, progress=progress), originals, cache_path)
+        plan_log, models = plan_calls(config, Path(tmp), targets, progress=progress)
+        return summarise(plan_log, {**models, **originals}, cache_path)
 
 
 def format_plan(table: pd.DataFrame) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.calls import PlanContext, RuleCalls
+from judgelab.calls import PlanContext, RuleCalls, no_calls
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
 from judgelab.io import read_table, write_jsonl, write_table
 from judgelab.uda.elo import EloConfig
@@ -65,5 +65,5 @@ def query(job: Any, ctx: PlanContext) -> None:
 
 RULES: dict[str, RuleCalls] = {
     "uda_human": human, "uda_answers": answers, "uda_answers_vllm": answers, "uda_tournament": tournament,
-    "uda_query": query, "uda_query_vllm": query,
+    "uda_query": query, "uda_query_vllm": query, "uda_embed": no_calls, "uda_train": no_calls,
 }
