@@ -271,7 +271,7 @@ def cached_payloads(cache_path: Path, judges: Sequence[str]) -> dict[str, set[st
 
 def _max_tokens(spec: JudgeSpec, task: str, param: Any) -> int:
     """The output limit a real request of this task gets (judgelab.judges.base.Judge.sampling_for)."""
-    if param is not None:
+    if param is not None and not pd.isna(param):  # (a log column mixing limits and None reads as NaN)
         return int(param)
     limit_key = "max_completion_tokens" if (spec.sampling.get("max_completion_tokens") is not None
                                             and spec.sampling.get("max_tokens") is None) else "max_tokens"
