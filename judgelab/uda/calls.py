@@ -27,10 +27,13 @@ from judgelab.uda.tournament import (
 
 
 def human(job: Any, ctx: PlanContext) -> None:
-    """uda_human: the human Bradley-Terry reference (a tournament's quality may be read from it)."""
+    """uda_human: the human Bradley-Terry reference (a tournament's quality may be read from it).
+
+    Without the bootstrap CIs (``n_boot=0``): a tournament reads only the strengths ``theta``
+    (``uda.tournament``'s ``human_bt`` source), and the bootstrap would be most of the plan's time."""
     p = job.params
     path = source_path(p.votes) if p.votes in SOURCES else resolve_data_path(p.votes)
-    write_table(bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo), n_boot=int(p.n_boot),
+    write_table(bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo), n_boot=0,
                                      seed=int(p.provenance["seed"])), job.output[0])
 
 
