@@ -1,16 +1,22 @@
 """``judgelab plan``: what a run will ask and cost, before anyone pays.
 
 Design.  The number of calls a run makes is only known once the requests are built, and
-most requests are built from tables that earlier rules write (pair sets, generated
-texts, teacher traces), so counting from the DAG alone cannot give it.  ``plan`` therefore
-runs the workflow once in a scratch directory with every real judge replaced by a
-*stand-in*: a simulated judge with the same name, family, sampling and price.  The
-stand-ins answer instantly and offline, so every rule downstream of a generation step
-gets texts to work on, and the runner (:mod:`judgelab.runner`) logs each distinct new call
-(its judge, rule, request payload hash, task and prompt length) to a plan log.  The plan
-then compares the logged payloads with what the *real* call cache already holds for each
-judge (the cache stores every answered request) and prices the rest with the configured
-prices.
+most requests are built from tables that earlier rules write (pair sets, generated texts,
+teacher traces), so counting from the config alone cannot give it.  ``plan`` therefore reads
+the workflow's own DAG for the targets (Snakemake's API, in this process: which jobs a run
+needs, with their params; :func:`dag_jobs`) and, in DAG order, runs each job's *planner* --
+``RULES`` of ``judgelab/<study>/calls.py`` (:mod:`judgelab.calls`), which builds the job's
+requests with the study's own builders from the config and the data.  Every real judge is
+replaced by a *stand-in*: a simulated judge with the same name, family, sampling and price
+(a detector the run would fine-tune, too); the stand-ins answer instantly and offline in
+memory, so every planner downstream of a generation step gets texts to work on, and the
+runner (:mod:`judgelab.runner`) logs each distinct call (its judge, rule, request payload
+hash, task and prompt length) to a plan log.  Nothing else of the workflow runs: no Snakemake
+job, no training, statistics or figures, which is why a plan takes seconds, not minutes.  A
+DAG with a rule that runs a judge or model but has no planner is refused (a silent hole in
+the count would be worse).  The plan then compares the logged payloads with what the *real*
+call cache already holds for each judge (the cache stores every answered request) and prices
+the rest with the configured prices.  Progress goes to stderr, one line per job.
 
 What the numbers are:
 
@@ -22,8 +28,10 @@ What the numbers are:
 * ``est_tokens_in``: prompt characters / 4 (the rule of thumb of paper 003's appendix;
   real tokenizers differ by some 10-20%);
 * ``est_tokens_out``: the stand-in's answer lengths (short verdicts, paragraph-length
-  texts); ``max_tokens_out``: the output limits of the requests (the worst case, every
-  answer as long as allowed: reasoning models come closer to this);
+  texts), each capped at its request's output limit (a real answer stops there, so an
+  estimate is never above the worst case); ``max_tokens_out``: the output limits of the
+  requests (the worst case, every answer as long as allowed: reasoning models come closer
+  to this);
 * ``est_usd`` / ``max_usd``: the two at the judge's ``price``.
 
 Where the stand-in's answers steer what is asked next (the rbd detector loop asks again
