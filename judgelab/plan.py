@@ -186,8 +186,14 @@ def _runs_a_model(job: Any) -> bool:
     return bool({"gpu", "api_slots"} & set(job.rule.resources.keys()))
 
 
-def _progress(msg: str, show: bool) -> None:
-    if show:
+def _progress(msg: str, show: bool, *, step: bool = False) -> None:
+    """One progress line on stderr; on a terminal a job's line (``step``) is rewritten in place
+    by the next one, so a plan shows one line that moves, and a log gets one line per job."""
+    if not show:
+        return
+    if sys.stderr.isatty():
+        print(f"\r\033[Kjudgelab plan: {msg}", file=sys.stderr, end="" if step else "\n", flush=True)
+    else:
         print(f"judgelab plan: {msg}", file=sys.stderr, flush=True)
 
 
@@ -248,7 +254,7 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
         try:
             os.chdir(workdir)  # the jobs' paths are relative to the workflow's directory, as in a run
             for i, job in enumerate(run, 1):
-                _progress(f"[{i}/{len(run)}] {_describe(job)}", progress)
+                _progress(f"[{i}/{len(run)}] {_describe(job)}", progress, step=True)
                 env.set("JUDGELAB_RULE", job.rule.name)  # the plan log's study column
                 planners[job.rule.name](SimpleNamespace(params=job.params, input=job.input, output=job.output,
                                                         wildcards=job.wildcards, rule=job.rule.name), ctx)
