@@ -283,6 +283,7 @@ PAPER_PLANS = {  # fixture: (config file, targets) -- the commands of tests/fixt
     "paper-topk-table4": ("config/judges/paper-topk.yaml", ["results/topk/tables/table4_recall_at_k.csv"]),
     "paper-uda": ("config/judges/paper-uda.yaml", ["results/uda/summary.csv"]),
     "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv"]),
+    "default": (None, []),  # the default config, the whole DAG
 }
 #: paper-rbd: the judges whose calls a detector's flags steer (the evaluators' re-prompts in the
 #: loop, and the trained detector itself) differ from the recorded figures (README there)
@@ -301,10 +302,17 @@ def test_paper_configs_plan_the_recorded_figures(name: str, tmp_path: Path, monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(REPO)
     cfg, targets = PAPER_PLANS[name]
-    new = _table(plan([REPO / cfg], targets=targets, directory=str(tmp_path), progress=False))
+    new = _table(plan([REPO / cfg] if cfg else [], targets=targets, directory=str(tmp_path), progress=False))
     old = _table(pd.read_csv(FIXTURES / f"{name}.csv", keep_default_na=False))
     assert list(new.index) == list(old.index)
     same = [k for k in old.index if k[0] not in RBD_LOOP_JUDGES] if name == "paper-rbd" else list(old.index)
+    if name == "default":  # rbd-tiny's worst case was the config's 8,192 per call; a run asks it for 32
+        tiny = [k for k in old.index if k[0] == "rbd-tiny"]
+        assert list(new.loc[tiny, "max_tokens_out"]) == list(new.loc[tiny, "calls"] * 32)
+        assert list(old.loc[tiny, "max_tokens_out"]) == list(old.loc[tiny, "calls"] * 8192)
+        rest = [f for f in FIGURES if f != "max_tokens_out"]
+        pd.testing.assert_frame_equal(new.loc[tiny, rest], old.loc[tiny, rest], check_dtype=False)
+        same = [k for k in same if k[0] != "rbd-tiny"]
     assert len(same) >= 4
     pd.testing.assert_frame_equal(new.loc[same, FIGURES], old.loc[same, FIGURES], check_dtype=False)
     for figure in ("est_tokens_out", "est_usd"):
