@@ -118,14 +118,14 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Run the workflow offline on stand-ins and price what is not yet cached (judgelab.plan).
+    """Enumerate the run's calls offline on stand-ins and price what is not yet cached (judgelab.plan).
 
     A call several studies need is listed under each of them; each judge's ``(all studies)``
     row, and the TOTAL over those rows, count it once (what the run asks and pays)."""
     from judgelab.io import write_table
     from judgelab.plan import format_plan, plan
 
-    table = plan(args.configfile or [], targets=args.targets, directory=args.directory, cores=args.cores)
+    table = plan(args.configfile or [], targets=args.targets, directory=args.directory, progress=not args.quiet)
     print(format_plan(table), end="")
     if args.out:
         write_table(table, args.out)
@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_config(pl)
     pl.add_argument("targets", nargs="*", help="Snakemake targets (default: the whole DAG)")
     pl.add_argument("--directory", help="project directory whose call cache counts as asked (default: cwd)")
-    pl.add_argument("--cores", type=int, default=2, help="cores for the offline stand-in run")
+    pl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     pl.add_argument("--out", help="also write the plan table here (.csv or .parquet)")
     pl.set_defaults(fn=cmd_plan)
 

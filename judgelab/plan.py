@@ -1,16 +1,22 @@
 """``judgelab plan``: what a run will ask and cost, before anyone pays.
 
 Design.  The number of calls a run makes is only known once the requests are built, and
-most requests are built from tables that earlier rules write (pair sets, generated
-texts, teacher traces), so counting from the DAG alone cannot give it.  ``plan`` therefore
-runs the workflow once in a scratch directory with every real judge replaced by a
-*stand-in*: a simulated judge with the same name, family, sampling and price.  The
-stand-ins answer instantly and offline, so every rule downstream of a generation step
-gets texts to work on, and the runner (:mod:`judgelab.runner`) logs each distinct new call
-(its judge, rule, request payload hash, task and prompt length) to a plan log.  The plan
-then compares the logged payloads with what the *real* call cache already holds for each
-judge (the cache stores every answered request) and prices the rest with the configured
-prices.
+most requests are built from tables that earlier rules write (pair sets, generated texts,
+teacher traces), so counting from the config alone cannot give it.  ``plan`` therefore reads
+the workflow's own DAG for the targets (Snakemake's API, in this process: which jobs a run
+needs, with their params; :func:`dag_jobs`) and, in DAG order, runs each job's *planner* --
+``RULES`` of ``judgelab/<study>/calls.py`` (:mod:`judgelab.calls`), which builds the job's
+requests with the study's own builders from the config and the data.  Every real judge is
+replaced by a *stand-in*: a simulated judge with the same name, family, sampling and price
+(a detector the run would fine-tune, too); the stand-ins answer instantly and offline in
+memory, so every planner downstream of a generation step gets texts to work on, and the
+runner (:mod:`judgelab.runner`) logs each distinct call (its judge, rule, request payload
+hash, task and prompt length) to a plan log.  Nothing else of the workflow runs: no Snakemake
+job, no training, statistics or figures, which is why a plan takes seconds, not minutes.  A
+DAG with a rule that runs a judge or model but has no planner is refused (a silent hole in
+the count would be worse).  The plan then compares the logged payloads with what the *real*
+call cache already holds for each judge (the cache stores every answered request) and prices
+the rest with the configured prices.  Progress goes to stderr, one line per job.
 
 What the numbers are:
 
@@ -22,8 +28,10 @@ What the numbers are:
 * ``est_tokens_in``: prompt characters / 4 (the rule of thumb of paper 003's appendix;
   real tokenizers differ by some 10-20%);
 * ``est_tokens_out``: the stand-in's answer lengths (short verdicts, paragraph-length
-  texts); ``max_tokens_out``: the output limits of the requests (the worst case, every
-  answer as long as allowed: reasoning models come closer to this);
+  texts), each capped at its request's output limit (a real answer stops there, so an
+  estimate is never above the worst case); ``max_tokens_out``: the output limits of the
+  requests (the worst case, every answer as long as allowed: reasoning models come closer
+  to this);
 * ``est_usd`` / ``max_usd``: the two at the judge's ``price``.
 
 Where the stand-in's answers steer what is asked next (the rbd detector loop asks again
@@ -40,13 +48,14 @@ import json
 import logging
 import os
 import re
-import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -102,13 +111,115 @@ def _scratch(workdir: Path) -> None:
             (workdir / part).symlink_to(src)
 
 
-def _snakemake_bin() -> str:
-    exe = Path(sys.executable).with_name("snakemake")
-    return str(exe) if exe.exists() else "snakemake"
+class _Env:
+    """Set environment variables for a block and put the old values back after it."""
+
+    def __init__(self, **values: str) -> None:
+        self.values, self.old = values, {k: os.environ.get(k) for k in values}
+
+    def set(self, key: str, value: str) -> None:
+        self.old.setdefault(key, os.environ.get(key))
+        os.environ[key] = value
+
+    def __enter__(self) -> _Env:
+        os.environ.update(self.values)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for k, v in self.old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
-def run_stand_ins(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (), cores: int = 2) -> Path:
-    """Run the workflow on stand-ins in ``workdir``; return the plan log."""
+def _config_error(exc: BaseException) -> ConfigError | None:
+    """The ConfigError behind an error Snakemake raised while building the DAG (an input
+    function's role check, a study's plan), or None."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ConfigError):
+            return e
+        stack += [e.__cause__, e.__context__, *[a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]]
+    found = re.search(r"ConfigError: (.*)", str(exc))
+    return ConfigError(found.group(1)) if found else None
+
+
+def dag_jobs(workdir: Path, configfile: Path, targets: Sequence[str] = ()) -> list[Any]:
+    """The jobs a run of ``targets`` (default: the default target) needs, in an order where each
+    job comes after the jobs it reads from: the workflow's own DAG, built in this process (no job
+    runs) in ``workdir``, which holds no results, so every job is needed.
+
+    Uses Snakemake's Python API (``snakemake.api``) and its DAG object: the Snakefile and its
+    rules decide which jobs exist and their params, as in a run."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+    cwd = os.getcwd()
+    try:
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            wf = api.workflow(resource_settings=ResourceSettings(cores=1),
+                              config_settings=ConfigSettings(configfiles=[configfile]),
+                              snakefile=workdir / "Snakefile", workdir=workdir)
+            wf.dag(DAGSettings(targets=set(targets)))
+            workflow = wf._workflow
+            workflow._prepare_dag(forceall=False, ignore_incomplete=True, lock_warn_only=True, nolock=True)
+            workflow._build_dag()
+            needed = set(workflow.dag.needrun_jobs())
+            return [j for level in workflow.dag.toposorted() for j in sorted(level, key=str) if j in needed]
+    except Exception as exc:
+        err = _config_error(exc)
+        if err is not None:
+            raise err from None
+        raise
+    finally:
+        os.chdir(cwd)
+
+
+def _runs_a_model(job: Any) -> bool:
+    """Whether a job's rule declares the resources of a judge or model run (``job_resources`` in
+    ``rules/common.smk``; the light rules declare neither)."""
+    return bool({"gpu", "api_slots"} & set(job.rule.resources.keys()))
+
+
+def _progress(msg: str, show: bool, *, step: bool = False) -> None:
+    """One progress line on stderr; on a terminal a job's line (``step``) is rewritten in place
+    by the next one, so a plan shows one line that moves, and a log gets one line per job."""
+    if not show:
+        return
+    if sys.stderr.isatty():
+        print(f"\r\033[Kjudgelab plan: {msg}", file=sys.stderr, end="" if step else "\n", flush=True)
+    else:
+        print(f"judgelab plan: {msg}", file=sys.stderr, flush=True)
+
+
+def _describe(job: Any) -> str:
+    w = ", ".join(f"{k}={v}" for k, v in dict(job.wildcards).items())
+    return job.rule.name + (f" ({w})" if w else "")
+
+
+def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (), *,
+               progress: bool = True, keep_cache: bool = False) -> tuple[Path, dict[str, dict[str, Any]]]:
+    """Enumerate the calls of a run of ``targets`` on stand-ins, in this process; return the plan
+    log and the entries of the models asked that are no config judge (:attr:`PlanContext.models`).
+
+    The DAG (:func:`dag_jobs`) is built on the stand-in config, with the jobs' role checks
+    reading the real one (``ROLE_CONFIG_ENV``), as a real run's DAG would be checked.  Each job
+    whose rule has a planner (:func:`judgelab.calls.rule_calls`) then runs it, in DAG order:
+    the job's requests are built by the study's own builders and answered by the stand-ins
+    through a cache in memory (written to ``workdir/plan-cache.sqlite`` with ``keep_cache``), and
+    :func:`judgelab.runner.run_requests` logs each distinct call.
+    """
+    from types import SimpleNamespace
+
+    from judgelab.calls import PlanCache, PlanContext, rule_calls
+
+    workdir = workdir.resolve()
     _scratch(workdir)
     stand_in, _ = stand_in_config(config)
     stand_in["cache"] = str(workdir / "plan-cache.sqlite")
@@ -116,20 +227,45 @@ def run_stand_ins(config: dict[str, Any], workdir: Path, targets: Sequence[str] 
     cfg_path.write_text(yaml.safe_dump(stand_in, sort_keys=False), encoding="utf-8")
     plan_log = workdir / "plan-calls.jsonl"
     plan_log.unlink(missing_ok=True)
-    # the jobs check their auxiliary roles against the real config (rules/common.smk, needs_roles):
-    # a target whose jobs the real run would refuse is refused here too, and only such a target
     real_path = workdir / "plan-real-config.yaml"
     real_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    env = {**os.environ, PLAN_LOG_ENV: str(plan_log), ROLE_CONFIG_ENV: str(real_path), "JUDGELAB_PROGRESS": "0"}
-    # (not --quiet all: it hides the error of a job's input function, the role check's included)
-    cmd = [_snakemake_bin(), "--cores", str(cores), "--configfile", str(cfg_path), "--", *targets]
-    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
-    config_error = re.search(r"ConfigError: (.*)", proc.stdout + proc.stderr)
-    if proc.returncode != 0 and config_error:
-        raise ConfigError(config_error.group(1))
-    if proc.returncode != 0:
-        raise RuntimeError(f"the stand-in run failed (in {workdir}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return plan_log
+    started = time.monotonic()
+    _progress(f"reading the workflow's DAG for {' '.join(targets) or 'the default target'} ...", progress)
+    with _Env(**{ROLE_CONFIG_ENV: str(real_path)}):
+        jobs = dag_jobs(workdir, cfg_path, targets)
+    planners = rule_calls()
+    unplanned = sorted({j.rule.name for j in jobs if j.rule.name not in planners and _runs_a_model(j)})
+    if unplanned:  # a call-making job nobody counts would be a silent hole in the plan
+        raise RuntimeError(f"judgelab plan: no planner for rule(s) {', '.join(unplanned)}, which run a judge or a "
+                           f"model (a RULES entry in a judgelab/<study>/calls.py says what each asks)")
+    made = {str(f): j for j in jobs for f in j.output}
+    run = [j for j in jobs if j.rule.name in planners]
+    for j in run:  # a planned job reads only what planned jobs write (or what exists already)
+        for f in j.input:
+            src = made.get(str(f))
+            if src is not None and src.rule.name not in planners:
+                raise RuntimeError(f"judgelab plan: rule {src.rule.name} writes {f}, which {_describe(j)} reads, "
+                                   f"and has no planner (a RULES entry in a judgelab/<study>/calls.py)")
+    _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or write what calls are built from "
+              f"({time.monotonic() - started:.1f} s)", progress)
+    cwd = os.getcwd()
+    env = _Env(**{PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"})
+    with env, PlanCache() as cache:
+        ctx = PlanContext(cache)
+        try:
+            os.chdir(workdir)  # the jobs' paths are relative to the workflow's directory, as in a run
+            for i, job in enumerate(run, 1):
+                _progress(f"[{i}/{len(run)}] {_describe(job)}", progress, step=True)
+                env.set("JUDGELAB_RULE", job.rule.name)  # the plan log's study column
+                planners[job.rule.name](SimpleNamespace(params=job.params, input=job.input, output=job.output,
+                                                        wildcards=job.wildcards, rule=job.rule.name), ctx)
+        finally:
+            os.chdir(cwd)
+            ctx.close()
+    if keep_cache:
+        cache.save(workdir / "plan-cache.sqlite")
+    _progress(f"calls enumerated in {time.monotonic() - started:.1f} s", progress)
+    return plan_log, ctx.models
 
 
 def cached_payloads(cache_path: Path, judges: Sequence[str]) -> dict[str, set[str]]:
@@ -150,7 +286,7 @@ def cached_payloads(cache_path: Path, judges: Sequence[str]) -> dict[str, set[st
 
 def _max_tokens(spec: JudgeSpec, task: str, param: Any) -> int:
     """The output limit a real request of this task gets (judgelab.judges.base.Judge.sampling_for)."""
-    if param is not None:
+    if param is not None and not pd.isna(param):  # (a log column mixing limits and None reads as NaN)
         return int(param)
     limit_key = "max_completion_tokens" if (spec.sampling.get("max_completion_tokens") is not None
                                             and spec.sampling.get("max_tokens") is None) else "max_tokens"
@@ -168,8 +304,8 @@ def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: s
     the rules ``rules`` need."""
     todo = g[~g["cached"]]
     t_in = int((todo["chars_in"] // 4).sum())
-    t_out = int(todo["tokens_out"].fillna(0).sum())
-    t_max = int(sum(_max_tokens(spec, t, p) for t, p in zip(todo["task"], todo["max_tokens_param"], strict=True)))
+    t_out = int(todo["est_out"].sum())
+    t_max = int(todo["limit"].sum())
     branching = sorted(rules & set(ANSWER_DEPENDENT_RULES))
     return {
         "judge": judge, "study": study, "backend": spec.backend, "model": spec.model, "calls": len(g),
@@ -199,6 +335,9 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     for judge, jg in calls.groupby("judge", sort=True):
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
+        jg = jg.assign(limit=[_max_tokens(spec, t, p) for t, p in zip(jg["task"], jg["max_tokens_param"], strict=True)])
+        # a stand-in's answer may run longer than the real request allows; the real one stops there
+        jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):
             out.append(_plan_row(judge, study, g.drop_duplicates("payload_sha"), spec, set(g["rule"])))
         out.append(_plan_row(judge, ALL_STUDIES, jg.drop_duplicates("payload_sha"), spec, set(jg["rule"])))
@@ -206,7 +345,7 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
 
 
 def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
-         cores: int = 2, scratch: str | None = None) -> pd.DataFrame:
+         scratch: str | None = None, progress: bool = True) -> pd.DataFrame:
     """Plan a run of ``targets`` (default: everything) with the given config files.
 
     ``directory`` is the project directory whose call cache (``cache`` in the config,
@@ -220,9 +359,11 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
     cache_path = Path(config["cache"])
     cache_path = cache_path if cache_path.is_absolute() else base / cache_path
     if scratch:  # kept (its plan-cache.sqlite holds the stand-ins' answers)
-        return summarise(run_stand_ins(config, Path(scratch), targets, cores), originals, cache_path)
+        plan_log, models = plan_calls(config, Path(scratch), targets, progress=progress, keep_cache=True)
+        return summarise(plan_log, {**models, **originals}, cache_path)
     with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
-        return summarise(run_stand_ins(config, Path(tmp), targets, cores), originals, cache_path)
+        plan_log, models = plan_calls(config, Path(tmp), targets, progress=progress)
+        return summarise(plan_log, {**models, **originals}, cache_path)
 
 
 def format_plan(table: pd.DataFrame) -> str:

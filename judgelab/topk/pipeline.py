@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
@@ -78,13 +80,24 @@ def make_items(cfg: dict[str, Any], seed: int) -> tuple[pd.DataFrame, pd.DataFra
 # -- rule topk_query -----------------------------------------------------------------
 
 
+@contextmanager
+def _opened(cache: str | os.PathLike[str] | CallCache) -> Iterator[CallCache]:
+    """The call cache a rule function works through: the file ``cache`` names (a run), or
+    ``cache`` itself when it is open already (``judgelab plan`` passes its own, in memory)."""
+    if isinstance(cache, (str, os.PathLike)):
+        with CallCache(cache) as opened:
+            yield opened
+    else:
+        yield cache
+
+
 def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
-                cache_path: str, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                cache_path: str | CallCache, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Oracle collection and the bias probes for one judge, through the call cache."""
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     try:
-        with CallCache(cache_path) as cache:
+        with _opened(cache_path) as cache:
             oracle = collect_oracle(judge, items, cache, template=cfg["template"],
                                     quality_scale=float(cfg["quality_scale"]), label="topk oracle",
                                     max_error_rate=max_error_rate)
@@ -171,7 +184,7 @@ def llmbar_pairs(cfg: dict[str, Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str,
+def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str | CallCache,
                  max_error_rate: float | None) -> pd.DataFrame:
     """One judge on every LLMBar pair, both orders; a replayed judge only on the subset it
     was recorded on, with its recorded prompt template."""
@@ -183,7 +196,7 @@ def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(pairs.to_dict("records"))]
     try:
-        with CallCache(cache_path) as cache:
+        with _opened(cache_path) as cache:
             return judge_pairs(judge, plist, cache, template=template, label="topk llmbar",
                                max_error_rate=max_error_rate)
     finally:
@@ -231,7 +244,7 @@ def rank_judges(cfg: dict[str, Any], judge_names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str,
+def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str | CallCache,
               max_error_rate: float | None) -> dict[str, pd.DataFrame]:
     """Rank one items file live with one judge (:func:`judgelab.topk.live.rank_live`)."""
     r = cfg.get("rank", {})
@@ -239,7 +252,7 @@ def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     try:
-        with single_threaded_blas(), CallCache(cache_path) as cache:
+        with single_threaded_blas(), _opened(cache_path) as cache:
             res = rank_live(pool, judge, cache, live_settings(cfg), template=cfg["template"],
                             quality_scale=float(r.get("quality_scale", 1.0)), label=f"topk rank {pool_name}",
                             max_error_rate=max_error_rate)
