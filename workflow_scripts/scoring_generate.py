@@ -6,9 +6,8 @@ from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.io import write_table
 from judgelab.judges import make_judge
-from judgelab.scoring.generation import reference_levels_needed, response_levels, run_generation_review, tasks_for
+from judgelab.scoring.generation import generation_levels, run_generation_review, tasks_for
 from judgelab.scoring.items import study_items
-from judgelab.scoring.metrics import stable_seed
 from judgelab.workflow import provenance, run_script
 
 
@@ -16,11 +15,8 @@ def main(sm):
     g, prov, purpose = sm.params.generation, sm.params.provenance, sm.params.purpose
     items = study_items(sm.input.item_tables, sm.input.get("responses"))
     groups = sorted({(it.dataset, it.group_id) for it in items})
-    if purpose == "response":
-        levels = response_levels(groups, stable_seed(sm.params.seed, "response_levels"), g["response_levels"])
-    else:
-        need = reference_levels_needed(sm.params.perturbations, g["reference_levels"])
-        levels = {key: need for key in groups}
+    levels = generation_levels(groups, purpose, seed=sm.params.seed, generation=g,
+                               perturbations=sm.params.perturbations)
     judges = [make_judge(JudgeSpec.from_dict(e, where=f"judge {e['name']}")) for e in sm.params.models]
     try:
         with CallCache(sm.params.cache) as cache:

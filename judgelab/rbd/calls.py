@@ -24,17 +24,17 @@ from judgelab.config import ConfigError
 from judgelab.io import read_verdicts, write_table
 from judgelab.rbd.detector import (
     DetectorSpec,
-    balanced_test_set,
     build_cases,
     cases_frame,
     cases_from_frame,
     few_shot_examples,
     run_detector,
+    split_cases,
 )
 from judgelab.rbd.evaluate import bias_labels, evaluate_items, select_items
 from judgelab.rbd.loop import LoopDetector, loop_items, run_loop
-from judgelab.rbd.prompts import BIAS_TYPES, DETECTOR_PROMPTS
-from judgelab.rbd.sets import SET_BUILDERS, BuildContext, items_frame, items_from_frame, unit_hash
+from judgelab.rbd.prompts import DETECTOR_PROMPTS
+from judgelab.rbd.sets import SET_BUILDERS, BuildContext, items_frame, items_from_frame
 from judgelab.rbd.supervision import collect_traces
 from judgelab.runner import run_requests
 
@@ -87,19 +87,10 @@ def cases(job: Any, ctx: PlanContext) -> None:
     for path in job.input.sets:
         its += items_from_frame(pd.read_parquet(path))
     all_cases = build_cases(its, pd.read_parquet(job.input.labels), p.evaluator_models)
-    bias_sets = {p.bias_sets.get(b, b) for b in BIAS_TYPES}
-    train = [c for c in all_cases
-             if c.subset == "train" and c.set in bias_sets and c.evaluator in p.supervision_evaluators]
-    test = balanced_test_set([c for c in all_cases if c.subset == "test" and c.set in bias_sets], p.test_size,
-                             int(p.seed))
-    diag = []
-    for name in sorted({c.set for c in all_cases if c.set.startswith("diag_")}):
-        chosen = sorted((c for c in all_cases if c.set == name), key=lambda c: unit_hash(p.seed, "diag", c.case_id))
-        diag += chosen if p.diag_size is None else chosen[: p.diag_size]
-    for c in diag:
-        c.subset = c.set
+    train, test = split_cases(all_cases, bias_sets=p.bias_sets, supervision_evaluators=p.supervision_evaluators,
+                              test_size=p.test_size, diag_size=p.diag_size, seed=p.seed)
     write_table(cases_frame(train), job.output.train)
-    write_table(cases_frame(test + diag), job.output.test)
+    write_table(cases_frame(test), job.output.test)
 
 
 def supervision(job: Any, ctx: PlanContext) -> None:

@@ -156,6 +156,24 @@ def balanced_test_set(cases: Sequence[DetectorCase], size: int, seed: int,
     return [DetectorCase(**{**asdict(c), "subset": "test"}) for c in out]
 
 
+def split_cases(cases: Sequence[DetectorCase], *, bias_sets: dict[str, str], supervision_evaluators: Sequence[str],
+                test_size: int, diag_size: int | None, seed: int) -> tuple[list[DetectorCase], list[DetectorCase]]:
+    """Rule ``rbd_cases``: (training tuples, test + diagnostic cases).  Training: the train-subset
+    cases of each bias type's set (``bias_sets``: constructed or the authors' sets) judged by a
+    supervision evaluator; test: :func:`balanced_test_set` of the test subset; diagnostic: every
+    ``diag_*`` set, ranked by a seeded hash and cut at ``diag_size``, its cases marked with their set."""
+    sets = {bias_sets.get(b, b) for b in BIAS_TYPES}
+    train = [c for c in cases if c.subset == "train" and c.set in sets and c.evaluator in supervision_evaluators]
+    test = balanced_test_set([c for c in cases if c.subset == "test" and c.set in sets], test_size, int(seed))
+    diag = []
+    for name in sorted({c.set for c in cases if c.set.startswith("diag_")}):
+        chosen = sorted((c for c in cases if c.set == name), key=lambda c: unit_hash(seed, "diag", c.case_id))
+        diag += chosen if diag_size is None else chosen[:diag_size]
+    for c in diag:
+        c.subset = c.set
+    return train, test + diag
+
+
 # ---------------------------------------------------------------------------------
 # detector configuration
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgelab.calls import PlanContext, RuleCalls
 from judgelab.io import write_table
-from judgelab.scoring.generation import reference_levels_needed, response_levels, run_generation_review, tasks_for
+from judgelab.scoring.generation import generation_levels, run_generation_review, tasks_for
 from judgelab.scoring.items import items_frame, load_items, mark_sample, study_items
 from judgelab.scoring.metrics import stable_seed
 from judgelab.scoring.prompt import get_variant
@@ -34,11 +34,8 @@ def generate(job: Any, ctx: PlanContext) -> None:
     g, purpose = job.params.generation, job.params.purpose
     its = study_items(job.input.item_tables, job.input.get("responses"))
     groups = sorted({(it.dataset, it.group_id) for it in its})
-    if purpose == "response":
-        levels = response_levels(groups, stable_seed(job.params.seed, "response_levels"), g["response_levels"])
-    else:
-        need = reference_levels_needed(job.params.perturbations, g["reference_levels"])
-        levels = {key: need for key in groups}
+    levels = generation_levels(groups, purpose, seed=job.params.seed, generation=g,
+                               perturbations=job.params.perturbations)
     results, _ = run_generation_review(
         tasks_for(its, purpose, levels), [ctx.judge(e) for e in job.params.models], ctx.cache,
         max_attempts=g["max_attempts"], temperature=g["temperature"], sim_hit_rate=g["sim_hit_rate"],

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,7 @@ from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
 from judgelab.scoring.items import ScoringItem
+from judgelab.scoring.metrics import stable_seed
 from judgelab.scoring.prompt import Rubric
 from judgelab.simworld.scoring import SIM_LEVEL_TASK, simulated_level
 
@@ -136,6 +138,17 @@ def reference_levels_needed(perturbations: Sequence[str], levels: Sequence[int])
         raise ConfigError(f"scoring.perturbations need reference answers at score(s) {missing}, "
                           f"which scoring.generation.reference_levels {list(levels)} does not generate")
     return need
+
+
+def generation_levels(groups: Sequence[tuple[str, str]], purpose: str, *, seed: int, generation: dict[str, Any],
+                      perturbations: Sequence[str]) -> dict[tuple[str, str], Any]:
+    """Rules ``scoring_responses`` / ``scoring_references``: the quality levels each (dataset,
+    group) asks for -- the responses' levels drawn per group (:func:`response_levels`, seeded), the
+    references' the levels the reference-score perturbations need (:func:`reference_levels_needed`)."""
+    if purpose == "response":
+        return response_levels(groups, stable_seed(seed, "response_levels"), generation["response_levels"])
+    need = reference_levels_needed(perturbations, generation["reference_levels"])
+    return {key: need for key in groups}
 
 
 def response_levels(groups: Sequence[tuple[str, str]], seed: int, levels: Sequence[int] = (1, 2, 3, 4, 5),

@@ -124,13 +124,16 @@ def iter_records(path: str | Path, fmt: str = "auto", records: tuple[Any, ...] =
         raise InputError(f"{p}: cannot be read ({type(exc).__name__}: {exc}); is the file complete?") from None
 
 
-def _loads(text: str, where: str) -> Any:
+def _loads(text: str, where: object, *, whole: bool = False) -> Any:
+    """``json.loads`` with the one-line errors: a line of a JSONL file (``where`` names the line) or a
+    ``whole`` JSON file (the error names the line in it too)."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        at = f"line {exc.lineno} column {exc.colno}" if whole else f"column {exc.colno}"
+        raise InputError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
     except RecursionError:
-        raise InputError(f"{where}: JSON nested too deeply to read; flatten the record") from None
+        raise InputError(f"{where}: JSON nested too deeply to read; flatten the record{'s' if whole else ''}") from None
 
 
 def _jsonl_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -161,7 +164,7 @@ def _json_records(p: Path, records: tuple[Any, ...]) -> Iterator[tuple[int, dict
             yield from _array_elements(fh, p, head, head.index("[") + 1)
             return
         text = head + fh.read()
-    data = _loads_whole(text, p)
+    data = _loads(text, p, whole=True)
     data = _descend(data, records, str(p))
     if isinstance(data, dict):  # {id: record} files
         data = [{"_key": k, **v} if isinstance(v, dict) else {"_key": k, "value": v} for k, v in data.items()]
@@ -169,15 +172,6 @@ def _json_records(p: Path, records: tuple[Any, ...]) -> Iterator[tuple[int, dict
         raise InputError(f"{p}: expected a JSON array of records, got {type(data).__name__}")
     for i, r in enumerate(data):
         yield i, _object(r, p, i)
-
-
-def _loads_whole(text: str, p: Path) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise InputError(f"{p}: JSON nested too deeply to read; flatten the records") from None
 
 
 def _object(r: Any, p: Path, i: int) -> dict[str, Any]:
