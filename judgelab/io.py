@@ -41,6 +41,37 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+@contextmanager
+def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole.
+
+    A command writing a set of files (a table, its notes, a figure) stages them here, so a
+    reader never sees half a set or a mix of two runs.  The staging folder gets the mode a
+    plain ``mkdir`` would (``mkdtemp`` makes it 0700), so the output honours the umask."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        yield tmp
+        old = None
+        if dest.exists():
+            old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+            os.replace(dest, old / "previous")
+        os.replace(tmp, dest)
+        if old is not None:
+            import shutil
+
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
