@@ -184,9 +184,8 @@ def battles_from_table(table: pd.DataFrame, *, metadata: Mapping[tuple[str, str]
     weight = np.where(label.str.contains(_STRONG).to_numpy(), 3, 1)
     counts = np.bincount(np.concatenate([a, b]), minlength=len(names))
     common = [names[i] for i in range(len(names)) if counts[i] == len(k)]
-    base = common[0] if len(common) == 1 or (len(names) == 2 and common) else None
-    if len(names) == 2 and base is None:
-        base = k["model_a"].astype(str).mode().iloc[0]
+    # two models both take part in every game: the baseline is the one the log stores as A
+    base = common[0] if len(common) == 1 else k["model_a"].astype(str).mode().iloc[0] if common else None
     if baseline is not None and baseline not in index:
         raise InputError(f"--baseline {baseline!r} is not a model of the log (models: {', '.join(names)})")
     reference = baseline or base or names[int(np.argmax(counts))]

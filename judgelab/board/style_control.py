@@ -67,6 +67,18 @@ def explode(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: np.ndarra
             np.repeat(feats, rep, axis=0))
 
 
+class _one_thread:
+    """Run torch on one thread: these fits are small sequential steps, and torch's thread pool
+    on a shared machine costs twenty times the work (measured: 2.8 s against 0.15 s a fit)."""
+
+    def __enter__(self) -> None:
+        self.n = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        torch.set_num_threads(self.n)
+
+
 def _lbfgs(n_coef: int, loss_of) -> torch.Tensor:
     logits = torch.nn.Parameter(torch.nn.init.constant_(torch.empty(n_coef), 0.5))
     opt = torch.optim.LBFGS([logits], lr=1.0, max_iter=50, tolerance_grad=1e-9, tolerance_change=1e-9)
@@ -140,7 +152,8 @@ def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: 
     n = len(out)
     if boot_idx is None:
         boot_idx = np.random.RandomState(seed).randint(low=0, high=n, size=(rounds, n))
-    coefs = np.stack([fit_style_bt(mdl, opp_, out, fz, n_models, boot_idx[r]) for r in range(len(boot_idx))])
+    with _one_thread():
+        coefs = np.stack([fit_style_bt(mdl, opp_, out, fz, n_models, boot_idx[r]) for r in range(len(boot_idx))])
     probs = 1.0 / (1.0 + np.exp(-(coefs[:, :n_models] - coefs[:, [base]])))
     score = np.quantile(probs, 0.5, axis=0)
     lo = np.quantile(probs, alpha / 2, axis=0)
@@ -178,10 +191,11 @@ def style_controlled_frozen(model: np.ndarray, y: np.ndarray, weight: np.ndarray
         rng = np.random.RandomState(_model_seed(seed, models[m]))
         boots = rng.randint(0, len(rows), size=(rounds, len(rows)))
         vals = []
-        for r in range(rounds):
-            ix = torch.as_tensor(boots[r])
-            c = _lbfgs(1, lambda c, ix=ix, off=off, o=o: _bt_loss(c[0] + off[ix], o[ix]))
-            vals.append(float(torch.sigmoid(c[0])))
+        with _one_thread():
+            for r in range(rounds):
+                ix = torch.as_tensor(boots[r])
+                c = _lbfgs(1, lambda c, ix=ix, off=off, o=o: _bt_loss(c[0] + off[ix], o[ix]))
+                vals.append(float(torch.sigmoid(c[0])))
         v = np.asarray(vals)
         score[m], lo[m], hi[m] = (100 * np.quantile(v, q) for q in (0.5, alpha / 2, 1 - alpha / 2))
     return StyleResult(score=score, ci_low=lo, ci_high=hi, coefs=dict(zip(FEATURES, map(float, beta), strict=False)),
