@@ -29,6 +29,14 @@ V2 = Path(__file__).parent / "fixtures" / "verdict_logs" / "arena_hard_v2"
 BASELINE = "o3-mini-2025-01-31"  # JUDGE_SETTINGS["hard_prompt"]["baseline"]
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 # ---- the transcription of show_result.py (pandas + torch, as published) ---------------------------
 def _load_judgments(folder: Path, weight: int = 3) -> pd.DataFrame:
     data = pd.concat([pd.read_json(f, lines=True) for f in glob(os.path.join(folder, "*.jsonl"))]).reset_index(

@@ -28,6 +28,7 @@ A status other than ``ok`` leaves the number empty: never a number without suppo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -94,6 +95,16 @@ def _oriented(b: Battles) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
             np.r_[g, g])
 
 
+def weights_key(model: str, source: str, index: pd.Index) -> str | None:
+    """The row of AlpacaEval's weights file for a model: AlpacaEval keys it by the results folder
+    (``results/<folder>/<annotator>/annotations.json``), which the annotations' ``generator_2``
+    need not repeat (NullModel's say ``example``, itself another row); else the model's name."""
+    parts = Path(source).parts
+    if len(parts) >= 3 and parts[-1] == "annotations.json" and parts[-3] in index:
+        return parts[-3]
+    return model if model in index else None
+
+
 def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, float]], dict[int, str], str,
                                                dict[int, float]]:
     """LC per evaluated model code: values, statuses, difficulty source, published-weights LC."""
@@ -132,15 +143,17 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
         out[m] = (fit.lc, fit.ci_low, fit.ci_high)
         status[m] = "ok"
     if s.lc_weights is not None:
-        known = [m for m in np.unique(model) if b.models[m] in s.lc_weights.index]
+        key = {m: weights_key(b.models[m], b.sources.get(b.models[m], ""), s.lc_weights.index)
+               for m in np.unique(model)}
+        known = [m for m, k in key.items() if k is not None]
         if known:
             rows = np.flatnonzero(np.isin(model, known))
-            w = s.lc_weights.loc[[b.models[m] for m in model[rows]]].to_numpy(float)
+            w = s.lc_weights.loc[[key[m] for m in model[rows]]].to_numpy(float)
             _, item = np.unique(b.item[rows], return_inverse=True)
             d = difficulty_given_weights(w, item, sdl[rows], y[rows], int(item.max()) + 1)
             for m in known:
                 sel = model[rows] == m
-                from_weights[m] = lc_from_weights(s.lc_weights.loc[b.models[m]].to_numpy(float), d[item[sel]])
+                from_weights[m] = lc_from_weights(s.lc_weights.loc[key[m]].to_numpy(float), d[item[sel]])
     return out, status, source, from_weights
 
 
