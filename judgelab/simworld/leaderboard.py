@@ -2,7 +2,8 @@
 
 Each model ``m`` has a known quality ``q_m`` (the baseline 0) and its own habits: a typical
 answer length (log-normal around ``length_m``, uncorrelated with quality, so that a length-loving
-judge reorders the board) and a markdown rate.  The simulated judge sees the baseline first and
+judge reorders the board; one model's answers vary by ``within_sd`` in log length, which is what
+lets a correction tell the judge's taste for length from the model's quality) and a markdown rate.  The simulated judge sees the baseline first and
 prefers the model's answer with
 
     P = sigma(q_m - q_b + beta_len * (t_m - t_b) / (t_m + t_b) + beta_md * (d_m - d_b) / (d_m + d_b + 1))
@@ -38,7 +39,7 @@ def _answer(words: int, md: int) -> str:
 
 
 def planted_board(n_models: int = 24, n_items: int = 200, *, seed: int = 0, beta_len: float = 3.0,
-                  beta_md: float = 1.0, quality_sd: float = 0.8, length_sd: float = 0.5,
+                  beta_md: float = 1.0, quality_sd: float = 0.8, length_sd: float = 0.5, within_sd: float = 0.6,
                   judge: str = "sim-length-biased") -> PlantedBoard:
     """The verdict table and the truth of one planted world (see the module doc)."""
     rng = np.random.default_rng(seed)
@@ -49,8 +50,8 @@ def planted_board(n_models: int = 24, n_items: int = 200, *, seed: int = 0, beta
     names = [f"model-{k:03d}" for k in range(n_models)]
     item = np.tile(np.arange(n_items), n_models)
     m = np.repeat(np.arange(n_models), n_items)
-    t_m = np.maximum(5, np.round(np.exp(log_len[m] + rng.normal(0, 0.35, len(m))))).astype(int)
-    t_b_item = np.maximum(5, np.round(np.exp(base_len + rng.normal(0, 0.35, n_items)))).astype(int)
+    t_m = np.maximum(5, np.round(np.exp(log_len[m] + rng.normal(0, within_sd, len(m))))).astype(int)
+    t_b_item = np.maximum(5, np.round(np.exp(base_len + rng.normal(0, within_sd, n_items)))).astype(int)
     t_b = t_b_item[item]
     md_m = rng.poisson(md_rate[m] * t_m)
     md_b_item = rng.poisson(base_md * t_b_item)
