@@ -59,7 +59,7 @@ def _style_metadata(folder: Path) -> dict:
 
 
 def _one_hot_encode(items, baseline):
-    unique_items = sorted(set(items + [baseline]))
+    unique_items = sorted(set([*items, baseline]))
     item_to_index = {item: idx for idx, item in enumerate(unique_items)}
     mat = []
     for item in items:
@@ -128,10 +128,10 @@ def _judgelab_battles():
 
 def _mapping(b, battles: pd.DataFrame) -> np.ndarray:
     """For each show_result battle row, the judgelab exploded row holding the same (uid, game, copy)."""
-    model, opp, y, item, weight, *_ = _oriented(b)
+    _model, _opp, _y, item, weight, *_ = _oriented(b)
     game = np.where(b.b_first, 2, 1)
     keys = []
-    for it, g, w in zip(item, game, weight):
+    for it, g, w in zip(item, game, weight, strict=False):
         keys += [(b.items[it], int(g), k) for k in range(int(w))]
     mine = {k: i for i, k in enumerate(keys)}
     out = np.empty(len(battles), dtype=np.int64)
@@ -149,7 +149,7 @@ def test_the_style_features_are_show_results():
     battles, final, *_ = _show_result_style(np.arange(8)[None, :])
     b = _judgelab_battles()
     assert b.style_source == "answer metadata"
-    model, opp, y, item, weight, sm, so, _ = _oriented(b)
+    model, opp, y, _item, weight, sm, so, _ = _oriented(b)
     mapping = _mapping(b, battles)
     _, _, out, f = explode(model, opp, y, weight, style_features(sm, so))
     np.testing.assert_allclose(f[mapping], final.numpy(), rtol=1e-6)
@@ -164,7 +164,7 @@ def test_the_style_controlled_score_is_show_results(rounds):
     battles, _, table, *_ = _show_result_style(boot)
     b = _judgelab_battles()
     mapping = _mapping(b, battles)
-    model, opp, y, item, weight, sm, so, _ = _oriented(b)
+    model, opp, y, _item, weight, sm, so, _ = _oriented(b)
     ref = b.models.index(BASELINE)
     res = style_controlled(model, opp, y, weight, sm, so, b.n_models, ref, alpha=0.10, boot_idx=mapping[boot])
     m = b.models.index("mistral-small-2503")

@@ -45,7 +45,7 @@ def test_every_correction_beats_raw_and_covers_the_truth(result, col, lo, hi):
 def test_the_length_bias_is_found_and_the_figure_input_is_simulated(result):
     board, _, b = result
     assert b.simulated
-    est, se, ident = board.meta["bias_aware_terms"]["c[length]"]
+    est, se, _ident = board.meta["bias_aware_terms"]["c[length]"]
     assert est > 3 * se
     assert board.meta["design"] == "baseline" and board.meta["baseline"] == "baseline"
 

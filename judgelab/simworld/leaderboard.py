@@ -59,16 +59,16 @@ def planted_board(n_models: int = 24, n_items: int = 200, *, seed: int = 0, beta
     d_m, d_b = md_m / t_m, md_b / t_b
     logit = q[m] + beta_len * (t_m - t_b) / (t_m + t_b) + beta_md * (d_m - d_b) / (d_m + d_b + 1)
     win = rng.random(len(m)) < expit(logit)
-    base_texts = [_answer(int(t), int(k)) for t, k in zip(t_b_item, md_b_item)]
+    base_texts = [_answer(int(t), int(k)) for t, k in zip(t_b_item, md_b_item, strict=False)]
     n = len(m)
     verdict = np.where(win, "B", "A")
     table = pd.DataFrame({
         "judge": judge, "backend": "simulated", "model": judge, "family": "unknown",
-        "pair_id": [f"q{i:05d}|baseline|{names[k]}" for i, k in zip(item, m)],
+        "pair_id": [f"q{i:05d}|baseline|{names[k]}" for i, k in zip(item, m, strict=False)],
         "item_id": [f"q{i:05d}" for i in item], "order": "AB",
         "instruction": [f"question {i}" for i in item],
         "response_a": [base_texts[i] for i in item],
-        "response_b": [_answer(int(t), int(k)) for t, k in zip(t_m, md_m)],
+        "response_b": [_answer(int(t), int(k)) for t, k in zip(t_m, md_m, strict=False)],
         "model_a": "baseline", "model_b": [names[k] for k in m], "family_a": "unknown", "family_b": "unknown",
         "verdict_shown": verdict, "verdict": verdict, "preference": win.astype(float), "label": verdict,
         "expected_verdict": pd.NA, "correct": pd.NA, "status": "ok", "parse_method": "simulated", "raw_text": "",
