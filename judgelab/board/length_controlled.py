@@ -195,7 +195,9 @@ def lc_interval(w: np.ndarray, X: np.ndarray, p: np.ndarray, sw: np.ndarray, clu
     """LC in percent and its delta-method interval, clustered by instruction.
 
     Influence of cluster g: ``(sum_{i in g} f_i - n_g LC) / n + grad' B^-1 U_g`` with ``B`` the
-    weighted Fisher information and ``U_g`` the cluster's score (the L1 penalty ignored)."""
+    weighted Fisher information and ``U_g`` the cluster's score (the L1 penalty ignored); the
+    variance is ``G/(G-1)`` times the summed squares, so an intercept-only GLM gives exactly the
+    clustered interval of the raw win rate."""
     f = expit(X_test @ w)
     lc = float(np.mean(f))
     q = expit(X @ w)
@@ -206,7 +208,9 @@ def lc_interval(w: np.ndarray, X: np.ndarray, p: np.ndarray, sw: np.ndarray, clu
     ci, ti = inv[:len(cluster)], inv[len(cluster):]
     score = sw * (p - q) * (X @ h)
     infl = np.bincount(ti, f - lc, len(keys)) / len(f) + np.bincount(ci, score, len(keys))
-    se = float(np.sqrt(np.sum(infl**2)))
+    g = len(keys)
+    # the small-sample factor G / (G - 1) of the clustered win-rate interval (winrate.py)
+    se = float(np.sqrt(g / max(g - 1, 1) * np.sum(infl**2)))
     z = float(norm.ppf(1 - alpha / 2))
     return 100 * lc, 100 * max(0.0, lc - z * se), 100 * min(1.0, lc + z * se)
 

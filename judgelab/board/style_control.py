@@ -159,7 +159,7 @@ def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: 
     lo = np.quantile(probs, alpha / 2, axis=0)
     hi = np.quantile(probs, 1 - alpha / 2, axis=0)
     beta = np.quantile(coefs[:, n_models:], 0.5, axis=0)
-    return StyleResult(score=100 * score, ci_low=100 * lo, ci_high=100 * hi,
+    return StyleResult(score=100 * score.astype(float), ci_low=100 * lo.astype(float), ci_high=100 * hi.astype(float),
                        coefs=dict(zip(FEATURES, map(float, beta), strict=False)), mean=mean, std=std, frozen=False)
 
 

@@ -1,0 +1,331 @@
+"""Fast unit tests of judgelab.board, each against an independent computation (the mutation map's
+tests for these modules: small inputs, sharp assertions)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit, logit
+from scipy.stats import norm
+
+from judgelab.board import length_controlled as L
+from judgelab.board import style_control as S
+from judgelab.board.battles import battles_from_table, read_answer_metadata, style_of_text
+from judgelab.board.bias_aware import bias_aware, comparison_covariates, connected_to
+from judgelab.board.table import rank_flips, weights_key
+from judgelab.board.winrate import clustered_mean, win_rates
+from judgelab.io import InputError
+from judgelab.verdict_import.importer import RECORDED_COLUMNS
+
+
+# ---- winrate ------------------------------------------------------------------------------------------
+def _cluster_se(y, c):
+    p = y.mean()
+    s = pd.Series(y - p).groupby(c).sum()
+    g = len(s)
+    return np.sqrt(g / (g - 1) * (s**2).sum()) / len(y)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_clustered_mean_by_hand(alpha):
+    y = np.array([1, 0, 1, 1, 0.5, 0, 1, 0.25])
+    c = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    r = clustered_mean(y, c, alpha)
+    z = norm.ppf(1 - alpha / 2)
+    se = _cluster_se(y, c)
+    assert (r.n, r.status) == (8, "ok")
+    assert r.win_rate == pytest.approx(100 * y.mean())
+    assert r.ci_low == pytest.approx(100 * (y.mean() - z * se))
+    assert r.ci_high == pytest.approx(100 * (y.mean() + z * se))
+
+
+def test_clustered_mean_clips_to_the_percent_scale():
+    r = clustered_mean(np.array([1, 1, 1, 0.9]), np.array([0, 1, 2, 3]))
+    assert r.ci_high == 100.0 and r.ci_low < 100
+    r = clustered_mean(np.array([0, 0, 0, 0.1]), np.array([0, 1, 2, 3]))
+    assert r.ci_low == 0.0 and r.ci_high > 0
+
+
+def test_win_rates_split_by_model_code():
+    model = np.array([2, 0, 2, 0, 2, 0])
+    y = np.array([1, 0, 1, 1, 0, 0.0])
+    item = np.array([0, 0, 1, 1, 2, 2])
+    out = win_rates(model, y, item, 3)
+    assert out[0].win_rate == pytest.approx(100 / 3) and out[2].win_rate == pytest.approx(200 / 3)
+    assert out[1].n == 0 and out[1].status.startswith("not estimable")
+    assert out[0].n == 3 and out[2].n == 3
+
+
+# ---- length_controlled ------------------------------------------------------------------------------------
+def test_std_delta_len_baseline_minus_model_over_sample_std():
+    d = L.std_delta_len(np.array([10.0, 30, 20]), np.array([0.0, 0, 40]))
+    raw = np.array([10.0, 30, -20])
+    np.testing.assert_allclose(d, raw / raw.std(ddof=1))
+    assert (L.std_delta_len(np.array([5.0]), np.array([1.0])) == 0).all()
+
+
+def test_design_columns_are_the_formulas():
+    X = L._design(np.array([0.5, -2.0]), np.array([0.3, 0.1]), np.array([True, False]))
+    np.testing.assert_allclose(X, [[np.tanh(0.5), 0.3, 1.0], [np.tanh(-2.0), 0.1, 0.0]])
+
+
+def _mle(X, p, sw):
+    def f(w):
+        eta = X @ w
+        return float(np.sum(sw * (np.logaddexp(0, eta) - p * eta))), X.T @ (sw * (expit(eta) - p))
+
+    return minimize(f, np.zeros(X.shape[1]), jac=True, method="BFGS").x
+
+
+def test_the_probability_fit_is_the_weighted_cross_entropy_minimum():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.tanh(rng.normal(size=300)), rng.normal(size=300), np.ones(300)])
+    p = expit(X @ np.array([-1.0, 0.7, 0.4]) + rng.normal(0, 0.3, 300))
+    sw = rng.uniform(0.2, 1.0, 300)
+    w = L._fit_proba(X, p, sw, C=1e6)
+    np.testing.assert_allclose(w, _mle(X, p, sw), atol=2e-3)
+    # the L1 penalty shrinks: a small C zeroes everything
+    assert np.allclose(L._fit_proba(X, p, sw, C=1e-4), 0)
+
+
+def test_the_cv_picks_a_c_of_the_grid_and_a_large_one_for_a_strong_signal():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([np.tanh(rng.normal(size=400)), np.zeros(400), np.ones(400)])
+    p = expit(X @ np.array([-2.0, 0.0, 0.5]))
+    w, C = L.fit_lc(X, p, np.ones(400))
+    assert C in L.CS and C >= 1.0
+    assert w[0] == pytest.approx(-2.0, abs=0.1) and w[2] == pytest.approx(0.5, abs=0.1)
+    _w_small, C_small = L.fit_lc(X[:6], p[:6], np.ones(6))
+    assert C_small == 1.0  # too few rows for 5 folds: one fit at C = 1
+
+
+def test_the_lc_interval_of_an_intercept_only_glm_is_the_clustered_mean_interval():
+    rng = np.random.default_rng(2)
+    cluster = np.repeat(np.arange(50), 2)
+    p = rng.uniform(0, 1, 100)
+    X = np.ones((100, 1))
+    w = np.array([logit(p.mean())])
+    lc, lo, hi = L.lc_interval(w, X, p, np.ones(100), cluster, X, cluster, 0.05)
+    want = clustered_mean(p, cluster)
+    assert lc == pytest.approx(want.win_rate)
+    assert lo == pytest.approx(want.ci_low, rel=1e-6) and hi == pytest.approx(want.ci_high, rel=1e-6)
+
+
+def test_length_controlled_removes_a_planted_length_effect():
+    rng = np.random.default_rng(3)
+    n = 600
+    lb = rng.lognormal(6, 0.5, n)
+    lm = rng.lognormal(6.5, 0.5, n)  # the model writes longer
+    sdl = L.std_delta_len(lb, lm)
+    diff = rng.normal(0, 1, n)
+    y = expit(0.0 - 1.5 * np.tanh(sdl) + 0.5 * diff)
+    fit = L.length_controlled(lb, lm, y, diff, np.arange(n))
+    assert 100 * y.mean() > 60  # the raw preference rewards length
+    assert fit.lc == pytest.approx(100 * np.mean(expit(0.5 * diff)), abs=2.0)
+    assert fit.ci_low < fit.lc < fit.ci_high and fit.ci_high - fit.ci_low < 10
+    assert fit.weights[0] < -1.0
+
+
+def test_gamed_rows_enter_with_the_baseline_regularisation_weight(monkeypatch):
+    rng = np.random.default_rng(4)
+    n = 200
+    idx = np.arange(n)
+    gamed = L.Gamed(index=np.r_[idx, idx], preference=np.r_[np.full(n, 0.9), np.full(n, 0.1)],
+                    std_delta_len=np.r_[np.full(n, -1.0), np.full(n, 1.0)], not_gamed=np.zeros(2 * n, bool),
+                    difficulty=pd.Series(rng.normal(size=n), index=idx))
+    lb, lm = rng.lognormal(6, 0.3, n), rng.lognormal(6, 0.3, n)
+    y = np.full(n, 0.5)
+    d = gamed.difficulty.to_numpy()
+    plain = L.length_controlled(lb, lm, y, d, idx)
+    reg = L.length_controlled(lb, lm, y, d, idx, gamed=gamed)
+    assert plain.lc == pytest.approx(50, abs=1)
+    # the gamed rows teach a length weight shared with the model's rows, in proportion to lambda
+    assert reg.weights[0] < -0.3 and abs(plain.weights[0]) < 0.1
+    monkeypatch.setattr(L, "REGULARIZE_TO_BASELINE_LAMBDA", 2.0)
+    strong = L.length_controlled(lb, lm, y, d, idx, gamed=gamed)
+    assert strong.weights[0] < reg.weights[0] - 0.3
+
+
+def test_difficulty_is_recovered_jointly_and_given_weights():
+    rng = np.random.default_rng(5)
+    M, n_items = 8, 120
+    d_true = rng.normal(0, 1, n_items)
+    model = np.repeat(np.arange(M), n_items)
+    item = np.tile(np.arange(n_items), M)
+    sdl = rng.normal(0, 1, M * n_items)
+    a = rng.normal(0, 1, M)
+    y = expit(a[model] - 0.8 * np.tanh(sdl) + d_true[item])
+    d = L.estimate_difficulty(model, item, sdl, y, M, n_items)
+    assert np.corrcoef(d, d_true)[0, 1] > 0.95
+    w = np.column_stack([np.full(M * n_items, -0.8), np.ones(M * n_items), a[model]])
+    d2 = L.difficulty_given_weights(w, item, sdl, y, n_items)
+    assert np.corrcoef(d2, d_true)[0, 1] > 0.97 and np.abs(d2 - d_true).mean() < 0.15
+    assert L.lc_from_weights(np.array([-0.8, 1.0, a[0]]), d_true) == pytest.approx(
+        100 * np.mean(expit(d_true + a[0])))
+
+
+def test_weights_and_gamed_files_name_the_missing_key(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text(",np.tanh(std_delta_len),instruction_difficulty\nm,1,2\n")
+    with pytest.raises(InputError, match="not_gamed_baseline"):
+        L.read_lc_weights(p)
+    p.write_text(",np.tanh(std_delta_len),instruction_difficulty,not_gamed_baseline.astype(float),x\nm,1,2,3,9\n")
+    assert list(L.read_lc_weights(p).loc["m"]) == [1, 2, 3]
+    g = tmp_path / "g.csv"
+    g.write_text("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1.5,0,0,maybe\n")
+    with pytest.raises(InputError, match="row 2: key 'not_gamed_baseline'"):
+        L.read_gamed_csv(g)
+
+
+# ---- style_control -------------------------------------------------------------------------------------
+def test_style_features_by_hand():
+    f = S.style_features(np.array([[300, 3, 6, 0]]), np.array([[100, 0, 1, 1]]))
+    dm = np.array([3, 6, 0]) / 300
+    db = np.array([0, 1, 1]) / 100
+    np.testing.assert_allclose(f[0], [(300 - 100) / 400, *((dm - db) / (dm + db + 1))], rtol=1e-6)
+    assert np.all(S.style_features(np.zeros((1, 4)), np.zeros((1, 4))) == 0)
+
+
+def test_explode_and_standardize():
+    m, _o, y, f = S.explode(np.array([1, 2]), np.array([0, 0]), np.array([1.0, 0.5]), np.array([3, 1]),
+                           np.array([[1.0, 5], [2.0, 5]]))
+    assert list(m) == [1, 1, 1, 2] and list(y) == [1, 1, 1, 0.5] and f.shape == (4, 2)
+    z, _mean, std = S.standardize(f)
+    np.testing.assert_allclose(z[:, 0], (f[:, 0] - f[:, 0].mean()) / f[:, 0].std(ddof=1), rtol=1e-6)
+    assert (z[:, 1] == 0).all() and std[1] == 0
+
+
+def test_the_bt_fit_recovers_a_known_strength():
+    n = 400
+    model = np.array([1] * n + [2] * n)
+    opp = np.zeros(2 * n, int)
+    y = np.r_[np.ones(300), np.zeros(100), np.ones(100), np.zeros(300)].astype(np.float32)
+    c = S.fit_style_bt(model, opp, y, np.zeros((2 * n, 1), np.float32), 3)
+    assert c[1] - c[0] == pytest.approx(logit(0.75), abs=1e-3)
+    assert c[2] - c[0] == pytest.approx(logit(0.25), abs=1e-3)
+
+
+def test_style_controlled_scores_median_and_quantiles():
+    rng = np.random.default_rng(6)
+    n = 300
+    model = np.repeat([1, 2], n)
+    opp = np.zeros(2 * n, int)
+    y = (rng.random(2 * n) < np.repeat([0.7, 0.4], n)).astype(float)
+    st = np.column_stack([rng.integers(50, 150, 2 * n), np.zeros((2 * n, 3))])
+    sb = np.column_stack([rng.integers(50, 150, 2 * n), np.zeros((2 * n, 3))])
+    r = S.style_controlled(model, opp, y, np.ones(2 * n), st, sb, 3, 0, rounds=30, alpha=0.1, seed=1)
+    assert r.score[0] == pytest.approx(50)
+    assert r.score[1] == pytest.approx(100 * y[:n].mean(), abs=3)
+    assert r.score[2] == pytest.approx(100 * y[n:].mean(), abs=3)
+    assert all(r.ci_low[k] < r.score[k] < r.ci_high[k] for k in (1, 2))
+    wide = S.style_controlled(model, opp, y, np.ones(2 * n), st, sb, 3, 0, rounds=30, alpha=0.01, seed=1)
+    assert wide.ci_high[1] - wide.ci_low[1] > r.ci_high[1] - r.ci_low[1]
+    ref = S.reference_dict(r, "texts")
+    fr = S.style_controlled_frozen(model, y, np.ones(2 * n), st, sb, ["b", "m1", "m2"], 0, ref, rounds=20)
+    assert fr.frozen and fr.score[0] == 50 and fr.score[1] == pytest.approx(r.score[1], abs=3)
+
+
+def test_read_reference_names_the_key(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"coefs": {"length": 1}, "mean": [0] * 4, "std": [1] * 4}))
+    with pytest.raises(InputError, match="lacks header_density"):
+        S.read_reference(p)
+    p.write_text(json.dumps({"coefs": dict.fromkeys(S.FEATURES, 0.0), "mean": [0] * 3, "std": [1] * 4}))
+    with pytest.raises(InputError, match="key 'mean' needs 4"):
+        S.read_reference(p)
+    p.write_text(json.dumps({"mean": [0] * 4}))
+    with pytest.raises(InputError, match="missing key 'coefs'"):
+        S.read_reference(p)
+
+
+# ---- battles and bias_aware ------------------------------------------------------------------------------
+def _rows(spec):
+    rows = []
+    for k, (item, a, b, p, order, label, ra, rb) in enumerate(spec):
+        rows.append({"judge": "j", "backend": "recorded", "model": "j", "family": "u", "pair_id": f"{item}{a}{b}",
+                     "item_id": item, "order": order, "instruction": item, "response_a": ra, "response_b": rb,
+                     "model_a": a, "model_b": b, "family_a": "u", "family_b": "u", "verdict_shown": "",
+                     "verdict": "", "preference": p, "label": label, "expected_verdict": pd.NA, "correct": pd.NA,
+                     "status": "ok", "parse_method": "x", "raw_text": "", "simulated": False, "category": "",
+                     "source_file": "f", "source_row": k})
+    return pd.DataFrame(rows, columns=RECORDED_COLUMNS)
+
+
+def test_battles_orientation_weights_and_styles():
+    t = _rows([("q1", "base", "m", 1.0, "AB", "B>>A", "short", "# H\n- a\n**b** long long"),
+               ("q1", "base", "m", 1.0, "BA", "A>B", "short", "# H\n- a\n**b** long long"),
+               ("q2", "base", "n", 0.0, "AB", "A=B", "x y", "z")])
+    b = battles_from_table(t)
+    assert b.baseline == "base" and b.reference == "base" and b.models == ["base", "m", "n"]
+    assert list(b.weight) == [3, 1, 1] and list(b.b_first) == [False, True, False]
+    assert b.style_b[0].tolist() == [7, 1, 1, 1] and b.len_a[0] == 5
+    model, y, is_b = b.evaluated()
+    assert list(model) == [1, 1, 2] and list(y) == [1.0, 1.0, 0.0] and is_b.all()
+    with pytest.raises(InputError, match="row 0: no model_b"):
+        battles_from_table(t.assign(model_b=None))
+
+
+def test_answer_metadata_sums_dicts_and_names_bad_records(tmp_path):
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"uid": "u1", "model": "m", "metadata": {
+        "token_len": 10, "header_count": {"h1": 1, "h2": 2}, "list_count": {"o": 3}, "bold_count": {"**": 4}}})
+        + "\n" + json.dumps({"uid": "u2", "model": "m"}) + "\n")
+    assert read_answer_metadata([str(tmp_path)]) == {("u1", "m"): (10, 3, 3, 4)}
+    f.write_text(json.dumps({"uid": "u1", "model": "m", "metadata": {"token_len": 1}}) + "\n")
+    with pytest.raises(InputError, match="line 1"):
+        read_answer_metadata([str(f)])
+
+
+def test_style_of_text_counts():
+    assert style_of_text("a b\n### h\n10. x\n  * y\n__u__ **v**") == (10, 1, 2, 2)
+
+
+def test_comparison_covariates_and_connectivity():
+    w = comparison_covariates(np.array([[30.0, 3, 0, 0], [0, 0, 0, 0]]), np.array([[10.0, 0, 1, 0], [0, 0, 0, 0]]))
+    np.testing.assert_allclose(w[0], [0.5, (0.1 - 0.1) / 1.2])
+    np.testing.assert_allclose(w[1], [0, 0])
+    assert connected_to(np.array([0, 2]), np.array([1, 3]), 4, 0).tolist() == [True, True, False, False]
+
+
+def test_bias_aware_with_both_orders_keeps_the_position_term():
+    rng = np.random.default_rng(7)
+    spec = []
+    for i in range(150):
+        for m, q in (("m1", 0.8), ("m2", -0.5)):
+            order = "AB" if i % 2 else "BA"
+            p_first = expit((0.0 - q if order == "AB" else q) + 0.6)  # first slot favoured
+            first_wins = rng.random() < p_first
+            pref_b = float(not first_wins) if order == "AB" else float(first_wins)
+            spec.append((f"q{i}", "base", m, pref_b, order, "", "a " * rng.integers(5, 30),
+                         "b " * rng.integers(5, 30)))
+    b = battles_from_table(_rows(spec))
+    r = bias_aware(b)
+    assert "kappa" in r.terms and r.terms["kappa"][0] == pytest.approx(0.6, abs=0.25)
+    assert r.score[b.models.index("m1")] == pytest.approx(100 * expit(0.8), abs=8)
+    assert r.score[b.models.index("m2")] == pytest.approx(100 * expit(-0.5), abs=8)
+    assert "markdown: no variation" in r.note
+
+
+# ---- table ----------------------------------------------------------------------------------------------
+def test_rank_flips_and_overlap():
+    t = pd.DataFrame({"model": ["a", "b", "c"], "win_rate": [60.0, 50, 40], "win_rate_ci_low": [55, 45, 35],
+                      "win_rate_ci_high": [65, 55, 45], "lc_win_rate": [40.0, 50, 60], "lc_ci_low": [38, 48, 58],
+                      "lc_ci_high": [42, 52, 62], "style_controlled": [60.0, 50, 40], "style_ci_low": [59, 49, 39],
+                      "style_ci_high": [61, 51, 41], "bias_aware": [np.nan, 50, 40],
+                      "bias_aware_ci_low": [np.nan, 45, 35], "bias_aware_ci_high": [np.nan, 55, 45]})
+    f = rank_flips(t)
+    assert set(f["correction"]) == {"lc_win_rate"} and len(f) == 3
+    ab = f[(f["model_1"] == "a") & (f["model_2"] == "b")].iloc[0]
+    assert bool(ab["raw_ci_overlap"]) is True and bool(ab["corrected_ci_overlap"]) is False
+    assert rank_flips(t.assign(lc_win_rate=t["win_rate"])).empty
+
+
+def test_weights_key_prefers_the_results_folder():
+    idx = pd.Index(["NullModel", "example", "m"])
+    assert weights_key("example", "r/NullModel/ann/annotations.json", idx) == "NullModel"
+    assert weights_key("m", "x/y.json", idx) == "m"
+    assert weights_key("z", "r/zz/ann/annotations.json", idx) is None
