@@ -48,6 +48,8 @@ _WORD = re.compile(r"\S+")
 _STRONG = re.compile(r">>|<<")
 
 STYLE_KEYS = ("tok", "hdr", "lst", "bold")
+_NEEDED = ("judge", "pair_id", "item_id", "order", "response_a", "response_b", "model_a", "model_b", "preference",
+           "label", "simulated", "source_file", "source_row")
 
 
 def style_of_text(text: str) -> tuple[int, int, int, int]:
@@ -165,7 +167,8 @@ def battles_from_table(table: pd.DataFrame, *, metadata: Mapping[tuple[str, str]
     failed_rows = ~keep & ~self_game
     evaluated_name = np.where(model_a.to_numpy() == model_a.mode().iloc[0], model_b.to_numpy(), model_a.to_numpy())
     failed = pd.Series(evaluated_name[failed_rows]).value_counts().to_dict()
-    k = t[keep]
+    # only the columns a leaderboard reads: masking the whole table would copy every text column
+    k = t.loc[keep, [c for c in _NEEDED if c in t.columns]]
     if k.empty:
         raise InputError(f"{t['source_file'].iloc[0]}: no usable verdict (every row is a failure, a refusal or a "
                          "model judged against itself)")
