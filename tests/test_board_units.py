@@ -329,3 +329,29 @@ def test_weights_key_prefers_the_results_folder():
     assert weights_key("example", "r/NullModel/ann/annotations.json", idx) == "NullModel"
     assert weights_key("m", "x/y.json", idx) == "m"
     assert weights_key("z", "r/zz/ann/annotations.json", idx) is None
+
+
+def test_clustered_mean_edges_exactly():
+    empty = clustered_mean(np.array([]), np.array([]))
+    assert empty.n == 0 and empty.status == "not estimable: no usable verdict"
+    assert np.isnan(empty.win_rate) and np.isnan(empty.ci_low) and np.isnan(empty.ci_high)
+    one = clustered_mean(np.array([1.0, 0.5, 0.0, 1.0]), np.array([7, 7, 7, 7]))
+    assert one.n == 4 and one.win_rate == pytest.approx(62.5)
+    assert one.status == "no interval: all verdicts on one item"
+    assert np.isnan(one.ci_low) and np.isnan(one.ci_high)
+    y2, c2 = np.array([1, 1, 1, 0, 0.5, 1, 1, 0]), np.repeat([1, 2], 4)  # two items: an interval
+    two = clustered_mean(y2, c2)
+    se = _cluster_se(y2, c2)
+    assert two.status == "ok" and two.ci_high == pytest.approx(100 * (y2.mean() + norm.ppf(0.975) * se))
+    assert two.ci_low == pytest.approx(100 * (y2.mean() - norm.ppf(0.975) * se))
+
+
+def test_win_rates_intervals_are_each_models_clustered_interval():
+    model = np.array([1, 0, 1, 0, 1, 0, 1])
+    y = np.array([1, 0, 0, 1, 1, 0.5, 0.0])
+    item = np.array([0, 0, 1, 1, 2, 2, 3])
+    out = win_rates(model, y, item, 2)
+    for m in (0, 1):
+        want = clustered_mean(y[model == m], item[model == m])
+        assert out[m].ci_low == pytest.approx(want.ci_low) and out[m].ci_high == pytest.approx(want.ci_high)
+        assert out[m].status == "ok" and out[m].ci_low < out[m].win_rate < out[m].ci_high
