@@ -355,3 +355,6 @@ def test_win_rates_intervals_are_each_models_clustered_interval():
         want = clustered_mean(y[model == m], item[model == m])
         assert out[m].ci_low == pytest.approx(want.ci_low) and out[m].ci_high == pytest.approx(want.ci_high)
         assert out[m].status == "ok" and out[m].ci_low < out[m].win_rate < out[m].ci_high
+    narrow = win_rates(model, y, item, 2, alpha=0.5)
+    assert narrow[0].ci_low == pytest.approx(clustered_mean(y[model == 0], item[model == 0], 0.5).ci_low)
+    assert narrow[0].ci_low > out[0].ci_low
