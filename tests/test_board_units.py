@@ -358,3 +358,97 @@ def test_win_rates_intervals_are_each_models_clustered_interval():
     narrow = win_rates(model, y, item, 2, alpha=0.5)
     assert narrow[0].ci_low == pytest.approx(clustered_mean(y[model == 0], item[model == 0], 0.5).ci_low)
     assert narrow[0].ci_low > out[0].ci_low
+
+
+def test_comparison_covariates_edges_by_hand():
+    first = np.array([[1.0, 0, 0, 0], [20, 1, 1, 2], [10, 0, 2, 0]])
+    second = np.array([[0.0, 0, 0, 0], [10, 0, 1, 0], [1, 1, 0, 0]])
+    w = comparison_covariates(first, second)
+    np.testing.assert_allclose(w[:, 0], [1.0, 10 / 30, 9 / 11])
+    df = np.array([0.0, 4 / 20, 2 / 10])
+    ds = np.array([0.0, 1 / 10, 1 / 1])
+    np.testing.assert_allclose(w[:, 1], (df - ds) / (df + ds + 1))
+    with np.errstate(all="raise"):  # the zero-token guard computes no 0/0 outside its errstate
+        comparison_covariates(np.zeros((1, 4)), np.zeros((1, 4)))
+
+
+def _games(rng, orders=("AB", "BA"), md=True, extra=()):
+    spec = []
+    for i in range(120):
+        for m, q in (("m1", 0.6), ("m2", -0.4)):
+            order = orders[i % len(orders)]
+            body = "- x\n" * int(rng.integers(0, 4)) if md else ""
+            ra, rb = "a " * int(rng.integers(5, 40)), body + "b " * int(rng.integers(5, 40))
+            spec.append((f"q{i}", "base", m, float(rng.random() < expit(q)), order, "", ra, rb))
+    return spec + list(extra)
+
+
+def _direct(b, alpha, lam=1.0, lam_b=0.1):
+    """The expected bias-aware scores, from ranking.bias_aware directly."""
+    from judgelab.ranking.bias_aware import Comparisons, FitOptions, fit_bias_aware
+
+    first = np.where(b.b_first, b.b, b.a)
+    second = np.where(b.b_first, b.a, b.b)
+    y = np.where(b.b_first, b.pref_b, 1 - b.pref_b)
+    sf = np.where(b.b_first[:, None], b.style_b, b.style_a)
+    ss = np.where(b.b_first[:, None], b.style_a, b.style_b)
+    W = comparison_covariates(sf, ss)
+    W = W / W.std(axis=0)
+    fit = fit_bias_aware(Comparisons(first, second, y), b.n_models, None,
+                         options=FitOptions(lam=lam, lam_b=lam_b, covariates=True, position=True), pair_X=W,
+                         pair_names=["length", "markdown"], warn=False)
+    ref = b.models.index(b.reference)
+    d = fit.theta - fit.theta[ref]
+    cov = fit.sigma
+    se = np.sqrt(np.maximum(np.diag(cov) + cov[ref, ref] - 2 * cov[:, ref], 0))
+    z = norm.ppf(1 - alpha / 2)
+    return fit, 100 * expit(d), 100 * expit(d - z * se), 100 * expit(d + z * se)
+
+
+def test_bias_aware_is_the_direct_fit_with_its_laplace_interval():
+    from judgelab.ranking.bias_aware import FitOptions
+
+    rng = np.random.default_rng(8)
+    b = battles_from_table(_rows(_games(rng)))
+    r = bias_aware(b, alpha=0.1, options=FitOptions(lam=3.0, lam_b=0.5))
+    fit, score, lo, hi = _direct(b, 0.1, lam=3.0, lam_b=0.5)
+    np.testing.assert_allclose(r.score, score, rtol=1e-6)
+    np.testing.assert_allclose(r.ci_low, lo, rtol=1e-6)
+    np.testing.assert_allclose(r.ci_high, hi, rtol=1e-6)
+    assert r.status == ["ok"] * 3 and r.note == ""
+    assert set(r.terms) == {"c[length]", "c[markdown]", "kappa"}
+    for name, (est, sd, ident) in r.terms.items():
+        assert est == pytest.approx(fit.estimate(name)) and sd == pytest.approx(fit.se(name))
+        assert ident == fit.identifiability[name]
+    assert all(lo_ < hi_ for lo_, hi_ in zip(r.ci_low, r.ci_high, strict=True) if lo_ != hi_)
+
+
+def test_bias_aware_one_order_no_markdown_and_unreachable_models():
+    rng = np.random.default_rng(9)
+    extra = [(f"z{i}", "x", "w", float(i % 2), "AB", "", "x " * (3 + i), "w " * (5 + i % 3)) for i in range(10)]
+    b = battles_from_table(_rows(_games(rng, orders=("AB",), md=False, extra=extra)), baseline="base")
+    r = bias_aware(b)
+    assert "kappa" not in r.terms and "c[markdown]" not in r.terms and "c[length]" in r.terms
+    assert r.note == ("markdown: no variation between the answers, left out; "
+                      "position: one presentation order in the log, not identified, left out")
+    for m in ("x", "w"):
+        k = b.models.index(m)
+        assert np.isnan(r.score[k]) and np.isnan(r.ci_low[k]) and np.isnan(r.ci_high[k])
+        assert r.status[k] == "not estimable: no chain of games to the reference 'base'"
+    k = b.models.index("m1")
+    assert r.status[k] == "ok" and r.ci_low[k] < r.score[k] < r.ci_high[k]
+    # no style variation at all: a plain Bradley-Terry with neither bias term
+    flat = [(f"q{i}", "base", "m1", float(i % 3 == 0), "AB", "", "same text", "same text") for i in range(30)]
+    r0 = bias_aware(battles_from_table(_rows(flat)))
+    assert r0.terms == {} and r0.note.startswith("length: no variation")
+    assert r0.score[1] == pytest.approx(100 * expit(np.log(10 / 20)), abs=3)
+
+
+def test_bias_aware_keeps_identifiability_warnings_to_itself():
+    import warnings
+
+    rng = np.random.default_rng(10)
+    b = battles_from_table(_rows(_games(rng, orders=("AB",))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bias_aware(b)
