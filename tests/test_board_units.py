@@ -361,15 +361,16 @@ def test_win_rates_intervals_are_each_models_clustered_interval():
 
 
 def test_comparison_covariates_edges_by_hand():
-    first = np.array([[1.0, 0, 0, 0], [20, 1, 1, 2], [10, 0, 2, 0]])
-    second = np.array([[0.0, 0, 0, 0], [10, 0, 1, 0], [1, 1, 0, 0]])
+    first = np.array([[1.0, 0, 0, 0], [20, 1, 1, 2], [10, 0, 2, 0], [1, 1, 0, 0]])
+    second = np.array([[0.0, 0, 0, 0], [10, 0, 1, 0], [1, 1, 0, 0], [4, 0, 0, 1]])
     w = comparison_covariates(first, second)
-    np.testing.assert_allclose(w[:, 0], [1.0, 10 / 30, 9 / 11])
-    df = np.array([0.0, 4 / 20, 2 / 10])
-    ds = np.array([0.0, 1 / 10, 1 / 1])
+    np.testing.assert_allclose(w[:, 0], [1.0, 10 / 30, 9 / 11, -3 / 5])
+    df = np.array([0.0, 4 / 20, 2 / 10, 1.0])
+    ds = np.array([0.0, 1 / 10, 1 / 1, 1 / 4])
     np.testing.assert_allclose(w[:, 1], (df - ds) / (df + ds + 1))
-    with np.errstate(all="raise"):  # the zero-token guard computes no 0/0 outside its errstate
+    with np.errstate(all="raise"):  # the zero-token guard divides by zero only inside its errstate
         comparison_covariates(np.zeros((1, 4)), np.zeros((1, 4)))
+        comparison_covariates(np.array([[0.0, 2, 0, 0]]), np.array([[0.0, 1, 0, 0]]))
 
 
 def _games(rng, orders=("AB", "BA"), md=True, extra=()):
@@ -447,8 +448,21 @@ def test_bias_aware_one_order_no_markdown_and_unreachable_models():
 def test_bias_aware_keeps_identifiability_warnings_to_itself():
     import warnings
 
+    from judgelab.ranking.bias_aware import IdentifiabilityWarning
+
     rng = np.random.default_rng(10)
-    b = battles_from_table(_rows(_games(rng, orders=("AB",))))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        bias_aware(b)
+    # m1 always writes longer than the baseline and m2 always shorter: length is nearly a model label
+    spec = [(f"q{i}", "base", m, float(rng.random() < 0.5), "AB", "", "a " * 15, "b " * (n + i % 2))
+            for i in range(60) for m, n in (("m1", 30), ("m2", 5))]
+    b = battles_from_table(_rows(spec))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = bias_aware(b)
+    assert r.terms["c[length]"][2] != "identified"  # the design does warn inside
+    assert not [w for w in seen if issubclass(w.category, IdentifiabilityWarning)]
+
+
+def test_a_log_shown_only_swapped_has_one_order_too():
+    rng = np.random.default_rng(11)
+    r = bias_aware(battles_from_table(_rows(_games(rng, orders=("BA",)))))
+    assert "kappa" not in r.terms and "position: one presentation order" in r.note
