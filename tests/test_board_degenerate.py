@@ -255,3 +255,15 @@ def test_df_gamed_rows_are_read_with_their_keys(tmp_path):
                   "not_gamed_baseline": [True]}).to_csv(p, index=False)
     with pytest.raises(Exception, match=r"row 2: key 'index'"):
         read_gamed_csv(p)
+
+
+def test_without_torch_style_control_says_why_and_the_rest_stands(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "judgelab.board.style_control", None)  # import raises ImportError
+    games = [(f"q{i}", "base", m, float((i + k) % 3 == 0)) for k, m in enumerate(("m1", "m2")) for i in range(30)]
+    board = leaderboard(battles_from_table(_table(games)), FAST)
+    t = board.table
+    assert board.style is None and np.isnan(t["style_controlled"]).all()
+    assert all("needs torch" in s for s in t["style_status"])
+    assert np.isfinite(t["lc_win_rate"]).all() and np.isfinite(t["bias_aware"]).all()

@@ -26,7 +26,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.board.battles import battles_from_table, read_answer_metadata
     from judgelab.board.figure import leaderboard_figure
     from judgelab.board.length_controlled import read_gamed_csv, read_lc_weights
-    from judgelab.board.style_control import read_reference, reference_dict
     from judgelab.board.table import BoardSettings, leaderboard
     from judgelab.config import ConfigError
     from judgelab.io import atomic_dir
@@ -36,9 +35,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
+    reference = None
+    if args.style_reference:
+        try:
+            from judgelab.board.style_control import read_reference
+        except ImportError:
+            raise ConfigError("--style-reference freezes Arena-Hard's style control, which needs torch "
+                              "(pip install 'judgelab[train]')") from None
+        reference = read_reference(args.style_reference)
     settings = BoardSettings(alpha=args.alpha, style_rounds=args.resamples, seed=args.seed,
                              gamed=read_gamed_csv(args.gamed_csv) if args.gamed_csv else None,
-                             style_reference=read_reference(args.style_reference) if args.style_reference else None,
+                             style_reference=reference,
                              lc_weights=read_lc_weights(args.lc_weights) if args.lc_weights else None)
     table = verdicts_from_args(args)
     answers = side_tables(args.table).get("answers", [])
@@ -52,6 +59,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         board.flips.to_csv(tmp / "rank_flips.csv", index=False)
         board.judges.to_csv(tmp / "judges.csv", index=False)
         if board.style is not None:
+            from judgelab.board.style_control import reference_dict
+
             (tmp / "style_coefficients.json").write_text(
                 json.dumps(reference_dict(board.style, battles.style_source), indent=2) + "\n", encoding="utf-8")
         (tmp / "leaderboard.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")

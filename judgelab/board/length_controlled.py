@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import sklearn
 from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.stats import norm
@@ -61,6 +62,9 @@ REGULARIZE_TO_BASELINE_LAMBDA = 0.2
 N_SPLITS = 5
 CS = np.logspace(-4, 4, 10)
 RANDOM_STATE = 123
+#: the L1 penalty: scikit-learn 1.8 deprecates ``penalty="l1"`` for ``l1_ratio=1``; before 1.8
+#: ``l1_ratio`` alone is ignored (an L2 fit), so the spelling follows the installed version
+_L1 = {"l1_ratio": 1.0} if tuple(int(x) for x in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
 #: prior precision of the estimated instruction difficulty (variance 10)
 DIFFICULTY_PRIOR = 0.1
 WEIGHT_COLUMNS = ("np.tanh(std_delta_len)", "instruction_difficulty", "not_gamed_baseline.astype(float)")
@@ -155,8 +159,7 @@ def _fit_proba(X: np.ndarray, p: np.ndarray, sw: np.ndarray, C: float) -> np.nda
     Xd = np.vstack([X, X])
     yd = np.r_[np.ones(n), np.zeros(n)]
     wd = np.r_[p * sw, (1 - p) * sw]
-    model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, fit_intercept=False,
-                               random_state=RANDOM_STATE)
+    model = LogisticRegression(**_L1, solver="liblinear", C=C, fit_intercept=False, random_state=RANDOM_STATE)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(Xd, yd, sample_weight=wd)

@@ -44,7 +44,6 @@ from judgelab.board.length_controlled import (
     length_controlled,
     std_delta_len,
 )
-from judgelab.board.style_control import StyleResult, style_controlled, style_controlled_frozen
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 
@@ -76,7 +75,7 @@ class Board:
     table: pd.DataFrame
     flips: pd.DataFrame
     judges: pd.DataFrame
-    style: StyleResult | None
+    style: object | None  # style_control.StyleResult; None without torch
     meta: dict = field(default_factory=dict)
 
 
@@ -157,7 +156,12 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
     return out, status, source, from_weights
 
 
-def _style(b: Battles, s: BoardSettings) -> tuple[StyleResult | None, list[str]]:
+def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
+    try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
+        from judgelab.board.style_control import style_controlled, style_controlled_frozen
+    except ImportError:
+        return None, ["not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"
+                      ] * b.n_models
     model, opp, y, _, weight, sm, so, _ = _oriented(b)
     ref = b.models.index(b.reference)
     if s.style_reference is not None:
