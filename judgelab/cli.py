@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.rbd.audit_log import add_command as add_detect_bias  # detect-bias
 
     add_detect_bias(sub)
+    from judgelab.board.command import add_command as add_leaderboard  # leaderboard
+
+    add_leaderboard(sub)
     return p
 
 

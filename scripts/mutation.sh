@@ -84,6 +84,12 @@ declare -A TESTS=(
   [judgelab/verdict_import/mapping.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py"
   [judgelab/verdict_import/presets.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_arena_hard_v2.py"
   [judgelab/verdict_import/readers.py]="tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_readers.py"
+  [judgelab/board/winrate.py]="tests/test_board_units.py"
+  [judgelab/board/length_controlled.py]="tests/test_board_units.py"
+  [judgelab/board/style_control.py]="tests/test_board_units.py"
+  [judgelab/board/bias_aware.py]="tests/test_board_units.py"
+  [judgelab/board/battles.py]="tests/test_board_units.py"
+  [judgelab/board/table.py]="tests/test_board_units.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(

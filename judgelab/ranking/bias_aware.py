@@ -222,16 +222,24 @@ def topk_membership(theta: np.ndarray, sigma: np.ndarray, k: int, n_samples: int
     return np.bincount(top.ravel(), minlength=n) / n_samples
 
 
-def design_matrix(comp: Comparisons, n_items: int, X: np.ndarray | None, options: FitOptions) -> np.ndarray:
-    """Rows ``z_ab = (e_a - e_b, x_a - x_b, 1)`` for the terms in the model."""
+def design_matrix(comp: Comparisons, n_items: int, X: np.ndarray | None, options: FitOptions,
+                  pair_X: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``z_ab = (e_a - e_b, x_a - x_b, w_ab, 1)`` for the terms in the model.
+
+    ``pair_X`` (one row per comparison) holds covariates of the comparison itself rather than
+    of its items -- the first-shown answer's length or markdown relative to the second's, when
+    the two answers of one model differ from game to game (a leaderboard's items are models)."""
     n = len(comp)
     d = 0 if (X is None or not options.covariates) else X.shape[1]
-    Z = np.zeros((n, n_items + d + int(options.position)))
+    e = 0 if (pair_X is None or not options.covariates) else pair_X.shape[1]
+    Z = np.zeros((n, n_items + d + e + int(options.position)))
     rows = np.arange(n)
     Z[rows, comp.first] = 1.0
     Z[rows, comp.second] -= 1.0
     if d:
         Z[:, n_items : n_items + d] = X[comp.first] - X[comp.second]
+    if e:
+        Z[:, n_items + d : n_items + d + e] = pair_X
     if options.position:
         Z[:, -1] = 1.0
     return Z
@@ -342,6 +350,8 @@ def fit_bias_aware(
     covariate_names: list[str] | None = None,
     x0: np.ndarray | None = None,
     warn: bool = True,
+    pair_X: np.ndarray | None = None,
+    pair_names: list[str] | None = None,
 ) -> Fit:
     """MAP of Eq. (2) with its Laplace posterior; the naive model when ``options.naive``.
 
@@ -349,9 +359,22 @@ def fit_bias_aware(
     With ``warn`` an :class:`IdentifiabilityWarning` is issued for every bias term the
     revealed design cannot (or can barely) identify.
     """
-    X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)
+    if pair_X is not None and options.covariates:
+        pair_X = np.asarray(pair_X, dtype=float).reshape(len(comp), -1)
+        if not np.all(np.isfinite(pair_X)):
+            raise ValueError("comparison covariates pair_X contain NaN or infinite values")
+        pair_names = list(pair_names) if pair_names is not None else [f"w{m}" for m in range(pair_X.shape[1])]
+        if X is None:  # comparison covariates only
+            X, cov_names = None, []
+            _check_inputs(comp, n_items, None, None, replace(options, covariates=False))
+        else:
+            X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)
+        cov_names = cov_names + pair_names
+    else:
+        pair_X = None
+        X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)
     names = param_names(n_items, cov_names, options)
-    Z = design_matrix(comp, n_items, X, options)
+    Z = design_matrix(comp, n_items, X, options, pair_X)
     n_bias = Z.shape[1] - n_items
     start = np.zeros(Z.shape[1]) if x0 is None or len(x0) != Z.shape[1] else np.asarray(x0, dtype=float)
     tau2 = 1.0 / options.lam_b

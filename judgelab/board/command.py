@@ -1,0 +1,113 @@
+"""``judgelab leaderboard``: a corrected leaderboard from recorded judge logs (no judge call).
+
+    judgelab leaderboard --format alpaca_eval results/ --out board/
+    judgelab leaderboard --format arena_hard_v2 model_judgment/gpt-4.1/ --table answers=model_answer/ \\
+        --table questions=question.jsonl --out board/
+    judgelab leaderboard --mapping battles.yaml battles.csv --out board/          # free battles (model_a/model_b)
+
+Reads the logs exactly as ``judgelab audit`` does (same presets, ``--mapping``, folders, side
+tables and one-line errors).  Writes into ``--out``, as one set (staged beside it, then renamed):
+``leaderboard.csv`` (:mod:`judgelab.board.table`), ``rank_flips.csv``, ``judges.csv`` (leave-one-
+judge-out Kendall tau when the log holds several judges), ``style_coefficients.json`` (the
+standardisation and style coefficients, reusable as ``--style-reference``), ``leaderboard.json``
+(what was estimated from what), ``leaderboard.png`` and ``report.html`` (the tables and the
+figure on one self-contained page, :mod:`judgelab.html_report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from judgelab.board.battles import battles_from_table, read_answer_metadata
+    from judgelab.board.figure import leaderboard_figure
+    from judgelab.board.html import write_board_html
+    from judgelab.board.length_controlled import read_gamed_csv, read_lc_weights
+    from judgelab.board.table import BoardSettings, leaderboard
+    from judgelab.config import ConfigError
+    from judgelab.io import staged_folder
+    from judgelab.verdict_import.cli import side_tables, verdicts_from_args
+
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
+    reference = None
+    if args.style_reference:
+        try:
+            from judgelab.board.style_control import read_reference
+        except ImportError:
+            raise ConfigError("--style-reference freezes Arena-Hard's style control, which needs torch "
+                              "(pip install 'judgelab[train]')") from None
+        reference = read_reference(args.style_reference)
+    settings = BoardSettings(alpha=args.alpha, style_rounds=args.resamples, seed=args.seed,
+                             gamed=read_gamed_csv(args.gamed_csv) if args.gamed_csv else None,
+                             style_reference=reference,
+                             lc_weights=read_lc_weights(args.lc_weights) if args.lc_weights else None)
+    table = verdicts_from_args(args)
+    answers = side_tables(args.table).get("answers", [])
+    battles = battles_from_table(table, metadata=read_answer_metadata(answers) if answers else None,
+                                 baseline=args.baseline)
+    board = leaderboard(battles, settings)
+    title = args.title or (args.format or Path(args.mapping).stem)
+    meta = dict(board.meta, title=title, inputs=[str(f) for f in args.files])
+    notes = [f"{meta['games']} games, {meta['models']} models, design: {meta['design']}, "
+             f"scores against {meta['baseline']!r}"]
+    if meta["lc_difficulty"]:
+        notes.append(f"LC instruction difficulty: {meta['lc_difficulty']}")
+    notes.append(f"style features from {meta['style_source']}"
+                 + (" (frozen from --style-reference)" if meta["style_frozen"] else ""))
+    if meta["bias_aware_note"]:
+        notes.append(f"bias-aware: {meta['bias_aware_note']}")
+    bad = {c: board.table[c].ne("ok").sum() for c in ("lc_status", "style_status", "bias_aware_status")}
+    for c, k in bad.items():
+        if k:
+            first = board.table.loc[board.table[c].ne("ok"), c].iloc[0]
+            notes.append(f"{c}: {k} model(s) without a number ({first})")
+    with staged_folder(args.out) as tmp:
+        board.table.to_csv(tmp / "leaderboard.csv", index=False)
+        board.flips.to_csv(tmp / "rank_flips.csv", index=False)
+        board.judges.to_csv(tmp / "judges.csv", index=False)
+        if board.style is not None:
+            from judgelab.board.style_control import reference_dict
+
+            (tmp / "style_coefficients.json").write_text(
+                json.dumps(reference_dict(board.style, battles.style_source), indent=2) + "\n", encoding="utf-8")
+        (tmp / "leaderboard.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+        leaderboard_figure(board.table, tmp / "leaderboard.png", title=title, simulated=battles.simulated)
+        write_board_html(tmp / "report.html", board, title=title, notes=notes, simulated=battles.simulated,
+                         figure=tmp / "leaderboard.png")
+    show = board.table[["model", "n", "win_rate", "lc_win_rate", "style_controlled", "bias_aware"]]
+    with pd.option_context("display.width", 160, "display.max_rows", 60):
+        print(show.round(2).to_string(index=False))
+    print("\n" + "\n".join(notes))
+    print(f"{len(board.flips)} rank flips; wrote {args.out}/leaderboard.csv, rank_flips.csv, judges.csv, "
+          "style_coefficients.json, leaderboard.json, leaderboard.png, report.html")
+    return 0
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    from judgelab.verdict_import.cli import add_log_arguments
+
+    p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
+    add_log_arguments(p)
+    p.add_argument("--out", required=True, help="output folder (replaced whole)")
+    p.add_argument("--title", help="title of the figure")
+    p.add_argument("--baseline", help="score against this model (default: the one in every game, else the most "
+                                      "frequent)")
+    p.add_argument("--gamed-csv", help="AlpacaEval's df_gamed.csv: instruction difficulty and gamed-baseline rows "
+                                       "for the LC win rate (default: difficulty estimated from the logs)")
+    p.add_argument("--lc-weights", help="AlpacaEval's published length_controlled_v1 weights CSV: adds "
+                                        "lc_from_published_weights for the models it lists")
+    p.add_argument("--style-reference", help="style_coefficients.json of an earlier run: freeze the style "
+                                             "coefficients so adding a model does not move the others")
+    p.add_argument("--resamples", type=int, default=100, help="bootstrap rounds of the style control (default 100, "
+                                                                "show_result.py's)")
+    p.add_argument("--alpha", type=float, default=0.05, help="1 - interval level (default 0.05: 95%% intervals)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(fn=cmd_leaderboard)

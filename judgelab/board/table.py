@@ -1,0 +1,269 @@
+"""The corrected leaderboard: raw win rate and three corrections per model, rank flips, judge
+agreement.
+
+``leaderboard.csv`` columns (win rates and scores in percent, AlpacaEval's scale):
+
+===================== ==================================================================
+model                 the evaluated model as the log names it (AlpacaEval: ``generator_2``)
+n                     usable games of the model (verdicts with a preference)
+n_failed              its games left out: no preference stated, or a failed game of the pair
+win_rate, _ci_low/    raw win rate against the baseline (free battles: against all its
+_ci_high              opponents) with the item-clustered interval (:mod:`.winrate`)
+lc_win_rate, lc_ci_*  AlpacaEval's length-controlled win rate (:mod:`.length_controlled`)
+lc_status             ``ok`` or why it is not estimable
+lc_difficulty         where the instruction difficulty came from (``df_gamed.csv`` or
+                      ``estimated from the logs``)
+style_controlled,     Arena-Hard's style-controlled score (:mod:`.style_control`)
+style_ci_*,
+style_status
+bias_aware, _ci_*,    paper 002's bias-aware Bradley-Terry score (:mod:`.bias_aware`)
+bias_aware_status
+baseline              the model every score is against (free battles: the reference)
+source                the file the model's verdicts came from
+===================== ==================================================================
+
+A status other than ``ok`` leaves the number empty: never a number without support.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from judgelab.board.battles import Battles
+from judgelab.board.bias_aware import bias_aware, connected_to
+from judgelab.board.length_controlled import (
+    Gamed,
+    difficulty_given_weights,
+    estimate_difficulty,
+    lc_from_weights,
+    length_controlled,
+    std_delta_len,
+)
+from judgelab.board.winrate import win_rates
+from judgelab.io import InputError
+
+COLUMNS = ["model", "n", "n_failed", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "lc_win_rate", "lc_ci_low",
+           "lc_ci_high", "lc_status", "lc_difficulty", "style_controlled", "style_ci_low", "style_ci_high",
+           "style_status", "bias_aware", "bias_aware_ci_low", "bias_aware_ci_high", "bias_aware_status", "baseline",
+           "source"]
+#: (score column, low, high, label) of each correction
+CORRECTIONS = (("lc_win_rate", "lc_ci_low", "lc_ci_high", "length-controlled (AlpacaEval)"),
+               ("style_controlled", "style_ci_low", "style_ci_high", "style-controlled (Arena-Hard)"),
+               ("bias_aware", "bias_aware_ci_low", "bias_aware_ci_high", "bias-aware BT (paper 002)"))
+FLIP_COLUMNS = ["correction", "model_1", "model_2", "win_rate_1", "win_rate_2", "corrected_1", "corrected_2",
+                "raw_ci_overlap", "corrected_ci_overlap"]
+MIN_LC_GAMES = 10
+
+
+@dataclass
+class BoardSettings:
+    alpha: float = 0.05
+    style_rounds: int = 100
+    seed: int = 0
+    gamed: Gamed | None = None
+    style_reference: dict | None = None
+    lc_weights: pd.DataFrame | None = None
+
+
+@dataclass
+class Board:
+    table: pd.DataFrame
+    flips: pd.DataFrame
+    judges: pd.DataFrame
+    style: object | None  # style_control.StyleResult; None without torch
+    meta: dict = field(default_factory=dict)
+
+
+def _oriented(b: Battles) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray, np.ndarray]:
+    """Every game from each side: (model, opponent, P(model wins), item, weight, style model, style opp, game)."""
+    g = np.arange(len(b))
+    if b.baseline is not None:
+        model, y, is_b = b.evaluated()
+        opp = np.where(is_b, b.a, b.b)
+        sm = np.where(is_b[:, None], b.style_b, b.style_a)
+        so = np.where(is_b[:, None], b.style_a, b.style_b)
+        return model, opp, y, b.item, b.weight, sm, so, g
+    return (np.r_[b.b, b.a], np.r_[b.a, b.b], np.r_[b.pref_b, 1 - b.pref_b], np.r_[b.item, b.item],
+            np.r_[b.weight, b.weight], np.vstack([b.style_b, b.style_a]), np.vstack([b.style_a, b.style_b]),
+            np.r_[g, g])
+
+
+def weights_key(model: str, source: str, index: pd.Index) -> str | None:
+    """The row of AlpacaEval's weights file for a model: AlpacaEval keys it by the results folder
+    (``results/<folder>/<annotator>/annotations.json``), which the annotations' ``generator_2``
+    need not repeat (NullModel's say ``example``, itself another row); else the model's name."""
+    parts = Path(source).parts
+    if len(parts) >= 3 and parts[-1] == "annotations.json" and parts[-3] in index:
+        return parts[-3]
+    return model if model in index else None
+
+
+def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, float]], dict[int, str], str,
+                                               dict[int, float]]:
+    """LC per evaluated model code: values, statuses, difficulty source, published-weights LC."""
+    out: dict[int, tuple[float, float, float]] = {}
+    status: dict[int, str] = {}
+    from_weights: dict[int, float] = {}
+    if b.baseline is None:
+        return out, {m: "not estimable: needs every game against one baseline (free battles)"
+                     for m in range(b.n_models)}, "", from_weights
+    model, y, is_b = b.evaluated()
+    len_m = np.where(is_b, b.len_b, b.len_a)
+    len_base = np.where(is_b, b.len_a, b.len_b)
+    sdl = np.zeros(len(b))
+    for m in np.unique(model):
+        rows = model == m
+        sdl[rows] = std_delta_len(len_base[rows], len_m[rows])
+    if s.gamed is not None:
+        diff_series = s.gamed.difficulty
+        missing = ~np.isin(b.row, diff_series.index.to_numpy())
+        if missing.any():
+            raise InputError(f"df_gamed.csv has no instruction_difficulty for row {int(b.row[missing][0])} of the "
+                             "annotations (its 'index' is the instruction's row in annotations.json)")
+        difficulty = diff_series.reindex(b.row).to_numpy(float)
+        cluster, source = b.row, "df_gamed.csv"
+    else:
+        d = estimate_difficulty(model, b.item, sdl, y, b.n_models, len(b.items))
+        difficulty, cluster = d[b.item], b.item
+        source = f"estimated from the logs ({len(np.unique(model))} models)"
+    for m in np.unique(model):
+        rows = np.flatnonzero(model == m)
+        if len(rows) < MIN_LC_GAMES:
+            status[m] = f"not estimable: {len(rows)} games, the cross-validated GLM needs {MIN_LC_GAMES}"
+            continue
+        fit = length_controlled(len_base[rows], len_m[rows], y[rows], difficulty[rows], cluster[rows],
+                                gamed=s.gamed, alpha=s.alpha)
+        out[m] = (fit.lc, fit.ci_low, fit.ci_high)
+        status[m] = "ok"
+    if s.lc_weights is not None:
+        key = {m: weights_key(b.models[m], b.sources.get(b.models[m], ""), s.lc_weights.index)
+               for m in np.unique(model)}
+        known = [m for m, k in key.items() if k is not None]
+        if known:
+            rows = np.flatnonzero(np.isin(model, known))
+            w = s.lc_weights.loc[[key[m] for m in model[rows]]].to_numpy(float)
+            _, item = np.unique(b.item[rows], return_inverse=True)
+            d = difficulty_given_weights(w, item, sdl[rows], y[rows], int(item.max()) + 1)
+            for m in known:
+                sel = model[rows] == m
+                from_weights[m] = lc_from_weights(s.lc_weights.loc[key[m]].to_numpy(float), d[item[sel]])
+    return out, status, source, from_weights
+
+
+def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
+    try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
+        from judgelab.board.style_control import style_controlled, style_controlled_frozen
+    except ImportError:
+        return None, ["not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"
+                      ] * b.n_models
+    model, opp, y, _, weight, sm, so, _ = _oriented(b)
+    ref = b.models.index(b.reference)
+    if s.style_reference is not None:
+        if b.baseline is None:
+            raise InputError("--style-reference freezes the style coefficients of logs against one baseline; "
+                             "this log is free battles")
+        res = style_controlled_frozen(model, y, weight, sm, so, b.models, ref, s.style_reference,
+                                      rounds=s.style_rounds, alpha=s.alpha, seed=s.seed)
+    else:
+        res = style_controlled(model, opp, y, weight, sm, so, b.n_models, ref, rounds=s.style_rounds,
+                               alpha=s.alpha, seed=s.seed)
+    status = ["ok"] * b.n_models
+    reach = connected_to(model, opp, b.n_models, ref)
+    for m in np.flatnonzero(~reach):
+        res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan
+        status[m] = f"not estimable: no chain of games to the reference {b.reference!r}"
+    return res, status
+
+
+def leaderboard(b: Battles, s: BoardSettings | None = None, *, judges: bool = True) -> Board:
+    """The leaderboard of the battles ``b`` (see the module doc for the columns)."""
+    s = s or BoardSettings()
+    model, _opp, y, item, *_ = _oriented(b)
+    raw = win_rates(model, y, item, b.n_models, s.alpha)
+    lc, lc_status, lc_source, lc_w = _lc(b, s)
+    style, style_status = _style(b, s)
+    ba = bias_aware(b, alpha=s.alpha)
+    ref = b.models.index(b.reference)
+    rows = []
+    for m, name in enumerate(b.models):
+        if b.baseline is not None and name == b.baseline:
+            continue
+        r = raw[m]
+        row = {"model": name, "n": r.n, "n_failed": b.failed.get(name, 0), "win_rate": r.win_rate,
+               "win_rate_ci_low": r.ci_low, "win_rate_ci_high": r.ci_high}
+        v = lc.get(m, (np.nan, np.nan, np.nan))
+        row.update(lc_win_rate=v[0], lc_ci_low=v[1], lc_ci_high=v[2],
+                   lc_status=lc_status.get(m, "not estimable: no games"), lc_difficulty=lc_source)
+        if s.lc_weights is not None:
+            row["lc_from_published_weights"] = lc_w.get(m, np.nan)
+        st_ok = style is not None and style_status[m] == "ok"
+        row.update(style_controlled=style.score[m] if st_ok else np.nan,
+                   style_ci_low=style.ci_low[m] if st_ok else np.nan,
+                   style_ci_high=style.ci_high[m] if st_ok else np.nan,
+                   style_status="reference (50 by definition)" if m == ref else style_status[m])
+        row.update(bias_aware=ba.score[m], bias_aware_ci_low=ba.ci_low[m], bias_aware_ci_high=ba.ci_high[m],
+                   bias_aware_status="reference (50 by definition)" if m == ref else ba.status[m],
+                   baseline=b.reference, source=b.sources.get(name, ""))
+        if r.n == 0:
+            for col, lo, hi, _ in CORRECTIONS:
+                row[col] = row[lo] = row[hi] = np.nan
+        rows.append(row)
+    cols = COLUMNS + (["lc_from_published_weights"] if s.lc_weights is not None else [])
+    table = pd.DataFrame(rows, columns=cols)
+    table = table.sort_values("win_rate", ascending=False, kind="stable").reset_index(drop=True)
+    flips = rank_flips(table)
+    agree = leave_one_judge_out(b, s, table) if judges and len(b.judges) > 1 else pd.DataFrame(
+        columns=["judge_left_out", "score", "kendall_tau", "n_models"])
+    meta = {"design": "baseline" if b.baseline is not None else "free battles", "baseline": b.reference,
+            "games": len(b), "models": b.n_models, "judges": list(b.judges), "style_source": b.style_source,
+            "lc_difficulty": lc_source, "bias_aware_terms": {k: list(v) for k, v in ba.terms.items()},
+            "bias_aware_note": ba.note, "simulated": b.simulated, "alpha": s.alpha,
+            "style_rounds": s.style_rounds, "style_frozen": s.style_reference is not None}
+    return Board(table=table, flips=flips, judges=agree, style=style, meta=meta)
+
+
+def _overlap(lo1: np.ndarray, hi1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray) -> np.ndarray:
+    return (lo1 <= hi2) & (lo2 <= hi1)
+
+
+def rank_flips(table: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of models whose order under a correction is the reverse of their raw order."""
+    out = []
+    raw = table["win_rate"].to_numpy(float)
+    rlo, rhi = table["win_rate_ci_low"].to_numpy(float), table["win_rate_ci_high"].to_numpy(float)
+    names = table["model"].to_numpy()
+    for col, lo, hi, _ in CORRECTIONS:
+        c = table[col].to_numpy(float)
+        clo, chi = table[lo].to_numpy(float), table[hi].to_numpy(float)
+        i, j = np.nonzero((raw[:, None] > raw[None, :]) & (c[:, None] < c[None, :]))
+        if len(i) == 0:
+            continue
+        out.append(pd.DataFrame({
+            "correction": col, "model_1": names[i], "model_2": names[j], "win_rate_1": raw[i], "win_rate_2": raw[j],
+            "corrected_1": c[i], "corrected_2": c[j], "raw_ci_overlap": _overlap(rlo[i], rhi[i], rlo[j], rhi[j]),
+            "corrected_ci_overlap": _overlap(clo[i], chi[i], clo[j], chi[j])}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=FLIP_COLUMNS)
+
+
+def leave_one_judge_out(b: Battles, s: BoardSettings, full: pd.DataFrame) -> pd.DataFrame:
+    """Kendall tau between the full leaderboard's order and the one without each judge in turn."""
+    rows = []
+    light = BoardSettings(alpha=s.alpha, style_rounds=max(1, min(s.style_rounds, 20)), seed=s.seed, gamed=s.gamed,
+                          style_reference=s.style_reference)
+    for j, judge in enumerate(b.judges):
+        keep = b.judge != j
+        if not keep.any():
+            continue
+        sub = leaderboard(b.subset(keep), light, judges=False).table.set_index("model")
+        for col in ("win_rate", *tuple(c[0] for c in CORRECTIONS)):
+            both = full.set_index("model")[col].to_frame("full").join(sub[col].rename("without"), how="inner")
+            both = both.dropna()
+            tau = kendalltau(both["full"], both["without"]).statistic if len(both) >= 2 else np.nan
+            rows.append({"judge_left_out": judge, "score": col, "kendall_tau": tau, "n_models": len(both)})
+    return pd.DataFrame(rows, columns=["judge_left_out", "score", "kendall_tau", "n_models"])
