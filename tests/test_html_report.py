@@ -211,3 +211,28 @@ def test_the_browser_check_sees_errors_and_fetches(tmp_path: Path, blank_urls: s
     empty = tmp_path / "empty.html"
     empty.write_text("<html><body></body></html>")
     assert _not_blank(render(empty, tmp_path / "run2").screenshot) < 0.001
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_leaderboard_report_renders_in_headless_chromium(tmp_path: Path, blank_urls: set[str]):
+    """``judgelab leaderboard`` writes report.html beside its tables: the leaderboard (every model
+    named), rank flips and the figure render offline, stamped when the verdicts are simulated."""
+    from judgelab.cli import main as cli_main
+
+    log = tmp_path / "annotations.json"
+    models = ["m<b>1</b>", "m2", "m3"]
+    rows = [{"instruction": f"q{i}", "output_1": "base answer " * (1 + i % 3), "generator_1": "base",
+             "output_2": f"answer of {m} " * (1 + (i + k) % 4), "generator_2": m,
+             "preference": 1.0 + ((i + k) % 3 == 0), "annotator": "weighted_alpaca_eval_gpt4_turbo"}
+            for k, m in enumerate(models) for i in range(40)]
+    log.write_text(json.dumps(rows))
+    assert cli_main(["leaderboard", "--format", "alpaca_eval", str(log), "--out", str(tmp_path / "board")]) == 0
+    page = tmp_path / "board" / "report.html"
+    r = render(page, tmp_path / "run")
+    assert r.console == [], r.console
+    assert r.urls <= blank_urls, f"the page requested {r.urls - blank_urls}"
+    assert {"leaderboard", "rank-flips"} <= set(refs(r.dom).sections)
+    assert "m&lt;b&gt;1&lt;/b&gt;" in page.read_text() and "<b>1</b>" not in page.read_text()
+    assert "data:image/png;base64," in page.read_text() and "SIMULATED" not in page.read_text()
+    assert _not_blank(r.screenshot) > 0.02
