@@ -588,16 +588,22 @@ def test_judge_card_notes_for_missing_gold_pairs_texts_and_family():
     t2 = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")])
     c2 = by_metric(judge_card(t2, S))
     assert c2["correct_both"]["note"] == "" and c2["accuracy_AB"]["note"] == ""
-    assert c2["length_preference"]["note"] == "length ratio >= 1.2"
-    assert c2["markdown_preference"]["note"] == "markdown difference >= 0.25"
+    assert c2["length_preference"]["note"] == "length ratio >= 1.2; quality controlled by gold labels"
+    assert c2["markdown_preference"]["note"] == "markdown difference >= 0.25"  # no eligible pair: note kept
     assert c2["self_preference"]["note"] == "no pair with exactly one own-family response"
     assert c2["position_preference"]["note"] == ""
     t3 = t2.copy()
     t3["family_a"] = "openai"
     c3 = by_metric(judge_card(t3, S))
-    assert c3["self_preference"]["note"] == "not controlled for quality: own-family responses may simply be better"
-    assert c3["self_preference"]["estimate"] == 1.0 and c3["self_preference"]["status"] == "not identified"
+    # gold in the log: the own-family pick is read against gold (identified, and here detected)
+    assert c3["self_preference"]["note"] == "quality controlled by gold labels"
+    assert c3["self_preference"]["estimate"] == 1.0 and c3["self_preference"]["status"] == "detected"
     assert c3["self_preference"]["n"] == 24 and c3["self_preference"]["share"] == 1.0
+    # the same picks without gold: confounded with answer quality, never a detection
+    t3n = t3.assign(expected_verdict="")
+    c3n = by_metric(judge_card(t3n, S))["self_preference"]
+    assert c3n["status"] == "not identified" and c3n["estimate"] == 1.0
+    assert c3n["note"].startswith("not identified: confounded with answer quality; no gold labels")
     t4 = t3.copy()
     t4["family"] = ""
     assert by_metric(judge_card(t4, S))["self_preference"]["note"] == "judge family unknown"
@@ -977,7 +983,7 @@ def test_an_unknown_judge_family_matches_no_response(family):
     t["family_a"] = family  # responses whose family is as unknown as the judge's
     c = by_metric(judge_card(t, S))
     sp = c["self_preference"]
-    assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["identified"] is False
+    assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["status"] == "not estimable"
     assert c["parse_failures"]["share"] == 1.0 and c["tie_rate"]["share"] == 1.0
 
 

@@ -172,6 +172,9 @@ class CardSettings:
     #: largest resamples x items block one bootstrap chunk draws (bounds memory)
     chunk_cells: int = 2_000_000
     views: tuple[str, ...] = VIEWS
+    #: the user declares that the log's pairs were built to differ only in the cue (length,
+    #: markdown, source family), a design no log format records: it identifies the cue rows
+    controlled_pairs: bool = False
 
 
 @dataclass
@@ -476,8 +479,11 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     return row
 
 
-def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow]:
-    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold.
+def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: bool = False) -> list[CardRow]:
+    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold [+ model term].
+
+    With ``model_term`` (three or more models behind the responses) the regression holds a
+    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.
 
     Not estimable (never detected) under separation or quasi-separation (statsmodels'
     PerfectSeparation warning or error, fitted probabilities at 0 or 1, or a
@@ -507,7 +513,14 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
     gold = lg.gold_shown[decisive]
     if np.any(gold != 0):
         X["gold"] = gold
+    if model_term:
+        X = pd.concat([X, _model_term(lg, decisive)], axis=1)
     X = X.loc[:, (X.std() > 0) | (X.columns == "const")]
+    # model strengths are defined up to the intercept: with one baseline shown first in every row the
+    # evaluated models' columns sum to -const, so one of them goes (the cue's coefficient, the
+    # column space, is the same whichever does)
+    while X.columns[-1].startswith("model[") and np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
+        X = X.iloc[:, :-1]
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
         return fail("collinear regressors (" + ", ".join(X.columns[1:]) + ")")
     groups = pd.factorize(items)[0]
@@ -523,7 +536,8 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
     mu = np.asarray(fit.fittedvalues)
     if np.any((mu < 1e-8) | (mu > 1 - 1e-8)):
         return fail("quasi-separation: fitted probabilities at 0 or 1")
-    controls = [c for c in X.columns if c != "const"]
+    controls = [c for c in X.columns if c != "const" and not c.startswith("model[")]
+    n_model_cols = sum(c.startswith("model[") for c in X.columns)
     rows = []
     for metric, col in metrics:
         if col not in X.columns:
@@ -540,7 +554,9 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
         rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
                             n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
                             p_value=float(fit.pvalues[col]), mde=mde, reason=reason,
-                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col])))
+                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col]
+                                                          + ([f"model strength ({n_model_cols} free terms)"]
+                                                             if n_model_cols else []))))
     return rows
 
 
@@ -628,6 +644,84 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
 
 
 # ---------------------------------------------------------------------------------------------
+# identification: is a cue preference separable from answer quality in this log's design?
+
+#: the note of a cue row whose design has no control for answer quality
+CONFOUNDED = "not identified: confounded with answer quality"
+
+
+@dataclass(frozen=True)
+class QualityControl:
+    """What in a log's design separates a cue preference (length, markdown, own family) from quality.
+
+    A judge that picks the longer answer may simply pick the better one, when the better answers
+    are the longer ones (AlpacaEval: one weaker model against one baseline, one order, no gold).
+    The cue is separable from quality only by design: ``gold`` labels (the cue regressions hold a
+    gold term, so the cue is read beyond what quality explains; a share is read against gold's
+    own balance), pairs declared ``controlled`` (built to differ only in the cue,
+    ``CardSettings.controlled_pairs``), or, for the regressions only, a ``model_term``: three or
+    more models behind the responses, so that a per-model strength term absorbs the quality of
+    each model as AlpacaEval's length-controlled GLM does.  A share has no model term, so a
+    multi-model log alone leaves the shares descriptive.
+    """
+
+    gold: bool
+    controlled: bool
+    models: int
+
+    @property
+    def model_term(self) -> bool:
+        return self.models >= 3
+
+    def share(self) -> str:
+        """The design control a cue share rests on, or "" when it has none."""
+        return "controlled pairs" if self.controlled else "gold labels" if self.gold else ""
+
+    def regression(self) -> str:
+        """The control a cue regression rests on, or ""."""
+        return self.share() or (f"model term ({self.models} models)" if self.model_term else "")
+
+    def missing(self) -> str:
+        """Why a row is not identified: the controls this log lacks."""
+        models = (f"{self.models} model(s) behind the responses, no model term" if self.models < 3 else "")
+        return "; ".join(x for x in (CONFOUNDED, "no gold labels, no pairs built to differ only in the cue", models)
+                         if x)
+
+
+def quality_control(lg: _Log, s: CardSettings) -> QualityControl:
+    """The quality controls of one judge's log (see :class:`QualityControl`)."""
+    models = set(np.unique(lg.model_b)) | (set(np.unique(lg.model_a)) if lg.model_a is not None else set())
+    models.discard("")
+    return QualityControl(gold=bool(np.isin(lg.gold, ("A", "B")).any()), controlled=s.controlled_pairs,
+                          models=len(models))
+
+
+def _identify(row: CardRow, control: str, qc: QualityControl) -> CardRow:
+    """Mark a cue row identified by ``control`` (named in its note), or not identified with the reason.
+
+    A row without eligible verdicts keeps its note (why it has none): it is not estimable anyway."""
+    row.identified = bool(control)
+    if row.n == 0:
+        return row
+    extra = f"quality controlled by {control}" if control else ""
+    row.note = "; ".join(x for x in ((row.note, extra) if control else (qc.missing(), row.note)) if x)
+    return row
+
+
+def _model_term(lg: _Log, rows: np.ndarray) -> pd.DataFrame:
+    """Bradley-Terry strength columns of the models behind the shown responses (+1 shown first,
+    -1 shown second), the first model in sorted order the reference; empty without model names."""
+    if lg.model_a is None:
+        return pd.DataFrame(index=range(int(rows.sum())))
+    ab = lg.order[rows] == "AB"
+    first = np.where(ab, lg.model_a[rows], lg.model_b[rows])
+    second = np.where(ab, lg.model_b[rows], lg.model_a[rows])
+    names = sorted((set(first) | set(second)) - {""})
+    cols = {f"model[{m}]": (first == m).astype(float) - (second == m) for m in names[1:]}
+    return pd.DataFrame(cols, index=range(len(first)))
+
+
+# ---------------------------------------------------------------------------------------------
 # the card
 
 
@@ -671,6 +765,7 @@ class _Log:
     family: str
     strong: np.ndarray  # Arena-Hard strong label (>> or <<)
     model_b: np.ndarray
+    model_a: np.ndarray | None = None  # the model behind stored A (the model term of the cue regressions)
 
 
 def _prepare(t: pd.DataFrame, view: str) -> _Log:
@@ -703,7 +798,7 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
                 wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
                 md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
-                family=fam, strong=strong, model_b=_strings(t, "model_b"))
+                family=fam, strong=strong, model_b=_strings(t, "model_b"), model_a=_strings(t, "model_a"))
 
 
 def _first_row_per_pair(pairs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -768,24 +863,25 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     wa, wb = lg.wa, lg.wb
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & lg.has_text
-    rows += _guard(("length_preference",), lambda: _share_row(
+    qc = quality_control(lg, s)
+    rows += _guard(("length_preference",), lambda: _identify(_share_row(
         "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"length ratio >= {1 + s.length_margin:g}"))
+        note=no_text or f"length ratio >= {1 + s.length_margin:g}"), qc.share(), qc))
     ma, mb = lg.ma, lg.mb
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
-    rows += _guard(("markdown_preference",), lambda: _share_row(
+    rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
         "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"markdown difference >= {s.markdown_margin:g}"))
-    rows += _guard(("length_controlled", "markdown_controlled"), lambda: _logit_rows(lg, decisive & lg.has_text, s))
+        note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
+    rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
+        _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
     elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
-            "no pair with exactly one own-family response" if not elig_self.any() else
-            "not controlled for quality: own-family responses may simply be better")
-    rows += _guard(("self_preference",), lambda: _share_row(
-        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note,
-        identified=False))
+            "no pair with exactly one own-family response" if not elig_self.any() else "")
+    rows += _guard(("self_preference",), lambda: _identify(_share_row(
+        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note),
+        qc.share(), qc))
     rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), is_tie, items, s,
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(

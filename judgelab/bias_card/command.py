@@ -21,7 +21,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     table = verdicts_from_args(args)
     settings = CardSettings(length_margin=args.length_margin, markdown_margin=args.markdown_margin,
                             n_resamples=args.resamples, seed=args.seed, alpha=args.alpha, power=args.power,
-                            min_decisive=args.min_decisive, views=tuple(args.views))
+                            min_decisive=args.min_decisive, views=tuple(args.views),
+                            controlled_pairs=args.controlled_pairs)
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
@@ -68,6 +69,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="tested rows with fewer decisive verdicts are 'not estimable' (default 10)")
     a.add_argument("--views", nargs="+", choices=["lenient", "strict"], default=["lenient", "strict"],
                    help="lenient: ok + fallback verdicts; strict: ok only, the authors' extraction (default both)")
+    a.add_argument("--controlled-pairs", action="store_true",
+                   help="the log's pairs were built to differ only in the cue (length, markdown, family): "
+                        "identifies the cue rows without gold (default: off)")
     a.add_argument("--seed", type=int, default=0)
     a.set_defaults(fn=cmd_audit)
 
