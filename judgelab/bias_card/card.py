@@ -151,7 +151,22 @@ METRICS: dict[str, Metric] = {
     "tie_rate": Metric("proportion", 0.10, "share of tie verdicts", "rate"),
     "parse_failures": Metric("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error; "
                              "strict view: fallback too)", "rate"),
+    # human anchor and reliability (judgelab.bias_card.humans / .reliability): descriptive rows
+    "human_accuracy": Metric("proportion", 0.10, "verdict equals the human label (a missing verdict disagrees)",
+                             "rate"),
+    "human_kappa": Metric("kappa", 0.10, "Cohen's kappa, judge vs human label (A/B/tie)", "rate"),
+    "ppi_win_rate": Metric("proportion", 0.05, "PPI++ human P(stored B preferred), from the labelled pairs and "
+                           "the judge on all", "rate"),
+    "ppi_share_A": Metric("proportion", 0.05, "PPI++ share of pairs humans give to stored A", "rate"),
+    "ppi_share_B": Metric("proportion", 0.05, "PPI++ share of pairs humans give to stored B", "rate"),
+    "ppi_share_tie": Metric("proportion", 0.05, "PPI++ share of pairs humans call a tie", "rate"),
+    "repetition_consistency": Metric("proportion", 0.10, "mean share of an instance's repetitions giving its most "
+                                     "frequent verdict (Position-Bias-Analyzer)", "rate"),
+    "judges_kappa": Metric("kappa", 0.10, "agreement between judges: Cohen's (2) / Fleiss' (3+) kappa", "rate"),
 }
+
+#: metrics of the whole table (judge ``all judges``), not of one judge's card
+PANEL_METRICS = ("judges_kappa",)
 
 
 @dataclass(frozen=True)
@@ -886,6 +901,9 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(
         "parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None, share_of=n_games))
+    rows += _guard(("human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"),
+                   lambda: _human_rows(t, lg, s))
+    rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s))
     n_parsed = int(has_value.sum())
     out = []
     for r in rows:
@@ -896,7 +914,8 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
 
 
 def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.DataFrame:
-    """One row per judge x view x metric (columns :data:`CARD_COLUMNS`)."""
+    """One row per judge x view x metric (columns :data:`CARD_COLUMNS`), and with two or more judges
+    the between-judge rows (:data:`PANEL_METRICS`, judge ``all judges``)."""
     s = settings or CardSettings()
     out = []
     for judge, g in table.groupby("judge", sort=True, observed=True):
@@ -905,7 +924,70 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
         for view in s.views:
             for r in judge_card(g, s, view):
                 out.append({**r, "judge": judge, "family": fam, "simulated": sim})
+    out += _panel_rows(table, s)
     return pd.DataFrame(out, columns=CARD_COLUMNS)
+
+
+# ---------------------------------------------------------------------------------------------
+# human anchor and reliability rows (the statistics live in humans.py and reliability.py)
+
+
+def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
+    """Agreement with the human labels, and PPI++ where only some pairs carry one."""
+    from judgelab.bias_card.humans import PPI_METRICS, cohen_kappa, human_labels, ppi_rows
+
+    human, source = human_labels(t)
+    if not source:
+        return [_not_estimable(m, "no human labels in this log") for m in ("human_accuracy", "human_kappa",
+                                                                               *PPI_METRICS)]
+    lab = human != ""
+    rows = [_share_row("human_accuracy", lab, lg.verdict == human, lg.items, s, null=None, share_of=len(human),
+                       note=source)]
+    both = lab & np.isin(lg.verdict, ("A", "B", "tie"))
+    kap, se, lo, hi, reason = cohen_kappa(lg.verdict[both], human[both], s.confidence)
+    rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
+                        n_items=len(np.unique(lg.items[both])), share=float(both.sum() / lab.sum()), reason=reason,
+                        note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
+    for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
+        rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
+                            se=(r.ci_high - r.ci_low) / (2 * norm.ppf(0.5 + s.confidence / 2)),
+                            n=r.n_labelled + r.n_unlabelled, n_items=r.n_labelled,
+                            share=r.n_labelled / max(1, r.n_labelled + r.n_unlabelled), reason=r.reason,
+                            note=f"{note}; {source}"))
+    return rows
+
+
+def _repetition_row(lg: _Log, s: CardSettings) -> CardRow:
+    from judgelab.bias_card.reliability import repetition_instances
+
+    first, cons, n_rep = repetition_instances(lg.pairs, lg.order, lg.verdict)
+    if n_rep == 0:
+        return _not_estimable("repetition_consistency", "no call repeated in this log")
+    n_inst = len(np.unique(lg.pairs.astype(str) + lg.order.astype(str)))
+    return _share_row("repetition_consistency", np.ones(n_rep, bool), cons, lg.items[first], s, null=None,
+                      share_of=n_inst, note="Position-Bias-Analyzer repetitional consistency: each pair x order "
+                                            "an instance")
+
+
+def _panel_rows(table: pd.DataFrame, s: CardSettings) -> list[dict]:
+    """The between-judge rows of each view, when the table holds two or more judges."""
+    from judgelab.bias_card.reliability import PANEL_JUDGE, judges_kappa
+
+    if "judge" not in table.columns or table["judge"].nunique() < 2:
+        return []
+    out = []
+    for view in s.views:
+        t = table
+        if view == "strict" and "status" in table.columns:
+            t = table.assign(verdict=table["verdict"].astype(str).where(table["status"].astype(str) != "fallback", ""))
+        k = judges_kappa(t, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed)
+        d = _finish(CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"], ci_high=k["ci_high"],
+                            se=k["se"], n=k["n"], n_items=k["n_items"], reason=k["reason"], note=k["note"]), s)
+        sim = bool(table["simulated"].astype(str).str.lower().isin(["true", "1"]).any()) if "simulated" in table \
+            else False
+        d.update(view=view, judge=PANEL_JUDGE, family="panel", simulated=sim, n_parsed=k["n"], parsed_share=NAN)
+        out.append(d)
+    return out
 
 
 def card_view(card: pd.DataFrame, view: str = "lenient") -> pd.DataFrame:

@@ -8,7 +8,9 @@
                         identified rows, the strict view where it differs, the full table;
 * ``bias_card.png``     one panel per metric, every judge's estimate with its CI and the
                         null line (stamped when the verdicts are simulated);
-* ``verdicts.parquet``  the recorded verdict table the card was computed from.
+* ``verdicts.parquet``  the recorded verdict table the card was computed from;
+* ``human_confusion.csv`` when a judge has human labels (or gold): human label x judge verdict
+                        counts per judge (:func:`judgelab.bias_card.humans.confusion_table`).
 """
 
 from __future__ import annotations
@@ -223,4 +225,14 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                                                    simulated=bool(card["simulated"].any())))
     card_figure(card, out / "bias_card.png", title=title,
                 config_hash=(provenance or {}).get("config_hash"))
+    _write_confusion(table, out, provenance)
     return card
+
+
+def _write_confusion(table: pd.DataFrame, out: Path, provenance: dict[str, Any] | None) -> None:
+    """``human_confusion.csv`` (human label x judge verdict per judge) when a judge has human labels."""
+    from judgelab.bias_card.humans import confusion_table
+
+    cm = confusion_table(table)
+    if len(cm):
+        write_table(cm, out / "human_confusion.csv", provenance=provenance)

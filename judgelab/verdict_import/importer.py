@@ -26,6 +26,8 @@ raw_text           the judge's raw answer when the file has it
 simulated          True when the log came from the simulated panel
 category           optional grouping copied from the file
 source_file, source_row  where the row came from
+human              a human label of the pair in the stored order (A/B/tie, empty when none)
+repeat             repetition index of the same call (0 unless the mapping maps ``repeat``)
 ================== ===============================================================
 
 Empty or whitespace-only responses keep their pair (a warning counts them); two
@@ -71,7 +73,7 @@ RECORDED_COLUMNS = [
     "judge", "backend", "model", "family", "pair_id", "item_id", "order", "instruction", "response_a",
     "response_b", "model_a", "model_b", "family_a", "family_b", "verdict_shown", "verdict", "preference",
     "label", "expected_verdict", "correct", "status", "parse_method", "raw_text", "simulated", "category",
-    "source_file", "source_row",
+    "source_file", "source_row", "human", "repeat",
 ]
 
 #: model-name patterns -> family, for self-preference (first match wins; checked on the lower-cased name)
@@ -573,6 +575,8 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                 ap["category"](category)
                 ap["source_file"](src_file)
                 ap["source_row"](srow)
+                ap["human"](_human_label(mapping, order, rec, ctx))
+                ap["repeat"](0 if _empty(f.get("repeat")) else int(float(f["repeat"])))
                 file_idx.append(fi)
                 src_row.append(row)
                 game_idx.append(gi)
@@ -599,7 +603,18 @@ CHUNK_ROWS = 65_536
 _ARROW_TYPES: dict[str, pa.DataType] = {
     **{c: pa.large_string() for c in RECORDED_COLUMNS},
     "preference": pa.float64(), "correct": pa.bool_(), "simulated": pa.bool_(), "source_row": pa.int64(),
+    "repeat": pa.int64(),
 }
+
+
+def _human_label(mapping: VerdictMapping, order: str, rec: dict[str, Any], ctx: _Ctx) -> str:
+    """The mapping's human label of the pair in the stored order (A/B/tie), "" when none."""
+    if mapping.human is None:
+        return ""
+    h = _target(mapping.human, rec, ctx)[0]
+    if h not in ("A", "B", "tie"):
+        return ""
+    return h if mapping.human.frame == "stored" else (to_original_frame(h, order) or "")
 
 
 #: columns stored as pandas ``category`` (codes + distinct values): few distinct values (the judge,
@@ -675,7 +690,7 @@ def _check_filled(path: Path, mapping: VerdictMapping, checked: Mapping[str, Fie
 def _check_unique(df: pd.DataFrame, where_file: Sequence[str], file_idx: array, src_row: array,
                   game_idx: array, multi: bool) -> None:
     """One verdict per judge x pair x order (vectorised: a dict of 2M keys would cost ~0.5 GB)."""
-    key = ["judge", "pair_id", "order"]
+    key = ["judge", "pair_id", "order", "repeat"]
     dup = df.duplicated(key, keep="first").to_numpy()
     if not dup.any():
         return
