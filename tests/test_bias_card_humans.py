@@ -1,0 +1,344 @@
+"""Human anchor and reliability rows of the bias card.
+
+PPI++ covers planted truths at its nominal level; Cohen's and Fleiss' kappa equal their textbook
+formulas; repetition consistency is Position-Bias-Analyzer's (its ``value_counts().max() / len``
+transcribed independently here); degenerate inputs (one label everywhere, no overlap, one
+label, every pair labelled) give not-estimable rows that say why, never a number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.bias_card import CardSettings, bias_card
+from judgelab.bias_card.card import card_view, judge_card
+from judgelab.bias_card.humans import (
+    _pair_predictions,
+    cohen_kappa,
+    confusion,
+    confusion_table,
+    human_labels,
+    ppi_mean,
+    ppi_rows,
+)
+from judgelab.bias_card.reliability import (
+    category_counts,
+    fleiss,
+    fleiss_ci,
+    judge_matrix,
+    judges_kappa,
+    repetition_instances,
+)
+from judgelab.verdict_import import import_verdicts, preset_mapping
+from judgelab.verdict_import.importer import RECORDED_COLUMNS
+from tests.bias_card_logs import both_orders, table
+
+FAST = CardSettings(n_resamples=200, views=("lenient",))
+
+
+def _rows(t: pd.DataFrame, s: CardSettings = FAST) -> dict[str, dict]:
+    return {r["metric"]: r for r in judge_card(t, s)}
+
+
+# --------------------------------------------------------------------------------------------- PPI
+
+
+def test_ppi_covers_planted_truth_at_its_nominal_level():
+    """200 planted worlds: humans prefer B with probability 0.55 (a tie 10 %); the judge sees the
+    human label through noise and adds a +0.15 push toward B (a biased judge).  From 150 human
+    labels and 1500 judge-only pairs, PPI++'s 95 % CI covers the truth >= 93 % of the time; the
+    judge alone is off by ~0.1 and its naive interval would almost never cover; PPI's interval is
+    narrower than the 150 labels' own."""
+    rng = np.random.default_rng(7)
+    sims, n, big_n = 200, 150, 1500
+    truth = 0.55 * 1 + 0.10 * 0.5  # P(B) = 0.55, tie 0.10 (counted 0.5), A 0.35
+    u = rng.random((sims, n + big_n))
+    y = np.where(u < 0.55, 1.0, np.where(u < 0.65, 0.5, 0.0))
+    yhat = np.clip(0.7 * y + 0.15 + 0.15 + rng.normal(0, 0.2, y.shape), 0, 1)
+    cover, width_ppi, width_cls, judge_err = [], [], [], []
+    for i in range(sims):
+        r = ppi_mean(y[i, :n], yhat[i, :n], yhat[i, n:])
+        cover.append(r.ci_low <= truth <= r.ci_high)
+        width_ppi.append(r.ci_high - r.ci_low)
+        width_cls.append(2 * 1.96 * y[i, :n].std(ddof=1) / math.sqrt(n))
+        judge_err.append(yhat[i].mean() - truth)
+    assert np.mean(cover) >= 0.93
+    assert np.mean(width_ppi) < np.mean(width_cls)
+    assert np.mean(judge_err) > 0.05  # the judge alone is biased: PPI's correction is doing the work
+
+
+def test_ppi_degenerate_inputs_say_why():
+    one = ppi_mean(np.array([1.0]), np.array([1.0]), np.array([0.5, 0.2]))
+    assert math.isnan(one.estimate) and one.reason == "1 human label(s): at least 2 are needed"
+    full = ppi_mean(np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([]))
+    assert math.isnan(full.estimate) and full.reason.startswith("every unit is human-labelled")
+    # a constant judge carries no information: the classical interval of the labels
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    c = ppi_mean(y, np.full(4, 0.5), np.full(10, 0.5))
+    assert c.estimate == pytest.approx(y.mean())
+    assert c.ci_high - c.ci_low == pytest.approx(2 * 1.959964 * y.std(ddof=0) / 2, rel=1e-3)
+    same = ppi_mean(np.ones(3), np.ones(3), np.ones(5))
+    assert same.reason.startswith("every label and prediction alike")
+
+
+def test_pair_predictions_average_the_orders_and_default_without_a_verdict():
+    pairs = np.array(["p", "p", "q", "q", "r"])
+    verdict = np.array(["B", "tie", "A", "", ""])
+    codes, pred = _pair_predictions(pairs, verdict)
+    assert list(codes) == [0, 0, 1, 1, 2]
+    np.testing.assert_allclose(pred[0], [0.75, 0.0, 0.5, 0.5])  # P(B), A, B, tie shares
+    np.testing.assert_allclose(pred[1], [0.0, 1.0, 0.0, 0.0])
+    np.testing.assert_allclose(pred[2], [0.5, 1 / 3, 1 / 3, 1 / 3])
+
+
+def test_ppi_rows_use_one_label_per_pair_and_only_partial_labels():
+    pairs = np.repeat([f"p{i}" for i in range(40)], 2)
+    verdict = np.tile(["B", "A"], 40)
+    human = np.where(np.arange(80) < 20, np.where(np.arange(80) % 4 < 2, "B", "A"), "")
+    rows = {m: (r, note) for m, r, note in ppi_rows(pairs, verdict, human, 0.95)}
+    r, note = rows["ppi_win_rate"]
+    assert r.n_labelled == 10 and r.n_unlabelled == 30 and note.startswith("PPI++ (ppi-python), 10 of 40 pairs")
+    assert set(rows) == {"ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"}
+
+
+# --------------------------------------------------------------------------------------------- human rows
+
+
+def _labelled_log(n: int = 30, agree: int = 24, seed: int = 0) -> pd.DataFrame:
+    """Both orders; the judge names stored A on every pair; humans say A on ``agree`` pairs, else B."""
+    calls = [c for i in range(n) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")]
+    t = table(calls)
+    t["human"] = np.repeat(np.where(np.arange(n) < agree, "A", "B"), 2)
+    return t
+
+
+def test_human_accuracy_and_kappa_against_the_textbook():
+    rng = np.random.default_rng(2)
+    calls = [c for i in range(60) for c in both_orders(f"q{i}", f"p{i}", *rng.choice(["A", "B", "tie"], 2), gold="")]
+    t = table(calls)
+    t["human"] = rng.choice(["A", "B", "tie"], len(t), p=[0.45, 0.45, 0.1])
+    r = _rows(t)
+    v, h = t["verdict"].to_numpy(), t["human"].to_numpy()
+    assert r["human_accuracy"]["estimate"] == pytest.approx((v == h).mean())
+    assert r["human_accuracy"]["note"] == "human labels" and r["human_accuracy"]["status"] == "descriptive"
+    po = (v == h).mean()
+    pe = sum((v == c).mean() * (h == c).mean() for c in ("A", "B", "tie"))
+    k = r["human_kappa"]
+    assert k["estimate"] == pytest.approx((po - pe) / (1 - pe))
+    assert k["ci_low"] < k["estimate"] < k["ci_high"] and k["status"] == "descriptive"
+    assert not any(r[m]["estimable"] for m in ("ppi_win_rate", "ppi_share_A"))  # every pair labelled
+
+
+def test_gold_stands_in_for_humans_and_missing_verdicts_disagree():
+    t = table([c for i in range(20) for c in both_orders(f"q{i}", f"p{i}", "A", "" if i < 5 else "B")])
+    r = _rows(t)  # gold "A" everywhere; 5 BA verdicts missing
+    assert r["human_accuracy"]["note"] == "gold labels as the human anchor"
+    assert r["human_accuracy"]["estimate"] == pytest.approx(35 / 40)  # every parsed verdict says stored A
+    t.loc[t.index[-1], "verdict"] = ""
+    t.loc[t.index[-1], "verdict_shown"] = ""
+    assert _rows(t)["human_accuracy"]["estimate"] == pytest.approx(34 / 40)
+
+
+def test_kappa_is_undefined_when_both_raters_use_one_label():
+    r = _rows(_labelled_log(agree=30))  # judge A everywhere, humans A everywhere
+    assert r["human_accuracy"]["estimate"] == 1.0
+    k = r["human_kappa"]
+    assert k["status"] == "not estimable" and k["reason"].startswith("kappa undefined: both give 'A'")
+    assert math.isnan(cohen_kappa(np.array([]), np.array([]))[0])
+    assert cohen_kappa(np.array([]), np.array([]))[4] == "no unit labelled by both"
+
+
+def test_no_human_labels_no_rows_with_numbers():
+    t = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")])
+    r = _rows(t)
+    for m in ("human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_tie"):
+        assert r[m]["status"] == "not estimable" and r[m]["reason"] == "no human labels in this log"
+    assert human_labels(t)[1] == ""
+    assert confusion_table(t).empty
+
+
+def test_partial_labels_give_ppi_rows_and_the_confusion_matrix():
+    t = _labelled_log(n=40, agree=30)
+    t.loc[t["pair_id"].isin([f"p{i}" for i in range(0, 40, 3)]) | (t.index < 0), "human"] = ""
+    r = _rows(t)
+    assert r["ppi_win_rate"]["estimable"] and r["ppi_win_rate"]["status"] == "descriptive"
+    assert r["ppi_win_rate"]["n"] == 40 and r["ppi_win_rate"]["n_items"] == 26
+    cm = confusion(t["human"].to_numpy(), t["verdict"].to_numpy())
+    assert cm.loc["A", "A"] == int(((t["human"] == "A") & (t["verdict"] == "A")).sum())
+    assert cm.to_numpy().sum() == int((t["human"] != "").sum())
+    long = confusion_table(t)
+    assert long["n"].sum() == cm.to_numpy().sum() and set(long["judge_verdict"]) == {"A", "B", "tie", "none"}
+
+
+# --------------------------------------------------------------------------------------------- reliability
+
+
+def _authors_repetitional_consistency(verdicts: list[list[str | None]]) -> float:
+    """Position-Bias-Analyzer calculate_repetitional_consistency_rates, per instance, then the mean."""
+    rates = []
+    for reps in verdicts:
+        s = pd.Series(reps, dtype=object)
+        counts = s.value_counts()
+        rates.append(counts.max() / len(s) if len(counts) else None)
+    return float(pd.Series(rates, dtype=float).mean())
+
+
+def test_repetition_consistency_is_the_authors_definition():
+    rng = np.random.default_rng(5)
+    rows, truth = [], []
+    for i in range(25):
+        for order in ("AB", "BA"):
+            reps = [str(rng.choice(["A", "B", "tie", ""], p=[0.5, 0.3, 0.1, 0.1])) for _ in range(3)]
+            truth.append([x or None for x in reps])
+            rows += [(f"p{i}", order, x) for x in reps]
+    pairs, order, verdict = (np.array(c) for c in zip(*rows, strict=True))
+    first, cons, n_rep = repetition_instances(pairs, order, verdict)
+    assert n_rep == 50
+    assert list(first) == list(range(0, 150, 3))  # each instance's first repetition, in table order
+    expected = [(pd.Series(r, dtype=object).value_counts().max() / 3) if any(r) else 0.0 for r in truth]
+    np.testing.assert_allclose(cons, expected)
+    # the card's estimate is the authors' mean (an all-missing instance counts 0 here, where the authors'
+    # mean skips it: none occurs in this log)
+    if all(any(r) for r in truth):
+        assert cons.mean() == pytest.approx(_authors_repetitional_consistency(truth))
+
+
+def test_repetition_row_on_a_log_and_without_repeats():
+    calls = [c for i in range(15) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]
+    t = table(calls)
+    assert _rows(t)["repetition_consistency"]["reason"] == "no call repeated in this log"
+    again = t.copy()
+    again["verdict"] = np.where(np.arange(len(t)) % 3 == 0, "B", again["verdict"])
+    rep = pd.concat([t.assign(repeat=0), again.assign(repeat=1)], ignore_index=True)
+    r = _rows(rep)["repetition_consistency"]
+    changed = (t["verdict"].to_numpy() != again["verdict"].to_numpy())
+    assert r["estimate"] == pytest.approx(np.where(changed, 0.5, 1.0).mean())
+    assert r["n"] == 30 and r["n_items"] == 15 and r["share"] == 1.0
+
+
+def _panel(verdicts: dict[str, list[str]]) -> pd.DataFrame:
+    out = []
+    for j, vs in verdicts.items():
+        t = table([c for i, v in enumerate(vs) for c in both_orders(f"q{i // 2}", f"p{i}", v, "")], judge=j)
+        out.append(t[t["order"] == "AB"])
+    return pd.concat(out, ignore_index=True)
+
+
+def test_two_judges_get_cohens_kappa_three_fleiss():
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    rng = np.random.default_rng(11)
+    base = rng.choice(["A", "B", "tie"], 80, p=[0.45, 0.45, 0.1])
+    noisy = {j: np.where(rng.random(80) < 0.3, rng.choice(["A", "B"], 80), base) for j in ("j1", "j2", "j3")}
+    two = judges_kappa(_panel({k: list(noisy[k]) for k in ("j1", "j2")}))
+    po = (noisy["j1"] == noisy["j2"]).mean()
+    pe = sum((noisy["j1"] == c).mean() * (noisy["j2"] == c).mean() for c in ("A", "B", "tie"))
+    assert two["estimate"] == pytest.approx((po - pe) / (1 - pe)) and "Cohen's kappa, j1 vs j2" in two["note"]
+    three = judges_kappa(_panel({k: list(v) for k, v in noisy.items()}), n_resamples=300)
+    wide, items, n_j = judge_matrix(_panel({k: list(v) for k, v in noisy.items()}))
+    assert n_j == 3 and wide.shape == (80, 3) and len(np.unique(items)) == 40
+    assert three["estimate"] == pytest.approx(fleiss_kappa(category_counts(wide)))
+    assert three["ci_low"] < three["estimate"] < three["ci_high"] and three["note"].startswith("Fleiss' kappa, 3")
+
+
+def test_judges_kappa_degenerate_panels():
+    assert judges_kappa(_panel({"j1": ["A", "B"]}))["reason"] == "one judge: no agreement between judges"
+    no_overlap = pd.concat([_panel({"j1": ["A", "B", "", ""]}), _panel({"j2": ["", "", "A", "B"]})])
+    assert judges_kappa(no_overlap)["reason"] == "no presentation judged with a verdict by all 2 judges"
+    same = judges_kappa(_panel({"j1": ["A"] * 6, "j2": ["A"] * 6, "j3": ["A"] * 6}))
+    assert same["reason"].startswith("kappa undefined") and math.isnan(same["estimate"])
+    assert math.isnan(fleiss(np.zeros((0, 3))))
+    assert fleiss_ci(np.array([[3.0, 0, 0]]), np.array([0]), n_resamples=10, confidence=0.95, seed=0) == (
+        pytest.approx(float("nan"), nan_ok=True), pytest.approx(float("nan"), nan_ok=True))
+
+
+def test_panel_row_sits_beside_the_judges_in_the_card():
+    rng = np.random.default_rng(1)
+    base = rng.choice(["A", "B"], 40)
+    card = bias_card(_panel({"j1": list(base), "j2": list(np.where(rng.random(40) < 0.2, "tie", base))}),
+                     CardSettings(n_resamples=100))
+    panel = card[card["judge"] == "all judges"]
+    assert list(panel["metric"]) == ["judges_kappa", "judges_kappa"] and list(panel["view"]) == ["lenient", "strict"]
+    assert (panel["status"] == "descriptive").all() and (panel["n"] == 40).all()
+    one = bias_card(_panel({"j1": list(base)}), CardSettings(n_resamples=100))
+    assert "judges_kappa" not in set(one["metric"])
+
+
+# --------------------------------------------------------------------------------------------- import
+
+
+def test_judgelab_preset_reads_human_and_repeat(tmp_path):
+    t = _labelled_log(n=12, agree=8)
+    rep = pd.concat([t.assign(repeat=0), t.assign(repeat=1)], ignore_index=True)
+    f = tmp_path / "v.csv"
+    rep.to_csv(f, index=False)
+    back = import_verdicts([f], preset_mapping("judgelab"))
+    assert list(back.columns) == RECORDED_COLUMNS
+    assert (back["human"].to_numpy() == rep["human"].to_numpy()).all()
+    assert sorted(back["repeat"].unique()) == [0, 1]
+    r = _rows(back)
+    assert r["repetition_consistency"]["estimate"] == 1.0 and r["human_accuracy"]["estimate"] == pytest.approx(
+        (rep["verdict"] == rep["human"]).mean())
+    # without the repeat column the same rows are a duplicate, named as before
+    rep.drop(columns="repeat").to_csv(f, index=False)
+    from judgelab.io import InputError
+    with pytest.raises(InputError, match="has two verdicts for pair"):
+        import_verdicts([f], preset_mapping("judgelab"))
+
+
+def test_a_custom_mapping_reads_a_human_label_in_the_stored_frame(tmp_path):
+    from judgelab.verdict_import import mapping_from_config
+
+    recs = [{"q": f"q{i}", "a": "x", "b": "yy", "v": "A", "hum": "2" if i % 2 else "1"} for i in range(4)]
+    f = tmp_path / "log.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    m = mapping_from_config({"instruction": "q", "response_a": "a", "response_b": "b", "pair_id": "q",
+                             "verdict": {"label": "v", "values": {"A": "A", "B": "B"}},
+                             "human": {"label": "hum", "values": {"1": "A", "2": "B"}}})
+    t = import_verdicts([f], m)
+    assert list(t["human"]) == ["A", "B", "A", "B"] and (t["repeat"] == 0).all()
+    no_human = import_verdicts([f], mapping_from_config({"instruction": "q", "response_a": "a", "response_b": "b",
+                                                         "pair_id": "q", "verdict": {"label": "v"}}))
+    assert (no_human["human"] == "").all()
+
+
+# --------------------------------------------------------------------------------------------- real data
+
+
+@pytest.mark.shared_data
+def test_llmbar_gold_anchor_equals_the_authors_accuracy(data_root):
+    files = sorted((data_root / "llmbar_judge_outputs/Natural/evaluators").glob("*/*/result.json"))
+    card = bias_card(import_verdicts(files, preset_mapping("llmbar")), CardSettings(n_resamples=100))
+    c = card_view(card, "strict")
+    for judge in sorted(set(card["judge"]) - {"all judges"}):
+        assert c.loc[(judge, "human_accuracy"), "estimate"] == pytest.approx(c.loc[(judge, "accuracy_average"),
+                                                                                   "estimate"])
+        assert 0 < c.loc[(judge, "human_kappa"), "estimate"] < 1
+    k = c.loc[("all judges", "judges_kappa")]
+    assert k["note"].startswith("Fleiss' kappa, 6 judges") and 0.4 < k["estimate"] < 0.9
+
+
+@pytest.mark.shared_data
+def test_mt_bench_votes_become_pairs_with_their_majority(data_root):
+    from judgelab.bias_card.mtbench_humans import canonical_pairs
+    from judgelab.datasets.mtbench import load_mtbench_human
+
+    mt = data_root / "mt_bench"
+    votes = load_mtbench_human(mt / "human_judgments_turn1.jsonl", mt / "question.jsonl",
+                               {p.stem: p for p in (mt / "model_answer").glob("*.jsonl")})
+    pairs, v = canonical_pairs(votes)
+    assert len(v) == 1123 and pairs["n_votes"].sum() == 1123
+    assert (pairs["model_a"] < pairs["model_b"]).all() and "vicuna-13b-v1.2" not in set(pairs["model_a"])
+    # a vote for model_a in the annotator's order counts for that model whichever slot it is stored in
+    for r in v.head(50).itertuples():
+        winner = {"A": r.model_a, "B": r.model_b}.get(r.expected_verdict)
+        if winner is not None:
+            assert r.human_pref == (1.0 if winner == r.m2 else 0.0)
+    maj = v.groupby("pair_id")["human_pref"].mean()
+    p = pairs.set_index("pair_id")
+    assert ((maj > 0.5) == (p["human"] == "B")).all() and ((maj == 0.5) == (p["human"] == "tie")).all()
