@@ -342,3 +342,73 @@ def test_mt_bench_votes_become_pairs_with_their_majority(data_root):
     maj = v.groupby("pair_id")["human_pref"].mean()
     p = pairs.set_index("pair_id")
     assert ((maj > 0.5) == (p["human"] == "B")).all() and ((maj == 0.5) == (p["human"] == "tie")).all()
+
+
+@pytest.mark.shared_data
+def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_path, monkeypatch):
+    """The demonstration's command on 40 real voted pairs, the model replaced by a judge that names
+    the pair's human majority when shown in the stored order and always the first slot when swapped."""
+    import judgelab.judges
+    import judgelab.pairwise
+    from judgelab.bias_card import mtbench_humans
+
+    seen = {}
+
+    def fake_judge_pairs(judge, pairs, cache, *, template, max_error_rate):
+        seen.update(template=template, n=len(pairs), judge=judge)
+        rows = []
+        for p in pairs:
+            rows.append({"pair_id": p.pair_id, "order": "AB", "verdict_shown": p.expected_verdict,
+                         "verdict": p.expected_verdict, "judge": "stand-in", "status": "ok"})
+            rows.append({"pair_id": p.pair_id, "order": "BA", "verdict_shown": "A", "verdict": "B",
+                         "judge": "stand-in", "status": "ok"})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(judgelab.pairwise, "judge_pairs", fake_judge_pairs)
+    monkeypatch.setattr(judgelab.judges, "make_judge", lambda spec: spec)
+    monkeypatch.setenv("JUDGELAB_DATA", str(data_root))
+    out = tmp_path / "demo"
+    assert mtbench_humans.main(["--out", str(out), "--max-pairs", "40", "--label-share", "0.5", "--seed", "3"]) == 0
+    assert seen["n"] == 40 and seen["template"] == "ab_letter"
+    assert seen["judge"].options["verdict_mode"] == "logits" and seen["judge"].options["device"] == "cpu"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs_judged"] == 40 and summary["calls"] == 80 and summary["label_share"] == 0.5
+    assert summary["pairs_available"] > 400 and summary["votes_available"] == 1123
+    assert summary["parsed_share"] == 1.0 and summary["judge"] == "smollm2-logits"
+    tab = pd.read_csv(out / "ppi_by_model.csv")
+    assert set(tab["model"]) <= {"alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b"}
+    assert (tab["n_labelled"] < tab["n_votes"]).all() and (tab["n_labelled"] > 0).all()
+    assert summary["votes_used"] * 2 == tab["n_votes"].sum()  # each vote involves two models
+    assert summary["ppi_coverage_of_human_all"] == pytest.approx(tab["ppi_covers_human_all"].mean())
+    assert ((tab["classical_ci_low"] <= tab["classical"]) & (tab["classical"] <= tab["classical_ci_high"])).all()
+    allv = pd.read_csv(out / "verdicts_all_labels.csv", keep_default_na=False)
+    some = pd.read_csv(out / "verdicts_some_labels.csv", keep_default_na=False)
+    assert (allv["human"] != "").all() and 0 < (some["human"] != "").mean() < 1
+    assert (allv["expected_verdict"] == "").all() and len(allv) == 80
+    # the stand-in judge agrees with the majority in the stored order: the card reads that off
+    card = card_view(bias_card(import_verdicts([out / "verdicts_all_labels.csv"], preset_mapping("judgelab")),
+                               FAST))
+    ab_agree = (allv[allv["order"] == "AB"]["verdict"] == allv[allv["order"] == "AB"]["human"]).mean()
+    ba_agree = (allv[allv["order"] == "BA"]["verdict"] == allv[allv["order"] == "BA"]["human"]).mean()
+    assert ab_agree == 1.0
+    assert card.loc["human_accuracy", "estimate"] == pytest.approx((ab_agree + ba_agree) / 2)
+    part = card_view(bias_card(import_verdicts([out / "verdicts_some_labels.csv"], preset_mapping("judgelab")),
+                               FAST))
+    assert part.loc["ppi_win_rate", "status"] == "descriptive"
+
+
+def test_judge_preference_and_ppi_by_model_on_a_small_table():
+    from judgelab.bias_card.mtbench_humans import judge_preference, ppi_by_model
+
+    v = pd.DataFrame({"pair_id": ["p", "p", "q", "q", "r"], "verdict": ["B", "tie", "A", "", ""]})
+    pref = judge_preference(v)
+    assert pref.to_dict() == {"p": 0.75, "q": 0.0, "r": 0.5}
+    votes = pd.DataFrame({"pair_id": ["p"] * 6 + ["q"] * 6, "m1": ["x"] * 12, "m2": ["y"] * 6 + ["z"] * 6,
+                          "human_pref": [1, 1, 0, 0.5, 1, 1, 0, 0, 1, 0, 0, 0.5]})
+    tab = ppi_by_model(votes, pd.Series({"p": 0.75, "q": 0.2}), label_share=0.5, seed=0).set_index("model")
+    assert tab.loc["x", "n_votes"] == 12 and tab.loc["y", "n_votes"] == 6 and tab.loc["z", "n_votes"] == 6
+    hp = votes["human_pref"].to_numpy(float)
+    assert tab.loc["y", "human_all"] == pytest.approx(hp[:6].mean())
+    assert tab.loc["x", "human_all"] == pytest.approx(1 - hp.mean())  # x is stored A: its win is 1 - P(B)
+    assert tab.loc["x", "judge"] == pytest.approx(1 - (0.75 * 6 + 0.2 * 6) / 12)
+    assert tab.loc["z", "judge"] == pytest.approx(0.2)
