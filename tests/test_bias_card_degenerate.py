@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom, binomtest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import METRICS, STATUSES, binomial_mde, card_view
+from judgelab.bias_card.card import JUDGE_METRICS, METRICS, STATUSES, binomial_mde, card_view
 from judgelab.bias_card.report import card_markdown
 from judgelab.stats.mcnemar import mcnemar_test
 from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
@@ -96,7 +96,7 @@ JUDGES = {
 def test_no_degenerate_judge_breaks_the_card_or_is_detected_without_evidence(kind, n, seed, alpha):
     s = CardSettings(n_resamples=100, alpha=alpha, seed=seed)
     card = bias_card(table(JUDGES[kind](n, seed)), s)
-    assert len(card) == 2 * len(METRICS)  # every metric, both views, whatever happened
+    assert len(card) == 2 * len(JUDGE_METRICS)  # every metric, both views, whatever happened
     _check_card(card, s)
 
 

@@ -18,6 +18,7 @@ from scipy.stats import t as student_t
 from judgelab.bias_card import CardSettings, bias_card
 from judgelab.bias_card.card import (
     CARD_COLUMNS,
+    JUDGE_METRICS,
     METRICS,
     PANEL_METRICS,
     CardRow,
@@ -672,16 +673,18 @@ def test_bias_card_judges_views_family_and_simulated_flag():
     a["simulated"] = "True"
     b["simulated"] = "0"
     card = bias_card(pd.concat([a, b], ignore_index=True), CardSettings(n_resamples=50))
-    assert card["judge"].unique().tolist() == ["alpha", "zeta"]
-    assert card.groupby("judge")["family"].first().to_dict() == {"alpha": "openai", "zeta": "meta"}
-    assert card.groupby("judge")["simulated"].first().to_dict() == {"alpha": False, "zeta": True}
+    assert card["judge"].unique().tolist() == ["alpha", "zeta", "all judges"]  # the between-judge rows last
+    assert card.groupby("judge")["family"].first().to_dict() == {"alpha": "openai", "zeta": "meta",
+                                                                 "all judges": "panel"}
+    # the between-judge rows are simulated when any judge is
+    assert card.groupby("judge")["simulated"].first().to_dict() == {"alpha": False, "zeta": True, "all judges": True}
     b["simulated"] = "1"
     assert bias_card(b, CardSettings(n_resamples=50, views=("strict",)))["simulated"].all()
     nof = b.drop(columns=["family", "simulated"])
     card1 = bias_card(nof, CardSettings(n_resamples=50, views=("strict",)))
     assert (card1["family"] == "unknown").all() and not card1["simulated"].any()
     v = card_view(card, "strict")
-    assert v.index.names == ["judge", "metric"] and len(v) == 2 * len(card1)
+    assert v.index.names == ["judge", "metric"] and len(v) == 2 * len(card1) + 1  # + the between-judge row
     assert v.loc[("alpha", "position_preference"), "estimate"] == 1.0
     one = card_view(card1, "strict")
     assert one.index.name == "metric" and one.loc["position_preference", "view"] == "strict"
@@ -814,7 +817,7 @@ def test_card_columns_and_judges_without_verdicts():
     t = table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "B")], judge="b")
     t["judge"] = pd.Categorical(t["judge"], categories=["a", "b"])  # "a" has no verdict
     card = bias_card(t, CardSettings(n_resamples=20))
-    assert list(card.columns) == CARD_COLUMNS and set(card["judge"]) == {"b"} and len(card) == 2 * len(METRICS)
+    assert list(card.columns) == CARD_COLUMNS and set(card["judge"]) == {"b"} and len(card) == 2 * len(JUDGE_METRICS)
 
 
 def test_judgebench_pair_without_gold_is_never_correct():
@@ -920,7 +923,8 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
 @pytest.mark.parametrize("fn, failing", [
     ("_share_row", {"accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy",
                     "positional_agreement", "positional_agreement_all", "length_preference", "markdown_preference",
-                    "self_preference", "tie_rate", "parse_failures"}),
+                    "self_preference", "tie_rate", "parse_failures", "human_accuracy", "human_kappa",
+                    "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"}),
     ("_benchmark_rows", {"judgebench_accuracy", "arena_hard_score"}),
     ("_order_gap_row", {"accuracy_order_gap"}),
     ("_position_row", {"position_preference"}),

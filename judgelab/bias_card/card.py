@@ -167,6 +167,8 @@ METRICS: dict[str, Metric] = {
 
 #: metrics of the whole table (judge ``all judges``), not of one judge's card
 PANEL_METRICS = ("judges_kappa",)
+#: the metrics of one judge's card (every one of them has a row in :func:`judge_card`)
+JUDGE_METRICS = tuple(m for m in METRICS if m not in PANEL_METRICS)
 
 
 @dataclass(frozen=True)

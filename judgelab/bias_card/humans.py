@@ -114,6 +114,8 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
         return NAN, NAN, NAN, NAN, f"kappa undefined: both give '{cats[0]}' to every unit (expected agreement 1)"
     r = cohens_kappa(tab, return_results=True)
     kap, se = float(r.kappa), float(r.std_kappa)
+    if not se > 0:  # e.g. each rater uses one label, a different one: kappa 0 with a zero-width interval
+        return kap, se, NAN, NAN, f"kappa's asymptotic standard error is {se:.3g}: no interval"
     z = float(norm.ppf(0.5 + confidence / 2))
     return kap, se, kap - z * se, kap + z * se, ""
 
