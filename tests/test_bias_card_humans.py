@@ -412,3 +412,35 @@ def test_judge_preference_and_ppi_by_model_on_a_small_table():
     assert tab.loc["x", "human_all"] == pytest.approx(1 - hp.mean())  # x is stored A: its win is 1 - P(B)
     assert tab.loc["x", "judge"] == pytest.approx(1 - (0.75 * 6 + 0.2 * 6) / 12)
     assert tab.loc["z", "judge"] == pytest.approx(0.2)
+
+
+def test_a_pair_takes_the_label_of_its_first_labelled_row():
+    pairs = np.array(["p", "p", "q", "q", "r", "r", "s", "s"])
+    verdict = np.array(["B", "B", "A", "A", "B", "A", "A", "B"])
+    human = np.array(["B", "A", "", "A", "tie", "tie", "", ""])
+    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, 0.95)}
+    r = rows["ppi_share_B"]
+    assert (r.n_labelled, r.n_unlabelled) == (3, 1)
+    # labels per pair: p -> B (first row), q -> A (its only labelled row), r -> tie
+    only = ppi_mean(np.array([1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.5]), np.array([0.5]))
+    assert (r.estimate, r.ci_low, r.ci_high) == pytest.approx((only.estimate, only.ci_low, only.ci_high))
+    t = rows["ppi_share_tie"]
+    tie_only = ppi_mean(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, 0.0]), np.array([0.0]))
+    assert (t.estimate, t.reason) == (pytest.approx(tie_only.estimate), tie_only.reason)
+
+
+def test_confusion_table_counts_every_cell_per_judge():
+    t1 = table([c for i in range(4) for c in both_orders(f"q{i}", f"p{i}", "A", "" if i else "B", gold="")],
+               judge="j1")
+    t1["human"] = ["A", "A", "B", "B", "tie", "tie", "", ""]
+    t2 = table([c for i in range(2) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")], judge="j0")
+    long = confusion_table(pd.concat([t1, t2], ignore_index=True))
+    assert list(long.columns) == ["judge", "label_source", "human", "judge_verdict", "n"]
+    assert set(long["judge"]) == {"j1"} and (long["label_source"] == "human labels").all()
+    assert len(long) == 12 and list(long["human"][:4]) == ["A"] * 4
+    assert list(long["judge_verdict"][:4]) == ["A", "B", "tie", "none"]
+    got = {(h, v): n for h, v, n in zip(long["human"], long["judge_verdict"], long["n"], strict=True) if n}
+    # verdicts (stored): p0 A, A; p1 A, none; p2 A, none; p3 A, none
+    assert got == {("A", "A"): 2, ("B", "A"): 1, ("B", "none"): 1, ("tie", "A"): 1, ("tie", "none"): 1}
+    cm = confusion(np.array(t1["human"]), np.array(t1["verdict"]))
+    assert cm.index.name == "human" and cm.columns.name == "judge" and cm.loc["tie", "none"] == 1

@@ -88,12 +88,10 @@ def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
 
 def confusion(human: np.ndarray, verdict: np.ndarray) -> pd.DataFrame:
     """Counts of human label (rows A, B, tie) x judge verdict (A, B, tie, none) where a label exists."""
-    m = human != ""
-    v = np.where(np.isin(verdict, LABELS), verdict, "none")[m]
+    v = np.where(np.isin(verdict, LABELS), verdict, "none")
     cols = [*LABELS, "none"]
-    return (pd.crosstab(pd.Categorical(human[m], categories=list(LABELS)), pd.Categorical(v, categories=cols),
-                        dropna=False).reindex(index=list(LABELS), columns=cols, fill_value=0)
-            .rename_axis(index="human", columns="judge"))
+    counts = [[int(np.sum((human == h) & (v == c))) for c in cols] for h in LABELS]
+    return pd.DataFrame(counts, index=pd.Index(LABELS, name="human"), columns=pd.Index(cols, name="judge"))
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float, str]:
@@ -143,11 +141,11 @@ def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confiden
     """(metric, result, note) of the PPI rows; see the module docstring."""
     codes, pred = _pair_predictions(pairs, verdict)
     k = pred.shape[0]
-    first = np.full(k, -1)
-    rows = np.flatnonzero(human != "")[::-1]
-    first[codes[rows]] = rows  # the pair's first labelled row (its label)
-    lab = first >= 0
-    hl = np.where(lab, human[np.maximum(first, 0)], "")
+    rows = np.flatnonzero(human != "")
+    pair_of, at = np.unique(codes[rows], return_index=True)  # each labelled pair's first labelled row
+    hl = np.full(k, "", dtype=object)
+    hl[pair_of] = human[rows[at]]
+    lab = hl != ""
     targets = [np.where(hl == "B", 1.0, np.where(hl == "tie", 0.5, 0.0))] + [(hl == x).astype(float) for x in LABELS]
     note = f"PPI++ (ppi-python), {int(lab.sum())} of {k} pairs human-labelled"
     out = []
