@@ -444,3 +444,60 @@ def test_confusion_table_counts_every_cell_per_judge():
     assert got == {("A", "A"): 2, ("B", "A"): 1, ("B", "none"): 1, ("tie", "A"): 1, ("tie", "none"): 1}
     cm = confusion(np.array(t1["human"]), np.array(t1["verdict"]))
     assert cm.index.name == "human" and cm.columns.name == "judge" and cm.loc["tie", "none"] == 1
+
+
+def test_judges_kappa_row_fields_exactly():
+    """Every field of the between-judge row, for two judges (Cohen) and three (Fleiss)."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(4)
+    base = rng.choice(["A", "B", "tie"], 60, p=[0.45, 0.45, 0.1])
+    j2 = np.where(rng.random(60) < 0.3, rng.choice(["A", "B"], 60), base)
+    two = judges_kappa(_panel({"j1": list(base), "j2": list(j2)}), confidence=0.9)
+    tab = pd.crosstab(pd.Categorical(base, ["A", "B", "tie"]), pd.Categorical(j2, ["A", "B", "tie"]),
+                      dropna=False).to_numpy()
+    ref = cohens_kappa(tab, return_results=True)
+    z = 1.6448536269514722
+    assert set(two) == {"estimate", "ci_low", "ci_high", "se", "n", "n_items", "reason", "note"}
+    assert two["estimate"] == pytest.approx(ref.kappa) and two["se"] == pytest.approx(ref.std_kappa)
+    assert two["ci_low"] == pytest.approx(ref.kappa - z * ref.std_kappa)
+    assert two["ci_high"] == pytest.approx(ref.kappa + z * ref.std_kappa)
+    assert two["reason"] == "" and two["n"] == 60 and two["n_items"] == 30
+    assert two["note"] == "Cohen's kappa, j1 vs j2 (statsmodels, asymptotic CI)"
+    three = judges_kappa(_panel({"j1": list(base), "j2": list(j2), "j3": list(base)}), n_resamples=200, seed=5)
+    again = judges_kappa(_panel({"j1": list(base), "j2": list(j2), "j3": list(base)}), n_resamples=200, seed=5)
+    assert (three["ci_low"], three["ci_high"]) == (again["ci_low"], again["ci_high"])  # the seed is used
+    assert three["note"] == "Fleiss' kappa, 3 judges (statsmodels; item-cluster bootstrap CI)"
+    assert three["reason"] == "" and math.isnan(three["se"]) and three["n_items"] == 30
+    undefined = judges_kappa(_panel({"j1": ["A"] * 4, "j2": ["A"] * 4}))
+    assert undefined["reason"].startswith("kappa undefined: both give 'A'") and math.isnan(undefined["ci_low"])
+    assert undefined["note"] == "Cohen's kappa, j1 vs j2 (statsmodels, asymptotic CI)"
+    for k in ("estimate", "ci_low", "ci_high", "se"):
+        assert math.isnan(judges_kappa(_panel({"j1": ["A", "B"]}))[k])
+    assert judges_kappa(_panel({"j1": ["A", "B"]}))["note"] == ""
+
+
+def test_judge_matrix_keeps_first_repetitions_items_and_judge_order():
+    p = _panel({"j2": ["A", "B", "tie", "A"], "j1": ["B", "B", "A", "A"]})
+    again = p[p["judge"] == "j1"].assign(repeat=1, verdict="tie")
+    wide, items, n_j = judge_matrix(pd.concat([p.assign(repeat=0), again], ignore_index=True))
+    assert list(wide.columns) == ["j1", "j2"] and n_j == 2  # sorted judges; repetition 1 left out
+    assert list(wide["j1"]) == ["B", "B", "A", "A"] and list(items) == [0, 0, 1, 1]
+    no_item = p.drop(columns="item_id")
+    _, items2, _ = judge_matrix(no_item)
+    assert list(items2) == [0, 1, 2, 3]  # without item_id each pair is its own item
+    dup = pd.concat([p, p[p["judge"] == "j1"].assign(verdict="tie")], ignore_index=True)
+    wide3, _, _ = judge_matrix(dup)
+    assert list(wide3["j1"]) == ["B", "B", "A", "A"]  # a second row of the same call: the first counts
+    counts = category_counts(wide)
+    assert counts.dtype == float and counts.tolist() == [[1, 1, 0], [0, 2, 0], [1, 0, 1], [2, 0, 0]]
+    assert category_counts(wide.iloc[:0]).shape == (0, 3)
+
+
+def test_repetition_instances_of_an_empty_log_and_fleiss_on_one_unit():
+    first, cons, n = repetition_instances(np.array([], str), np.array([], str), np.array([], str))
+    assert n == 0 and len(first) == 0 and len(cons) == 0
+    assert math.isnan(fleiss(np.array([[3.0, 0.0, 0.0]])))  # one category everywhere: kappa is 0 / 0
+    assert fleiss(np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]])) == pytest.approx(
+        __import__("statsmodels.stats.inter_rater", fromlist=["fleiss_kappa"]).fleiss_kappa(
+            np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]])))
