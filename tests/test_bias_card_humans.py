@@ -501,3 +501,29 @@ def test_repetition_instances_of_an_empty_log_and_fleiss_on_one_unit():
     assert fleiss(np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]])) == pytest.approx(
         __import__("statsmodels.stats.inter_rater", fromlist=["fleiss_kappa"]).fleiss_kappa(
             np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]])))
+
+
+def _reference_fleiss_ci(counts, items, n_resamples, confidence, seed):
+    """The item-cluster percentile bootstrap written the slow way: resample items with the same draws,
+    stack their units, statsmodels' Fleiss kappa per resample."""
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    k = items.max() + 1
+    idx = np.random.default_rng(seed).integers(0, k, size=(n_resamples, k))
+    kaps = []
+    for row in idx:
+        units = np.concatenate([counts[items == i] for i in row])
+        p = units.sum(0) / units.sum()
+        kaps.append(np.nan if (p ** 2).sum() >= 1 else fleiss_kappa(units))
+    a = (1 - confidence) / 2
+    return tuple(np.nanquantile(kaps, [a, 1 - a]))
+
+
+@pytest.mark.parametrize("n_items, confidence, seed", [(2, 0.95, 0), (7, 0.9, 3), (12, 0.8, 8)])
+def test_fleiss_bootstrap_equals_the_slow_reference(n_items, confidence, seed):
+    rng = np.random.default_rng(n_items)
+    items = np.repeat(np.arange(n_items), 2)
+    counts = np.array([rng.multinomial(4, [0.5, 0.35, 0.15]) for _ in items], dtype=float)
+    got = fleiss_ci(counts, items, n_resamples=60, confidence=confidence, seed=seed)
+    assert got == pytest.approx(_reference_fleiss_ci(counts, items, 60, confidence, seed))
+    assert math.isfinite(got[0]) and got[0] < got[1]
