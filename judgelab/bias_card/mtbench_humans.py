@@ -1,6 +1,6 @@
 """The MT-Bench human anchor: a judge on the pairs humans voted on, corrected with a few votes.
 
-    python -m judgelab.bias_card.mtbench_humans --out out/mtbench_humans --max-pairs 150
+    python -m judgelab.bias_card.mtbench_humans --out out/mtbench_humans --max-pairs 80
 
 The human votes (``mt_bench/human_judgments_turn1.jsonl``, turn 1) are joined to the models'
 turn-1 answers (:func:`judgelab.datasets.mtbench.load_mtbench_human`; votes on
