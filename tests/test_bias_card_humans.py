@@ -68,13 +68,14 @@ def test_ppi_covers_planted_truth_at_its_nominal_level():
         width_cls.append(2 * 1.96 * y[i, :n].std(ddof=1) / math.sqrt(n))
         judge_err.append(yhat[i].mean() - truth)
     assert np.mean(cover) >= 0.93
-    assert np.mean(width_ppi) < np.mean(width_cls)
+    assert np.mean(width_ppi) < 0.9 * np.mean(width_cls)  # the judge's information is used (lambda > 0)
     assert np.mean(judge_err) > 0.05  # the judge alone is biased: PPI's correction is doing the work
 
 
 def test_ppi_degenerate_inputs_say_why():
     one = ppi_mean(np.array([1.0]), np.array([1.0]), np.array([0.5, 0.2]))
     assert math.isnan(one.estimate) and one.reason == "1 human label(s): at least 2 are needed"
+    assert math.isnan(one.ci_low) and math.isnan(one.ci_high) and (one.n_labelled, one.n_unlabelled) == (1, 2)
     full = ppi_mean(np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([]))
     assert math.isnan(full.estimate) and full.reason.startswith("every unit is human-labelled")
     # a constant judge carries no information: the classical interval of the labels
@@ -549,3 +550,33 @@ def test_fleiss_bootstrap_equals_the_slow_reference(n_items, confidence, seed):
     got = fleiss_ci(counts, items, n_resamples=60, confidence=confidence, seed=seed)
     assert got == pytest.approx(_reference_fleiss_ci(counts, items, 60, confidence, seed))
     assert math.isfinite(got[0]) and got[0] < got[1]
+
+
+def test_ppi_rows_win_rate_target_and_confidence():
+    pairs = np.array(["p", "p", "q", "q", "r", "r", "s", "s", "u", "u"])
+    verdict = np.array(["B", "B", "A", "A", "B", "A", "A", "B", "tie", "B"])
+    human = np.array(["B", "", "A", "", "tie", "", "", "", "B", ""])
+    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, 0.8)}
+    ref = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]), confidence=0.8)
+    w = rows["ppi_win_rate"]
+    assert (w.estimate, w.ci_low, w.ci_high) == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high))
+    wide = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]))
+    assert wide.ci_high - wide.ci_low > w.ci_high - w.ci_low  # 95 % is wider than the 80 % asked for
+
+
+def test_cohen_kappa_edges():
+    k = cohen_kappa(np.array(["A"] * 4), np.array(["A", "A", "B", "B"]))
+    assert k[0] == pytest.approx(0.0) and not k[4].startswith("kappa undefined")  # expected agreement 0.5
+    z = cohen_kappa(np.array(["A"] * 4), np.array(["B"] * 4))
+    assert z[0] == 0.0 and math.isnan(z[2]) and z[4] == "kappa's asymptotic standard error is 0: no interval"
+
+
+def test_confusion_table_orders_judges_and_keeps_its_columns_when_empty():
+    t1 = table([c for i in range(2) for c in both_orders(f"q{i}", f"p{i}", "A", "B", gold="")], judge="zz")
+    t2 = table([c for i in range(2) for c in both_orders(f"q{i}", f"p{i}", "B", "A", gold="")], judge="aa")
+    both = pd.concat([t1, t2], ignore_index=True).assign(human="A")
+    long = confusion_table(both)
+    assert list(long["judge"].unique()) == ["aa", "zz"]
+    assert long.set_index(["judge", "human", "judge_verdict"]).loc[("aa", "A", "B"), "n"] == 4
+    empty = confusion_table(t1)
+    assert empty.empty and list(empty.columns) == ["judge", "label_source", "human", "judge_verdict", "n"]
