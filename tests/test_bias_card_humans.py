@@ -580,3 +580,56 @@ def test_confusion_table_orders_judges_and_keeps_its_columns_when_empty():
     assert long.set_index(["judge", "human", "judge_verdict"]).loc[("aa", "A", "B"), "n"] == 4
     empty = confusion_table(t1)
     assert empty.empty and list(empty.columns) == ["judge", "label_source", "human", "judge_verdict", "n"]
+
+
+def test_ppi_by_model_columns_equal_their_definitions():
+    from scipy.stats import norm
+
+    from judgelab.bias_card.mtbench_humans import ppi_by_model
+
+    rng = np.random.default_rng(9)
+    n = 60
+    votes = pd.DataFrame({"pair_id": [f"p{i % 20}" for i in range(n)], "m1": ["x"] * n,
+                          "m2": np.where(np.arange(n) < 40, "y", "z"),
+                          "human_pref": rng.choice([0.0, 0.5, 1.0], n)})
+    jp = pd.Series({f"p{i}": rng.random() for i in range(20)})
+    tab = ppi_by_model(votes, jp, label_share=0.3, seed=4, confidence=0.9).set_index("model")
+    lab_all = np.random.default_rng(4).random(n) < 0.3
+    z = norm.ppf(0.95)
+    for m in ("x", "y", "z"):
+        on = ((votes["m1"] == m) | (votes["m2"] == m)).to_numpy()
+        as_b = (votes["m2"] == m).to_numpy()[on]
+        hp = votes["human_pref"].to_numpy()[on]
+        yh_b = votes["pair_id"].map(jp).to_numpy()[on]
+        y, yh, lab = np.where(as_b, hp, 1 - hp), np.where(as_b, yh_b, 1 - yh_b), lab_all[on]
+        ref = ppi_mean(y[lab], yh[lab], yh[~lab], confidence=0.9)
+        r = tab.loc[m]
+        assert (r["ppi"], r["ppi_ci_low"], r["ppi_ci_high"]) == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high))
+        se = y[lab].std(ddof=1) / math.sqrt(lab.sum())
+        assert r["classical"] == pytest.approx(y[lab].mean()) and r["n_labelled"] == lab.sum()
+        assert (r["classical_ci_low"], r["classical_ci_high"]) == pytest.approx((y[lab].mean() - z * se,
+                                                                                 y[lab].mean() + z * se))
+        assert r["ppi_covers_human_all"] == (ref.ci_low <= y.mean() <= ref.ci_high)
+    one = ppi_by_model(votes.iloc[:3], jp, label_share=0.0, seed=0).set_index("model")
+    assert (one["n_labelled"] == 0).all() and one[["classical", "classical_ci_low", "classical_ci_high"]].isna().all().all()
+
+
+def test_canonical_pairs_store_texts_in_sorted_model_order():
+    from judgelab.bias_card.mtbench_humans import canonical_pairs
+
+    votes = pd.DataFrame({"question_id": [1, 1, 2], "model_a": ["zeta", "alpha", "beta"],
+                          "model_b": ["alpha", "zeta", "beta2"], "expected_verdict": ["A", "tie", "B"],
+                          "prompt": ["q1", "q1", "q2"], "category": ["c", "c", "d"],
+                          "response_a": ["by zeta", "by alpha", "by beta"],
+                          "response_b": ["by alpha", "by zeta", "by beta2"]})
+    pairs, v = canonical_pairs(votes)
+    p = pairs.set_index("pair_id")
+    assert list(p.index) == ["mtb-q1-alpha-vs-zeta", "mtb-q2-beta-vs-beta2"]
+    assert p.loc["mtb-q1-alpha-vs-zeta", ["response_a", "response_b"]].tolist() == ["by alpha", "by zeta"]
+    assert p.loc["mtb-q2-beta-vs-beta2", ["response_a", "response_b"]].tolist() == ["by beta", "by beta2"]
+    assert list(v["human_pref"]) == [1.0, 0.5, 1.0]  # zeta (stored B) won the first vote
+    assert p.loc["mtb-q1-alpha-vs-zeta", "n_votes"] == 2 and p.loc["mtb-q1-alpha-vs-zeta", "human"] == "B"
+    same = pd.DataFrame({"question_id": [3], "model_a": ["m"], "model_b": ["m"], "expected_verdict": ["A"],
+                         "prompt": ["q"], "category": ["c"], "response_a": ["one"], "response_b": ["two"]})
+    ps, vs = canonical_pairs(same)  # one model against itself: the annotator's order is kept
+    assert ps[["response_a", "response_b"]].iloc[0].tolist() == ["one", "two"] and vs["human_pref"].iloc[0] == 0.0
