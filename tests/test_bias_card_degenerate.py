@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 from scipy.stats import binom, binomtest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import METRICS, STATUSES, binomial_mde, card_view
+from judgelab.bias_card.card import JUDGE_METRICS, METRICS, STATUSES, binomial_mde, card_view
 from judgelab.bias_card.report import card_markdown
 from judgelab.stats.mcnemar import mcnemar_test
 from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
 
 FAST = CardSettings(n_resamples=200)
+#: logs without gold whose pairs differ only in the cue by construction: the cue rows are identified
+CONTROLLED = CardSettings(n_resamples=200, controlled_pairs=True)
 
 
 def _md(card: pd.DataFrame, s: CardSettings = FAST) -> str:
@@ -94,7 +96,7 @@ JUDGES = {
 def test_no_degenerate_judge_breaks_the_card_or_is_detected_without_evidence(kind, n, seed, alpha):
     s = CardSettings(n_resamples=100, alpha=alpha, seed=seed)
     card = bias_card(table(JUDGES[kind](n, seed)), s)
-    assert len(card) == 2 * len(METRICS)  # every metric, both views, whatever happened
+    assert len(card) == 2 * len(JUDGE_METRICS)  # every metric, both views, whatever happened
     _check_card(card, s)
 
 
@@ -271,12 +273,14 @@ def _longer_picks(k: int, n: int) -> list[Call]:
 
 def test_alpha_and_power_come_from_the_settings():
     log = table(_longer_picks(62, 100))
-    at05 = card_view(bias_card(log, CardSettings(n_resamples=100))).loc["length_preference"]
+    at05 = card_view(bias_card(log, CardSettings(n_resamples=100, controlled_pairs=True))).loc["length_preference"]
     assert at05["p_value"] == pytest.approx(binomtest(62, 100).pvalue) and at05["status"] == "detected"
-    at01 = card_view(bias_card(log, CardSettings(n_resamples=100, alpha=0.01))).loc["length_preference"]
+    at01 = card_view(bias_card(log, CardSettings(n_resamples=100, alpha=0.01, controlled_pairs=True))
+                     ).loc["length_preference"]
     assert at01["status"] != "detected"
     assert at01["mde"] > at05["mde"]
-    p90 = card_view(bias_card(log, CardSettings(n_resamples=100, power=0.9))).loc["length_preference"]
+    p90 = card_view(bias_card(log, CardSettings(n_resamples=100, power=0.9, controlled_pairs=True))
+                    ).loc["length_preference"]
     assert p90["mde"] > at05["mde"]
     gap = [card_view(bias_card(table(random_judge(60, 3)), CardSettings(
         n_resamples=100, power=p))).loc["accuracy_order_gap", "mde"] for p in (0.8, 0.95)]
@@ -312,7 +316,7 @@ def test_not_identified_metrics_never_reach_the_headline():
 
 
 def test_a_share_at_one_keeps_a_nonzero_interval():
-    c = card_view(bias_card(table(_longer_picks(100, 100)), FAST)).loc["length_preference"]
+    c = card_view(bias_card(table(_longer_picks(100, 100)), CONTROLLED)).loc["length_preference"]
     assert c["estimate"] == 1.0 and c["ci_high"] == pytest.approx(1.0) and 0.9 < c["ci_low"] < 1.0
     assert c["se"] > 0 and c["status"] == "detected"
 
@@ -329,17 +333,17 @@ def test_responses_equal_in_length_leave_the_length_rows_without_data():
 def test_underpowered_only_when_the_mde_exceeds_the_threshold():
     """No preference at all: with 400 independent verdicts the MDE (about 0.07) is below the 0.10
     threshold, so the card says 'not detected'; with 20 it could have missed a 0.10 effect."""
-    big = card_view(bias_card(table(_longer_picks(200, 400)), FAST)).loc["length_preference"]
+    big = card_view(bias_card(table(_longer_picks(200, 400)), CONTROLLED)).loc["length_preference"]
     assert big["p_value"] > 0.9 and big["mde"] < 0.1 and big["status"] == "not detected"
     assert not big["underpowered"]
-    small = card_view(bias_card(table(_longer_picks(10, 20)), FAST)).loc["length_preference"]
+    small = card_view(bias_card(table(_longer_picks(10, 20)), CONTROLLED)).loc["length_preference"]
     assert small["mde"] > 0.1 and small["status"] == "underpowered" and small["underpowered"]
 
 
 def test_min_decisive_is_inclusive_and_the_first_row_of_a_pair_counts():
-    at = card_view(bias_card(table(_longer_picks(10, 10)), FAST)).loc["length_preference"]
+    at = card_view(bias_card(table(_longer_picks(10, 10)), CONTROLLED)).loc["length_preference"]
     assert at["estimable"] and at["status"] == "detected"  # 10 of 10 with min_decisive 10
-    below = card_view(bias_card(table(_longer_picks(9, 9)), FAST)).loc["length_preference"]
+    below = card_view(bias_card(table(_longer_picks(9, 9)), CONTROLLED)).loc["length_preference"]
     assert below["status"] == "not estimable" and below["reason"] == "fewer than 10 verdicts to test (9)"
     # a pair recorded twice in one order: its first record is the one paired with the other order
     calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")]
@@ -348,16 +352,17 @@ def test_min_decisive_is_inclusive_and_the_first_row_of_a_pair_counts():
     assert c.loc["positional_agreement", "estimate"] == 1.0 and c.loc["positional_agreement", "n"] == 12
 
 
-def test_self_preference_is_never_a_detection():
-    """Always picking the own family's response (stored B) is P = 1, but quality is not controlled:
-    the row is 'not identified' and stays out of the headline."""
+def test_self_preference_without_a_quality_control_is_never_a_detection():
+    """Always picking the own family's response (stored B) is P = 1, but without gold, controlled
+    pairs or a model term quality is not controlled: the row is 'not identified' and stays out of
+    the headline."""
     log = table([c for i in range(40) for c in both_orders(f"q{i}", f"p{i}", "B", "A", gold="")])
     log["family_b"] = "openai"
     card = bias_card(log, FAST)
     c = card_view(card).loc["self_preference"]
     assert c["estimate"] == 1.0 and c["p_value"] < 1e-6
     assert c["status"] == "not identified" and not c["identified"]
-    assert "not controlled for quality" in c["note"]
+    assert c["note"].startswith("not identified: confounded with answer quality")
     detected = [ln for ln in _md(card).splitlines() if ln.startswith("Biases detected:")]
     assert not any("self_preference" in ln for ln in detected)
 

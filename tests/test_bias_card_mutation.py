@@ -18,7 +18,9 @@ from scipy.stats import t as student_t
 from judgelab.bias_card import CardSettings, bias_card
 from judgelab.bias_card.card import (
     CARD_COLUMNS,
+    JUDGE_METRICS,
     METRICS,
+    PANEL_METRICS,
     CardRow,
     _bootstrap_totals,
     _finish,
@@ -508,7 +510,7 @@ def test_prepare_builds_the_shown_frame_cues():
     assert lg.md_shown[2] > 0
     assert lg.gold_shown.tolist() == [1.0, -1.0, -1.0, 0.0]  # +1 when gold is the slot shown first
     assert lg.own.tolist() == ["", "", "A", ""] and lg.family == "openai"
-    assert lg.strong.tolist() == [False, True, True, False] and lg.model_b.tolist() == [0] * 4  # one model: one code
+    assert lg.strong.tolist() == [False, True, True, False] and lg.model_b.tolist() == ["m2"] * 4
     assert lg.items[0] != lg.items[1] and lg.items[2] == lg.items[3]
     assert lg.pairs.tolist() == [0, 0, 1, 1] and lg.has_text.all()
     strict = _prepare(t, "strict")
@@ -522,7 +524,7 @@ def test_prepare_without_optional_columns():
     lg = _prepare(t, "lenient")
     assert lg.family == "unknown" and lg.own.tolist() == ["", ""] and not lg.strong.any()
     assert not lg.has_text.any() and lg.gold.tolist() == ["", ""] and lg.items.tolist() == lg.pairs.tolist()
-    assert lg.model_b.tolist() == [0, 0] and lg.wa.tolist() == [0.0, 0.0]
+    assert lg.model_b.tolist() == ["", ""] and lg.wa.tolist() == [0.0, 0.0]
 
 
 def test_first_row_per_pair_and_guard():
@@ -588,16 +590,22 @@ def test_judge_card_notes_for_missing_gold_pairs_texts_and_family():
     t2 = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")])
     c2 = by_metric(judge_card(t2, S))
     assert c2["correct_both"]["note"] == "" and c2["accuracy_AB"]["note"] == ""
-    assert c2["length_preference"]["note"] == "length ratio >= 1.2"
-    assert c2["markdown_preference"]["note"] == "markdown difference >= 0.25"
+    assert c2["length_preference"]["note"] == "length ratio >= 1.2; quality controlled by gold labels"
+    assert c2["markdown_preference"]["note"] == "markdown difference >= 0.25"  # no eligible pair: note kept
     assert c2["self_preference"]["note"] == "no pair with exactly one own-family response"
     assert c2["position_preference"]["note"] == ""
     t3 = t2.copy()
     t3["family_a"] = "openai"
     c3 = by_metric(judge_card(t3, S))
-    assert c3["self_preference"]["note"] == "not controlled for quality: own-family responses may simply be better"
-    assert c3["self_preference"]["estimate"] == 1.0 and c3["self_preference"]["status"] == "not identified"
+    # gold in the log: the own-family pick is read against gold (identified, and here detected)
+    assert c3["self_preference"]["note"] == "quality controlled by gold labels"
+    assert c3["self_preference"]["estimate"] == 1.0 and c3["self_preference"]["status"] == "detected"
     assert c3["self_preference"]["n"] == 24 and c3["self_preference"]["share"] == 1.0
+    # the same picks without gold: confounded with answer quality, never a detection
+    t3n = t3.assign(expected_verdict="")
+    c3n = by_metric(judge_card(t3n, S))["self_preference"]
+    assert c3n["status"] == "not identified" and c3n["estimate"] == 1.0
+    assert c3n["note"].startswith("not identified: confounded with answer quality; no gold labels")
     t4 = t3.copy()
     t4["family"] = ""
     assert by_metric(judge_card(t4, S))["self_preference"]["note"] == "judge family unknown"
@@ -665,16 +673,18 @@ def test_bias_card_judges_views_family_and_simulated_flag():
     a["simulated"] = "True"
     b["simulated"] = "0"
     card = bias_card(pd.concat([a, b], ignore_index=True), CardSettings(n_resamples=50))
-    assert card["judge"].unique().tolist() == ["alpha", "zeta"]
-    assert card.groupby("judge")["family"].first().to_dict() == {"alpha": "openai", "zeta": "meta"}
-    assert card.groupby("judge")["simulated"].first().to_dict() == {"alpha": False, "zeta": True}
+    assert card["judge"].unique().tolist() == ["alpha", "zeta", "all judges"]  # the between-judge rows last
+    assert card.groupby("judge")["family"].first().to_dict() == {"alpha": "openai", "zeta": "meta",
+                                                                 "all judges": "panel"}
+    # the between-judge rows are simulated when any judge is
+    assert card.groupby("judge")["simulated"].first().to_dict() == {"alpha": False, "zeta": True, "all judges": True}
     b["simulated"] = "1"
     assert bias_card(b, CardSettings(n_resamples=50, views=("strict",)))["simulated"].all()
     nof = b.drop(columns=["family", "simulated"])
     card1 = bias_card(nof, CardSettings(n_resamples=50, views=("strict",)))
     assert (card1["family"] == "unknown").all() and not card1["simulated"].any()
     v = card_view(card, "strict")
-    assert v.index.names == ["judge", "metric"] and len(v) == 2 * len(card1)
+    assert v.index.names == ["judge", "metric"] and len(v) == 2 * len(card1) + 1  # + the between-judge row
     assert v.loc[("alpha", "position_preference"), "estimate"] == 1.0
     one = card_view(card1, "strict")
     assert one.index.name == "metric" and one.loc["position_preference", "view"] == "strict"
@@ -807,7 +817,7 @@ def test_card_columns_and_judges_without_verdicts():
     t = table([c for i in range(3) for c in both_orders(f"q{i}", f"p{i}", "A", "B")], judge="b")
     t["judge"] = pd.Categorical(t["judge"], categories=["a", "b"])  # "a" has no verdict
     card = bias_card(t, CardSettings(n_resamples=20))
-    assert list(card.columns) == CARD_COLUMNS and set(card["judge"]) == {"b"} and len(card) == 2 * len(METRICS)
+    assert list(card.columns) == CARD_COLUMNS and set(card["judge"]) == {"b"} and len(card) == 2 * len(JUDGE_METRICS)
 
 
 def test_judgebench_pair_without_gold_is_never_correct():
@@ -913,7 +923,8 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
 @pytest.mark.parametrize("fn, failing", [
     ("_share_row", {"accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy",
                     "positional_agreement", "positional_agreement_all", "length_preference", "markdown_preference",
-                    "self_preference", "tie_rate", "parse_failures"}),
+                    "self_preference", "tie_rate", "parse_failures", "human_accuracy", "human_kappa",
+                    "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"}),
     ("_benchmark_rows", {"judgebench_accuracy", "arena_hard_score"}),
     ("_order_gap_row", {"accuracy_order_gap"}),
     ("_position_row", {"position_preference"}),
@@ -927,7 +938,7 @@ def test_every_metric_keeps_its_row_when_its_statistic_fails(monkeypatch, fn, fa
 
     monkeypatch.setattr(card_mod, fn, boom)
     rows = judge_card(logit_table(), S)
-    assert sorted(r["metric"] for r in rows) == sorted(METRICS)
+    assert sorted(r["metric"] for r in rows) == sorted(set(METRICS) - set(PANEL_METRICS))  # panel rows: bias_card
     assert {r["metric"] for r in rows if r["reason"] == "failed: RuntimeError: broken"} == failing
 
 
@@ -977,13 +988,13 @@ def test_an_unknown_judge_family_matches_no_response(family):
     t["family_a"] = family  # responses whose family is as unknown as the judge's
     c = by_metric(judge_card(t, S))
     sp = c["self_preference"]
-    assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["identified"] is False
+    assert sp["n"] == 0 and sp["note"] == "judge family unknown" and sp["status"] == "not estimable"
     assert c["parse_failures"]["share"] == 1.0 and c["tie_rate"]["share"] == 1.0
 
 
 def test_an_empty_log_leaves_every_row_not_estimable():
     rows = judge_card(table([]), S)
-    assert sorted(r["metric"] for r in rows) == sorted(METRICS)
+    assert sorted(r["metric"] for r in rows) == sorted(set(METRICS) - set(PANEL_METRICS))  # panel rows: bias_card
     assert all(r["status"] == "not estimable" and r["reason"] for r in rows)
     assert all(r["n_parsed"] == 0 and math.isnan(r["parsed_share"]) for r in rows)
 

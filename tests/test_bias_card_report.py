@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.bias_card.card import CARD_COLUMNS, METRICS, CardSettings
+from judgelab.bias_card.card import CARD_COLUMNS, JUDGE_METRICS, METRICS, CardSettings
 from judgelab.bias_card.report import STYLE, card_figure, card_markdown, headline
 
 S = CardSettings()
@@ -180,7 +180,7 @@ def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
     log["simulated"] = True
     out = write_audit(log, tmp_path / "a", title="TT", settings=CardSettings(n_resamples=50, alpha=0.2),
                       provenance={"config_hash": "abc"})
-    assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(METRICS)
+    assert set(out["view"]) == {"lenient", "strict"} and len(out) == 2 * len(JUDGE_METRICS)
     md = (tmp_path / "a" / "bias_card.md").read_text()
     assert md.startswith("# Bias card: TT") and "## jj (family openai, 24 verdicts)" in md
     assert "SIMULATED JUDGES" in md and "tests at alpha 0.2" in md
@@ -261,7 +261,7 @@ def test_markdown_layout_blank_lines_table_header_and_status_changes():
                                                                 + 5]
     assert lines[k + 3] == "" and lines[k + 5] == "|---|---|---|---|---|---|---|---|---|---|---|---|"
     b = lines.index("## b (family openai, 40 verdicts)")
-    assert lines[b - 1] == "" and lines[b - 2].startswith("| strict | parse_failures |")  # the table ends first
+    assert lines[b - 1] == "" and lines[b - 2].startswith(f"| strict | {list(METRICS)[-1]} |")  # the table ends first
     assert lines[b + 2] == "No bias detected at this sample size."
     assert lines[b + 3] == "The strict view equals the lenient one."
     assert md.endswith("|\n")  # the last table is closed by a blank line

@@ -547,7 +547,7 @@ def test_auditing_the_judgebench_folder_in_one_command(tmp_path):
     out = tmp_path / "audit"
     assert main(["audit", "--format", "judgebench", str(JB), "--out", str(out), "--resamples", "50"]) == 0
     card = pd.read_csv(out / "bias_card.csv")
-    assert set(card["judge"]) == set(JUDGES)
+    assert set(card["judge"]) == set(JUDGES) | {"all judges"}  # and the agreement between them
     acc = card[card["metric"] == "judgebench_accuracy"].groupby("judge")["estimate"].first()
     for judge in JUDGES:
         f = next(p for p in JB.glob("*.jsonl")

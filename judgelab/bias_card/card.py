@@ -157,7 +157,24 @@ METRICS: dict[str, Metric] = {
     "tie_rate": Metric("proportion", 0.10, "share of tie verdicts", "rate"),
     "parse_failures": Metric("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error; "
                              "strict view: fallback too)", "rate"),
+    # human anchor and reliability (judgelab.bias_card.humans / .reliability): descriptive rows
+    "human_accuracy": Metric("proportion", 0.10, "verdict equals the human label (a missing verdict disagrees)",
+                             "rate"),
+    "human_kappa": Metric("kappa", 0.10, "Cohen's kappa, judge vs human label (A/B/tie)", "rate"),
+    "ppi_win_rate": Metric("proportion", 0.05, "PPI++ human P(stored B preferred), from the labelled pairs and "
+                           "the judge on all", "rate"),
+    "ppi_share_A": Metric("proportion", 0.05, "PPI++ share of pairs humans give to stored A", "rate"),
+    "ppi_share_B": Metric("proportion", 0.05, "PPI++ share of pairs humans give to stored B", "rate"),
+    "ppi_share_tie": Metric("proportion", 0.05, "PPI++ share of pairs humans call a tie", "rate"),
+    "repetition_consistency": Metric("proportion", 0.10, "mean share of an instance's repetitions giving its most "
+                                     "frequent verdict (Position-Bias-Analyzer)", "rate"),
+    "judges_kappa": Metric("kappa", 0.10, "agreement between judges: Cohen's (2) / Fleiss' (3+) kappa", "rate"),
 }
+
+#: metrics of the whole table (judge ``all judges``), not of one judge's card
+PANEL_METRICS = ("judges_kappa",)
+#: the metrics of one judge's card (every one of them has a row in :func:`judge_card`)
+JUDGE_METRICS = tuple(m for m in METRICS if m not in PANEL_METRICS)
 
 
 @dataclass(frozen=True)
@@ -187,6 +204,9 @@ class CardSettings:
                                "memory)", minimum=1)
     views: tuple[str, ...] = setting(VIEWS, "lenient: ok + fallback verdicts; strict: ok only, the authors' "
                                      "extraction", choices=VIEWS)
+    controlled_pairs: bool = setting(False, "the log's pairs were built to differ only in the cue (length, "
+                                     "markdown, source family), a design no log format records: it identifies "
+                                     "the cue rows without gold")
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -497,8 +517,11 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     return row
 
 
-def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow]:
-    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold.
+def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: bool = False) -> list[CardRow]:
+    """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold [+ model term].
+
+    With ``model_term`` (three or more models behind the responses) the regression holds a
+    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.
 
     Not estimable (never detected) under separation or quasi-separation (statsmodels'
     PerfectSeparation warning or error, fitted probabilities at 0 or 1, or a
@@ -528,7 +551,14 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
     gold = lg.gold_shown[decisive]
     if np.any(gold != 0):
         X["gold"] = gold
+    if model_term:
+        X = pd.concat([X, _model_term(lg, decisive)], axis=1)
     X = X.loc[:, (X.std() > 0) | (X.columns == "const")]
+    # model strengths are defined up to the intercept: with one baseline shown first in every row the
+    # evaluated models' columns sum to -const, so one of them goes (the cue's coefficient, the
+    # column space, is the same whichever does)
+    while X.columns[-1].startswith("model[") and np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
+        X = X.iloc[:, :-1]
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
         return fail("collinear regressors (" + ", ".join(X.columns[1:]) + ")")
     groups = pd.factorize(items)[0]
@@ -544,7 +574,8 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
     mu = np.asarray(fit.fittedvalues)
     if np.any((mu < 1e-8) | (mu > 1 - 1e-8)):
         return fail("quasi-separation: fitted probabilities at 0 or 1")
-    controls = [c for c in X.columns if c != "const"]
+    controls = [c for c in X.columns if c != "const" and not c.startswith("model[")]
+    n_model_cols = sum(c.startswith("model[") for c in X.columns)
     rows = []
     for metric, col in metrics:
         if col not in X.columns:
@@ -561,7 +592,9 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings) -> list[CardRow
         rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
                             n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
                             p_value=float(fit.pvalues[col]), mde=mde, reason=reason,
-                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col])))
+                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col]
+                                                          + ([f"model strength ({n_model_cols} free terms)"]
+                                                             if n_model_cols else []))))
     return rows
 
 
@@ -649,6 +682,84 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
 
 
 # ---------------------------------------------------------------------------------------------
+# identification: is a cue preference separable from answer quality in this log's design?
+
+#: the note of a cue row whose design has no control for answer quality
+CONFOUNDED = "not identified: confounded with answer quality"
+
+
+@dataclass(frozen=True)
+class QualityControl:
+    """What in a log's design separates a cue preference (length, markdown, own family) from quality.
+
+    A judge that picks the longer answer may simply pick the better one, when the better answers
+    are the longer ones (AlpacaEval: one weaker model against one baseline, one order, no gold).
+    The cue is separable from quality only by design: ``gold`` labels (the cue regressions hold a
+    gold term, so the cue is read beyond what quality explains; a share is read against gold's
+    own balance), pairs declared ``controlled`` (built to differ only in the cue,
+    ``CardSettings.controlled_pairs``), or, for the regressions only, a ``model_term``: three or
+    more models behind the responses, so that a per-model strength term absorbs the quality of
+    each model as AlpacaEval's length-controlled GLM does.  A share has no model term, so a
+    multi-model log alone leaves the shares descriptive.
+    """
+
+    gold: bool
+    controlled: bool
+    models: int
+
+    @property
+    def model_term(self) -> bool:
+        return self.models >= 3
+
+    def share(self) -> str:
+        """The design control a cue share rests on, or "" when it has none."""
+        return "controlled pairs" if self.controlled else "gold labels" if self.gold else ""
+
+    def regression(self) -> str:
+        """The control a cue regression rests on, or ""."""
+        return self.share() or (f"model term ({self.models} models)" if self.model_term else "")
+
+    def missing(self) -> str:
+        """Why a row is not identified: the controls this log lacks."""
+        models = (f"{self.models} model(s) behind the responses, no model term" if self.models < 3 else "")
+        return "; ".join(x for x in (CONFOUNDED, "no gold labels, no pairs built to differ only in the cue", models)
+                         if x)
+
+
+def quality_control(lg: _Log, s: CardSettings) -> QualityControl:
+    """The quality controls of one judge's log (see :class:`QualityControl`)."""
+    models = set(np.unique(lg.model_b)) | (set(np.unique(lg.model_a)) if lg.model_a is not None else set())
+    models.discard("")
+    return QualityControl(gold=bool(np.isin(lg.gold, ("A", "B")).any()), controlled=s.controlled_pairs,
+                          models=len(models))
+
+
+def _identify(row: CardRow, control: str, qc: QualityControl) -> CardRow:
+    """Mark a cue row identified by ``control`` (named in its note), or not identified with the reason.
+
+    A row without eligible verdicts keeps its note (why it has none): it is not estimable anyway."""
+    row.identified = bool(control)
+    if row.n == 0:
+        return row
+    extra = f"quality controlled by {control}" if control else ""
+    row.note = "; ".join(x for x in ((row.note, extra) if control else (qc.missing(), row.note)) if x)
+    return row
+
+
+def _model_term(lg: _Log, rows: np.ndarray) -> pd.DataFrame:
+    """Bradley-Terry strength columns of the models behind the shown responses (+1 shown first,
+    -1 shown second), the first model in sorted order the reference; empty without model names."""
+    if lg.model_a is None:
+        return pd.DataFrame(index=range(int(rows.sum())))
+    ab = lg.order[rows] == "AB"
+    first = np.where(ab, lg.model_a[rows], lg.model_b[rows])
+    second = np.where(ab, lg.model_b[rows], lg.model_a[rows])
+    names = sorted((set(first) | set(second)) - {""})
+    cols = {f"model[{m}]": (first == m).astype(float) - (second == m) for m in names[1:]}
+    return pd.DataFrame(cols, index=range(len(first)))
+
+
+# ---------------------------------------------------------------------------------------------
 # the card
 
 
@@ -691,7 +802,8 @@ class _Log:
     own: np.ndarray  # "A"/"B": the only response of the judge's family, "" otherwise
     family: str
     strong: np.ndarray  # Arena-Hard strong label (>> or <<)
-    model_b: np.ndarray  # codes of the model behind stored response B
+    model_b: np.ndarray  # the model behind stored response B
+    model_a: np.ndarray | None = None  # the model behind stored A (the model term of the cue regressions)
 
 
 #: columns a recorded verdict table read without its texts carries in their place
@@ -760,8 +872,7 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
                 wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
                 md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
-                family=fam, strong=strong, model_b=_codes(t["model_b"]) if "model_b" in t.columns
-                else np.zeros(len(t), int))
+                family=fam, strong=strong, model_b=_strings(t, "model_b"), model_a=_strings(t, "model_a"))
 
 
 def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -859,28 +970,32 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     wa, wb = lg.wa, lg.wb
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & lg.has_text
-    rows += _guard(("length_preference",), lambda: _share_row(
+    qc = quality_control(lg, s)
+    rows += _guard(("length_preference",), lambda: _identify(_share_row(
         "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"length ratio >= {1 + s.length_margin:g}"))
+        note=no_text or f"length ratio >= {1 + s.length_margin:g}"), qc.share(), qc))
     ma, mb = lg.ma, lg.mb
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
-    rows += _guard(("markdown_preference",), lambda: _share_row(
+    rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
         "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"markdown difference >= {s.markdown_margin:g}"))
-    rows += _guard(("length_controlled", "markdown_controlled"), lambda: _logit_rows(lg, decisive & lg.has_text, s))
+        note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
+    rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
+        _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
     elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
-            "no pair with exactly one own-family response" if not elig_self.any() else
-            "not controlled for quality: own-family responses may simply be better")
-    rows += _guard(("self_preference",), lambda: _share_row(
-        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note,
-        identified=False))
+            "no pair with exactly one own-family response" if not elig_self.any() else "")
+    rows += _guard(("self_preference",), lambda: _identify(_share_row(
+        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note),
+        qc.share(), qc))
     rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), is_tie, items, s,
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(
         "parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None, share_of=n_games))
+    rows += _guard(("human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"),
+                   lambda: _human_rows(t, lg, s))
+    rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s))
     n_parsed = int(has_value.sum())
     out = []
     for r in rows:
@@ -891,7 +1006,8 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
 
 
 def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.DataFrame:
-    """One row per judge x view x metric (columns :data:`CARD_COLUMNS`)."""
+    """One row per judge x view x metric (columns :data:`CARD_COLUMNS`), and with two or more judges
+    the between-judge rows (:data:`PANEL_METRICS`, judge ``all judges``)."""
     s = settings or CardSettings()
     out = []
     for judge, g in table.groupby("judge", sort=True, observed=True):
@@ -900,6 +1016,7 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
         for view in s.views:
             for r in judge_card(g, s, view):
                 out.append({**r, "judge": judge, "family": fam, "simulated": sim})
+    out += _panel_rows(table, s)
     return pd.DataFrame(out, columns=CARD_COLUMNS)
 
 
@@ -908,6 +1025,67 @@ def _any_true(col: pd.Series) -> bool:
     if pd.api.types.is_bool_dtype(col.dtype):
         return bool(col.fillna(False).any())
     return bool(col.astype(str).str.lower().isin(["true", "1"]).any())
+
+
+# ---------------------------------------------------------------------------------------------
+# human anchor and reliability rows (the statistics live in humans.py and reliability.py)
+
+
+def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
+    """Agreement with the human labels, and PPI++ where only some pairs carry one."""
+    from judgelab.bias_card.humans import PPI_METRICS, cohen_kappa, human_labels, ppi_rows
+
+    human, source = human_labels(t)
+    if not source:
+        return [_not_estimable(m, "no human labels in this log") for m in ("human_accuracy", "human_kappa",
+                                                                               *PPI_METRICS)]
+    lab = human != ""
+    rows = [_share_row("human_accuracy", lab, lg.verdict == human, lg.items, s, null=None, share_of=len(human),
+                       note=source)]
+    both = lab & np.isin(lg.verdict, ("A", "B", "tie"))
+    kap, se, lo, hi, reason = cohen_kappa(lg.verdict[both], human[both], s.confidence)
+    rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
+                        n_items=len(np.unique(lg.items[both])), share=float(both.sum() / lab.sum()), reason=reason,
+                        note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
+    for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
+        rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
+                            se=(r.ci_high - r.ci_low) / (2 * norm.ppf(0.5 + s.confidence / 2)),
+                            n=r.n_labelled + r.n_unlabelled, n_items=r.n_labelled,
+                            share=r.n_labelled / max(1, r.n_labelled + r.n_unlabelled), reason=r.reason,
+                            note=f"{note}; {source}"))
+    return rows
+
+
+def _repetition_row(lg: _Log, s: CardSettings) -> CardRow:
+    from judgelab.bias_card.reliability import repetition_instances
+
+    first, cons, n_rep = repetition_instances(lg.pairs, lg.order, lg.verdict)
+    if n_rep == 0:
+        return _not_estimable("repetition_consistency", "no call repeated in this log")
+    n_inst = len(np.unique(lg.pairs.astype(str) + lg.order.astype(str)))
+    return _share_row("repetition_consistency", np.ones(n_rep, bool), cons, lg.items[first], s, null=None,
+                      share_of=n_inst, note="Position-Bias-Analyzer repetitional consistency: each pair x order "
+                                            "an instance")
+
+
+def _panel_rows(table: pd.DataFrame, s: CardSettings) -> list[dict]:
+    """The between-judge rows of each view, when the table holds two or more judges."""
+    from judgelab.bias_card.reliability import PANEL_JUDGE, judges_kappa
+
+    if "judge" not in table.columns or table["judge"].nunique() < 2:
+        return []
+    out = []
+    for view in s.views:
+        t = table
+        if view == "strict" and "status" in table.columns:
+            t = table.assign(verdict=table["verdict"].astype(str).where(table["status"].astype(str) != "fallback", ""))
+        k = judges_kappa(t, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed)
+        d = _finish(CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"], ci_high=k["ci_high"],
+                            se=k["se"], n=k["n"], n_items=k["n_items"], reason=k["reason"], note=k["note"]), s)
+        sim = _any_true(table["simulated"]) if "simulated" in table else False
+        d.update(view=view, judge=PANEL_JUDGE, family="panel", simulated=sim, n_parsed=k["n"], parsed_share=NAN)
+        out.append(d)
+    return out
 
 
 def card_view(card: pd.DataFrame, view: str = "lenient") -> pd.DataFrame:

@@ -10,6 +10,8 @@
                         null line (stamped when the verdicts are simulated);
 * ``verdicts.parquet``  the recorded verdict table the card was computed from;
 * ``report.html``       the card as one self-contained page (:mod:`judgelab.bias_card.html`).
+* ``human_confusion.csv`` when a judge has human labels (or gold): human label x judge verdict
+                        counts per judge (:func:`judgelab.bias_card.humans.confusion_table`).
 """
 
 from __future__ import annotations
@@ -256,6 +258,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                     config_hash=(provenance or {}).get("config_hash"))
         write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n, headline=headline,
                         figure=stage / "bias_card.png")
+        _write_confusion(table, stage, provenance)
     return card
 
 
@@ -266,3 +269,12 @@ def _stage_hook(point: str) -> None:
 
     if os.environ.get("JUDGELAB_KILL_AT") == point:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _write_confusion(table: pd.DataFrame, out: Path, provenance: dict[str, Any] | None) -> None:
+    """``human_confusion.csv`` (human label x judge verdict per judge) when a judge has human labels."""
+    from judgelab.bias_card.humans import confusion_table
+
+    cm = confusion_table(table)
+    if len(cm):
+        write_table(cm, out / "human_confusion.csv", provenance=provenance)

@@ -29,7 +29,7 @@ class Setting:
     """How one settings field is named, typed, bounded and explained."""
 
     key: str  # public name: the config key, and the CLI flag with dashes (``--min-decisive``)
-    kind: type  # int, float, or tuple (a list of choices)
+    kind: type  # int, float, bool (a switch), or tuple (a list of choices)
     help: str
     minimum: float | None = None
     maximum: float | None = None
@@ -58,6 +58,8 @@ class Setting:
             if not vals or len(set(vals)) != len(vals):
                 return f"must name one or more distinct views of {', '.join(self.choices)}"
             return None
+        if self.kind is bool:
+            return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
         ok_type = isinstance(value, int) if self.kind is int else isinstance(value, (int, float))
         if isinstance(value, bool) or not ok_type or (isinstance(value, float) and math.isnan(value)):
             return f"must be {self.range_text()}, got {value!r}"
@@ -103,6 +105,9 @@ def add_arguments(cls: Any, parser: argparse.ArgumentParser) -> None:
         if s.kind is tuple:
             parser.add_argument(s.flag, dest=name, nargs="+", default=list(default), metavar="VIEW",
                                 help=f"{s.help}; of {', '.join(s.choices)} (default: {' '.join(default)})")
+        elif s.kind is bool:
+            parser.add_argument(s.flag, dest=name, action=argparse.BooleanOptionalAction, default=default,
+                                help=f"{s.help} (default: {'on' if default else 'off'})")
         else:
             parser.add_argument(s.flag, dest=name, type=s.kind, default=default, metavar=s.key.upper(),
                                 help=f"{s.help}; {s.range_text()} (default {default})")
@@ -125,6 +130,8 @@ def schema_fragment(cls: Any) -> dict[str, Any]:
         if s.kind is tuple:
             p: dict[str, Any] = {"type": "array", "minItems": 1, "uniqueItems": True,
                                  "items": {"enum": list(s.choices)}, "default": list(default)}
+        elif s.kind is bool:
+            p = {"type": "boolean", "default": default}
         else:
             p = {"type": SCHEMA_TYPES[s.kind]}
             for attr, word in (("minimum", "minimum"), ("maximum", "maximum"),

@@ -26,6 +26,8 @@ raw_text           the judge's raw answer when the file has it
 simulated          True when the log came from the simulated panel
 category           optional grouping copied from the file
 source_file, source_row  where the row came from
+human              a human label of the pair in the stored order (A/B/tie, empty when none)
+repeat             repetition index of the same call (0 unless the mapping maps ``repeat``)
 ================== ===============================================================
 
 Empty or whitespace-only responses keep their pair (a warning counts them); two
@@ -73,7 +75,7 @@ RECORDED_COLUMNS = [
     "judge", "backend", "model", "family", "pair_id", "item_id", "order", "instruction", "response_a",
     "response_b", "model_a", "model_b", "family_a", "family_b", "verdict_shown", "verdict", "preference",
     "label", "expected_verdict", "correct", "status", "parse_method", "raw_text", "simulated", "category",
-    "source_file", "source_row",
+    "source_file", "source_row", "human", "repeat",
 ]
 
 #: model-name patterns -> family, for self-preference (first match wins; checked on the lower-cased name)
@@ -494,6 +496,7 @@ class _RecordFields:
     category: str
     source_file: str
     source_row: int
+    repeat: int = 0  # which repetition of the same call (Position-Bias-Analyzer's repeated judgments)
 
 
 class _Reader:
@@ -543,7 +546,8 @@ class _Reader:
             preference=None if _empty(f.get("preference")) else float(f["preference"]),
             simulated=str(sim).lower() in ("true", "1") if not _empty(sim) else False,
             category="" if _empty(cat) else share(cat), source_file=share(src) if src else path_str,
-            source_row=int(f["source_row"]) if not _empty(f.get("source_row")) else ctx.row)
+            source_row=int(f["source_row"]) if not _empty(f.get("source_row")) else ctx.row,
+            repeat=0 if _empty(f.get("repeat")) else int(float(f["repeat"])))
 
 
 def _game_order(game: GameSpec, a: str | None, b: str | None, rec: dict[str, Any], ctx: _Ctx) -> str:
@@ -663,7 +667,8 @@ def _game_rows(mapping: VerdictMapping, r: _RecordFields, rec: dict[str, Any], c
             gold = gold_target if mapping.gold.frame == "stored" else (to_original_frame(gold_target, order) or "")
         rows.add((r.judge, "recorded", r.model, r.family, pid, item, order, r.instruction, a, b, m_a, m_b, f_a, f_b,
                   shown, stored, pref, label, gold, (stored == gold) if gold else None, status, method, raw_text,
-                  r.simulated, r.category, r.source_file, r.source_row), chars + len(raw_text))
+                  r.simulated, r.category, r.source_file, r.source_row, _human_label(mapping, order, rec, ctx),
+                  r.repeat), chars + len(raw_text))
 
 
 def _checked_fields(mapping: VerdictMapping, side: Mapping[str, Any], judge: str | None,
@@ -747,6 +752,7 @@ CHUNK_TEXT_BYTES = 8_000_000
 _ARROW_TYPES: dict[str, pa.DataType] = {
     **{c: pa.large_string() for c in RECORDED_COLUMNS},
     "preference": pa.float64(), "correct": pa.bool_(), "simulated": pa.bool_(), "source_row": pa.int64(),
+    "repeat": pa.int64(),
 }
 
 #: what a table read with ``texts=False`` holds in place of the texts: the responses' word counts,
@@ -755,6 +761,16 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
 FEATURE_COLUMNS = ("words_a", "words_b", "markdown_a", "markdown_b", "has_text_a", "has_text_b", "strict_shown")
 TEXT_COLUMNS = ("instruction", "response_a", "response_b", "raw_text")
 FEATURE_TABLE_COLUMNS = (*(c for c in RECORDED_COLUMNS if c not in TEXT_COLUMNS), *FEATURE_COLUMNS)
+
+
+def _human_label(mapping: VerdictMapping, order: str, rec: dict[str, Any], ctx: _Ctx) -> str:
+    """The mapping's human label of the pair in the stored order (A/B/tie), "" when none."""
+    if mapping.human is None:
+        return ""
+    h = _target(mapping.human, rec, ctx)[0]
+    if h not in ("A", "B", "tie"):
+        return ""
+    return h if mapping.human.frame == "stored" else (to_original_frame(h, order) or "")
 
 
 #: columns stored as pandas ``category`` (codes + distinct values): few distinct values (the judge,
@@ -828,10 +844,10 @@ def _key_codes(col: pd.Series) -> np.ndarray:
 
 
 def _check_unique(df: pd.DataFrame, locate: Callable[[int, bool], str]) -> None:
-    """One verdict per judge x pair x order (on integer codes: a dict of 2M string keys would cost
+    """One verdict per judge x pair x order x repeat (on integer codes: a dict of 2M string keys would cost
     ~0.5 GB); ``locate`` names the file and row of a table row."""
     key = np.zeros(len(df), dtype=np.int64)
-    for c in ("judge", "pair_id", "order"):
+    for c in ("judge", "pair_id", "order", "repeat"):
         codes = _key_codes(df[c])
         key = key * (int(codes.max(initial=0)) + 2) + codes + 1
     dup = pd.Series(key).duplicated(keep="first").to_numpy()

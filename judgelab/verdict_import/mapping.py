@@ -39,6 +39,11 @@ record of the file:
   file is an error naming the field and the file: a misspelt column is never read as
   "no value" silently.
 * **gold** (optional): ``label`` + ``values`` in the stored order.
+* **human** (optional): a human label of the pair (an expert vote), ``label`` + ``values`` in the
+  stored order like gold; kept apart from gold in the ``human`` column, the bias card's human
+  anchor (agreement rows, and PPI where only some pairs carry one).
+* **repeat** (optional field): the repetition index when the same call (pair and order) was
+  asked more than once; repetitions are kept apart by it, and the card reads their consistency.
 
 Why hand-written: the published judge logs nest both orders inside one record in
 four different ways; no library maps nested JSON to one row per presentation.
@@ -182,6 +187,7 @@ class VerdictMapping:
     raw: dict[str, Any]
     require: tuple[tuple[Any, ...], ...] = ()
     optional: frozenset[str] = frozenset()
+    human: VerdictSpec | None = None  # a human label in the stored order, read like gold
 
     def field(self, name: str) -> FieldSpec | None:
         return self.fields.get(name)
@@ -190,7 +196,7 @@ class VerdictMapping:
 #: record-level fields a mapping may set (all optional; ``response_a/b`` may be lists = turns)
 FIELD_NAMES = ("judge", "family", "model", "pair_id", "item_id", "instruction", "response_a", "response_b",
                "model_a", "model_b", "category", "simulated", "source_file", "source_row",
-               "label", "preference")
+               "label", "preference", "repeat")
 
 
 @lru_cache(maxsize=1)
@@ -257,6 +263,8 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
     fields_ = {k: FieldSpec.parse(raw[k], where=f"{where}/{k}") for k in FIELD_NAMES if raw.get(k) is not None}
     gold = _verdict({**raw["gold"], "frame": raw["gold"].get("frame", "stored")}, where=f"{where}/gold") \
         if raw.get("gold") else None
+    human = _verdict({**raw["human"], "frame": raw["human"].get("frame", "stored")}, where=f"{where}/human") \
+        if raw.get("human") else None
     tables = {}
     for tname, t in (raw.get("tables") or {}).items():
         key = tuple(FieldSpec.parse(k, where=f"{where}/tables/{tname}/key") for k in t["key"])
@@ -274,5 +282,5 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
         games=tuple(games), fields=fields_, gold=gold, responses_frame=raw.get("responses", "stored"),
         tables=tables, raw=raw,
         require=tuple(_split_path(r) if isinstance(r, str) else tuple(r) for r in raw.get("require") or ()),
-        optional=frozenset(raw.get("optional") or ()),
+        optional=frozenset(raw.get("optional") or ()), human=human,
     )

@@ -204,10 +204,11 @@ PRESETS.add("judgelab", {
                "verdict": {"label": "verdict", "values": _AB, "frame": "stored", "text": "raw_text",
                            "status": "status", "parse_method": "parse_method"}}],
     "gold": {"label": "expected_verdict", "values": _AB},
+    "human": {"label": "human", "values": _AB}, "repeat": "repeat",
     "tables": {"pairs": {"key": ["pair_id"]}},
     "require": ["pair_id", "order", "verdict"],
     "optional": ["family", "model", "simulated", "source_file", "source_row", "label", "preference", "item_id",
-                 "instruction", "response_a", "response_b", "model_a", "model_b", "category"],
+                 "instruction", "response_a", "response_b", "model_a", "model_b", "category", "repeat"],
 })
 
 

@@ -1,0 +1,171 @@
+"""Human anchor rows of the bias card: agreement with human labels, and PPI++ where only some exist.
+
+Where the labels come from: a log's ``human`` column (the mapping's ``human`` field, e.g. the
+MT-Bench expert votes of :mod:`judgelab.bias_card.mtbench_humans`), else its gold
+(``expected_verdict``: LLMBar's human-verified labels, JudgeBench's), the note says which.
+
+Rows (one judge, one view; descriptive, never a detection):
+
+``human_accuracy``
+    share of presentations with a human label whose verdict equals it (A, B or tie; a missing
+    verdict counts as disagreement, LLMBar's convention), item-clustered Wilson CI.
+``human_kappa``
+    Cohen's kappa between the judge's verdict and the human label over presentations with both
+    (statsmodels ``cohens_kappa``: kappa +- z times its asymptotic SE, which treats presentations
+    as independent).  Not estimable when the expected agreement is 1 (both raters use one and the
+    same category: kappa is 0 / 0).
+``ppi_win_rate``, ``ppi_share_A``, ``ppi_share_tie``, ``ppi_share_B``
+    only when some pairs, not all, carry a human label: prediction-powered inference, PPI++
+    with its power tuning (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453; the
+    ``ppi-python`` package, ``ppi_mean_ci(..., lam=None)``), of the human win rate of stored B
+    (P(B preferred), a tie 0.5) and of the human label shares.  The unit is the pair: its human
+    label against the judge's preference averaged over the orders it was shown in (a pair
+    without any verdict predicts 0.5, and 1/3 for each share); pairs are taken as i.i.d., as
+    PPI's CLT interval assumes.
+
+The confusion matrix (human label x judge verdict, ``none`` for no verdict) is
+:func:`confusion`; ``judgelab audit`` writes it as ``human_confusion.csv`` beside the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+LABELS = ("A", "B", "tie")
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class PPIResult:
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n_labelled: int
+    n_unlabelled: int
+    reason: str = ""
+
+
+def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, confidence: float = 0.95
+             ) -> PPIResult:
+    """PPI++ mean of ``y`` from labelled (y, yhat) and unlabelled yhat, power-tuned (lam=None).
+
+    The point estimate is the interval's midpoint (ppi-python's two-sided interval is the
+    power-tuned estimate +- z se).  Predictions without variance carry no information: the
+    classical interval (lam = 0) is used, as the tuned lambda would be 0 / 0.  Fewer than two
+    labels leave nothing to estimate a variance from: NaN, with the reason.
+    """
+    y = np.asarray(y, dtype=float)
+    yhat = np.asarray(yhat, dtype=float)
+    yu = np.asarray(yhat_unlabelled, dtype=float)
+    n, big_n = len(y), len(yu)
+    if n < 2:
+        return PPIResult(NAN, NAN, NAN, n, big_n, f"{n} human label(s): at least 2 are needed")
+    if big_n == 0:
+        return PPIResult(NAN, NAN, NAN, n, big_n, "every unit is human-labelled: the labelled mean is the answer")
+    from ppi_py import ppi_mean_ci  # 4 s of imports (numba): only when a log has partial human labels
+
+    lam = 0.0 if np.ptp(np.concatenate([yhat, yu])) == 0 else None
+    lo, hi = ppi_mean_ci(y, yhat, yu, alpha=1 - confidence, lam=lam)
+    lo, hi = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+    reason = "" if hi > lo else "every label and prediction alike: the interval has zero width"
+    return PPIResult((lo + hi) / 2, lo, hi, n, big_n, reason)
+
+
+def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
+    """(label per row: A/B/tie or "", where they come from) of one judge's table."""
+    for col, source in (("human", "human labels"), ("expected_verdict", "gold labels as the human anchor")):
+        if col in t.columns:
+            v = t[col].astype(object).where(t[col].notna(), "").astype(str).to_numpy()
+            v = np.where(np.isin(v, LABELS), v, "")
+            if (v != "").any():
+                return v, source
+    return np.full(len(t), ""), ""
+
+
+def confusion(human: np.ndarray, verdict: np.ndarray) -> pd.DataFrame:
+    """Counts of human label (rows A, B, tie) x judge verdict (A, B, tie, none) where a label exists."""
+    v = np.where(np.isin(verdict, LABELS), verdict, "none")
+    cols = [*LABELS, "none"]
+    counts = [[int(np.sum((human == h) & (v == c))) for c in cols] for h in LABELS]
+    return pd.DataFrame(counts, index=pd.Index(LABELS, name="human"), columns=pd.Index(cols, name="judge"))
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float, str]:
+    """(kappa, se, low, high, reason) of two raters' labels over the same units (statsmodels).
+
+    NaN with a reason when there is no unit or when the expected agreement is 1 (both raters
+    give one and the same category everywhere: kappa is 0 / 0)."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    if len(a) == 0:
+        return NAN, NAN, NAN, NAN, "no unit labelled by both"
+    cats = sorted(set(a) | set(b))
+    idx = {c: i for i, c in enumerate(cats)}
+    tab = np.zeros((len(cats), len(cats)))
+    np.add.at(tab, (np.array([idx[x] for x in a]), np.array([idx[x] for x in b])), 1)
+    pe = float((tab.sum(0) * tab.sum(1)).sum() / tab.sum() ** 2)
+    if pe >= 1 - 1e-12:
+        return NAN, NAN, NAN, NAN, f"kappa undefined: both give '{cats[0]}' to every unit (expected agreement 1)"
+    r = cohens_kappa(tab, return_results=True)
+    kap, se = float(r.kappa), float(r.std_kappa)
+    if not se > 0:  # e.g. each rater uses one label, a different one: kappa 0 with a zero-width interval
+        return kap, se, NAN, NAN, f"kappa's asymptotic standard error is {se:.3g}: no interval"
+    z = float(norm.ppf(0.5 + confidence / 2))
+    return kap, se, kap - z * se, kap + z * se, ""
+
+
+def _pair_predictions(pairs: np.ndarray, verdict: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair codes in first-seen order, (k, 4) judge predictions: P(B) and the shares of A, B, tie)."""
+    codes, uniq = pd.factorize(pairs)
+    k = len(uniq)
+    has = np.isin(verdict, LABELS)
+    cnt = np.bincount(codes, weights=has, minlength=k)
+    out = np.empty((k, 4))
+    pref = np.where(verdict == "B", 1.0, np.where(verdict == "tie", 0.5, 0.0)) * has
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[:, 0] = np.where(cnt > 0, np.bincount(codes, weights=pref, minlength=k) / cnt, 0.5)
+        for j, lab in enumerate(LABELS):
+            out[:, j + 1] = np.where(cnt > 0, np.bincount(codes, weights=verdict == lab, minlength=k) / cnt, 1 / 3)
+    return codes, out
+
+
+PPI_METRICS = ("ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")
+
+
+def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confidence: float
+             ) -> list[tuple[str, PPIResult, str]]:
+    """(metric, result, note) of the PPI rows; see the module docstring."""
+    codes, pred = _pair_predictions(pairs, verdict)
+    k = pred.shape[0]
+    rows = np.flatnonzero(human != "")
+    pair_of, at = np.unique(codes[rows], return_index=True)  # each labelled pair's first labelled row
+    hl = np.full(k, "", dtype=object)
+    hl[pair_of] = human[rows[at]]
+    lab = hl != ""
+    targets = [np.where(hl == "B", 1.0, np.where(hl == "tie", 0.5, 0.0))] + [(hl == x).astype(float) for x in LABELS]
+    note = f"PPI++ (ppi-python), {int(lab.sum())} of {k} pairs human-labelled"
+    out = []
+    for col, m in enumerate(PPI_METRICS):  # columns of pred and targets: P(B), A, B, tie
+        out.append((m, ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], confidence=confidence), note))
+    return out
+
+
+def confusion_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Long confusion table of every judge with human labels: judge, human, judge_verdict, n
+    (lenient view: every verdict with a value); empty when no judge has a human label."""
+    out = []
+    for judge, g in table.groupby("judge", sort=True, observed=True):
+        human, source = human_labels(g)
+        if not source:
+            continue
+        verdict = g["verdict"].astype(object).where(g["verdict"].notna(), "").astype(str).to_numpy()
+        cm = confusion(human, verdict)
+        for h in cm.index:
+            for v in cm.columns:
+                out.append({"judge": judge, "label_source": source, "human": h, "judge_verdict": v,
+                            "n": int(cm.loc[h, v])})
+    return pd.DataFrame(out, columns=["judge", "label_source", "human", "judge_verdict", "n"])
