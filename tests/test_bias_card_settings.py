@@ -37,7 +37,7 @@ def test_the_schema_holds_exactly_the_declared_settings():
     schema = load_yaml(SCHEMA_PATH)
     props = schema["properties"]["audit_logs"]["properties"]["settings"]["properties"]
     assert props == schema_fragment(CardSettings)
-    assert len(props) == len(dataclasses.fields(CardSettings)) == 11
+    assert len(props) == len(dataclasses.fields(CardSettings)) == 12
 
 
 def test_the_cli_offers_every_setting_with_the_declared_default():
