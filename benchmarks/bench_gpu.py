@@ -459,8 +459,9 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device(args.device or ("cpu" if tiny or not torch.cuda.is_available() else "cuda"))
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
-    if device.type == "cpu" and not tiny:
-        print("note: no CUDA device -- real shapes on CPU take hours; use --tiny for a smoke run")
+    if device.type == "cpu" and not tiny and args.device is None:
+        raise SystemExit("bench_gpu: needs a CUDA GPU for the real shapes (torch sees none); --tiny runs tiny "
+                         "shapes on the CPU, --device cpu the real ones (hours)")
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     peak_flops = args.peak_tflops * 1e12
     scale = 0.25 if tiny else 1.0

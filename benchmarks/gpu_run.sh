@@ -40,6 +40,13 @@ prepare() {
 run() {
     local dir=${1:?usage: gpu_run.sh run DIR OUT.json [ARGS]} out=${2:?usage: gpu_run.sh run DIR OUT.json [ARGS]}
     shift 2
+    case " $* " in
+        *" --tiny "*) ;;
+        *) "${PYTHON:-python3}" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null || {
+               echo "gpu_run: needs a CUDA GPU (torch sees none here); --tiny runs tiny shapes on the CPU" >&2
+               exit 1
+           } ;;
+    esac
     dir=$(cd "$dir" && pwd)
     export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true

@@ -109,11 +109,21 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    import pandas as pd
+
     from judgelab.judges import BACKENDS
     from judgelab.prompts import PAIRWISE_TEMPLATES
+    from judgelab.registry import backend_traits
 
     print("backends:", ", ".join(BACKENDS.names()))
     print("pairwise templates:", ", ".join(PAIRWISE_TEMPLATES.names()))
+    # each backend's declared traits, under its default options (a judge entry's options may change
+    # GPUs or whether weights load: judgelab.registry.backend_traits(entry))
+    rows = [dataclasses.asdict(backend_traits(name)) for name in BACKENDS.names()]
+    print("\ntraits (default options):")
+    print(pd.DataFrame(rows).set_index("backend").to_string())
     return 0
 
 
@@ -161,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_config(v)
     v.set_defaults(fn=cmd_check_config)
 
-    b = sub.add_parser("backends", help="list registered backends and prompt templates")
+    b = sub.add_parser("backends", help="list registered backends (with their traits) and prompt templates")
     b.set_defaults(fn=cmd_backends)
 
     pl = sub.add_parser("plan", help="calls not yet cached, tokens and USD per judge and study, before a run "

@@ -26,6 +26,8 @@ def _other_values() -> dict[str, object]:
     for name, s, default in settings_of(CardSettings):
         if s.kind is tuple:
             out[name] = (default[-1],)
+        elif s.kind is bool:
+            out[name] = not default
         elif s.kind is int:
             out[name] = default + 7
         else:
@@ -58,7 +60,10 @@ def test_every_setting_reaches_the_card_through_cli_and_config():
     cfg = {}
     for name, s, _ in settings_of(CardSettings):
         v = getattr(want, name)
-        argv += [s.flag, *map(str, v)] if s.kind is tuple else [s.flag, str(v)]
+        if s.kind is bool:
+            argv += [s.flag if v else "--no-" + s.flag[2:]]
+        else:
+            argv += [s.flag, *map(str, v)] if s.kind is tuple else [s.flag, str(v)]
         cfg[s.key] = list(v) if s.kind is tuple else v
     assert from_args(CardSettings, _audit_parser().parse_args(argv)) == want
     # the Snakemake config: the schema accepts each key, the rule's script reads it

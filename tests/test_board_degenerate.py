@@ -199,7 +199,7 @@ def test_the_command_writes_the_whole_set_honouring_the_umask(tmp_path, capsys):
         os.umask(old)
     names = {p.name for p in out.iterdir()}
     assert names == {"leaderboard.csv", "rank_flips.csv", "judges.csv", "style_coefficients.json",
-                     "leaderboard.json", "leaderboard.png"}
+                     "leaderboard.json", "leaderboard.png", "report.html"}
     assert stat.S_IMODE(out.stat().st_mode) == 0o750
     assert stat.S_IMODE((out / "leaderboard.csv").stat().st_mode) == 0o640
     t = pd.read_csv(out / "leaderboard.csv")

@@ -22,6 +22,7 @@ import pytest
 
 from judgelab.bias_card.card import CardSettings
 from judgelab.bias_card.planted import PlantedJudge, planted_log
+from judgelab.bias_card.reliability import PANEL_JUDGE
 from judgelab.bias_card.report import write_audit
 from judgelab.html_report import Figure, Page, Section, Table, render_page
 
@@ -73,7 +74,7 @@ def test_page_escapes_every_name_and_fetches_nothing(audit_dir: Path):
     assert 'judge&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;' in text
     assert "o&#x27;brien &amp; &quot;co&quot; &lt;b&gt;" in text
     # a section per judge, keyed by its (unescaped) name, plus the overview
-    assert sorted(r.sections) == sorted(["overview", *JUDGES])
+    assert sorted(r.sections) == sorted(["overview", *JUDGES, PANEL_JUDGE])  # + the between-judge rows
     # every reference is inline data or an anchor on the page: nothing to fetch
     assert r.urls and all(u.startswith(("data:", "#")) for u in r.urls), r.urls
     assert sum(u.startswith("data:image/png;base64,") for u in r.urls) == 1
@@ -193,7 +194,7 @@ def test_report_renders_in_headless_chromium(audit_dir: Path, tmp_path: Path, bl
     assert r.console == [], r.console
     assert r.urls <= blank_urls, f"the page requested {r.urls - blank_urls}"
     got = refs(r.dom)
-    assert sorted(got.sections) == sorted(["overview", *JUDGES])
+    assert sorted(got.sections) == sorted(["overview", *JUDGES, PANEL_JUDGE])
     assert "<script" not in r.dom  # the nasty names stayed text after parsing
     assert _not_blank(r.screenshot) > 0.02
 

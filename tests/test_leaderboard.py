@@ -149,7 +149,7 @@ def test_undecidable_columns_name_the_file_and_the_columns_found(tmp_path: Path,
         read_leaderboard(p)
     # an unnamed first column with a gap in it
     p.write_text(",win_rate,avg_length\na,1,10\n,2,20\nc,3,30\nd,4,45\n")
-    with pytest.raises(InputError, match=rf"{p} row 1: no model name in column 'Unnamed: 0'"):
+    with pytest.raises(InputError, match=rf"{p} row 1: no model name in column ''"):
         read_leaderboard(p)
 
 

@@ -22,7 +22,7 @@ JB_DIR = Path(__file__).parent / "fixtures" / "verdict_logs" / "judgebench"
 JB = next(JB_DIR.glob("*o1-mini*"))
 JB_OTHER = next(JB_DIR.glob("*claude-3-haiku*"))
 FAST = CardSettings(n_resamples=50, min_decisive=1)
-SET = ("verdicts.parquet", "bias_card.csv", "bias_card.md", "bias_card.png", "report.html")
+SET = ("verdicts.parquet", "bias_card.csv", "bias_card.md", "bias_card.png", "report.html", "human_confusion.csv")
 
 
 def _mode(p: Path) -> int:
@@ -71,7 +71,7 @@ def _audit(out: Path, *extra: str, env: dict[str, str] | None = None, log: Path 
 
 def test_kill_9_of_audit_mid_write_leaves_the_old_set(tmp_path):
     """``judgelab audit`` killed (SIGKILL, injected after the new tables are written) into an
-    existing --out: the folder still holds exactly the old run's five files; the next run
+    existing --out: the folder still holds exactly the old run's files; the next run
     replaces them whole and clears what the killed run left."""
     out = tmp_path / "audit"
     first = _audit(out, "--title", "old run")

@@ -39,7 +39,7 @@ Markers, written in the docs:
 * ``# needs OPENAI_API_KEY`` (or several variables): the command runs with those variables unset
   and must fail with the backend's message ``environment variable <VAR> is not set`` and no other
   error.  Keys are never used by the test, even when set.
-* ``# needs conda`` / ``# needs vllm``: without them on this machine the command must fail with
+* ``# needs conda`` / ``# needs vllm`` / ``# needs cuda``: without them on this machine the command must fail with
   the message that names them; where they exist the command must succeed.
 * ``# not run by the test: <reason>`` after a command, or ``<!-- not run by the test: <reason> -->``
   on the line before a fence for the whole block: installs, benchmarks, mutation runs, services.
@@ -76,12 +76,13 @@ INSTALL_STEPS = {"bash scripts/install.sh", "bash scripts/install-services.sh"}
 COMMAND_START = re.compile(r"^(?:\$ )?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:snakemake|judgelab|python3?|pip3?|bash|sh|source|"
                            r"export|mkdocs|sudo|conda|cd|\.venv/bin/\S+|scripts/\S+)(?:\s|$)")
 NOT_RUN = re.compile(r"not run by the test:\s*(?P<reason>.*)")
-NEEDS = re.compile(r"\bneeds\s+(?P<what>conda|vllm|[A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)")
+NEEDS = re.compile(r"\bneeds\s+(?P<what>conda|vllm|cuda|[A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)")
 SETUP = re.compile(r"^(?:source \.venv/bin/activate|export [A-Za-z_][A-Za-z0-9_]*=\S+)$")
 WORKFLOW_PARTS = ["Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data",
                   "pyproject.toml", "profiles", "scripts", "benchmarks", "docs", "mkdocs.yml", "tests", ".ci"]
 MISSING_KEY = "environment variable {} is not set"
-MISSING = {"conda": "Is conda installed and accessible?", "vllm": "the vllm backend needs vllm"}
+MISSING = {"conda": "Is conda installed and accessible?", "vllm": "the vllm backend needs vllm",
+           "cuda": "needs a CUDA GPU"}
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 

@@ -673,6 +673,7 @@ class FakeFit:
         self.se = pd.Series(0.05, index=terms)
         self.pvalue = pd.Series({t: p[t.split("[T.")[1][:-1]] for t in terms})
         self.group_var, self.converged, self.method = 0.25, True, method
+        self.separation: tuple[str, ...] = ()
 
 
 def test_mixed_table_rows_and_holm_with_given_fits(monkeypatch):

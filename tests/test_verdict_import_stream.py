@@ -73,5 +73,5 @@ def test_the_streamed_table_does_not_grow_with_the_texts(tmp_path, monkeypatch):
     assert abs(size_b - size_a) <= 0.01 * size_a  # same pairs: same table, whatever the texts' length
     full_a = import_verdicts([short], m).memory_usage(deep=True).sum()
     full_b = import_verdicts([long], m).memory_usage(deep=True).sum()
-    assert full_b > 3 * full_a  # (the table with texts does grow: the check above has teeth)
+    assert full_b > 2 * full_a  # (the table with texts does grow: the check above has teeth)
     assert (b["words_a"] >= a["words_a"]).all() and (b["words_a"] > a["words_a"]).any()

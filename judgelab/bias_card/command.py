@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgelab.io import InputError
+
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.card import CardSettings
@@ -20,6 +22,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.verdict_import.cli import verdicts_from_args
 
     settings = from_args(CardSettings, args)  # before reading any log: a bad option stops at once
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(f"{args.out}: exists and is a file; --out needs a folder (a new or an existing one)")
     table = verdicts_from_args(args, texts=False)  # the card reads features, not texts: memory follows verdicts
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
                        settings=settings)

@@ -79,7 +79,8 @@ def fleiss(counts: np.ndarray) -> float:
     p = counts.sum(0) / counts.sum()
     if (p ** 2).sum() >= 1 - 1e-12:
         return NAN
-    return float(fleiss_kappa(counts, method="fleiss"))
+    with np.errstate(invalid="ignore", divide="ignore"):  # a unit with a single rating: NaN, not a warning line
+        return float(fleiss_kappa(counts, method="fleiss"))
 
 
 def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, confidence: float, seed: int

@@ -47,7 +47,6 @@ _WORD = re.compile(r"\S+")
 #: Arena-Hard's strong verdicts, which ``show_result.load_judgments`` counts three times
 _STRONG = re.compile(r">>|<<")
 
-STYLE_KEYS = ("tok", "hdr", "lst", "bold")
 _NEEDED = ("judge", "pair_id", "item_id", "order", "response_a", "response_b", "model_a", "model_b", "preference",
            "label", "simulated", "source_file", "source_row")
 

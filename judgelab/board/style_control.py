@@ -44,7 +44,6 @@ import torch
 from judgelab.io import InputError
 
 FEATURES = ("length", "header_density", "list_density", "bold_density")
-WEIGHT = 3
 
 
 def style_features(style_model: np.ndarray, style_base: np.ndarray) -> np.ndarray:
