@@ -196,6 +196,27 @@ def test_cli_detect_bias_on_the_example_log(tmp_path, capsys):
     assert "SIMULATED" in capsys.readouterr().out
     assert main(["detect-bias", "--format", "judgelab", str(EXAMPLE), "--detector", "no-such-detector",
                  "--out", str(out)]) == 2
+    # the output is one set: a rerun replaces it whole (a stray file of an older set is gone), files by umask
+    (out / "stale.csv").write_text("old")
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        assert main(["detect-bias", "--format", "judgelab", str(EXAMPLE), "--detector", str(judges), "--bias",
+                     "position", "--out", str(out), "--cache", str(tmp_path / "c.sqlite")]) == 0
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in out.iterdir()) == ["calls.parquet", "skipped.csv", "summary.csv"]
+    assert stat.S_IMODE((out / "summary.csv").stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []  # no staging left
+    f = tmp_path / "a-file"
+    f.write_text("keep me")
+    capsys.readouterr()
+    assert main(["detect-bias", "--format", "judgelab", str(EXAMPLE), "--detector", str(judges),
+                 "--out", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f.read_text() == "keep me" and "exists and is a file" in err and len(err.strip().splitlines()) == 1
 
 
 def test_resolve_detector_by_rbd_name_judge_name_and_file(tmp_path):

@@ -357,9 +357,11 @@ def run_log_audit(table: pd.DataFrame, bias_types: Sequence[str], spec: Detector
 
 def cmd_detect_bias(args: argparse.Namespace) -> int:
     from judgelab.config import default_config_paths, load_config
-    from judgelab.io import write_table
+    from judgelab.io import InputError, staged_folder, write_table
     from judgelab.verdict_import.cli import verdicts_from_args
 
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(f"{args.out}: exists and is a file; --out needs a folder (a new or an existing one)")
     config = load_config(*default_config_paths(), *[Path(p) for p in args.configfile or []])
     spec = resolve_detector(config, args.detector, prompting=args.prompting)
     table = verdicts_from_args(args)
@@ -372,9 +374,10 @@ def cmd_detect_bias(args: argparse.Namespace) -> int:
     finally:
         judge.close()
     out = Path(args.out)
-    write_table(calls, out / "calls.parquet")
-    write_table(summary, out / "summary.csv")
-    write_table(skipped, out / "skipped.csv")
+    with staged_folder(out) as stage:  # the three tables appear together, replacing an old set whole
+        write_table(calls, stage / "calls.parquet")
+        write_table(summary, stage / "summary.csv")
+        write_table(skipped, stage / "skipped.csv")
     show = summary[["evaluator", "bias_type", "n_cases", "n_yes", "n_no", "n_unparsed", "flag_share", "flag_ci_low",
                     "flag_ci_high", "n_skipped"]]
     with pd.option_context("display.width", 160, "display.max_rows", 500):
