@@ -31,6 +31,9 @@ import pandas as pd
 
 from judgelab.io import write_text
 
+#: the banner of a page built from simulated verdicts (the figures carry the same stamp)
+SIMULATED_BANNER = "SIMULATED JUDGES - these verdicts come from the simulated panel, not a real model."
+
 #: cell classes by status value: a reader scans a column of statuses by colour, the word stays
 STATUS_CLASSES: Mapping[str, str] = {
     "detected": "st-detected",

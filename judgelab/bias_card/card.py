@@ -96,6 +96,7 @@ from statsmodels.stats.power import NormalIndPower
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.features import text_feature_arrays
+from judgelab.io import any_true
 from judgelab.parsing import strict_rule_for
 from judgelab.prompts import to_original_frame
 from judgelab.stats.intervals import wilson_interval
@@ -1012,19 +1013,12 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
     out = []
     for judge, g in table.groupby("judge", sort=True, observed=True):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
-        sim = _any_true(g["simulated"]) if "simulated" in g else False
+        sim = any_true(g)
         for view in s.views:
             for r in judge_card(g, s, view):
                 out.append({**r, "judge": judge, "family": fam, "simulated": sim})
     out += _panel_rows(table, s)
     return pd.DataFrame(out, columns=CARD_COLUMNS)
-
-
-def _any_true(col: pd.Series) -> bool:
-    """Whether any cell says true (a bool column read as is: ten million rows are not made strings)."""
-    if pd.api.types.is_bool_dtype(col.dtype):
-        return bool(col.fillna(False).any())
-    return bool(col.astype(str).str.lower().isin(["true", "1"]).any())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1082,7 +1076,7 @@ def _panel_rows(table: pd.DataFrame, s: CardSettings) -> list[dict]:
         k = judges_kappa(t, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed)
         d = _finish(CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"], ci_high=k["ci_high"],
                             se=k["se"], n=k["n"], n_items=k["n_items"], reason=k["reason"], note=k["note"]), s)
-        sim = _any_true(table["simulated"]) if "simulated" in table else False
+        sim = any_true(table)
         d.update(view=view, judge=PANEL_JUDGE, family="panel", simulated=sim, n_parsed=k["n"], parsed_share=NAN)
         out.append(d)
     return out

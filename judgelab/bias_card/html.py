@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.bias_card.card import CardSettings
-from judgelab.html_report import Figure, Page, Section, Table, write_page
+from judgelab.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
 from judgelab.io import any_true
 
 #: the card's columns shown per judge, in this order (the rest stays in bias_card.csv)
@@ -54,6 +54,6 @@ def write_card_html(card: pd.DataFrame, out: str | Path, *, title: str, settings
     overview = Section(title="Overview", key="overview", paragraphs=[settings_text(settings)], figures=figures)
     sections = [overview] + [judge_section(str(j), g, n_verdicts.get(j, 0), settings, headline)
                              for j, g in card.groupby("judge", sort=True)]
-    banner = "SIMULATED JUDGES - these verdicts come from the simulated panel, not a real model." if simulated else ""
+    banner = SIMULATED_BANNER if simulated else ""
     write_page(out, Page(title=f"Bias card: {title}", sections=sections, banner=banner,
                          footer="Written by judgelab audit; the same rows are in bias_card.csv."))

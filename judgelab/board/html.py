@@ -8,9 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.html_report import Figure, Page, Section, Table, write_page
-
-SIMULATED_BANNER = "SIMULATED JUDGES - these verdicts come from the simulated panel, not a real model."
+from judgelab.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
 
 
 def write_board_html(out: str | Path, board: Any, *, title: str, notes: Sequence[str], simulated: bool,
