@@ -455,6 +455,67 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
         mtbench_humans.main(["--out", str(out2)])
 
 
+@pytest.mark.shared_data
+def test_mt_bench_demonstration_writes_a_whole_set_and_keeps_its_calls(data_root, tmp_path, monkeypatch):
+    """A run that fails while writing leaves the previous set whole; the calls it asked are kept in
+    ``calls.sqlite`` (which the new set carries), so the rerun asks the judge nothing; files follow the umask."""
+    import os
+
+    import judgelab.io
+    import judgelab.judges
+    from judgelab.bias_card import mtbench_humans
+    from judgelab.config import JudgeSpec
+    from judgelab.judges.simulated import SimulatedJudge
+
+    asked = []
+
+    class Counting(SimulatedJudge):
+        def answer(self, requests):
+            asked.extend(requests)
+            return super().answer(requests)
+
+    monkeypatch.setattr(judgelab.judges, "make_judge",
+                        lambda spec: Counting(JudgeSpec(name="sim-stand-in", backend="simulated", model="sim",
+                                                        family="llama")))
+    monkeypatch.setenv("JUDGELAB_DATA", str(data_root))
+    out = tmp_path / "demo"
+    old_umask = os.umask(0o022)
+    try:
+        assert mtbench_humans.main(["--out", str(out), "--max-pairs", "12", "--seed", "1"]) == 0
+        first = len(asked)
+        assert first == 24
+        old = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith("calls.sqlite")}
+        assert set(old) == {"ppi_by_model.csv", "verdicts_all_labels.csv", "verdicts_some_labels.csv", "summary.json"}
+        assert {oct(p.stat().st_mode & 0o777) for p in out.iterdir()} == {oct(0o644)}
+
+        real_write = judgelab.io.write_table
+        n = {"tables": 0}
+
+        def failing(df, path, *a, **k):
+            n["tables"] += 1
+            if n["tables"] == 2:
+                raise OSError(28, "No space left on device")
+            return real_write(df, path, *a, **k)
+
+        monkeypatch.setattr(judgelab.io, "write_table", failing)
+        with pytest.raises(OSError, match="No space left"):  # other pairs (another seed): new calls, then a failure
+            mtbench_humans.main(["--out", str(out), "--max-pairs", "12", "--seed", "2"])
+        second = len(asked) - first
+        assert second > 0
+        assert {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith("calls.sqlite")} == old
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".demo.")]  # no staging folder left
+
+        monkeypatch.setattr(judgelab.io, "write_table", real_write)
+        assert mtbench_humans.main(["--out", str(out), "--max-pairs", "12", "--seed", "2"]) == 0
+        assert len(asked) == first + second  # every call came from the cache the failed run filled
+        assert json.loads((out / "summary.json").read_text())["seed"] == 2
+        assert sorted(p.name for p in out.iterdir()) == sorted([*old, "calls.sqlite"])  # no WAL left behind
+        assert mtbench_humans.main(["--out", str(out), "--max-pairs", "12", "--seed", "1"]) == 0
+        assert len(asked) == first + second  # the first run's calls survived both swaps too
+    finally:
+        os.umask(old_umask)
+
+
 def test_judge_preference_and_ppi_by_model_on_a_small_table():
     from judgelab.bias_card.mtbench_humans import judge_preference, ppi_by_model
 

@@ -26,6 +26,12 @@ table with a ``human`` column, the pair's majority vote, for ``judgelab audit --
 ``verdicts_some_labels.csv`` (the same with the label kept on a seeded ``--label-share`` of the
 pairs only: the card's PPI rows) and
 ``summary.json`` (sizes, seed, timing).
+
+The files appear as one set (:func:`judgelab.io.staged_folder`: a failed or killed run leaves the
+previous set whole, modes follow the umask).  The call cache ``calls.sqlite`` is opened in the
+final ``--out`` folder while the judge works, so the calls of a run that fails later are kept
+there, and a consistent copy (SQLite's backup API) goes into the new set before it replaces the
+old: a rerun asks nothing twice.
 """
 
 from __future__ import annotations
@@ -106,13 +112,26 @@ def ppi_by_model(votes: pd.DataFrame, judge_pref: pd.Series, *, label_share: flo
     return pd.DataFrame(rows)
 
 
+def carry_cache(source: Path, dest: Path) -> None:
+    """Copy the (closed) call cache at ``source`` to ``dest`` with SQLite's online backup: a
+    consistent copy whatever a WAL file still holds, the new file with the umask's mode."""
+    import sqlite3
+
+    src, target = sqlite3.connect(source), sqlite3.connect(dest)
+    try:
+        src.backup(target)
+    finally:
+        target.close()
+        src.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     from judgelab.cache import CallCache
     from judgelab.config import JudgeSpec
     from judgelab.datasets.mtbench import load_mtbench_human
     from judgelab.datasets.pairs import Pair
     from judgelab.datasets.sources import data_root
-    from judgelab.io import write_table, write_text
+    from judgelab.io import staged_folder, write_table, write_text
     from judgelab.judges import make_judge
     from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL
     from judgelab.pairwise import judge_pairs
@@ -142,13 +161,18 @@ def main(argv: list[str] | None = None) -> int:
                      options={"gguf_file": SMOLLM2_GGUF, "device": "cpu", "num_threads": 1, "batch_size": 8,
                               "verdict_mode": args.verdict_mode})
     out = Path(args.out)
-    cache = CallCache(out / "calls.sqlite")
+    if out.exists() and not out.is_dir():
+        raise SystemExit(f"{out}: exists and is a file; --out needs a folder (a new or an existing one)")
+    cache = CallCache(out / "calls.sqlite")  # in the live folder: outside the staging swap, kept by a failed run
     judge = make_judge(spec)
     objs = [Pair(pair_id=r.pair_id, prompt=r.prompt, response_a=r.response_a, response_b=r.response_b,
                  expected_verdict=r.human, category=r.category, source="MT-Bench human judgments (turn 1)")
             for r in pairs.itertuples()]
     t0 = time.time()
-    verdicts = judge_pairs(judge, objs, cache, template=args.template, max_error_rate=None)
+    try:
+        verdicts = judge_pairs(judge, objs, cache, template=args.template, max_error_rate=None)
+    finally:
+        cache.close()  # every answer is on disk (WAL checkpointed) before anything is written
     judge_s = time.time() - t0
     table = ppi_by_model(votes, judge_preference(verdicts), label_share=args.label_share, seed=args.seed)
     info = pairs.set_index("pair_id")
@@ -166,10 +190,12 @@ def main(argv: list[str] | None = None) -> int:
                "judge": spec.name, "template": args.template, "judge_seconds": round(judge_s, 1),
                "parsed_share": float((verdicts["verdict"] != "").mean()),
                "ppi_coverage_of_human_all": float(table["ppi_covers_human_all"].mean())}
-    write_table(table, out / "ppi_by_model.csv")
-    write_table(rec, out / "verdicts_all_labels.csv")
-    write_table(rec_some, out / "verdicts_some_labels.csv")
-    write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    with staged_folder(out) as stage:  # the set appears whole, replacing the old one (and its cache copy)
+        write_table(table, stage / "ppi_by_model.csv")
+        write_table(rec, stage / "verdicts_all_labels.csv")
+        write_table(rec_some, stage / "verdicts_some_labels.csv")
+        write_text(stage / "summary.json", json.dumps(summary, indent=2) + "\n")
+        carry_cache(cache.path, stage / "calls.sqlite")
     with pd.option_context("display.width", 200):
         print(table.round(3).to_string(index=False))
     print(json.dumps(summary))
