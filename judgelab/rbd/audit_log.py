@@ -50,7 +50,9 @@ counted as either label but reported beside), ``cue_share`` (share of cases whos
 follows the cue), ``n_skipped`` (calls that gave no case, by reason in the skipped table),
 and, where truth exists, ``n_labelled``, ``truth_yes`` and the detector's accuracy /
 precision / recall against it (:func:`judgelab.rbd.metrics.detector_scores`; an unparsed answer
-counts as wrong, and where no labelled case has a parsed answer the three are NaN, never 0).
+counts as wrong, and where no labelled case has a parsed answer the three are NaN, never 0);
+``reason`` is empty on a scored row, and says why a row has no estimate: no detector answer
+with a label (:mod:`judgelab.unscored`'s wording), or no case at all (every call skipped).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ from judgelab.rbd.detector import (
     run_detector,
 )
 from judgelab.rbd.prompts import BIAS_TYPES
+from judgelab.unscored import no_value_reason
 
 SUBSET = "log"
 SKIPPED_COLUMNS = ["evaluator", "bias_type", "reason", "n"]
@@ -88,7 +91,7 @@ CALL_TABLE_COLUMNS = [*PREDICTION_COLUMNS, "flagged", *[c for c in META_COLUMNS 
 SUMMARY_COLUMNS = ["detector", "prompting", "simulated", "evaluator", "evaluator_model", "bias_type", "n_cases",
                    "n_yes", "n_no", "n_unparsed", "n_error", "n_refusal", "flag_share", "flag_ci_low",
                    "flag_ci_high", "cue_share", "n_skipped", "n_labelled", "truth_yes", "det_accuracy",
-                   "det_precision", "det_recall"]
+                   "det_precision", "det_recall", "reason"]
 
 #: a majority-opinion statement naming an output, as the bandwagon set writes it (paper 001, Sec. 3)
 _STATEMENT = re.compile(
@@ -254,6 +257,8 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
         scored = len(lab) and lab["pred"].astype(str).isin(["yes", "no"]).any()
         s = M.detector_scores(list(lab["truth"]), list(lab["pred"])) if scored else None
         cue = g["cue"][g["cue"] != ""]
+        reason = (no_value_reason(g["status"], what="label", usable=pred.isin(["yes", "no"]).to_numpy()) if len(g)
+                  else f"no case: {int(sk['n'].sum())} recorded call(s) skipped (see skipped.csv)")
         rows.append({
             "detector": det, "prompting": g["prompting"].iloc[0] if len(g) else prompting,
             "simulated": any_true(g) if len(g) else simulated, "evaluator": judge,
@@ -266,7 +271,7 @@ def audit_summary(calls: pd.DataFrame, skipped: pd.DataFrame, *, detector: str =
             "n_skipped": int(sk["n"].sum()), "n_labelled": len(lab),
             "truth_yes": int((lab["truth"] == "yes").sum()),
             "det_accuracy": s.accuracy if s else float("nan"), "det_precision": s.precision if s else float("nan"),
-            "det_recall": s.recall if s else float("nan"),
+            "det_recall": s.recall if s else float("nan"), "reason": reason,
         })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 

@@ -23,7 +23,9 @@ Columns of a detector prediction table: ``detector``, ``prompting``, ``case_id``
 call columns of :data:`judgelab.rbd.evaluate.CALL_COLUMNS` except ``latency_s`` (wall-clock
 time of a local model; latency is reported from the loop, Table 6).  The metrics table has one
 row per detector and subset (and per bias type of the test set): ``n``, ``n_missing``,
-``tp``/``fp``/``tn``/``fn``, ``accuracy``, ``precision``, ``recall``, ``f1``.
+``tp``/``fp``/``tn``/``fn``, ``accuracy``, ``precision``, ``recall``, ``f1``, ``reason``: a
+detector with no yes/no label in a group keeps its row, the four scores NaN (an unparsed
+answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.unscored`; empty when scored).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from judgelab.rbd.prompts import (
 from judgelab.rbd.sets import RbdItem, unit_hash
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
+from judgelab.unscored import blank, no_value_reason
 
 
 @dataclass
@@ -298,7 +301,7 @@ def classifier_texts(cases: Sequence[DetectorCase], max_words: int | None = None
 
 
 METRIC_COLUMNS = ["detector", "prompting", "simulated", "subset", "bias_type", "n", "n_missing", "tp", "fp", "tn",
-                  "fn", "accuracy", "precision", "recall", "f1"]
+                  "fn", "accuracy", "precision", "recall", "f1", "reason"]
 
 
 def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -310,7 +313,10 @@ def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
             groups += [(bt, gb) for bt, gb in g.groupby("bias_type", sort=True)]
         for bt, gb in groups:
             s = M.detector_scores(list(gb["truth"]), list(gb["pred"]))
-            rows.append({"detector": det, "prompting": gb["prompting"].iloc[0],
-                         "simulated": any_true(gb), "subset": subset, "bias_type": bt,
-                         **s.row()})
+            usable = gb["pred"].fillna("").astype(str).str.lower().isin(["yes", "no"]).to_numpy()
+            rows.append(blank({"detector": det, "prompting": gb["prompting"].iloc[0],
+                               "simulated": any_true(gb), "subset": subset, "bias_type": bt, **s.row()},
+                              ("accuracy", "precision", "recall", "f1"),
+                              no_value_reason(gb["status"] if "status" in gb else [""] * len(gb), what="label",
+                                              usable=usable)))
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)

@@ -30,7 +30,10 @@ Columns of the labels table (one row per set, evaluator and item): ``set``, ``it
 Columns of the summary (one row per set and evaluator, plus ``judge = (all)`` pooled
 rows): ``n_items``, ``acc_D``, ``acc_D_bias``, ``consistency``, ``acc_drop``,
 ``n_labelled``, ``n_biased``, ``bias_share`` with its Wilson 95% interval
-(``bias_ci_low``/``bias_ci_high``), ``n_missing_D``, ``n_missing_bias``, ``simulated``.
+(``bias_ci_low``/``bias_ci_high``), ``n_missing_D``, ``n_missing_bias``, ``simulated``,
+``reason``: an evaluator with no parsed verdict on a set keeps its row, the accuracies and
+shares NaN (a missing verdict would count as wrong: 0 %), ``reason`` saying why
+(:mod:`judgelab.unscored`; empty on a scored row).
 """
 
 from __future__ import annotations
@@ -155,11 +158,13 @@ def bias_labels(verdicts: pd.DataFrame, label_rules: dict[str, str]) -> pd.DataF
 
 SUMMARY_COLUMNS = ["set", "bias_type", "judge", "simulated", "n_items", "acc_D", "acc_D_bias", "consistency",
                    "acc_drop", "n_labelled", "n_biased", "bias_share", "bias_ci_low", "bias_ci_high", "n_missing_D",
-                   "n_missing_bias"]
+                   "n_missing_bias", "reason"]
+_SCORED = ("acc_D", "acc_D_bias", "consistency", "acc_drop", "bias_share", "bias_ci_low", "bias_ci_high")
 
 
 def _summary_row(set_name: str, judge: str, g: pd.DataFrame, simulated: bool) -> dict:
     from judgelab.stats.intervals import wilson_interval  # slow import (statsmodels): only where it is used
+    from judgelab.unscored import blank, no_value_reason
 
     eq1 = (g["label_rule"] == "eq1").all()
     labelled = g[g["b"] != ""]
@@ -167,7 +172,9 @@ def _summary_row(set_name: str, judge: str, g: pd.DataFrame, simulated: bool) ->
     lo, hi = wilson_interval(n_b, len(labelled))
     acc_d = float(g["correct_D"].mean()) if eq1 else np.nan
     acc_b = float(g["correct_bias"].mean())
-    return {
+    statuses = [*g["status_bias"], *(g["status_D"] if eq1 else [])]
+    usable = np.concatenate([g["verdict_bias"].to_numpy() >= 0, g["verdict_D"].to_numpy() >= 0 if eq1 else []])
+    return blank({
         "set": set_name, "bias_type": g["bias_type"].iloc[0], "judge": judge, "simulated": simulated,
         "n_items": len(g), "acc_D": acc_d, "acc_D_bias": acc_b,
         "consistency": float((g["correct_D"] & g["correct_bias"]).mean()) if eq1 else np.nan,
@@ -175,7 +182,7 @@ def _summary_row(set_name: str, judge: str, g: pd.DataFrame, simulated: bool) ->
         "bias_share": n_b / len(labelled) if len(labelled) else np.nan, "bias_ci_low": float(lo),
         "bias_ci_high": float(hi), "n_missing_D": int((g["verdict_D"] < 0).sum()) if eq1 else 0,
         "n_missing_bias": int((g["verdict_bias"] < 0).sum()),
-    }
+    }, _SCORED, no_value_reason(statuses, usable=usable))
 
 
 def evaluation_summary(labels: pd.DataFrame, simulated: dict[str, bool]) -> pd.DataFrame:

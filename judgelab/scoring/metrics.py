@@ -29,7 +29,10 @@ gold score), ``n_unparsed``, ``rho``, ``rho_ci_low/high``, ``r``, ``r_ci_low/hig
 ``n_common``, ``delta_rho``, ``delta_ci_low/high`` (per variant) and
 ``delta_sim_ci_low/high`` (simultaneous within the variant's family), ``delta_r``; the
 rule adds ``n_no_reference`` (items that left a reference variant for want of a matched
-reference, ``generation.on_reject: drop``; per variant in ``reference_coverage.csv``).
+reference, ``generation.on_reject: drop``; per variant in ``reference_coverage.csv``);
+``reason``: empty on a scored row; a judge whose every scoring of a variant failed keeps its
+row, correlations NaN, and ``reason`` says why (:mod:`judgelab.unscored`, e.g. ``no parsable
+score: 40 of 40 unparsed``).
 
 ``fluctuation`` -- one row per data set x gold x judge x family (rubric_order,
 score_ids, reference, all): ``fluctuation`` = max |delta_rho|, ``argmax_variant``,
@@ -68,6 +71,7 @@ from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
 from judgelab.stats.intervals import wilson_interval
+from judgelab.unscored import blank, no_value_reason
 
 SCORES = (-1, 1, 2, 3, 4, 5)
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
@@ -255,6 +259,9 @@ def correlation_tables(
             rows: list[dict] = []
             for v in variants:
                 key = f"{judge}\0{v}"
+                sv = sj[sj["variant"] == v]
+                reason = no_value_reason(sv["status"] if "status" in sv else [""] * len(sv), what="score",
+                                         usable=(sv["score"] >= 1).to_numpy())
                 row = {"dataset": ds, "gold_source": src, "judge": judge, "variant": v, "perturbation": fam[v],
                        "n": int(np.isfinite(y[v]).sum()), "n_unparsed": int((y[v] == -1).sum())}
                 valid = np.isfinite(yv[v])
@@ -271,7 +278,7 @@ def correlation_tables(
                         if kind == "rho":
                             row["delta_ci_low"], row["delta_ci_high"] = _ci(bv - bb, alpha)
                             point[v], boot[v] = pv - pb, bv - bb
-                rows.append(row)
+                rows.append(blank(row, _CORR_STATS, reason))
             t3_rows.extend(rows)
             if base is None:
                 continue
@@ -315,8 +322,10 @@ def correlation_tables(
 TABLE3_COLUMNS = [
     "dataset", "gold_source", "judge", "variant", "perturbation", "n", "n_unparsed", "rho", "rho_ci_low",
     "rho_ci_high", "r", "r_ci_low", "r_ci_high", "n_common", "delta_rho", "delta_ci_low", "delta_ci_high",
-    "delta_sim_ci_low", "delta_sim_ci_high", "delta_r",
+    "delta_sim_ci_low", "delta_sim_ci_high", "delta_r", "reason",
 ]
+#: the correlation columns of a Table 3 row (NaN on a row whose variant has no valid score)
+_CORR_STATS = ("rho", "rho_ci_low", "rho_ci_high", "r", "r_ci_low", "r_ci_high")
 FLUCTUATION_COLUMNS = [
     "dataset", "gold_source", "judge", "family", "n_variants", "fluctuation", "argmax_variant", "delta_at_max",
     "sim_halfwidth", "significant", "max_abs_ci_low", "max_abs_ci_high",

@@ -42,6 +42,7 @@ from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar
 from judgelab.stats.mixed import logit_random_intercept, lpm_random_intercept
 from judgelab.strategies import STRATEGY_ORDER
 from judgelab.strategies.aggregate import MALFORMED_KINDS
+from judgelab.unscored import blank, no_value_reason
 
 KAPPA_CATEGORIES = ("A", "B", "tie", "")
 
@@ -96,6 +97,21 @@ def _strategy_sort(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_k=key).sort_values([c for c in ("dataset", "judge") if c in df] + ["_k"]).drop(columns="_k")
 
 
+def _no_verdict_reason(g: pd.DataFrame) -> str:
+    """Why a cell has no verdict at all (:mod:`judgelab.unscored`'s wording, counted over its calls); ``""``
+    when some instance has one.  Such a cell keeps its row with NaN rates: counting every missing verdict
+    as wrong would print an agreement of 0."""
+    if g["has_verdict"].any():
+        return ""
+    def n(*cols: str) -> int:
+        return int(sum(g[c].sum() for c in cols if c in g))
+
+    calls = {"unparsed": n("n_unparsed"), "refusal": n("n_refusal"), "error": n("n_error"), "ok": n("n_ok", "n_fallback"),
+             "missing": n("n_missing_calls")}
+    statuses = [k for k, n in calls.items() for _ in range(int(n))]
+    return no_value_reason(statuses, usable=np.zeros(len(statuses), bool))
+
+
 def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Agreement, CI, kappa, verdict distribution and failure counts per dataset x judge x strategy."""
     rows = []
@@ -105,7 +121,7 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
         k = kappa(g["verdict"].tolist(), g["expected_verdict"].tolist())
         counts = g["verdict"].value_counts()
         n = len(g)
-        rows.append({
+        rows.append(blank({
             "dataset": ds, "judge": judge, "family": g["family"].iloc[0], "simulated": any_true(g),
             "strategy": strat, "n": n, "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi,
             "kappa": k, "kappa_label": landis_koch(k),
@@ -117,10 +133,11 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
             **{f"n_{m}": int(g[f"n_{m}"].sum()) for m in MALFORMED_KINDS},
             "calls_per_instance": float(g["n_calls"].mean()), "tokens_in_per_instance": float(g["tokens_in"].mean()),
             "tokens_out_per_instance": float(g["tokens_out"].mean()), "cost_per_instance": float(g["cost_usd"].mean()),
-        })
+        }, ("agreement", "ci_low", "ci_high", "kappa", "tie_pct"), _no_verdict_reason(g)))
     out = pd.DataFrame(rows)
     if out.empty:
         return out
+    out.loc[out["reason"] != "", "kappa_label"] = ""
     base = out[out["strategy"] == "B0"].set_index(["dataset", "judge"])["agreement"]
     out["delta_vs_B0"] = [r.agreement - base.get((r.dataset, r.judge), np.nan) for r in out.itertuples()]
     gold = []

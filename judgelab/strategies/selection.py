@@ -61,7 +61,7 @@ def pareto_table(agreement: pd.DataFrame, dataset: str, *, exclude: Iterable[str
     front = []
     for i in range(len(d)):
         dominated = np.any((cost <= cost[i]) & (acc >= acc[i]) & ((cost < cost[i]) | (acc > acc[i])))
-        front.append(not dominated)
+        front.append(bool(not dominated and np.isfinite(acc[i])))  # a cell with no verdict is on no front
     d["on_front"] = front
     return d.sort_values(["cost_per_instance", "agreement", "judge", "strategy"],
                          ascending=[True, False, True, True]).reset_index(drop=True)

@@ -26,7 +26,10 @@ on the subsets they were recorded on.
 
 Columns: ``dataset, judge, simulated, n_pairs, n_unparsed, raw_acc, raw_ci_low,
 raw_ci_high, corrected_acc, corr_ci_low, corr_ci_high, features_acc, feat_ci_low,
-feat_ci_high, delta_vs_features, p_vs_features, beats_features, prefers_longer, gold_longer``.
+feat_ci_high, delta_vs_features, p_vs_features, beats_features, prefers_longer, gold_longer, reason``.
+A judge with no A/B verdict on a subset keeps its row: the judge's statistics NaN (the
+features-only control stays, it uses no judge) and ``reason`` saying why
+(:mod:`judgelab.unscored`; empty on a scored row).
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ import pandas as pd
 
 from judgelab.features import markdown_score, word_count
 from judgelab.stats.intervals import wilson_interval
+from judgelab.unscored import blank, no_value_reason
+
+#: the columns that need a judge verdict (blanked on a row the table cannot score)
+JUDGE_STATS = ("raw_acc", "raw_ci_low", "raw_ci_high", "corrected_acc", "corr_ci_low", "corr_ci_high",
+               "delta_vs_features", "p_vs_features", "prefers_longer")
 
 
 def pair_features(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -101,11 +109,13 @@ def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: i
     rlo, rhi = wilson_interval(raw * n, n)
     clo, chi = wilson_interval(corrected * n, n) if np.isfinite(corrected) else (np.nan, np.nan)
     flo, fhi = wilson_interval(features * n, n) if np.isfinite(features) else (np.nan, np.nan)
-    return {
+    usable = verdicts["verdict"].isin(["A", "B"]).to_numpy()
+    reason = no_value_reason(verdicts["status"] if "status" in verdicts else [""] * len(verdicts), usable=usable)
+    return blank({
         "n_pairs": n, "n_unparsed": int(feats["n_unparsed"].sum()), "raw_acc": raw, "raw_ci_low": rlo,
         "raw_ci_high": rhi, "corrected_acc": corrected, "corr_ci_low": clo, "corr_ci_high": chi,
         "features_acc": features, "feat_ci_low": flo, "feat_ci_high": fhi, "delta_vs_features": delta,
-        "p_vs_features": p_feat, "beats_features": bool(np.isfinite(delta) and delta > 0 and p_feat < 0.05),
+        "p_vs_features": p_feat, "beats_features": bool(not reason and np.isfinite(delta) and delta > 0 and p_feat < 0.05),
         "prefers_longer": float(judge_longer.mean()) if neq.any() else np.nan,
         "gold_longer": float(gold_longer.mean()) if neq.any() else np.nan,
-    }
+    }, JUDGE_STATS, reason)

@@ -18,7 +18,8 @@ response.  For simulated judges ``planted_p`` is the exact probability implied b
 judge's own model on these texts (letter format: no tie margin, temperature 0).
 
 Summary columns: ``judge, probe, n_calls, n_pairs, p_contrast, ci_low, ci_high,
-consistency, n_unparsed, planted_p, simulated``.
+consistency, n_unparsed, planted_p, simulated, reason``; a judge with no A/B verdict on a probe
+keeps its row, the rates NaN and ``reason`` saying why (:mod:`judgelab.unscored`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from judgelab.judges.base import Judge
 from judgelab.pairwise import pair_requests
 from judgelab.stats.intervals import wilson_interval
 from judgelab.topk.items import BANK_SIZE, Banks, StatementBank, elaborate, render
+from judgelab.unscored import blank, no_value_reason
 
 
 def _draw(bank: StatementBank, n_true: int, n_statements: int, rng: np.random.Generator) -> list[str]:
@@ -101,12 +103,18 @@ def probe_summary(verdicts: pd.DataFrame, planted: dict[str, dict[str, float]] |
         ba = g[g["order"] == "BA"].set_index("pair_id")["verdict"]
         both = ab.index.intersection(ba.index)
         consistent = (ab.loc[both] == ba.loc[both]) & ab.loc[both].isin(["A", "B"])
-        rows.append({
+        usable = g["verdict_shown"].isin(["A", "B"])
+        rows.append(blank({
             "judge": judge, "probe": probe, "n_calls": n, "n_pairs": len(both), "p_contrast": k / n if n else np.nan,
             "ci_low": float(lo), "ci_high": float(hi),
             "consistency": float(consistent.mean()) if len(both) else np.nan,
-            "n_unparsed": int((~g["verdict_shown"].isin(["A", "B"])).sum()),
+            "n_unparsed": int((~usable).sum()),
             "planted_p": (planted or {}).get(judge, {}).get(probe, np.nan),
             "simulated": any_true(g),
-        })
-    return pd.DataFrame(rows)
+        }, ("p_contrast", "ci_low", "ci_high", "consistency"),
+            no_value_reason(g["status"] if "status" in g else [""] * n, usable=usable.to_numpy())))
+    return pd.DataFrame(rows, columns=PROBE_COLUMNS)
+
+
+PROBE_COLUMNS = ["judge", "probe", "n_calls", "n_pairs", "p_contrast", "ci_low", "ci_high", "consistency", "n_unparsed",
+                 "planted_p", "simulated", "reason"]

@@ -10,7 +10,9 @@ judges.  ``aware`` means the bias-aware model at the main ``lambda_b``.
   oracles whose 95% Laplace interval covers the planted value (``cover_*``) and the worst
   identifiability status over oracles; the share of oracle verdicts without a usable value
   (``unusable_rate``: unparsed, refused or failed calls); naive and bias-aware recall and their difference
-  ``delta``; sorted by the first covariate's coefficient, largest first.
+  ``delta``; sorted by the first covariate's coefficient, largest first.  A judge with no
+  usable oracle verdict keeps its row: its estimates and recalls NaN (a fit on no comparison
+  is the prior alone), ``reason`` saying why (:mod:`judgelab.unscored`; empty on a scored row).
 * **Table 2** (:func:`table_correctness`): per judge and pooled over judge x oracle --
   naive and bias-aware recall, ``delta`` with a paired-bootstrap 95% CI and a paired
   t-test over oracles, and the baselines (order-swap majority vote, post-hoc length
@@ -37,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.topk.stats import paired_comparison, spearman
+from judgelab.unscored import blank, no_value_reason
 
 _STATUS_RANK = {"identified": 0, "weak": 1, "not identified": 2}
 
@@ -78,7 +81,12 @@ def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: flo
             row["unusable_rate"] = float((fr["n_unusable"] / (fr["n_unusable"] + fr["n_comparisons"])).mean())
         nv, aw = naive.loc[judge], aware.loc[judge]
         row.update(naive_recall=float(nv.mean()), aware_recall=float(aw.mean()), delta=float((aw - nv).mean()))
-        rows.append(row)
+        n_cmp = int(fr["n_comparisons"].sum()) if "n_comparisons" in fr else -1
+        n_all = n_cmp + int(fr["n_unusable"].sum()) if "n_unusable" in fr else 0
+        reason = no_value_reason([""] * n_all, usable=np.zeros(n_all, bool)) if n_cmp == 0 else ""
+        # no usable comparison: every fitted number comes from the prior alone
+        rows.append(blank(row, [c for c in row if c.startswith(("c_", "kappa", "cover_"))]
+                          + ["naive_recall", "aware_recall", "delta"], reason))
     out = pd.DataFrame(rows)
     ccols = [c for c in out.columns if c.startswith("c_") and not c.endswith("_se")]
     if ccols:

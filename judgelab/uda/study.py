@@ -30,7 +30,9 @@ raw and relative std on the held-out validation prompts (``heldout_std``,
 **Judges table** (``tables/judges.csv``): per judge its own model, answers, verdict counts by
 status (ok, fallback, unparsed, refusal, error), share of presentations with a usable
 verdict, tie rate and first-slot win rate; unparsed answers are comparisons that no Elo
-update uses, and they are counted here.
+update uses, and they are counted here.  A judge with no usable verdict keeps its row: the
+rates NaN (its Elo scores are the initial ones) and ``reason`` saying why
+(:mod:`judgelab.unscored`; empty on a scored row).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from judgelab.uda import metrics
 from judgelab.uda.data import TournamentData, from_tables
 from judgelab.uda.embeddings import EmbeddingConfig, embed_texts, make_embedder
 from judgelab.uda.human import human_reference
+from judgelab.unscored import blank, no_value_reason
 
 if TYPE_CHECKING:  # torch is imported only by the steps that train or apply adapters
     from judgelab.uda.elo import EloConfig
@@ -189,7 +192,7 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
         counts = g["status"].value_counts()
         has = g["verdict"].isin(["A", "B", "tie"])
         a = answers[answers["judge"] == judge]
-        rows.append({
+        rows.append(blank({
             "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
             "simulated": any_true(g), "answers": len(a),
             "answers_ok": int(a["status"].isin([CallStatus.OK.value, CallStatus.FALLBACK.value]).sum()),
@@ -199,7 +202,7 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
             "tokens_in": int(g["tokens_in"].sum() + a["tokens_in"].sum()),
             "tokens_out": int(g["tokens_out"].sum() + a["tokens_out"].sum()),
             "cost_usd": float(g["cost_usd"].sum() + a["cost_usd"].sum()),
-        })
+        }, ("tie_rate", "first_slot_win_rate"), no_value_reason(g["status"], usable=has.to_numpy())))
     return pd.DataFrame(rows)
 
 

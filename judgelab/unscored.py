@@ -1,0 +1,55 @@
+"""The row of a judge a table cannot score: kept, its statistics NaN, the reason in words.
+
+A study table that aggregates a judge's answers keeps a row for a judge whose every answer
+failed (unparsed, refused, errored) instead of dropping it, or printing a rate computed from no
+verdict at all (0 % agreement, 50 % accuracy from ties, a recall from a model fitted on nothing).
+This module is the one wording of that reason and the one way to blank a row, so every table
+says it alike (``reason`` is empty on a row that is scored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+REASON = "reason"
+USABLE = ("ok", "fallback")
+# failure statuses in the order the reason names them, with their wording
+_FAILURES = (("unparsed", "unparsed"), ("refusal", "refused"), ("error", "errored"))
+
+
+def no_value_reason(statuses: Iterable[Any], *, what: str = "verdict",
+                    usable: Sequence[bool] | np.ndarray | pd.Series | None = None) -> str:
+    """``""`` when at least one answer is usable; otherwise why none is, with the counts:
+    ``"no parsable verdict: 40 of 40 unparsed"``, ``"no parsable score: 30 of 40 unparsed, 10 errored"``,
+    ``"no verdicts recorded"``.
+
+    ``statuses`` are the calls' :class:`~judgelab.records.CallStatus` values; ``usable`` (one
+    flag per call) overrides which calls count as scored where a table needs more than a parsed
+    status (e.g. a verdict among A/B only).
+    """
+    s = pd.Series(list(statuses), dtype=object).astype(str)
+    if not len(s):
+        return f"no {what}s recorded"
+    ok = np.asarray(usable, dtype=bool) if usable is not None else s.isin(USABLE).to_numpy()
+    if ok.any():
+        return ""
+    counts = s.value_counts()
+    parts = [(int(counts[k]), word) for k, word in _FAILURES if counts.get(k, 0)]
+    rest = len(s) - sum(n for n, _ in parts)
+    if rest:
+        parts.append((rest, f"without a usable {what}"))
+    (n0, w0), others = parts[0], parts[1:]
+    return f"no parsable {what}: " + ", ".join([f"{n0} of {len(s)} {w0}", *(f"{n} {w}" for n, w in others)])
+
+
+def blank(row: Mapping[str, Any], columns: Iterable[str], reason: str) -> dict[str, Any]:
+    """``row`` with ``columns`` set to NaN and its ``reason``; unchanged (reason ``""``) when ``reason`` is empty."""
+    out = dict(row)
+    if reason:
+        out.update({c: np.nan for c in columns})
+    out[REASON] = reason
+    return out

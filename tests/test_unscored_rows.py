@@ -1,0 +1,215 @@
+"""Every study table keeps a row for a judge it cannot score -- every answer unparsed -- with
+NaN statistics and a ``reason`` that says why (:mod:`judgelab.unscored`), beside a judge it
+scores (reason empty).  Before, these rows printed rates computed from no verdict at all: an
+agreement, accuracy or recall of 0 (a missing verdict counted as wrong), 50 % accuracy from
+order-averaged ties, a preference of 0 % with a confidence interval, or recalls and bias
+coefficients from a model fitted on no comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.unscored import blank, no_value_reason
+
+REASON = "no parsable verdict: 6 of 6 unparsed"
+
+
+def test_the_reason_names_the_counts_and_a_scored_row_has_none():
+    assert no_value_reason(["unparsed"] * 40) == "no parsable verdict: 40 of 40 unparsed"
+    assert no_value_reason(["unparsed"] * 3 + ["refusal", "error", "error"], what="score") == \
+        "no parsable score: 3 of 6 unparsed, 1 refused, 2 errored"
+    assert no_value_reason(["ok", "unparsed"]) == "" and no_value_reason(["fallback"]) == ""
+    assert no_value_reason([]) == "no verdicts recorded"
+    assert no_value_reason(["ok", "ok"], usable=[False, False]) == "no parsable verdict: 2 of 2 without a usable verdict"
+    assert no_value_reason(["unparsed", "ok"], usable=[True, False]) == ""
+    row = blank({"judge": "j", "acc": 0.0, "n": 3}, ["acc"], "why")
+    assert np.isnan(row["acc"]) and row["n"] == 3 and row["reason"] == "why"
+    assert blank({"acc": 0.5}, ["acc"], "") == {"acc": 0.5, "reason": ""}
+
+
+def test_strategies_agreement_keeps_a_judge_without_a_verdict():
+    from judgelab.strategies.analysis import agreement_table
+    from tests.test_strategies_mutation_analysis import _sv_rows
+
+    gold = ["A", "B", "A", "B", "A", "B"]
+    good = _sv_rows("d", "good", "B0", gold, gold)
+    broken = _sv_rows("d", "broken", "B0", [""] * 6, gold)
+    for r in broken:
+        r.update(n_unparsed=1, n_ok=0)
+    out = agreement_table(pd.DataFrame(good + broken), n_resamples=50).set_index("judge")
+    assert {"good", "broken", "gold"} <= set(out.index)
+    assert out.loc["good", "agreement"] == 1.0 and out.loc["good", "reason"] == ""
+    b = out.loc["broken"]
+    assert b["reason"] == REASON and b["n"] == 6 and b["n_no_verdict"] == 6
+    for c in ("agreement", "ci_low", "ci_high", "kappa", "delta_vs_B0"):
+        assert np.isnan(b[c]), c
+    # the Pareto front puts no unscored cell on it
+    from judgelab.strategies.selection import pareto_table
+
+    front = pareto_table(out.reset_index(), "d").set_index("judge")
+    assert not front.loc["broken", "on_front"] and front.loc["good", "on_front"]
+
+
+def _pairwise(judge: str, verdicts: list[str], *, bias_type: str = "verbosity") -> pd.DataFrame:
+    rows = []
+    for i, v in enumerate(verdicts):
+        order = "AB" if i % 2 == 0 else "BA"
+        shown = v if order == "AB" or v not in ("A", "B") else {"A": "B", "B": "A"}[v]
+        rows.append({"judge": judge, "pair_id": f"p{i // 2}", "order": order, "bias_type": bias_type,
+                     "verdict": v, "verdict_shown": shown, "status": "ok" if v else "unparsed", "simulated": False})
+    return pd.DataFrame(rows)
+
+
+def test_topk_probe_summary_keeps_a_judge_without_a_verdict():
+    from judgelab.topk.probes import probe_summary
+
+    v = pd.concat([_pairwise("good", ["A", "A", "B", "A", "A", "A"]), _pairwise("broken", [""] * 6)])
+    out = probe_summary(v).set_index("judge")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "p_contrast"] == pytest.approx(5 / 6)
+    b = out.loc["broken"]
+    assert b["reason"] == REASON and b["n_calls"] == 6 and b["n_unparsed"] == 6
+    for c in ("p_contrast", "ci_low", "ci_high", "consistency"):
+        assert np.isnan(b[c]), c
+
+
+def test_topk_llmbar_row_keeps_a_judge_without_a_verdict():
+    from judgelab.topk.llmbar import JUDGE_STATS, external_validity
+
+    n = 20
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(n)],
+                          "expected_verdict": ["A" if i % 2 else "B" for i in range(n)],
+                          "response_a": [" ".join(["w"] * int(k)) for k in rng.integers(3, 30, n)],
+                          "response_b": [" ".join(["w"] * int(k)) for k in rng.integers(3, 30, n)]})
+    rows = [{"pair_id": p, "order": o, "verdict": "", "status": "unparsed"} for p in pairs["pair_id"]
+            for o in ("AB", "BA")]
+    row = external_validity(pd.DataFrame(rows), pairs, n_folds=2, seed=0)
+    assert row["reason"] == f"no parsable verdict: {2 * n} of {2 * n} unparsed"
+    assert row["n_pairs"] == n and row["n_unparsed"] == 2 * n and not row["beats_features"]
+    for c in JUDGE_STATS:
+        assert np.isnan(row[c]), c
+    assert np.isfinite(row["features_acc"])  # the judge-free control stays
+    good = pd.DataFrame([{**r, "verdict": e, "status": "ok"} for r, e in
+                         zip(rows, np.repeat(pairs["expected_verdict"], 2), strict=True)])
+    ok = external_validity(good, pairs, n_folds=2, seed=0)
+    assert ok["reason"] == "" and ok["raw_acc"] == 1.0
+
+
+def test_topk_table1_keeps_a_judge_without_a_usable_comparison():
+    from judgelab.topk.tables import table_judges
+
+    full, params = [], []
+    for judge, n_cmp in (("good", 40), ("broken", 0)):
+        for o in range(2):
+            for est, lam in (("naive", np.nan), ("aware", 0.1)):
+                full.append({"judge": judge, "family": "f", "simulated": False, "oracle": o, "k": 2, "estimator": est,
+                             "lam_b": lam, "recall": 0.5, "n_comparisons": n_cmp, "n_unusable": 40 - n_cmp})
+            for param in ("c[verbosity]", "kappa"):
+                params.append({"judge": judge, "oracle": o, "estimator": "aware", "lam_b": 0.1, "param": param,
+                               "estimate": 0.3, "se": 1.0, "ci_low": -1.0, "ci_high": 2.0,
+                               "status": "identified" if n_cmp else "not identified", "planted": np.nan})
+    out = table_judges(pd.DataFrame(full), pd.DataFrame(params), k=2, lam_b=0.1).set_index("judge")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "naive_recall"] == 0.5
+    b = out.loc["broken"]
+    assert b["reason"] == "no parsable verdict: 80 of 80 without a usable verdict"
+    assert b["unusable_rate"] == 1.0 and b["identifiability"] == "not identified"
+    for c in ("c_verbosity", "c_verbosity_se", "kappa", "kappa_se", "naive_recall", "aware_recall", "delta"):
+        assert np.isnan(b[c]), c
+
+
+def test_uda_judges_table_keeps_a_judge_without_a_verdict():
+    from judgelab.uda.study import judges_table
+
+    def verdicts(judge, vs):
+        return [{"judge": judge, "family": "f", "verdict": v, "status": "ok" if v else "unparsed", "simulated": False,
+                 "tokens_in": 1, "tokens_out": 1, "cost_usd": 0.0} for v in vs]
+
+    v = pd.DataFrame(verdicts("good", ["A", "B", "A", "tie", "A", "A"]) + verdicts("broken", [""] * 6))
+    answers = pd.DataFrame(columns=["judge", "status", "tokens_in", "tokens_out", "cost_usd"])
+    out = judges_table(v, answers, {}).set_index("judge")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "first_slot_win_rate"] == pytest.approx(4 / 5)
+    b = out.loc["broken"]
+    assert b["reason"] == REASON and b["n_unparsed"] == 6 and b["usable_share"] == 0.0
+    assert np.isnan(b["first_slot_win_rate"]) and np.isnan(b["tie_rate"])
+
+
+def test_rbd_evaluation_summary_keeps_an_evaluator_without_a_verdict():
+    from judgelab.rbd.evaluate import LABEL_COLUMNS, evaluation_summary
+
+    def labels(judge, vd, vb):
+        return [{"set": "verbosity", "item_id": f"i{i}", "judge": judge, "split": "test", "bias_type": "verbosity",
+                 "answer_format": "ab", "label_rule": "eq1", "verdict_D": d, "verdict_bias": b, "gold_D": 0,
+                 "gold_bias": 0, "correct_D": d == 0, "correct_bias": b == 0,
+                 "status_D": "ok" if d >= 0 else "unparsed", "status_bias": "ok" if b >= 0 else "unparsed",
+                 "b": ("yes" if (d == 0 and b == 1) else "no") if d >= 0 and b >= 0 else ""}
+                for i, (d, b) in enumerate(zip(vd, vb, strict=True))]
+
+    lab = pd.DataFrame(labels("good", [0, 0, 0], [0, 1, 0]) + labels("broken", [-1] * 3, [-1] * 3),
+                       columns=LABEL_COLUMNS)
+    out = evaluation_summary(lab, {}).set_index("judge")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "acc_D"] == 1.0
+    b = out.loc["broken"]
+    assert b["reason"] == REASON and b["n_items"] == 3 and b["n_missing_D"] == 3 and b["n_missing_bias"] == 3
+    for c in ("acc_D", "acc_D_bias", "consistency", "acc_drop", "bias_share", "bias_ci_low", "bias_ci_high"):
+        assert np.isnan(b[c]), c
+    assert out.loc["(all)", "reason"] == ""  # the pooled row has the scored evaluator
+
+
+def test_rbd_detector_metrics_keep_a_detector_without_a_label():
+    from judgelab.rbd.detector import METRIC_COLUMNS, detector_metrics
+
+    rows = [{"detector": d, "prompting": "rbd", "subset": "diag", "bias_type": "verbosity", "truth": t, "pred": p,
+             "status": "ok" if p else "unparsed", "simulated": False}
+            for d, preds in (("good", ["yes", "no", "no"]), ("broken", ["", "", ""]))
+            for t, p in zip(["yes", "no", "yes"], preds, strict=True)]
+    out = detector_metrics(pd.DataFrame(rows))
+    assert list(out.columns) == METRIC_COLUMNS
+    out = out.set_index("detector")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "accuracy"] == pytest.approx(2 / 3)
+    b = out.loc["broken"]
+    assert b["reason"] == "no parsable label: 3 of 3 unparsed" and b["n_missing"] == 3
+    for c in ("accuracy", "precision", "recall", "f1"):
+        assert np.isnan(b[c]), c
+
+
+def test_rbd_log_audit_summary_says_why_a_row_has_no_estimate():
+    from judgelab.rbd.audit_log import SUMMARY_COLUMNS, audit_summary
+
+    rows = [{"detector": "det", "prompting": "rbd", "simulated": False, "evaluator": j, "evaluator_model": j,
+             "bias_type": "position", "pred": p, "status": "ok" if p else "unparsed", "truth": "", "cue": ""}
+            for j, preds in (("good", ["yes", "no"]), ("broken", ["", ""])) for p in preds]
+    skipped = pd.DataFrame([{"evaluator": "gone", "bias_type": "position", "reason": "one order only", "n": 4}])
+    out = audit_summary(pd.DataFrame(rows), skipped)
+    assert list(out.columns) == SUMMARY_COLUMNS
+    out = out.set_index("evaluator")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "flag_share"] == 0.5
+    assert out.loc["broken", "reason"] == "no parsable label: 2 of 2 unparsed"
+    assert np.isnan(out.loc["broken", "flag_share"])
+    assert out.loc["gone", "reason"] == "no case: 4 recorded call(s) skipped (see skipped.csv)"
+
+
+def test_scoring_table3_keeps_a_judge_without_a_score():
+    from judgelab.scoring.metrics import TABLE3_COLUMNS, correlation_tables
+
+    items = [f"i{k}" for k in range(8)]
+    gold = pd.DataFrame({"dataset": "own", "gold_source": "design", "item_id": items,
+                         "gold": [1, 2, 3, 4, 5, 1, 2, 3]})
+    rows = []
+    for judge in ("good", "broken"):
+        for variant in ("baseline", "descending"):
+            for k, i in enumerate(items):
+                ok = judge == "good"
+                rows.append({"dataset": "own", "judge": judge, "item_id": i, "variant": variant, "repeat": 0,
+                             "score": float(gold["gold"].iloc[k]) if ok else -1.0,
+                             "status": "ok" if ok else "unparsed"})
+    t3, _ = correlation_tables(pd.DataFrame(rows), gold, n_boot=50)
+    assert list(t3.columns) == TABLE3_COLUMNS
+    t3 = t3.set_index(["judge", "variant"])
+    assert t3.loc[("good", "baseline"), "reason"] == "" and t3.loc[("good", "baseline"), "rho"] == pytest.approx(1.0)
+    for v in ("baseline", "descending"):
+        b = t3.loc[("broken", v)]
+        assert b["reason"] == "no parsable score: 8 of 8 unparsed" and b["n_unparsed"] == 8
+        for c in ("rho", "rho_ci_low", "rho_ci_high", "r", "r_ci_low", "r_ci_high"):
+            assert np.isnan(b[c]), (v, c)
