@@ -33,12 +33,12 @@ def test_a_candidate_whose_scores_all_failed_keeps_its_row(tmp_path):
     assert set(t.index) == {"good", "broken", "silent", RECORDED_GPT4}
     assert t.loc["good", "reason"] == "" and t.loc["good", "rho"] == 1.0
     assert t.loc["broken", "n"] == 0 and t.loc["broken", "n_unparsed"] == 36
-    assert np.isnan(t.loc["broken", "rho"]) and "every scoring unparsed (36)" in t.loc["broken", "reason"]
+    assert np.isnan(t.loc["broken", "rho"]) and t.loc["broken", "reason"] == "no parsable score: 36 of 36 unparsed"
     assert t.loc["silent", "reason"] == "no gold-protocol scorings" and np.isnan(t.loc["silent", "r"])
     # the CSV round trip keeps the unscored rows and their reasons
     write_table(t.reset_index()[TABLE2_COLUMNS], tmp_path / "table2.csv")
     back = read_table(tmp_path / "table2.csv").set_index("candidate")
-    assert back.loc["broken", "reason"].startswith("every scoring unparsed")
+    assert back.loc["broken", "reason"].startswith("no parsable score")
 
 
 def test_too_few_common_items_is_a_row_with_its_reason():

@@ -22,7 +22,8 @@ r, r_ci_low,       Pearson's r and its CI (the same resamples)
 r_ci_high
 simulated          the candidate's scorings came from a simulated judge
 reason             empty when the row is scored; otherwise why it has no
-                   correlation (every scoring unparsed, fewer than 3 items
+                   correlation (every scoring unparsed, in
+                   :mod:`judgelab.unscored`'s wording; fewer than 3 items
                    with both scores, no scorings at all): a candidate the
                    table cannot score keeps its row, with NaN statistics
 ================== ===========================================================
@@ -40,6 +41,7 @@ import pandas as pd
 from judgelab.io import any_true
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices, stable_seed
+from judgelab.unscored import no_value_reason
 
 TABLE2_COLUMNS = [
     "dataset", "reference_source", "candidate", "source", "n", "n_unparsed", "rho", "rho_ci_low", "rho_ci_high", "r",
@@ -110,7 +112,7 @@ def table2(
                 common = sorted(set(ref.index) & set(cand.dropna().index))
                 if len(common) < MIN_ITEMS:
                     scored = int(cand.notna().sum())
-                    why = (f"every scoring unparsed ({n_unparsed}): no score to correlate" if scored == 0 and n_unparsed
+                    why = (no_value_reason(["unparsed"] * n_unparsed, what="score") if scored == 0 and n_unparsed
                            else f"{len(common)} item(s) with both a {src} score and a candidate score "
                                 f"({MIN_ITEMS} needed)")
                     rows.append(_unscored(ds, src, name, source, len(common), n_unparsed, simulated, why))
