@@ -4,7 +4,10 @@ Conventions (paper 003, Sec. 3.5 and Appendix D): "correct" is an exact-label ma
 correct only when gold is a tie); an instance without a verdict (unparsed, refused, failed) is
 wrong and is counted in ``n_no_verdict`` -- never dropped.  Every rate has a percentile
 bootstrap 95% CI over instances (scipy.stats.bootstrap, 2,000 resamples by default), seeded
-per table cell from the pipeline seed, so reruns give identical tables.
+per table cell from the pipeline seed, so reruns give identical tables.  A cell with no
+verdict at all keeps its row with its rates NaN and ``reason`` saying why
+(:mod:`judgelab.unscored`; agreement, category, bias and topic tables; empty when scored):
+counting every missing verdict as wrong would print 0 % agreement, and a bias score of 0.
 
 Tables (all long format, one row per judge x strategy x ...):
 
@@ -109,6 +112,8 @@ def _no_verdict_reason(g: pd.DataFrame) -> str:
     calls = {"unparsed": n("n_unparsed"), "refusal": n("n_refusal"), "error": n("n_error"), "ok": n("n_ok", "n_fallback"),
              "missing": n("n_missing_calls")}
     statuses = [k for k, n in calls.items() for _ in range(int(n))]
+    total = n("n_calls") if "n_calls" in g else len(g)  # n_calls counts the missing calls too
+    statuses += [""] * max(0, total - len(statuses))  # calls no status column counts: without a usable verdict
     return no_value_reason(statuses, usable=np.zeros(len(statuses), bool))
 
 
@@ -153,8 +158,9 @@ def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 
     for (ds, judge, strat, cat), g in sv.groupby(["dataset", "judge", "strategy", "category"], sort=True):
         corr = g["correct"].to_numpy(dtype=float)
         lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, ds, judge, strat, cat))
-        rows.append({"dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
-                     "category": cat, "n": len(g), "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi})
+        rows.append(blank({"dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
+                           "category": cat, "n": len(g), "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi},
+                          ("agreement", "ci_low", "ci_high"), _no_verdict_reason(g)))
     return _strategy_sort(pd.DataFrame(rows)) if rows else pd.DataFrame(rows)
 
 
@@ -170,8 +176,15 @@ def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: floa
     the interval too narrow (about sqrt(2) for the mirrored style halves)."""
     est = bias_score(verdicts.to_numpy(dtype=object), targets.to_numpy(dtype=object), n_resamples=n_resamples,
                      seed=rng_seed, confidence=level, groups=None if groups is None else groups.to_numpy(dtype=object))
-    return {"value": est.b, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
-            "n_no_verdict": int((verdicts == "").sum())}
+    return blank({"value": est.b, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+                  "n_no_verdict": int((verdicts == "").sum())}, ("value", "ci_low", "ci_high"), _cell_reason(verdicts))
+
+
+def _cell_reason(verdicts: pd.Series) -> str:
+    """Why a cell of pairs has no estimate: no pair of its kind, or no verdict on any (:mod:`judgelab.unscored`)."""
+    if not len(verdicts):
+        return "no pairs of this kind"
+    return no_value_reason([""] * len(verdicts), usable=(verdicts != "").to_numpy())
 
 
 #: What each bias measure's target is (the ``target`` column of :func:`bias_table`; paper 003, Sec. 3.5).
@@ -228,10 +241,11 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
         tr = g[(g["bias_type"] == "LENGTH") & (g["subset"] == "truncation")]
         corr = tr["correct"].to_numpy(dtype=float)
         lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, judge, strat, "trunc"))
-        rows.append({**base, "measure": "truncation_accuracy", "kind": "accuracy",
-                     "target": MEASURE_TARGETS["truncation_accuracy"],
-                     "value": float(corr.mean()) if len(corr) else float("nan"), "ci_low": lo, "ci_high": hi,
-                     "n": len(tr), "n_no_verdict": int((tr["verdict"] == "").sum())})
+        rows.append(blank({**base, "measure": "truncation_accuracy", "kind": "accuracy",
+                           "target": MEASURE_TARGETS["truncation_accuracy"],
+                           "value": float(corr.mean()) if len(corr) else float("nan"), "ci_low": lo, "ci_high": hi,
+                           "n": len(tr), "n_no_verdict": int((tr["verdict"] == "").sum())},
+                          ("value", "ci_low", "ci_high"), _cell_reason(tr["verdict"])))
     return _strategy_sort(pd.DataFrame(rows))
 
 
