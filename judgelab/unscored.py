@@ -31,19 +31,42 @@ def no_value_reason(statuses: Iterable[Any], *, what: str = "verdict",
     flag per call) overrides which calls count as scored where a table needs more than a parsed
     status (e.g. a verdict among A/B only).
     """
+    counts = _failure_counts(statuses, what=what, usable=usable)
+    if counts is None:
+        return ""
+    return f"no parsable {what}: {counts}" if counts else f"no {what}s recorded"
+
+
+def no_gold_reason(gold_judge: str, statuses: Iterable[Any], *,
+                   usable: Sequence[bool] | np.ndarray | pd.Series | None = None) -> str:
+    """Why a data set has no gold score from its gold judge, with the counts
+    (``"no gold score: gold judge X: 40 of 40 unparsed"``); ``""`` when one of its scorings is usable.
+
+    Every judge's row of that data set's gold carries this reason: no correlation with a gold
+    that does not exist, and no row dropped for it.
+    """
+    counts = _failure_counts(statuses, what="score", usable=usable)
+    if counts is None:
+        return ""
+    return f"no gold score: gold judge {gold_judge}: {counts or 'no scorings recorded'}"
+
+
+def _failure_counts(statuses: Iterable[Any], *, what: str,
+                    usable: Sequence[bool] | np.ndarray | pd.Series | None) -> str | None:
+    """``None`` when some answer is usable, ``""`` when none is recorded, else ``"40 of 40 unparsed, ..."``."""
     s = pd.Series(list(statuses), dtype=object).astype(str)
     if not len(s):
-        return f"no {what}s recorded"
+        return ""
     ok = np.asarray(usable, dtype=bool) if usable is not None else s.isin(USABLE).to_numpy()
     if ok.any():
-        return ""
+        return None
     counts = s.value_counts()
     parts = [(int(counts[k]), word) for k, word in _FAILURES if counts.get(k, 0)]
     rest = len(s) - sum(n for n, _ in parts)
     if rest:
         parts.append((rest, f"without a usable {what}"))
     (n0, w0), others = parts[0], parts[1:]
-    return f"no parsable {what}: " + ", ".join([f"{n0} of {len(s)} {w0}", *(f"{n} {w}" for n, w in others)])
+    return ", ".join([f"{n0} of {len(s)} {w0}", *(f"{n} {w}" for n, w in others)])
 
 
 def blank(row: Mapping[str, Any], columns: Iterable[str], reason: str) -> dict[str, Any]:

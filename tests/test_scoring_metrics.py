@@ -439,7 +439,7 @@ def test_aggregation_table_rows_counts_and_defaults():
     assert list(agg[agg.judge == "mm"]["variant_set"]) == ["pair", "pair", "order", "order"]
     assert list(agg.columns) == ["dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n",
                                  "rho_aggregate", "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high",
-                                 "improves"]
+                                 "improves", "reason"]
     row = agg[(agg.judge == "mm") & (agg.variant_set == "order")].set_index("aggregator")
     assert row.loc["mean", "variants"] == "baseline,descending,random"
     base = np.where(v["baseline"] > 0, v["baseline"], np.nan)
@@ -497,7 +497,7 @@ def test_defaults_none_entries_and_empty_tables():
         "dataset", "judge", "variant", "score", "count", "share"]
     assert list(aggregation_table(empty_scores, _golds(gold), {"s": ["baseline", "letter"]}).columns) == [
         "dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n", "rho_aggregate",
-        "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high", "improves"]
+        "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high", "improves", "reason"]
 
 
 def test_gold_rows_of_the_distribution_and_their_order():

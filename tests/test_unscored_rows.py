@@ -233,3 +233,98 @@ def test_strategies_category_and_bias_cells_without_a_verdict_say_why():
               rng_seed=0)["reason"] == "no pairs of this kind"
     ok = _b(pd.Series(["A", "B", "A"]), pd.Series(["A"] * 3), n_resamples=50, level=0.95, rng_seed=0)
     assert ok["reason"] == "" and np.isfinite(ok["value"])
+
+
+def _scoring_world(judges=("good", "broken"), variants=("baseline", "descending", "letter")):
+    items = [f"i{k}" for k in range(8)]
+    gold = [1, 2, 3, 4, 5, 1, 2, 3]
+    rows = []
+    for judge in judges:
+        for variant in variants:
+            for k, i in enumerate(items):
+                ok = judge == "good"
+                rows.append({"dataset": "own", "judge": judge, "item_id": i, "variant": variant, "repeat": 0,
+                             "score": float(gold[k]) if ok else -1.0, "status": "ok" if ok else "unparsed"})
+    return items, gold, pd.DataFrame(rows)
+
+
+def test_scoring_tables_keep_every_judge_of_a_data_set_whose_gold_judge_gave_no_score():
+    from judgelab.scoring.metrics import (
+        AGGREGATION_COLUMNS,
+        TABLE3_COLUMNS,
+        aggregation_table,
+        correlation_tables,
+        gold_frame,
+        gold_gaps,
+    )
+
+    items, gold, scores = _scoring_world()
+    item_table = pd.DataFrame({"dataset": "own", "item_id": items, "gold_gpt4": np.nan, "human_score": np.nan,
+                               "design_score": [float(g) for g in gold]})
+    gold_scores = pd.DataFrame([{"dataset": "own", "item_id": i, "judge": "oracle", "repeat": r, "score": -1,
+                                 "status": "unparsed"} for i in items for r in range(3)])
+    golds = gold_frame(item_table, gold_scores)
+    assert set(golds["gold_source"]) == {"design"}  # the gold judge gave no gold score at all
+    gaps = gold_gaps(gold_scores, golds)
+    why = "no gold score: gold judge oracle: 24 of 24 unparsed"
+    assert gaps.to_dict("records") == [{"dataset": "own", "gold_source": "gold_judge", "reason": why}]
+    t3, fl = correlation_tables(scores, golds, n_boot=50, gaps=gaps)
+    assert list(t3.columns) == TABLE3_COLUMNS
+    gj = t3[t3["gold_source"] == "gold_judge"].set_index(["judge", "variant"])
+    assert len(gj) == 6 and set(gj["reason"]) == {why}  # both judges x three variants, not dropped
+    assert gj.loc[("good", "baseline"), "n"] == 8
+    for c in ("rho", "r", "rho_ci_low", "delta_rho", "delta_ci_low", "delta_r"):
+        assert gj[c].isna().all(), c
+    d = t3[t3["gold_source"] == "design"].set_index(["judge", "variant"])
+    assert d.loc[("good", "baseline"), "reason"] == "" and d.loc[("good", "baseline"), "rho"] == pytest.approx(1.0)
+    f = fl[fl["gold_source"] == "gold_judge"]
+    assert len(f) and set(f["reason"]) == {why} and f["fluctuation"].isna().all() and not f["significant"].any()
+    agg = aggregation_table(scores, golds, {"order": ["baseline", "descending"]}, ["mean"], n_boot=50, gaps=gaps)
+    assert list(agg.columns) == AGGREGATION_COLUMNS
+    a = agg[agg["gold_source"] == "gold_judge"]
+    assert set(a["judge"]) == {"good", "broken"} and set(a["reason"]) == {why} and a["rho_aggregate"].isna().all()
+    # without gaps the tables are as before: no gold_judge row
+    assert "gold_judge" not in set(correlation_tables(scores, golds, n_boot=20)[0]["gold_source"])
+
+
+def test_scoring_aggregation_and_fluctuation_keep_a_judge_without_a_score():
+    from judgelab.scoring.metrics import aggregation_table, correlation_tables
+
+    items, gold, scores = _scoring_world()
+    golds = pd.DataFrame({"dataset": "own", "gold_source": "design", "item_id": items, "gold": gold})
+    agg = aggregation_table(scores, golds, {"order": ["baseline", "descending", "letter"]}, ["mean", "majority"],
+                            n_boot=50).set_index(["judge", "aggregator"])
+    assert agg.loc[("good", "mean"), "reason"] == "" and agg.loc[("good", "mean"), "rho_aggregate"] == pytest.approx(1)
+    for a in ("mean", "majority"):
+        b = agg.loc[("broken", a)]
+        assert b["reason"] == "baseline: no parsable score: 8 of 8 unparsed" and b["n"] == 0 and not b["improves"]
+        for c in ("rho_aggregate", "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high"):
+            assert np.isnan(b[c]), (a, c)
+    # a judge with baseline scores but none under the set's other variants
+    half = scores.copy()
+    bad = (half["judge"] == "good") & (half["variant"] != "baseline")
+    half.loc[bad, "score"], half.loc[bad, "status"] = -1.0, "refusal"
+    agg = aggregation_table(half, golds, {"order": ["descending", "letter"]}, ["mean"], n_boot=20)
+    assert agg.set_index("judge").loc["good", "reason"] == \
+        "every variant of the set: no parsable score: 16 of 16 refused"
+    _, fl = correlation_tables(scores, golds, n_boot=50)
+    f = fl.set_index(["judge", "family"])
+    assert f.loc[("good", "all"), "reason"] == ""
+    assert f.loc[("broken", "all"), "reason"] == "baseline: no parsable score: 8 of 8 unparsed"
+    assert np.isnan(f.loc[("broken", "all"), "fluctuation"])
+
+
+def test_scoring_stability_keeps_a_gold_judge_without_a_score():
+    from judgelab.scoring.metrics import stability_table
+
+    rows = [{"dataset": "own", "judge": j, "item_id": f"i{i}", "repeat": r, "score": s if j == "good" else -1,
+             "status": "ok" if j == "good" else "unparsed", "simulated": False}
+            for j in ("good", "broken") for i, s in enumerate([1, 2, 3, 4, 5, 2]) for r in range(3)]
+    items = pd.DataFrame(columns=["dataset", "gpt4_1", "gpt4_2", "gpt4_3"])
+    tab = stability_table(items, pd.DataFrame(rows), n_boot=20).set_index("judge")
+    assert tab.loc["good", "reason"] == "" and tab.loc["good", "exact_agreement"] == 1.0
+    b = tab.loc["broken"]
+    assert b["reason"] == "no parsable score: 18 of 18 unparsed" and b["n_items"] == 6 and b["n_unparsed"] == 18
+    for c in ("exact_agreement", "exact_ci_low", "exact_wilson_low", "alpha_ordinal", "pairwise_agreement",
+              "loo_rho_mean"):
+        assert np.isnan(b[c]), c

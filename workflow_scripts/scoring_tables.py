@@ -5,7 +5,14 @@ import pandas as pd
 
 from judgelab.io import write_table
 from judgelab.scoring.items import study_items
-from judgelab.scoring.metrics import aggregation_table, correlation_tables, distributions, gold_frame, table3_wide
+from judgelab.scoring.metrics import (
+    aggregation_table,
+    correlation_tables,
+    distributions,
+    gold_frame,
+    gold_gaps,
+    table3_wide,
+)
 from judgelab.scoring.prompt import get_variant
 from judgelab.scoring.query import reference_coverage
 from judgelab.workflow import provenance, run_script
@@ -18,10 +25,11 @@ def main(sm):
     gold_scores = pd.read_parquet(sm.input.gold)
     scores = pd.concat([pd.read_parquet(f) for f in sm.input.scores], ignore_index=True)
     golds = gold_frame(items, gold_scores)
+    gaps = gold_gaps(gold_scores, golds)  # a data set whose gold judge gave no score keeps its rows, with why
     m = p.metrics
-    table3, fluct = correlation_tables(scores, golds, n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
+    table3, fluct = correlation_tables(scores, golds, n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed, gaps=gaps)
     agg = aggregation_table(scores, golds, p.aggregation["variant_sets"], p.aggregation["aggregators"],
-                            n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed)
+                            n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed, gaps=gaps)
     # items without a matched reference at a score leave that variant (on_reject: drop): counted per variant
     coverage = reference_coverage(study_items(sm.input.item_tables, sm.input.get("responses")),
                                   [get_variant(v) for v in p.perturbations], pd.read_parquet(sm.input.references))

@@ -44,7 +44,8 @@ rows (``judge`` = ``[gold:<source>]``, variant ``-``), with ``share``.
 
 ``aggregation`` -- beyond the paper: per data set x gold x judge x variant set x
 aggregator, rho of the aggregated score, rho of the baseline, their difference with
-a paired-bootstrap CI, and ``n``.
+a paired-bootstrap CI, and ``n``; ``reason`` (empty on a scored row) says why a row has no
+correlation: its gold set has no gold score, or its judge no valid baseline / variant score.
 
 ``stability`` -- per data set x rater (``gpt4`` = the three recorded GPT-4 scorings,
 ``gold_judge`` = the gold protocol's three scorings): exact agreement of the three
@@ -52,7 +53,12 @@ a paired-bootstrap CI, and ``n``.
 mean pairwise Spearman between runs, ``loo_rho_mean`` / ``loo_rho_spread`` (Spearman of
 each run against the mean of the others, and max - min of those across runs: how far a
 correlation moves from sampling alone, the yardstick for a perturbation's |delta rho|),
-and the score distribution (all scorings, ``n_score_k``; majorities, ``n_majority_k``).
+and the score distribution (all scorings, ``n_score_k``; majorities, ``n_majority_k``);
+``reason`` (empty on a scored row): a gold judge none of whose scorings parsed keeps its row,
+its statistics NaN and its counts kept, with the counts of failures.
+
+``fluctuation`` rows say in ``reason`` why their fluctuation is NaN: no gold score, no valid
+baseline score, or no valid score under any of the family's variants.
 """
 
 from __future__ import annotations
@@ -71,7 +77,7 @@ from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
 from judgelab.stats.intervals import wilson_interval
-from judgelab.unscored import blank, no_value_reason
+from judgelab.unscored import blank, no_gold_reason, no_value_reason
 
 SCORES = (-1, 1, 2, 3, 4, 5)
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
@@ -188,16 +194,50 @@ def _variant_order(names: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda v: (_ORDER.index(v) if v in _ORDER else len(_ORDER), v))
 
 
-def _gold_sets(scores: pd.DataFrame, golds: pd.DataFrame):
-    """Yield (dataset, gold source, items, gold scores, first-repeat scores) per gold set
-    with at least 3 items scored by the judges -- the unit every correlation table uses."""
+def gold_gaps(gold_scores: pd.DataFrame | None, golds: pd.DataFrame) -> pd.DataFrame:
+    """The data sets the gold protocol scored without yielding one gold score: ``dataset``,
+    ``gold_source`` (``gold_judge``) and ``reason`` (:func:`judgelab.unscored.no_gold_reason`,
+    e.g. ``no gold score: gold judge X: 40 of 40 unparsed``).
+
+    :func:`gold_frame` has no row for such a set; passed to :func:`correlation_tables` and
+    :func:`aggregation_table`, these gaps keep every judge's rows of that set, NaN, with the reason.
+    """
+    cols = ["dataset", "gold_source", "reason"]
+    if gold_scores is None or not len(gold_scores):
+        return pd.DataFrame(columns=cols)
+    have = set(golds.loc[golds["gold_source"] == "gold_judge", "dataset"])
+    rows = []
+    for ds, g in gold_scores.groupby("dataset", sort=True):
+        if ds in have:
+            continue
+        judge = ", ".join(sorted(map(str, g["judge"].unique()))) if "judge" in g else "(unnamed)"
+        statuses = g["status"] if "status" in g else [""] * len(g)
+        reason = no_gold_reason(judge, statuses, usable=(pd.to_numeric(g["score"], errors="coerce") >= 1).to_numpy())
+        rows.append({"dataset": ds, "gold_source": "gold_judge",
+                     "reason": reason or "no gold score: no item with a majority gold score"})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _gold_sets(scores: pd.DataFrame, golds: pd.DataFrame, gaps: pd.DataFrame | None = None):
+    """Yield (dataset, gold source, items, gold scores, first-repeat scores, reason) per gold set
+    with at least 3 items scored by the judges -- the unit every correlation table uses -- and,
+    for each gap (a set without a gold score, :func:`gold_gaps`), the judges' items with NaN gold
+    and the gap's reason."""
     s = scores[scores["repeat"] == 0]
-    for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True):
-        gold = g.set_index("item_id")["gold"]
+    sets = [(ds, src, g, "") for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True)]
+    if gaps is not None:
+        sets += [(r.dataset, r.gold_source, None, r.reason) for r in gaps.itertuples()]
+    for ds, src, g, reason in sorted(sets, key=lambda t: (t[0], t[1])):
         sd = s[s["dataset"] == ds]
+        if g is None:
+            items = sorted(set(sd["item_id"]))
+            if items:
+                yield ds, src, items, np.full(len(items), np.nan), sd, reason
+            continue
+        gold = g.set_index("item_id")["gold"]
         items = sorted(set(gold.index) & set(sd["item_id"]))
         if len(items) >= 3:
-            yield ds, src, items, gold.loc[items].to_numpy(float), sd
+            yield ds, src, items, gold.loc[items].to_numpy(float), sd, ""
 
 
 class _Resampled:
@@ -240,10 +280,15 @@ def correlation_tables(
     alpha: float = 0.05,
     seed: int = 0,
     baseline: str = "baseline",
+    gaps: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(table3, fluctuation) -- see the module docstring for the columns."""
+    """(table3, fluctuation) -- see the module docstring for the columns.
+
+    ``gaps`` (:func:`gold_gaps`): gold sets without a gold score, whose judges keep their rows,
+    NaN, with the gap's reason.
+    """
     t3_rows, fl_rows = [], []
-    for ds, src, items, x, sd in _gold_sets(scores, golds):
+    for ds, src, items, x, sd, gold_reason in _gold_sets(scores, golds, gaps):
         rs = _Resampled(x, bootstrap_indices(len(items), n_boot, stable_seed(seed, ds, src)))
         for judge, sj in sd.groupby("judge", sort=True):
             rs.forget(f"{judge}\0")
@@ -260,8 +305,8 @@ def correlation_tables(
             for v in variants:
                 key = f"{judge}\0{v}"
                 sv = sj[sj["variant"] == v]
-                reason = no_value_reason(sv["status"] if "status" in sv else [""] * len(sv), what="score",
-                                         usable=(sv["score"] >= 1).to_numpy())
+                reason = gold_reason or no_value_reason(sv["status"] if "status" in sv else [""] * len(sv),
+                                                        what="score", usable=(sv["score"] >= 1).to_numpy())
                 row = {"dataset": ds, "gold_source": src, "judge": judge, "variant": v, "perturbation": fam[v],
                        "n": int(np.isfinite(y[v]).sum()), "n_unparsed": int((y[v] == -1).sum())}
                 valid = np.isfinite(yv[v])
@@ -278,7 +323,7 @@ def correlation_tables(
                         if kind == "rho":
                             row["delta_ci_low"], row["delta_ci_high"] = _ci(bv - bb, alpha)
                             point[v], boot[v] = pv - pb, bv - bb
-                rows.append(blank(row, _CORR_STATS, reason))
+                rows.append(blank(row, _CORR_STATS, reason))  # NaN gold: correlations NaN anyway
             t3_rows.extend(rows)
             if base is None:
                 continue
@@ -305,11 +350,16 @@ def correlation_tables(
                 absP = np.abs(P)
                 j = int(np.nanargmax(absP)) if np.isfinite(absP).any() else 0
                 lo, hi = _ci(maxabs, alpha)
+                why = {r["variant"]: r["reason"] for r in rows}
+                fl_reason = gold_reason or (f"{baseline}: {why[baseline]}" if why.get(baseline) else "")
+                if not fl_reason and all(why[v] for v in members):
+                    fl_reason = "; ".join(f"{v}: {why[v]}" for v in members)
                 fl_rows.append({
                     "dataset": ds, "gold_source": src, "judge": judge, "family": family,
                     "n_variants": len(members), "fluctuation": float(absP[j]), "argmax_variant": members[j],
                     "delta_at_max": float(P[j]), "sim_halfwidth": c,
                     "significant": bool(np.isfinite(c) and absP[j] > c), "max_abs_ci_low": lo, "max_abs_ci_high": hi,
+                    "reason": fl_reason,
                 })
             for row in rows:
                 c = halfwidth.get(row["variant"], np.nan)
@@ -328,7 +378,7 @@ TABLE3_COLUMNS = [
 _CORR_STATS = ("rho", "rho_ci_low", "rho_ci_high", "r", "r_ci_low", "r_ci_high")
 FLUCTUATION_COLUMNS = [
     "dataset", "gold_source", "judge", "family", "n_variants", "fluctuation", "argmax_variant", "delta_at_max",
-    "sim_halfwidth", "significant", "max_abs_ci_low", "max_abs_ci_high",
+    "sim_halfwidth", "significant", "max_abs_ci_low", "max_abs_ci_high", "reason",
 ]
 
 
@@ -408,6 +458,7 @@ def aggregation_table(
     alpha: float = 0.05,
     seed: int = 0,
     baseline: str = "baseline",
+    gaps: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Does aggregating a judge's scores over prompt variants track gold better than one prompt?
 
@@ -416,9 +467,13 @@ def aggregation_table(
     set and aggregator, rho(gold, aggregate) - rho(gold, baseline) on the items with
     a baseline score and at least one valid variant score, with a paired bootstrap CI
     over items.
+
+    ``reason`` is empty on a scored row; a row whose gold set has no gold score (``gaps``,
+    :func:`gold_gaps`), whose judge has no valid baseline score, or none among the set's
+    variants keeps its ``n`` with NaN correlations and says why (:mod:`judgelab.unscored`).
     """
     rows = []
-    for ds, src, items, x, sd in _gold_sets(scores, golds):
+    for ds, src, items, x, sd, gold_reason in _gold_sets(scores, golds, gaps):
         rs = _Resampled(x, bootstrap_indices(len(items), n_boot, stable_seed(seed, "aggregation", ds, src)))
         for judge, sj in sd.groupby("judge", sort=True):
             rs.forget(f"{judge}\0")
@@ -432,20 +487,32 @@ def aggregation_table(
                 if len(present) < 2:
                     continue
                 m = wide[present].to_numpy(float)
+                reason = gold_reason or _unscored(sj, [baseline]) or _unscored(sj, present)
                 for agg in aggregators:
                     a = AGGREGATORS.get(agg, where="scoring.aggregation.aggregators")(m)
                     common = np.isfinite(base) & np.isfinite(a)
                     rho_a, ba = rs.corr("rho", a, common, f"{judge}\0{set_name}\0{agg}")
                     rho_b, bb = rs.corr("rho", base, common, f"{judge}\0{baseline}")
                     lo, hi = _ci(ba - bb, alpha)
-                    rows.append({"dataset": ds, "gold_source": src, "judge": judge, "variant_set": set_name,
-                                 "variants": ",".join(present), "aggregator": agg, "n": int(common.sum()),
-                                 "rho_aggregate": rho_a, "rho_baseline": rho_b, "delta_rho": rho_a - rho_b,
-                                 "delta_ci_low": lo, "delta_ci_high": hi,
-                                 "improves": bool(np.isfinite(lo) and lo > 0)})
-    return pd.DataFrame(rows, columns=[
-        "dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n", "rho_aggregate",
-        "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high", "improves"])
+                    row = {"dataset": ds, "gold_source": src, "judge": judge, "variant_set": set_name,
+                           "variants": ",".join(present), "aggregator": agg, "n": int(common.sum()),
+                           "rho_aggregate": rho_a, "rho_baseline": rho_b, "delta_rho": rho_a - rho_b,
+                           "delta_ci_low": lo, "delta_ci_high": hi, "improves": bool(np.isfinite(lo) and lo > 0)}
+                    rows.append({**row, "reason": reason})  # no valid pair: every rho is NaN already
+    return pd.DataFrame(rows, columns=AGGREGATION_COLUMNS)
+
+
+AGGREGATION_COLUMNS = [
+    "dataset", "gold_source", "judge", "variant_set", "variants", "aggregator", "n", "rho_aggregate",
+    "rho_baseline", "delta_rho", "delta_ci_low", "delta_ci_high", "improves", "reason"]
+
+
+def _unscored(sj: pd.DataFrame, variants: Sequence[str]) -> str:
+    """Why none of a judge's first-repeat scorings under ``variants`` is a valid score ("" when one is)."""
+    sv = sj[sj["variant"].isin(variants)]
+    reason = no_value_reason(sv["status"] if "status" in sv else [""] * len(sv), what="score",
+                             usable=(sv["score"] >= 1).to_numpy())
+    return f"{'/'.join(variants) if len(variants) == 1 else 'every variant of the set'}: {reason}" if reason else ""
 
 
 # -- run-to-run stability of repeated scorings -------------------------------------------------
@@ -519,12 +586,15 @@ def stability_table(items: pd.DataFrame, gold_scores: pd.DataFrame | None, *, n_
         rec = g[["gpt4_1", "gpt4_2", "gpt4_3"]].to_numpy(float)
         if np.isfinite(rec).any():
             rows.append({"dataset": ds, "rater": "gpt4", "judge": "gpt-4 (recorded)", "simulated": False,
-                         **stability(rec, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gpt4"))})
+                         **stability(rec, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gpt4")), "reason": ""})
     if gold_scores is not None and len(gold_scores):
         for (ds, judge), g in gold_scores.groupby(["dataset", "judge"], sort=True):
             wide = g.pivot_table(index="item_id", columns="repeat", values="score", aggfunc="first")
             runs = wide.where(wide >= 1).to_numpy(float)
-            rows.append({"dataset": ds, "rater": "gold_judge", "judge": judge,
-                         "simulated": any_true(g),
-                         **stability(runs, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gold"))})
+            reason = no_value_reason(g["status"] if "status" in g else [""] * len(g), what="score",
+                                     usable=(pd.to_numeric(g["score"], errors="coerce") >= 1).to_numpy())
+            rows.append({"dataset": ds, "rater": "gold_judge", "judge": judge, "simulated": any_true(g),  # no valid
+                         **stability(runs, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gold")),  # run: NaN
+                         "reason": reason})
     return pd.DataFrame(rows)
+
