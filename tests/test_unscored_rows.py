@@ -328,3 +328,101 @@ def test_scoring_stability_keeps_a_gold_judge_without_a_score():
     for c in ("exact_agreement", "exact_ci_low", "exact_wilson_low", "alpha_ordinal", "pairwise_agreement",
               "loo_rho_mean"):
         assert np.isnan(b[c]), c
+
+
+def _strategy_world(n=20):
+    from tests.test_strategies_mutation_analysis import _sv_rows
+
+    gold = ["A" if i % 2 else "B" for i in range(n)]
+    flip = {"A": "B", "B": "A"}
+    rng = np.random.default_rng(3)
+
+    def noisy(p):
+        return [g if rng.random() > p else flip[g] for g in gold]
+
+    rows = (_sv_rows("d", "good", "B0", noisy(0.3), gold) + _sv_rows("d", "good", "S1", noisy(0.2), gold)
+            + _sv_rows("d", "good", "S4", [""] * n, gold)  # every S4 answer failed
+            + _sv_rows("d", "nobase", "B0", [""] * n, gold) + _sv_rows("d", "nobase", "S1", noisy(0.2), gold))
+    return pd.DataFrame(rows), n
+
+
+def test_strategies_mcnemar_and_mde_keep_a_comparison_without_a_verdict():
+    from judgelab.strategies.analysis import mcnemar_table, mde_table
+
+    sv, n = _strategy_world()
+    why = f"no parsable verdict: {n} of {n} without a usable verdict"
+    mcn = mcnemar_table(sv).set_index(["judge", "strategy"])
+    assert mcn.loc[("good", "S1"), "reason"] == "" and np.isfinite(mcn.loc[("good", "S1"), "p"])
+    s4 = mcn.loc[("good", "S4")]
+    assert s4["reason"] == f"S4: {why}" and s4["n"] == n and not s4["significant"]
+    for c in ("agreement", "agreement_B0", "delta_pp", "b", "c", "chi2", "p", "p_holm"):
+        assert np.isnan(s4[c]), c  # not "a significant drop to 0 % agreement"
+    assert mcn.loc[("nobase", "S1"), "reason"] == f"B0: {why}" and np.isnan(mcn.loc[("nobase", "S1"), "p"])
+    mde = mde_table(mcn.reset_index()).set_index("judge")
+    assert mde.loc["good", "reason"] == "" and np.isfinite(mde.loc["good", "discordance_mean"])
+    good_s1 = mcn.loc[("good", "S1")]
+    assert mde.loc["good", "discordance_mean"] == pytest.approx((good_s1["b"] + good_s1["c"]) / n)  # S4 not in it
+    assert mde.loc["nobase", "reason"] == f"B0: {why}" and mde.loc["nobase", "n"] == n
+    for c in ("agreement_B0", "discordance_mean", "mde_pp", "mde_pp_max"):
+        assert np.isnan(mde.loc["nobase", c]), c
+
+
+def test_strategies_mixed_model_keeps_a_strategy_without_a_verdict_out_of_the_fit():
+    from judgelab.strategies.analysis import mixed_table
+
+    sv, n = _strategy_world()
+    why = f"no parsable verdict: {n} of {n} without a usable verdict"
+    mix = mixed_table(sv, n_nodes=8).set_index(["judge", "strategy"])
+    assert mix.loc[("good", "S1"), "reason"] == "" and np.isfinite(mix.loc[("good", "S1"), "lpm_coef"])
+    assert mix.loc[("good", "S1"), "n_obs"] == 2 * n  # B0 and S1: the failed S4 is not modelled
+    s4 = mix.loc[("good", "S4")]
+    assert s4["reason"] == f"S4: {why}" and not s4["significant"] and not s4["separation"]
+    for c in ("lpm_coef", "lpm_se", "lpm_p", "logit_coef", "odds_ratio", "lpm_p_holm"):
+        assert np.isnan(s4[c]), c
+    b = mix.loc[("nobase", "S1")]
+    assert b["reason"] == f"B0: {why}" and np.isnan(b["lpm_coef"]) and np.isnan(b["logit_coef"])
+
+
+def test_strategies_replay_s1_keeps_a_judge_without_a_verdict():
+    from judgelab.strategies.analysis import replay_s1_table
+    from tests.test_strategies_mutation_analysis import _sv_rows
+
+    gold = ["A", "B", "A", "B", "A", "B"]
+    calls, sv = [], []
+    for judge, ok in (("good", True), ("broken", False)):
+        for i, g in enumerate(gold):
+            for order in ("AB", "BA"):
+                v = g if ok else ""
+                calls.append({"dataset": "d", "judge": judge, "kind": "pairwise", "role": "baseline",
+                              "temperature": np.nan, "pair_id": f"p{i}", "order": order, "verdict": v,
+                              "correct": v == g, "status": "ok" if ok else "unparsed",
+                              "verdict_shown": "" if not v else (v if order == "AB" else {"A": "B", "B": "A"}[v])})
+        for strat in ("B0", "S1"):
+            sv += _sv_rows("d", judge, strat, gold if ok else [""] * 6, gold)
+    out = replay_s1_table(pd.DataFrame(calls), pd.DataFrame(sv)).set_index("judge")
+    assert out.loc["good", "reason"] == "" and out.loc["good", "agreement_S1"] == 1.0
+    b = out.loc["broken"]
+    assert b["reason"] == "baseline calls: no parsable verdict: 12 of 12 unparsed" and b["S1_no_verdict"] == 6
+    for c in ("acc_average", "positional_agreement_all", "agreement_B0", "agreement_S1", "delta_pp", "chi2", "p"):
+        assert np.isnan(b[c]), c  # not 100 % positional agreement from "" == ""
+
+
+def test_strategies_human_gap_keeps_a_judge_without_a_verdict():
+    from judgelab.strategies.human import human_gap_table
+    from tests.test_strategies_mutation_analysis import _sv_rows
+
+    ids = [f"p{i}" for i in range(4)]
+    pairs = pd.DataFrame({"pair_id": ids, "target_side": ["A", "B", "A", "B"]})
+    ann = pd.DataFrame({"annotator": ["h1"] * 4 + ["h2"] * 4, "pair_id": ids * 2,
+                        "choice": ["A", "B", "B", "tie", "A", "A", "B", "B"]})
+    ann["decoded"] = ["markdown", "markdown", "prose", "tie", "markdown", "prose", "prose", "markdown"]
+    sv = pd.DataFrame(_sv_rows("d", "good", "B0", ["A", "B", "B", "A"], ["A"] * 4)
+                      + _sv_rows("d", "broken", "B0", [""] * 4, ["A"] * 4))
+    out = human_gap_table(ann, sv, pairs, exclude_constant_slot=False)
+    judges = out[out["row"] == "judge"].set_index("who")
+    assert judges.loc["good", "reason"] == "" and judges.loc["good", "markdown_rate"] == 0.5
+    b = judges.loc["broken"]
+    assert b["reason"] == "no parsable verdict: 4 of 4 without a usable verdict" and b["no_verdict_rate"] == 1.0
+    for c in ("markdown_rate", "prose_rate", "tie_rate", "gap_vs_human"):
+        assert np.isnan(b[c]), c
+    assert (out.loc[out["row"] != "judge", "reason"] == "").all()

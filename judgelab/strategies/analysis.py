@@ -100,11 +100,18 @@ def _strategy_sort(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_k=key).sort_values([c for c in ("dataset", "judge") if c in df] + ["_k"]).drop(columns="_k")
 
 
-def _no_verdict_reason(g: pd.DataFrame) -> str:
+def no_verdict_reason(g: pd.DataFrame) -> str:
     """Why a cell has no verdict at all (:mod:`judgelab.unscored`'s wording, counted over its calls); ``""``
     when some instance has one.  Such a cell keeps its row with NaN rates: counting every missing verdict
-    as wrong would print an agreement of 0."""
-    if g["has_verdict"].any():
+    as wrong would print an agreement of 0.  A frame that records no verdicts (only ``correct``) is
+    taken as scored."""
+    if "has_verdict" in g:
+        has = g["has_verdict"].astype(bool)
+    elif "verdict" in g:
+        has = g["verdict"].fillna("").astype(str) != ""
+    else:
+        return ""
+    if has.any():
         return ""
     def n(*cols: str) -> int:
         return int(sum(g[c].sum() for c in cols if c in g))
@@ -138,7 +145,7 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
             **{f"n_{m}": int(g[f"n_{m}"].sum()) for m in MALFORMED_KINDS},
             "calls_per_instance": float(g["n_calls"].mean()), "tokens_in_per_instance": float(g["tokens_in"].mean()),
             "tokens_out_per_instance": float(g["tokens_out"].mean()), "cost_per_instance": float(g["cost_usd"].mean()),
-        }, ("agreement", "ci_low", "ci_high", "kappa", "tie_pct"), _no_verdict_reason(g)))
+        }, ("agreement", "ci_low", "ci_high", "kappa", "tie_pct"), no_verdict_reason(g)))
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -160,7 +167,7 @@ def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 
         lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, ds, judge, strat, cat))
         rows.append(blank({"dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
                            "category": cat, "n": len(g), "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi},
-                          ("agreement", "ci_low", "ci_high"), _no_verdict_reason(g)))
+                          ("agreement", "ci_low", "ci_high"), no_verdict_reason(g)))
     return _strategy_sort(pd.DataFrame(rows)) if rows else pd.DataFrame(rows)
 
 
@@ -324,17 +331,23 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
                   family: Mapping[str, Sequence[str] | None] | None = None) -> pd.DataFrame:
     """Table 4: McNemar (continuity-corrected) of every strategy vs B0, per dataset x judge;
     Holm-Bonferroni over the comparisons of a dataset that are in ``family`` (:func:`in_family`;
-    ``in_family`` column, ``m`` = the family's size; rows outside it have no Holm p-value)."""
+    ``in_family`` column, ``m`` = the family's size; rows outside it have no Holm p-value).
+
+    A comparison one side of which has no verdict at all keeps its row with NaN agreements,
+    discordant counts and test, and ``reason`` says which side and why (a missing verdict counted
+    as wrong would make "B0 vs S4" a significant drop computed from no verdict)."""
     rows = []
     for (ds, judge), g in sv.groupby(["dataset", "judge"], sort=True):
+        base_reason = _side_reason(g, "B0")
         for strat in sorted(set(g["strategy"]) - {"B0"}):
             x, y = _paired(g, strat)
             b, c = discordant_counts(x, y)
             t = mcnemar_test(b, c)
-            rows.append({"dataset": ds, "judge": judge, "simulated": any_true(g), "comparison":
-                         f"B0 vs {strat}", "strategy": strat, "n": len(x), "agreement_B0": float(x.mean()),
-                         "agreement": float(y.mean()), "delta_pp": 100 * float(y.mean() - x.mean()), "b": b, "c": c,
-                         "chi2": t.statistic, "p": t.pvalue})
+            rows.append(blank({"dataset": ds, "judge": judge, "simulated": any_true(g), "comparison":
+                               f"B0 vs {strat}", "strategy": strat, "n": len(x), "agreement_B0": float(x.mean()),
+                               "agreement": float(y.mean()), "delta_pp": 100 * float(y.mean() - x.mean()), "b": b,
+                               "c": c, "chi2": t.statistic, "p": t.pvalue}, _MCNEMAR_STATS,
+                              base_reason or _side_reason(g, strat)))
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -343,6 +356,15 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
     out["significant"] = out["p"] < alpha
     out["holm_significant"] = out["p_holm"] < alpha
     return _strategy_sort(out)
+
+
+_MCNEMAR_STATS = ("agreement_B0", "agreement", "delta_pp", "b", "c", "chi2", "p")
+
+
+def _side_reason(g: pd.DataFrame, strat: str) -> str:
+    """``"<strategy>: no parsable verdict: ..."`` when the strategy's cell of ``g`` has no verdict at all, else ``""``."""
+    why = no_verdict_reason(g[g["strategy"] == strat])
+    return f"{strat}: {why}" if why else ""
 
 
 def _holm_within(out: pd.DataFrame, col: str, dest: str, alpha: float) -> None:
@@ -378,7 +400,10 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
     """Table 5: per dataset x judge, ``correct ~ C(strategy, Treatment('B0')) + (1|instance)`` as a
     linear-probability mixed model and as a logistic GLMM (judgelab.stats.mixed), fitted on the
     modelled ``strategies`` only (paper 003: B0, S1, S4, S5, S8, i.e. 400 x 5 observations per
-    judge; None: every strategy); Holm over the dataset's terms in ``family`` (:func:`in_family`)."""
+    judge; None: every strategy); Holm over the dataset's terms in ``family`` (:func:`in_family`).
+
+    A strategy with no verdict at all is left out of the fit and keeps its row, NaN, with
+    ``reason``; when B0 has none, every row of the judge does (no reference level)."""
     if strategies is not None:
         if "B0" not in strategies:
             raise ValueError("strategies.analysis.mixed_strategies must include the reference level B0")
@@ -387,14 +412,18 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
     for (ds, judge), g in sv.groupby(["dataset", "judge"], sort=True):
         if g["strategy"].nunique() < 2:
             continue
-        d = g[["correct", "strategy", "pair_id"]].rename(columns={"pair_id": "instance"})
-        if d["correct"].nunique() < 2:  # right (or wrong) everywhere: no model is identified
-            lpm = glmm = None
+        # a strategy with no verdict at all is not modelled (its "correct" would be all False: a
+        # coefficient from no verdict); its row stays, NaN, with the reason -- every row when B0 has none
+        base_reason = _side_reason(g, "B0")
+        why = {s: base_reason or _side_reason(g, s) for s in sorted(set(g["strategy"]) - {"B0"})}
+        d = g[g["strategy"].isin(["B0", *(s for s, r in why.items() if not r)])]
+        d = d[["correct", "strategy", "pair_id"]].rename(columns={"pair_id": "instance"})
+        if base_reason or d["strategy"].nunique() < 2 or d["correct"].nunique() < 2:
+            lpm = glmm = None  # right (or wrong) everywhere: no model is identified
         else:
             lpm, glmm = _fit_or_none(lpm_random_intercept, d), _fit_or_none(logit_random_intercept, d, n_nodes=n_nodes)
-        terms = [f"C(strategy, Treatment('B0'))[T.{s}]" for s in sorted(set(d["strategy"]) - {"B0"})]
-        for term in terms:
-            strat = term.split("[T.")[-1].rstrip("]")
+        for strat, reason in why.items():
+            term = f"C(strategy, Treatment('B0'))[T.{strat}]"
             lpm_t, glmm_t = _terms(lpm, term), _terms(glmm, term)
             rows.append({
                 "dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
@@ -409,8 +438,9 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
                 # ratio against an infinite reference
                 "separation": bool(glmm and (term in glmm.separation or "Intercept" in glmm.separation)),
                 "separated_terms": ",".join(glmm.separation) if glmm else "",
-                "lpm_method": lpm.method if lpm else "lpm_mixedlm_reml (failed)",
-                "logit_method": glmm.method if glmm else f"logit_glmm_ghq{n_nodes}_ml (failed)",
+                "lpm_method": ("" if reason else lpm.method if lpm else "lpm_mixedlm_reml (failed)"),
+                "logit_method": ("" if reason else glmm.method if glmm else f"logit_glmm_ghq{n_nodes}_ml (failed)"),
+                "reason": reason,
             })
     out = pd.DataFrame(rows)
     if out.empty:
@@ -425,18 +455,28 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
 
 def mde_table(mcn: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
     """Appendix D: minimum detectable agreement change per dataset x judge at the observed n and
-    discordance (mean over that judge's strategies; min and max too)."""
+    discordance (mean over that judge's strategies; min and max too).
+
+    Only the comparisons :func:`mcnemar_table` scored enter; a judge with none keeps its row with
+    NaN discordance and MDE, and ``reason`` gives theirs (e.g. ``B0: no parsable verdict: ...``)."""
     rows = []
     for (ds, judge), g in mcn.groupby(["dataset", "judge"], sort=True):
         n = int(g["n"].max())
-        psi = (g["b"] + g["c"]) / g["n"]
+        why = g["reason"].fillna("") if "reason" in g else pd.Series("", index=g.index)
+        scored = g[why == ""]
+        if scored.empty:
+            rows.append({"dataset": ds, "judge": judge, "n": n, "agreement_B0": np.nan, "discordance_mean": np.nan,
+                         "discordant_pairs_mean": np.nan, "mde_pp": np.nan, "mde_pp_min": np.nan, "mde_pp_max": np.nan,
+                         "alpha": alpha, "power": power, "reason": "; ".join(dict.fromkeys(why))})
+            continue
+        psi = (scored["b"] + scored["c"]) / scored["n"]
         rows.append({
-            "dataset": ds, "judge": judge, "n": n, "agreement_B0": float(g["agreement_B0"].iloc[0]),
-            "discordance_mean": float(psi.mean()), "discordant_pairs_mean": float((g["b"] + g["c"]).mean()),
+            "dataset": ds, "judge": judge, "n": n, "agreement_B0": float(scored["agreement_B0"].iloc[0]),
+            "discordance_mean": float(psi.mean()), "discordant_pairs_mean": float((scored["b"] + scored["c"]).mean()),
             "mde_pp": 100 * mcnemar_mde(n, float(psi.mean()), alpha, power),
             "mde_pp_min": 100 * mcnemar_mde(n, float(psi.min()), alpha, power) if psi.min() > 0 else float("nan"),
             "mde_pp_max": 100 * mcnemar_mde(n, float(psi.max()), alpha, power),
-            "alpha": alpha, "power": power,
+            "alpha": alpha, "power": power, "reason": "",
         })
     return pd.DataFrame(rows)
 
@@ -455,8 +495,21 @@ def replay_s1_table(calls: pd.DataFrame, sv: pd.DataFrame) -> pd.DataFrame:
         b, c = discordant_counts(x, y)
         t = mcnemar_test(b, c)
         s1 = g[g["strategy"] == "S1"]
-        rows.append({**r._asdict(), "agreement_B0": float(x.mean()), "agreement_S1": float(y.mean()),
-                     "delta_pp": 100 * float(y.mean() - x.mean()), "S1_tie_rate": float((s1["verdict"] == "tie").mean()),
-                     "S1_no_verdict": int((~s1["has_verdict"]).sum()), "b": b, "c": c, "chi2": t.statistic, "p": t.pvalue})
+        bc = base[(base["dataset"] == r.dataset) & (base["judge"] == r.judge)]
+        call_reason = no_value_reason(bc["status"]) if "status" in bc else ""
+        reason = (f"baseline calls: {call_reason}" if call_reason else "") or _side_reason(g, "B0") or _side_reason(g, "S1")
+        row = {**r._asdict(), "agreement_B0": float(x.mean()), "agreement_S1": float(y.mean()),
+               "delta_pp": 100 * float(y.mean() - x.mean()), "S1_tie_rate": float((s1["verdict"] == "tie").mean()),
+               "S1_no_verdict": int((~s1["has_verdict"]).sum()), "b": b, "c": c, "chi2": t.statistic, "p": t.pvalue}
+        # order statistics of calls without a verdict (both orders "" reads as agreeing) and an S1
+        # or B0 cell without one (every instance "wrong") are not numbers: NaN, with the reason
+        rows.append(blank(row, [k for k in (*_ORDER_STATS, *_REPLAY_STATS) if k in row] if reason else (), reason))
     out = pd.DataFrame(rows)
     return out.drop(columns=["Index"], errors="ignore")
+
+
+#: order_summary's rates (judgelab.stats.agreement) and the S1 replay's, NaN on a row without a verdict
+_ORDER_STATS = ("acc_AB", "acc_BA", "acc_average", "acc_ci_low", "acc_ci_high", "correct_both",
+                "positional_agreement", "positional_agreement_all", "tie_rate", "first_shown_share",
+                "first_shown_ci_low", "first_shown_ci_high")
+_REPLAY_STATS = ("agreement_B0", "agreement_S1", "delta_pp", "S1_tie_rate", "b", "c", "chi2", "p")

@@ -29,6 +29,8 @@ import pandas as pd
 
 from judgelab.io import InputError, any_true
 from judgelab.stats.intervals import wilson_interval
+from judgelab.strategies.analysis import no_verdict_reason
+from judgelab.unscored import blank
 
 REQUIRED = ("annotator", "pair_id", "markdown_slot", "choice")
 
@@ -99,11 +101,14 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
         side = g["pair_id"].map(tgt)
         md = float((g["verdict"] == side).mean())
         prose = float(((g["verdict"] != side) & g["verdict"].isin(["A", "B"])).mean())
-        rows.append({"row": "judge", "who": judge, "simulated": any_true(g), "n": len(g),
-                     "markdown_rate": md, "prose_rate": prose, "tie_rate": float((g["verdict"] == "tie").mean()),
-                     "no_verdict_rate": float((g["verdict"] == "").mean()), "gap_vs_human": md - human,
-                     "strategy": strategy})
+        # a judge with no verdict at all keeps its row: rates NaN (not a 0 % markdown rate), with why
+        rows.append(blank({"row": "judge", "who": judge, "simulated": any_true(g), "n": len(g),
+                           "markdown_rate": md, "prose_rate": prose, "tie_rate": float((g["verdict"] == "tie").mean()),
+                           "no_verdict_rate": float((g["verdict"] == "").mean()), "gap_vs_human": md - human,
+                           "strategy": strategy}, ("markdown_rate", "prose_rate", "tie_rate", "gap_vs_human"),
+                          no_verdict_reason(g)))
     out = pd.DataFrame(rows)
+    out["reason"] = out["reason"].fillna("") if "reason" in out else ""
     # the input's own marker travels with every row built from it: the shipped file is
     # illustrative (reconstructed from published marginals), real annotations are not
     sources = sorted({str(x) for x in ann.get("source", pd.Series(dtype=str)) if str(x).strip()})
