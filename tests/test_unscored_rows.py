@@ -426,3 +426,55 @@ def test_strategies_human_gap_keeps_a_judge_without_a_verdict():
     for c in ("markdown_rate", "prose_rate", "tie_rate", "gap_vs_human"):
         assert np.isnan(b[c]), c
     assert (out.loc[out["row"] != "judge", "reason"] == "").all()
+
+
+def _topk_eval_world():
+    """Full-data and budget evaluation rows of two judges on two oracles: ``broken`` gave no usable
+    verdict (its recalls are those of a ranking fitted on no comparison)."""
+    full, budget = [], []
+    for judge, n_cmp in (("good", 40), ("broken", 0)):
+        for o in range(3):
+            for est, lam, rec in (("naive", np.nan, 0.4 + 0.1 * o), ("aware", 0.1, 0.6 + 0.1 * o),
+                                  ("swap_majority", np.nan, 0.5), ("resid", np.nan, 0.5),
+                                  ("aware_hier", 0.1, 0.6), ("gated", np.nan, 0.6)):
+                full.append({"judge": judge, "family": "f", "simulated": False, "oracle": o, "k": 2, "estimator": est,
+                             "lam_b": lam, "recall": rec, "tau2": 1.0, "gate_enabled": True,
+                             "n_comparisons": n_cmp, "n_unusable": 40 - n_cmp})
+            for rule in ("topk", "global", "round_robin"):
+                for model in ("aware", "naive"):
+                    for seed in range(2):
+                        budget.append({"judge": judge, "oracle": o, "seed": seed, "model": model, "rule": rule,
+                                       "estimator": model, "budget": 10, "recall": 0.5 + 0.1 * o + 0.05 * seed,
+                                       "n_usable": 10 if n_cmp else 0, "cost_per_call": 0.01})
+    return pd.DataFrame(full), pd.DataFrame(budget)
+
+
+def test_topk_tables_2_to_4_shrinkage_and_frontier_keep_a_judge_without_a_verdict():
+    from judgelab.topk import tables as T
+
+    full, budget = _topk_eval_world()
+    why = "no parsable verdict: 120 of 120 without a usable verdict"
+    assert T.judge_reasons(full) == {"broken": why}
+    reasons = T.judge_reasons(full)
+    t2 = T.table_correctness(full, k=2, lam_b=0.1).set_index("judge")
+    assert t2.loc["good", "reason"] == "" and t2.loc["good", "delta"] == pytest.approx(0.2)
+    b = t2.loc["broken"]
+    assert b["reason"] == why and b["n"] == 3
+    for c in ("naive", "aware", "delta", "ci_low", "ci_high", "t", "p", "swap_majority", "resid", "aware_hier",
+              "gated", "gate_enabled_rate"):
+        assert np.isnan(b[c]), c
+    assert t2.loc["pooled", "n"] == 3 and t2.loc["pooled", "reason"] == ""  # the unscored judge is not pooled
+    sh = T.table_shrinkage(full, k=2)
+    assert set(sh.loc[sh["judge"] == "broken", "reason"]) == {why} and sh.loc[sh["judge"] == "broken", "recall"].isna().all()
+    assert (sh.loc[sh["judge"] == "good", "reason"] == "").all() and sh.loc[sh["judge"] == "good", "recall"].notna().all()
+    for tab, stats in ((T.table_budget(budget, reasons=reasons), ("recall", "se", "p_vs_global", "p_vs_round_robin")),
+                       (T.table_ablation(budget, at_budget=10, reasons=reasons), ("recall", "se")),
+                       (T.table_recall_at_k(full, lam_b=0.1), ("naive", "aware")),
+                       (T.table_frontier(budget, full, n_items=5, k=2, lam_b=0.1), ("recall",))):
+        br, gd = tab[tab["judge"] == "broken"], tab[tab["judge"] == "good"]
+        assert len(br) == len(gd) > 0 and set(br["reason"]) == {why} and set(gd["reason"]) == {""}
+        for c in stats:
+            assert br[c].isna().all(), c
+        assert gd["recall" if "recall" in gd else "naive"].notna().all()
+    fr = T.table_frontier(budget, full, n_items=5, k=2, lam_b=0.1)
+    assert fr.loc[fr["judge"] == "broken", "cost_usd"].notna().all()  # the money was spent all the same

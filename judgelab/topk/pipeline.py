@@ -295,12 +295,13 @@ def study_tables(recall: pd.DataFrame, params: pd.DataFrame, budget: pd.DataFram
     judges = T.table_judges(recall, params, k=s.k, lam_b=s.lam_b)
     at = int(cfg["ablation_budget"])
     at = at if at in set(budget["budget"]) else int(budget["budget"].max())
+    reasons = T.judge_reasons(recall)
     return {
         "table1_judges": judges,
         "table2_correctness": T.table_correctness(recall, k=s.k, lam_b=s.lam_b, seed=seed),
         "shrinkage": T.table_shrinkage(recall, k=s.k),
-        "table3_budget": T.table_budget(budget, seed=seed),
-        "table4_ablation": T.table_ablation(budget, at_budget=at),
+        "table3_budget": T.table_budget(budget, seed=seed, reasons=reasons),
+        "table4_ablation": T.table_ablation(budget, at_budget=at, reasons=reasons),
         "table4_recall_at_k": T.table_recall_at_k(recall, lam_b=s.lam_b),
         "frontier": T.table_frontier(budget, recall, n_items=int(cfg["items"]["n_items"]), k=s.k, lam_b=s.lam_b),
         "spearman": T.table_spearman(judges),

@@ -27,6 +27,12 @@ judges.  ``aware`` means the bias-aware model at the main ``lambda_b``.
   recall@k of naive vs bias-aware.
 * **Frontier** (:func:`table_frontier`): recall of bias-aware top-k acquisition against
   money spent (budget x mean cost per call), per judge (Fig. 7).
+
+Every table above ends with a ``reason`` column (:mod:`judgelab.unscored`; empty on a scored
+row).  A judge none of whose oracle verdicts is usable (:func:`judge_reasons`) keeps its rows
+in Tables 2-4, shrinkage and frontier with every recall, delta, s.e., interval and p-value NaN
+-- a ranking fitted on no comparison is the prior's, and its recall is the luck of the tie
+order -- and is left out of Table 2's pooled row.
 * **Spearman** (:func:`table_spearman`): across judges, rho between naive recall and the
   bias-aware gain, and between naive recall and the first covariate's coefficient (Q3).
 """
@@ -56,10 +62,35 @@ def _per_oracle(full: pd.DataFrame, estimator: str, k: int, lam_b: float | None 
     return d.set_index(["judge", "oracle"])["recall"]
 
 
+def judge_reasons(full: pd.DataFrame) -> dict[str, str]:
+    """Why each judge without a single usable oracle verdict cannot be scored (judge -> reason).
+
+    Counted over the judge's oracles (each ``N(N-1)`` ordered pairs, usable or not; the counts
+    are the same on every estimator and k row of an oracle).  Judges with a usable verdict are
+    absent; a table without the count columns has no reason to give.
+    """
+    if not {"n_comparisons", "n_unusable"} <= set(full.columns):
+        return {}
+    per = full.drop_duplicates(["judge", "oracle"])
+    out = {}
+    for judge, g in per.groupby("judge", sort=True):
+        if int(g["n_comparisons"].sum()) == 0:
+            n_all = int(g["n_unusable"].sum())
+            out[str(judge)] = no_value_reason([""] * n_all, usable=np.zeros(n_all, bool))
+    return out
+
+
+def _with_reasons(df: pd.DataFrame, reasons: dict[str, str], blanks: Sequence[str]) -> pd.DataFrame:
+    """``df`` with a ``reason`` column; the rows of an unscored judge get NaN ``blanks``."""
+    rows = [blank(r, blanks, reasons.get(str(r["judge"]), "")) for r in df.to_dict("records")]
+    return pd.DataFrame(rows, columns=[*df.columns, "reason"])
+
+
 def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: float) -> pd.DataFrame:
     naive = _per_oracle(full, "naive", k)
     aware = _per_oracle(full, "aware", k, lam_b)
     p = _main(params, "aware", lam_b)
+    reasons = judge_reasons(full)
     rows = []
     for judge, g in p.groupby("judge", sort=True):
         meta = full[full["judge"] == judge].iloc[0]
@@ -81,12 +112,9 @@ def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: flo
             row["unusable_rate"] = float((fr["n_unusable"] / (fr["n_unusable"] + fr["n_comparisons"])).mean())
         nv, aw = naive.loc[judge], aware.loc[judge]
         row.update(naive_recall=float(nv.mean()), aware_recall=float(aw.mean()), delta=float((aw - nv).mean()))
-        n_cmp = int(fr["n_comparisons"].sum()) if "n_comparisons" in fr else -1
-        n_all = n_cmp + int(fr["n_unusable"].sum()) if "n_unusable" in fr else 0
-        reason = no_value_reason([""] * n_all, usable=np.zeros(n_all, bool)) if n_cmp == 0 else ""
         # no usable comparison: every fitted number comes from the prior alone
         rows.append(blank(row, [c for c in row if c.startswith(("c_", "kappa", "cover_"))]
-                          + ["naive_recall", "aware_recall", "delta"], reason))
+                          + ["naive_recall", "aware_recall", "delta"], reasons.get(str(judge), "")))
     out = pd.DataFrame(rows)
     ccols = [c for c in out.columns if c.startswith("c_") and not c.endswith("_se")]
     if ccols:
@@ -94,15 +122,24 @@ def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: flo
     return out.reset_index(drop=True)
 
 
+_T2_STATS = ("naive", "aware", "delta", "ci_low", "ci_high", "t", "p")
+
+
 def table_correctness(full: pd.DataFrame, *, k: int, lam_b: float, seed: int = 0) -> pd.DataFrame:
     naive = _per_oracle(full, "naive", k)
     aware = _per_oracle(full, "aware", k, lam_b)
     others = {name: _per_oracle(full, name, k) for name in ("swap_majority", "resid", "aware_hier", "gated")}
+    reasons = judge_reasons(full)
+    judge_of = naive.index.get_level_values(0).astype(str)
     rows = []
-    groups = [(j, naive.index.get_level_values(0) == j) for j in sorted(naive.index.get_level_values(0).unique())]
-    groups.append(("pooled", np.ones(len(naive), dtype=bool)))
+    groups = [(j, judge_of == j) for j in sorted(judge_of.unique())]
+    groups.append(("pooled", ~judge_of.isin(list(reasons))))  # a judge with no usable verdict is not pooled
     for name, sel in groups:
         idx = naive.index[sel]
+        if name in reasons:
+            rows.append(blank({"judge": name, "n": int(sel.sum())}, [*_T2_STATS, *others, "gate_enabled_rate"],
+                              reasons[name]))
+            continue
         cmp = paired_comparison(aware.loc[idx].to_numpy(), naive.loc[idx].to_numpy(), seed=seed)
         row = {"judge": name, "n": cmp["n"], "naive": cmp["mean_b"], "aware": cmp["mean_a"], "delta": cmp["delta"],
                "ci_low": cmp["ci_low"], "ci_high": cmp["ci_high"], "t": cmp["t"], "p": cmp["p"]}
@@ -111,8 +148,9 @@ def table_correctness(full: pd.DataFrame, *, k: int, lam_b: float, seed: int = 0
         if name != "pooled":
             ge = _main(full[(full["k"] == k) & (full["judge"] == name)], "gated")["gate_enabled"]
             row["gate_enabled_rate"] = float(ge.astype(float).mean()) if len(ge) else np.nan
+        row["reason"] = ""
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["judge", "n", *_T2_STATS, *others, "gate_enabled_rate", "reason"])
 
 
 def table_shrinkage(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
@@ -125,11 +163,12 @@ def table_shrinkage(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
                      "lam_b": np.nan if est == "aware_hier" else lb, "recall": float(r.mean()),
                      "delta": float((r - naive.reindex(r.index)).mean()),
                      "tau2": float(g["tau2"].mean()) if est == "aware_hier" else 1.0 / lb})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=["judge", "model", "lam_b", "recall", "delta", "tau2"])
+    return _with_reasons(out, judge_reasons(full), ("recall", "delta", "tau2"))
 
 
 def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "round_robin"),
-                 seed: int = 0) -> pd.DataFrame:
+                 seed: int = 0, reasons: dict[str, str] | None = None) -> pd.DataFrame:
     """Table 3 at the oracle level.
 
     The unit of replication is the oracle (an item pool and the judge's verdicts on it);
@@ -137,7 +176,8 @@ def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "r
     averaged within each oracle first.  ``recall`` is the mean over oracles of those seed
     means, ``se`` its standard error over oracles, and ``p_vs_<rule>`` a paired t-test over
     the oracles both rules ran on (the paper's "mean over oracles x seeds" with the seeds
-    treated as repeated measurements, not as extra runs).
+    treated as repeated measurements, not as extra runs).  ``reasons`` (:func:`judge_reasons`)
+    blanks the statistics of a judge with no usable verdict.
     """
     own = budget[((budget["model"] == "aware") & (budget["estimator"] == "aware"))
                  | ((budget["model"] == "naive") & (budget["estimator"] == "naive"))]
@@ -161,18 +201,20 @@ def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "r
             row[f"p_vs_{ref}"] = paired_comparison(mine.loc[common].to_numpy(), other.loc[common].to_numpy(),
                                                    seed=seed)["p"]
         rows.append(row)
-    return pd.DataFrame(rows)
+    cols = ["judge", "model", "rule", "budget", "recall", "se", "n_oracles", "n_runs", *(f"p_vs_{r}" for r in against)]
+    return _with_reasons(pd.DataFrame(rows, columns=cols), reasons or {},
+                         ["recall", "se", *(f"p_vs_{r}" for r in against)])
 
 
-def table_ablation(budget: pd.DataFrame, *, at_budget: int) -> pd.DataFrame:
-    """2 x 2 (model x rule) at one budget, plus residualise-then-acquire."""
+def table_ablation(budget: pd.DataFrame, *, at_budget: int, reasons: dict[str, str] | None = None) -> pd.DataFrame:
+    """2 x 2 (model x rule) at one budget, plus residualise-then-acquire; ``reasons`` as in Table 3."""
     d = budget[budget["budget"] == at_budget]
     out = (d.groupby(["judge", "model", "rule", "estimator"], sort=True)["recall"]
            .agg(recall="mean", se=lambda r: float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else np.nan,
                 n_runs="size")
            .reset_index())
     out.insert(1, "budget", at_budget)
-    return out
+    return _with_reasons(out, reasons or {}, ("recall", "se"))
 
 
 def table_recall_at_k(full: pd.DataFrame, *, lam_b: float) -> pd.DataFrame:
@@ -180,7 +222,8 @@ def table_recall_at_k(full: pd.DataFrame, *, lam_b: float) -> pd.DataFrame:
     for (judge, k), g in full.groupby(["judge", "k"], sort=True):
         rows.append({"judge": judge, "k": int(k), "naive": float(_main(g, "naive")["recall"].mean()),
                      "aware": float(_main(g, "aware", lam_b)["recall"].mean())})
-    return pd.DataFrame(rows)
+    return _with_reasons(pd.DataFrame(rows, columns=["judge", "k", "naive", "aware"]), judge_reasons(full),
+                         ("naive", "aware"))
 
 
 def table_frontier(budget: pd.DataFrame, full: pd.DataFrame, *, n_items: int, k: int, lam_b: float,
@@ -196,7 +239,9 @@ def table_frontier(budget: pd.DataFrame, full: pd.DataFrame, *, n_items: int, k:
         cpc = float(d.loc[d["judge"] == judge, "cost_per_call"].mean()) if (d["judge"] == judge).any() else np.nan
         rows.append({"judge": judge, "budget": full_b, "cost_per_call": cpc, "cost_usd": cpc * full_b,
                      "recall": float(g["recall"].mean()), "acquisition": "full data"})
-    return pd.DataFrame(rows).sort_values(["judge", "budget"], kind="stable").reset_index(drop=True)
+    out = pd.DataFrame(rows, columns=["judge", "budget", "cost_per_call", "cost_usd", "recall", "acquisition"])
+    out = out.sort_values(["judge", "budget"], kind="stable").reset_index(drop=True)
+    return _with_reasons(out, judge_reasons(full), ("recall",))
 
 
 def table_spearman(judges: pd.DataFrame) -> pd.DataFrame:
