@@ -478,3 +478,38 @@ def test_topk_tables_2_to_4_shrinkage_and_frontier_keep_a_judge_without_a_verdic
         assert gd["recall" if "recall" in gd else "naive"].notna().all()
     fr = T.table_frontier(budget, full, n_items=5, k=2, lam_b=0.1)
     assert fr.loc[fr["judge"] == "broken", "cost_usd"].notna().all()  # the money was spent all the same
+
+
+def test_topk_rank_summary_of_a_judge_without_a_verdict_says_why(tmp_path):
+    from dataclasses import replace
+
+    from judgelab.cache import CallCache
+    from judgelab.config import JudgeSpec
+    from judgelab.judges import make_judge
+    from judgelab.judges.simulated import SimulatedJudge
+    from judgelab.topk.experiment import single_threaded_blas
+    from judgelab.topk.live import LiveSettings, rank_live, result_tables
+    from judgelab.topk.userpool import load_user_pool
+    from tests.conftest import REPO
+    from tests.test_topk_live import _entry
+
+    class Mute(SimulatedJudge):
+        def answer(self, requests):
+            return [replace(r, text="I cannot tell.", logprobs=None) for r in super().answer(requests)]
+
+    pool = load_user_pool(REPO / "data" / "topk" / "example_pool.jsonl", ["length_std"])
+    out = {}
+    with single_threaded_blas():
+        for name, judge in (("good", make_judge(JudgeSpec.from_dict(_entry()))),
+                            ("broken", Mute(JudgeSpec.from_dict(_entry(name="mute"))))):
+            with CallCache(tmp_path / f"{name}.sqlite") as cache:
+                res = rank_live(pool, judge, cache, LiveSettings(k=5, budget_calls=60, stop_threshold=0.99))
+            out[name] = result_tables(res, pool_name="example", judge=name, simulated=True)["summary"].iloc[0]
+    g, b = out["good"], out["broken"]
+    assert g["reason"] == "" and np.isfinite(g["recall"]) and np.isfinite(g["expected_recall"])
+    assert b["reason"] == f"no parsable verdict: {b['calls']} of {b['calls']} unparsed" and b["n_unusable"] == b["calls"]
+    fitted = [c for c in b.index if c.startswith(("c_", "kappa", "corr_naive_", "gate_agree_"))
+              and not c.endswith("_status")]
+    assert fitted
+    for c in ("expected_recall", "p_set", "recall", "recall_naive", *fitted):
+        assert np.isnan(b[c]), c  # not a recall or a posterior from the prior alone

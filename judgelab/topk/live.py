@@ -71,6 +71,7 @@ from judgelab.records import JudgeResponse
 from judgelab.runner import run_requests
 from judgelab.topk.gate import anchor_agreement
 from judgelab.topk.userpool import UserPool
+from judgelab.unscored import blank, no_value_reason
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +346,10 @@ def result_tables(res: LiveResult, *, pool_name: str, judge: str, simulated: boo
       probability that the returned set is exactly right), ``full_oracle_calls`` (``N(N-1)``
       ordered pairs per prompt) and ``call_ratio`` (calls / that), ``wall_s``, the bias
       terms with 95% Laplace intervals, ``corr_naive_<cov>``, the gate, ``recall`` and
-      ``recall_naive`` (NaN without a planted truth) and ``warnings``.
+      ``recall_naive`` (NaN without a planted truth), ``warnings`` and ``reason``: when no query
+      got a usable verdict, every fitted number (expected recall, ``p_set``, bias terms,
+      correlations, the gate's agreements, recalls) is NaN and ``reason`` says why
+      (:mod:`judgelab.unscored`; empty otherwise).
     """
     pool = res.pool
     n, k = pool.n_items, res.k
@@ -394,4 +398,10 @@ def result_tables(res: LiveResult, *, pool_name: str, judge: str, simulated: boo
     row.update({"gate_n_anchor_pairs": res.gate["n_anchors"], "gate_enabled": res.gate["enabled"],
                 "gate_agree_naive": res.gate["agree_naive"], "gate_agree_aware": res.gate["agree_aware"],
                 "recall": recall, "recall_naive": recall_naive, "warnings": " | ".join(res.warnings)})
+    # no usable verdict: the fit, its posterior, the gate and the recalls are the prior's alone
+    q = res.queries
+    reason = no_value_reason(q["status"] if "status" in q else [], usable=q["y"].notna().to_numpy() if len(q) else None)
+    fitted = [c for c in row if c.startswith(("c_", "kappa", "corr_naive_", "gate_agree_"))
+              and not c.endswith("_status")]
+    row = blank(row, ["expected_recall", "p_set", *fitted, "recall", "recall_naive"], reason)
     return {"ranking": rk, "queries": res.queries, "trace": res.trace, "summary": pd.DataFrame([row])}
