@@ -426,7 +426,9 @@ def test_items_without_a_verdict_are_kept_but_never_checked(tmp_path):
     t2 = table2(its, traj, 2)  # a set of one item the detector never saw (nor its prompting)
     assert list(t2.columns) == TABLE2_COLUMNS and list(t2["iterations"]) == [1, 2] and (t2["prompting"] == "").all()
     assert table2(its.iloc[:0], traj, 2).empty and list(table2(its.iloc[:0], traj, 2).columns) == TABLE2_COLUMNS
-    assert (t2["acc_with"] == t2["acc_without"]).all() and (t2["n_flagged"] == 0).all()
+    # its only item has no verdict: no accuracy of 0 before or after, the reason instead
+    assert t2["acc_with"].isna().all() and t2["acc_without"].isna().all() and (t2["n_flagged"] == 0).all()
+    assert set(t2["reason"]) == {"no parsable verdict: 1 of 1 without a usable verdict"}
     assert t2["detector_recall"].isna().all() and t2["bias_type"].eq("verbosity").all()
     assert behaviour(its, traj).empty and list(behaviour(its, traj).columns) == BEHAVIOUR_COLUMNS
     assert efficiency(calls).empty and list(efficiency(calls).columns) == EFFICIENCY_COLUMNS

@@ -513,3 +513,59 @@ def test_topk_rank_summary_of_a_judge_without_a_verdict_says_why(tmp_path):
     assert fitted
     for c in ("expected_recall", "p_set", "recall", "recall_naive", *fitted):
         assert np.isnan(b[c]), c  # not a recall or a posterior from the prior alone
+
+
+def _rbd_loop_world():
+    """Loop items and iteration-1 trajectories: evaluator ``good`` with a working detector ``det`` and
+    a mute one ``mute`` (every label unparsed), and evaluator ``broken`` with no verdict at all."""
+    from judgelab.rbd.loop import ITEM_COLUMNS, TRAJECTORY_COLUMNS
+
+    items, traj = [], []
+    for judge, initial in (("good", [0, 1, 1]), ("broken", [-1, -1, -1])):
+        for det in ("det", "mute"):
+            for i, v in enumerate(initial):
+                items.append({"judge": judge, "detector": det, "set": "verbosity", "item_id": f"i{i}",
+                              "bias_type": "verbosity", "verdict_D": 0, "gold_D": 0, "initial": [v], "gold": [0]})
+                truth = "yes" if v == 1 else "no"
+                lab = "" if det == "mute" else truth
+                flagged = lab == "yes"
+                traj.append({"judge": judge, "detector": det, "prompting": "rbd", "set": "verbosity",
+                             "item_id": f"i{i}", "bias_type": "verbosity", "iteration": 1, "verdict_before": [v],
+                             "truth": truth, "detector_label": lab,
+                             "detector_status": "unparsed" if det == "mute" else "ok", "flagged": flagged,
+                             "revision_status": "ok" if flagged else "", "verdict_after": [0] if flagged else [v],
+                             "detector_tokens_out": 1, "detector_latency_s": 0.0, "detector_cost_usd": 0.0,
+                             "revision_cost_usd": 0.0})
+    return pd.DataFrame(items, columns=ITEM_COLUMNS), pd.DataFrame(traj, columns=TRAJECTORY_COLUMNS)
+
+
+def test_rbd_loop_table2_and_behaviour_keep_an_evaluator_or_detector_without_an_answer():
+    from judgelab.rbd.loop import BEHAVIOUR_COLUMNS, TABLE2_COLUMNS, behaviour, table2
+
+    items, traj = _rbd_loop_world()
+    t2 = table2(items, traj, 1)
+    assert list(t2.columns) == TABLE2_COLUMNS
+    t2 = t2.set_index(["judge", "detector"])
+    ok = t2.loc[("good", "det")]
+    assert ok["reason"] == "" and ok["acc_without"] == pytest.approx(1 / 3) and ok["acc_with"] == 1.0
+    assert ok["detector_accuracy"] == 1.0
+    mute = t2.loc[("good", "mute")]
+    assert mute["reason"] == "detector: no parsable label: 3 of 3 unparsed" and mute["n"] == 3
+    assert mute["acc_without"] == pytest.approx(1 / 3)  # the evaluator's own accuracy stands
+    for c in ("acc_with", "consistency_with", "primary_with", "primary_gain", "detector_accuracy", "detector_recall",
+              "detector_f1"):
+        assert np.isnan(mute[c]), c  # not "no gain" and a detector recall of 0 from no label
+    for det in ("det", "mute"):
+        b = t2.loc[("broken", det)]
+        assert b["reason"] == "no parsable verdict: 3 of 3 without a usable verdict" and b["n"] == 3
+        for c in ("acc_without", "acc_with", "consistency_without", "primary_gain", "detector_accuracy"):
+            assert np.isnan(b[c]), (det, c)  # not 0 % accuracy from no verdict
+    beh = behaviour(items, traj)
+    assert list(beh.columns) == BEHAVIOUR_COLUMNS
+    beh = beh[beh["set"] == "verbosity"].set_index(["judge", "detector"])
+    assert beh.loc[("good", "det"), "reason"] == "" and beh.loc[("good", "det"), "stubbornness"] == 0.0
+    assert beh.loc[("good", "mute"), "reason"] == "detector: no parsable label: 3 of 3 unparsed"
+    assert beh.loc[("broken", "det"), "reason"] == "no parsable verdict: 3 of 3 without a usable verdict"
+    flagless = behaviour(items, traj.assign(detector_label="no", flagged=False, revision_status=""))
+    assert set(flagless.loc[flagless["judge"] == "good", "reason"]) == {"no verdict flagged by the detector"}
+    assert beh.loc[[("good", "mute"), ("broken", "det")], "stubbornness"].isna().all()

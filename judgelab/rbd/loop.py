@@ -58,6 +58,7 @@ from judgelab.rbd.prompts import (
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
+from judgelab.unscored import blank, no_value_reason
 
 
 @dataclass
@@ -217,7 +218,17 @@ def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequenc
 TABLE2_COLUMNS = ["judge", "detector", "prompting", "set", "bias_type", "iterations", "n", "acc_without", "acc_with",
                   "consistency_without", "consistency_with", "primary_metric", "primary_without", "primary_with",
                   "primary_gain", "n_flagged", "n_revisions", "n_unparsed_detector", "n_unparsed_revision",
-                  "detector_accuracy", "detector_precision", "detector_recall", "detector_f1"]
+                  "detector_accuracy", "detector_precision", "detector_recall", "detector_f1", "reason"]
+_WITH = ("acc_with", "consistency_with", "primary_with", "primary_gain", "detector_accuracy", "detector_precision",
+         "detector_recall", "detector_f1")
+_WITHOUT = ("acc_without", "consistency_without", "primary_without")
+
+
+def _detector_reason(first: list[dict]) -> str:
+    """Why a detector's iteration-1 answers give no label at all (``""`` when one does)."""
+    why = no_value_reason([r["detector_status"] for r in first], what="label",
+                          usable=[r["detector_label"] in ("yes", "no") for r in first])
+    return f"detector: {why}" if why else ""
 
 
 def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -> pd.DataFrame:
@@ -226,7 +237,11 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
     The verdict "with the detector, T = t" is the item's verdict after the last revision at
     an iteration <= t (the loop stopped there), so one pass over the iterations gives every t.
     The detector scores are those of iteration 1 (the detector on the evaluator's own verdicts).
-    Rows are sorted by evaluator, detector, set and T.
+    Rows are sorted by evaluator, detector, set and T.  A row whose evaluator gave no verdict on
+    any item keeps its counts with every rate NaN, and one whose detector gave no label keeps the
+    rates without the detector with those with it (and the detector scores) NaN -- nothing was
+    flagged because nothing was read, not because nothing was biased; ``reason`` says why
+    (:mod:`judgelab.unscored`; empty on a scored row).
     """
     rows = []
     prompting = dict(zip(trajectory["detector"], trajectory["prompting"], strict=False))
@@ -240,6 +255,9 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
         recs = traj.get((judge, det, set_name), [])
         first = [r for r in recs if r["iteration"] == 1]  # the detector on the evaluators' own verdicts
         ds = M.detector_scores([r["truth"] for r in first], [r["detector_label"] for r in first])
+        why = no_value_reason([""] * len(initial), usable=[any(M.valid(x) for x in v) for v in initial])
+        blanks = (*_WITHOUT, *_WITH) if why else _WITH
+        why = why or _detector_reason(first)
         n_flag = n_rev = n_unp_d = n_unp_r = 0
         k = 0
         for cap in range(1, max_iterations + 1):
@@ -253,12 +271,12 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
                 k += 1
             res = M.with_without(bias, [[v] for v in g["verdict_D"]], initial, [current[i] for i in ids],
                                  [[v] for v in g["gold_D"]], [list(v) for v in g["gold"]])
-            rows.append({
+            rows.append(blank({
                 "judge": judge, "detector": det, "prompting": prompting.get(det, ""), "set": set_name,
                 "bias_type": bias, "iterations": cap, **res, "n_flagged": n_flag, "n_revisions": n_rev,
                 "n_unparsed_detector": n_unp_d, "n_unparsed_revision": n_unp_r, "detector_accuracy": ds.accuracy,
                 "detector_precision": ds.precision, "detector_recall": ds.recall, "detector_f1": ds.f1,
-            })
+            }, blanks, why))
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS)
 
 
@@ -285,13 +303,17 @@ def table2_wide(t2: pd.DataFrame) -> pd.DataFrame:
 
 
 BEHAVIOUR_COLUMNS = ["judge", "detector", "set", "n_flagged", "n_answered", "n_unchanged", "n_unchanged_wrong",
-                     "stubbornness", "overconfidence"]
+                     "stubbornness", "overconfidence", "reason"]
 
 
 def behaviour(items: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
     """Fig. 10: stubbornness and overconfidence after the first flag, per set and pooled (set = (all)).
 
-    Rows: every (evaluator, detector, set), then every pooled (evaluator, detector), each sorted."""
+    Rows: every (evaluator, detector, set), then every pooled (evaluator, detector), each sorted.
+    Both rates are empty where nothing was flagged or no flagged item was answered; ``reason`` says
+    which: the evaluator gave no verdict, the detector no label, it flagged no verdict, or no
+    re-prompt gave a parsable verdict
+    (:mod:`judgelab.unscored`; empty when the rates exist)."""
     gold = {(r["judge"], r["detector"], r["set"], r["item_id"]): list(r["gold"]) for r in items.to_dict("records")}
     first = trajectory[trajectory["iteration"] == 1]
     rows = []
@@ -304,10 +326,17 @@ def behaviour(items: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
         b = M.stubbornness_overconfidence(
             [bool(r["flagged"]) for r in recs], [list(r["verdict_before"]) for r in recs], revised,
             [gold[(r["judge"], r["detector"], r["set"], r["item_id"])] for r in recs])
+        why = no_value_reason([""] * len(recs), usable=[any(M.valid(x) for x in r["verdict_before"]) for r in recs])
+        why = why or _detector_reason(recs)
+        if not why and not b.n_flagged:
+            why = "no verdict flagged by the detector"
+        elif not why and not b.n_answered:
+            rs = [r["revision_status"] for r in recs if r["flagged"]]
+            why = "re-prompts: " + no_value_reason(rs, usable=[False] * len(rs))
         rows.append({"judge": judge, "detector": det, "set": set_name, "n_flagged": b.n_flagged,
                      "n_answered": b.n_answered, "n_unchanged": b.n_unchanged,
                      "n_unchanged_wrong": b.n_unchanged_wrong, "stubbornness": b.stubbornness,
-                     "overconfidence": b.overconfidence})
+                     "overconfidence": b.overconfidence, "reason": why})
     return pd.DataFrame(rows, columns=BEHAVIOUR_COLUMNS)
 
 
