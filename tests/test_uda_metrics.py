@@ -136,7 +136,7 @@ def test_table_builders_on_the_long_format(published):
     avg = t4[t4["judge"] == "Average"].set_index("method")
     assert avg.loc["uda [from t5]", "pearson_consensus"] == pytest.approx(0.8778, abs=5e-5)
     mt = metrics.matrix_table(long, "t6", ORDER, JUDGES, human, "human")
-    assert list(mt.columns) == ["method", "judge", *ORDER] and len(mt) == 21
+    assert list(mt.columns) == ["method", "judge", *ORDER, "reason"] and len(mt) == 21
 
 
 def _long(mats: dict[tuple[str, str, str], pd.DataFrame]) -> pd.DataFrame:
@@ -231,15 +231,17 @@ def test_table_layouts_equal_hand_built_frames():
         S = mats[(method, src, "all")].loc[judges, models]
         pr = [np.corrcoef(S.loc[j], G)[0, 1] for j in judges]
         ms = [float(((S.loc[j] - G) ** 2).mean()) for j in judges]
-        rows += [{"judge": j, "method": lab, "pearson_consensus": p, "mse_consensus": m} for j, p, m in zip(judges, pr, ms, strict=True)]
-        rows.append({"judge": "Average", "method": lab, "pearson_consensus": np.mean(pr), "mse_consensus": np.mean(ms)})
+        rows += [{"judge": j, "method": lab, "pearson_consensus": p, "mse_consensus": m, "reason": ""}
+                 for j, p, m in zip(judges, pr, ms, strict=True)]
+        rows.append({"judge": "Average", "method": lab, "pearson_consensus": np.mean(pr), "mse_consensus": np.mean(ms),
+                     "reason": ""})
     pd.testing.assert_frame_equal(metrics.alignment_table(scores, "d", models, judges), pd.DataFrame(rows),
                                   check_exact=False, rtol=1e-9)
     ref = pd.Series({"a": 1.0, "b": 3.0, "c": 2.0, "d": np.nan, "extra": 9.0})
     frames = [mats[(m, s, "all")].loc[judges, models].rename_axis("judge").reset_index().assign(method=lab)
               for m, s, lab in keys]
     frames.append(pd.DataFrame([{"method": "human", "judge": "human", "a": 1.0, "b": 3.0, "c": 2.0, "d": np.nan}]))
-    expected = pd.concat(frames, ignore_index=True)[["method", "judge", *models]]
+    expected = pd.concat(frames, ignore_index=True)[["method", "judge", *models]].assign(reason="")
     got = metrics.matrix_table(scores, "d", models, judges, ref, "human")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected, check_exact=False, rtol=1e-12,
                                   check_names=False, check_column_type=False)
@@ -247,10 +249,10 @@ def test_table_layouts_equal_hand_built_frames():
     base_sd = B.std(axis=0, ddof=1)
     for method, src, lab in keys:
         sd = mats[(method, src, "all")].loc[judges, models].std(axis=0, ddof=1)
-        std_rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": sd.mean()})
+        std_rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": sd.mean(), "n_judges": 3, "reason": ""})
         if method != "baseline":
             std_rows.append({"row": "reduction_pct", "method": lab, **(100 * (base_sd - sd) / base_sd).to_dict(),
-                             "mean": 100 * (base_sd.mean() - sd.mean()) / base_sd.mean()})
+                             "mean": 100 * (base_sd.mean() - sd.mean()) / base_sd.mean(), "n_judges": 3, "reason": ""})
     pd.testing.assert_frame_equal(metrics.std_table(scores, "d", models, judges), pd.DataFrame(std_rows),
                                   check_exact=False, rtol=1e-9)
     r = ref[models]
@@ -259,9 +261,11 @@ def test_table_layouts_equal_hand_built_frames():
         S = mats[(method, src, "all")].loc[judges, models]
         for j in judges:
             ok = r.notna()
-            ref_rows.append({"judge": j, "method": lab, "pearson_reference": np.corrcoef(S.loc[j][ok], r[ok])[0, 1]})
+            ref_rows.append({"judge": j, "method": lab, "pearson_reference": np.corrcoef(S.loc[j][ok], r[ok])[0, 1],
+                             "reason": ""})
         ref_rows.append({"judge": "consensus", "method": lab,
-                         "pearson_reference": np.corrcoef(S.mean(axis=0)[r.notna()], r[r.notna()])[0, 1]})
+                         "pearson_reference": np.corrcoef(S.mean(axis=0)[r.notna()], r[r.notna()])[0, 1],
+                         "reason": ""})
     pd.testing.assert_frame_equal(metrics.reference_table(scores, "d", models, judges, ref), pd.DataFrame(ref_rows),
                                   check_exact=False, rtol=1e-9)
     own = {"j1": "b", "j2": "extra", "j3": "c"}  # j2's own model is not among the tables' models
@@ -272,7 +276,7 @@ def test_table_layouts_equal_hand_built_frames():
             m = own[j]
             others = S.loc[[k for k in judges if k != j], m].mean()
             sp_rows.append({"judge": j, "method": lab, "own_model": m, "own_score": S.loc[j, m], "others_mean": others,
-                            "deviation_pct": 100 * (S.loc[j, m] - others) / others})
+                            "deviation_pct": 100 * (S.loc[j, m] - others) / others, "reason": ""})
     pd.testing.assert_frame_equal(metrics.self_preference_table(scores, "d", models, judges, own),
                                   pd.DataFrame(sp_rows), check_exact=False, rtol=1e-9)
     assert metrics.method_keys(scores) == [("baseline", ""), ("uda", "d"), ("uda", "src")]
@@ -299,7 +303,8 @@ def test_controls_and_methods_tables_full_frames_and_edge_cases():
             rows.append({"split": sp, "method": m, "trained_on": "" if m == "baseline" else "d",
                          "mean_inter_judge_std": sd, "std_reduction_pct": 100 * (b_sd - sd) / b_sd,
                          "consensus_spread": spread, "relative_inter_judge_std": sd / spread,
-                         "relative_std_reduction_pct": 100 * (b_rel - sd / spread) / b_rel})
+                         "relative_std_reduction_pct": 100 * (b_rel - sd / spread) / b_rel,
+                         "n_judges": 3, "reason": ""})
     pd.testing.assert_frame_equal(metrics.controls_table(scores, "d", models, judges), pd.DataFrame(rows),
                                   check_exact=False, rtol=1e-9)
     # a table without a split column is one "all" split; a flat consensus has no relative std
@@ -332,7 +337,7 @@ def test_alignment_reindexes_the_consensus_and_tables_have_plain_indexes():
     assert al.loc["j1", "pearson"] == pytest.approx(np.corrcoef([1, 2, 4], [1, 2, 3])[0, 1])
     scores = _long({("baseline", "", "all"): S, ("uda", "d", "all"): S + 1})
     mt = metrics.matrix_table(scores, "d", ["a", "b", "c"], ["j1", "j2"], G, "ref")
-    assert list(mt.index) == list(range(5)) and list(mt.columns) == ["method", "judge", "a", "b", "c"]
+    assert list(mt.index) == list(range(5)) and list(mt.columns) == ["method", "judge", "a", "b", "c", "reason"]
     empty = metrics.self_preference_table(scores.iloc[0:0], "d", ["a"], ["j1"], {"j1": "a"})
     assert empty.empty
 
@@ -355,4 +360,5 @@ def test_pearson_reference_order_unit_spread_and_empty_self_preference():
     assert 0 < spread < 1 and ctl.loc["baseline", "relative_inter_judge_std"] == pytest.approx(
         S.std(axis=0, ddof=1).mean() / spread)
     none = metrics.self_preference(S, {"j1": "zz"})
-    assert none.empty and list(none.columns) == ["judge", "own_model", "own_score", "others_mean", "deviation_pct"]
+    assert none.empty and list(none.columns) == ["judge", "own_model", "own_score", "others_mean", "deviation_pct",
+                                                 "reason"]

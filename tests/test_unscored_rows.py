@@ -569,3 +569,91 @@ def test_rbd_loop_table2_and_behaviour_keep_an_evaluator_or_detector_without_an_
     flagless = behaviour(items, traj.assign(detector_label="no", flagged=False, revision_status=""))
     assert set(flagless.loc[flagless["judge"] == "good", "reason"]) == {"no verdict flagged by the detector"}
     assert beh.loc[[("good", "mute"), ("broken", "det")], "stubbornness"].isna().all()
+
+
+def _uda_world():
+    """Three judges that rank four models, and ``broken``, whose every verdict was unparsed: the Elo never
+    updated it, so its scores are the initial 1200 for every model and method (what scores.parquet holds)."""
+    models, good = ["a", "b", "c", "d"], ["g1", "g2", "g3"]
+    base = pd.DataFrame([[1300, 1200, 1100, 1250], [1280, 1240, 1060, 1230], [1350, 1150, 1150, 1190]],
+                        index=good, columns=models, dtype=float)
+    mats = {("baseline", "", "all"): base, ("uda", "d", "all"): 1200 + 0.5 * (base - 1200),
+            ("baseline", "", "heldout"): base + 5, ("uda", "d", "heldout"): 1200 + 0.7 * (base - 1200)}
+    rows = [{"dataset": "d", "method": m, "trained_on": src, "split": sp, "judge": j, "model": mo,
+             "score": 1200.0 if j == "broken" else float(S.loc[j, mo])}
+            for (m, src, sp), S in mats.items() for j in [*good, "broken"] for mo in models]
+    return pd.DataFrame(rows), models, [*good, "broken"], base, mats
+
+
+def test_uda_per_judge_tables_keep_a_judge_without_a_verdict_with_no_initial_rating():
+    """matrix, alignment, reference and self-preference: the broken judge's row is NaN with the reason (not
+    1200 for every model, an MSE to the consensus, a self-preference deviation from no battle), and the
+    consensus, averages and the other judges' mean are over the scored judges."""
+    from judgelab.uda.metrics import alignment_table, matrix_table, reference_table, self_preference_table
+    from judgelab.uda.study import judge_reasons
+
+    scores, models, judges, base, _ = _uda_world()
+    verdicts = pd.DataFrame([{"judge": j, "verdict": "" if j == "broken" else "A",
+                              "status": "unparsed" if j == "broken" else "ok"} for j in judges for _ in range(6)])
+    reasons = judge_reasons(verdicts, [*judges, "silent"])  # a listed judge with no verdict row has none either
+    assert reasons == {"broken": REASON, "silent": "no verdicts recorded"}
+    ref = pd.Series({"a": 3.0, "b": 1.0, "c": 0.0, "d": 2.0})
+    mt = matrix_table(scores, "d", models, judges, ref, "ref", reasons).set_index(["method", "judge"])
+    assert mt.loc[("baseline", "broken"), models].isna().all() and mt.loc[("baseline", "broken"), "reason"] == REASON
+    assert mt.loc[("uda", "broken"), models].isna().all()
+    assert mt.loc[("baseline", "g1"), "a"] == 1300 and mt.loc[("baseline", "g1"), "reason"] == ""
+    assert mt.loc[("ref", "ref"), "reason"] == ""
+    G = base.mean(axis=0)  # the baseline consensus of the scored judges
+    al = alignment_table(scores, "d", models, judges, reasons).set_index(["method", "judge"])
+    b = al.loc[("baseline", "broken")]
+    assert np.isnan(b["mse_consensus"]) and np.isnan(b["pearson_consensus"]) and b["reason"] == REASON
+    mse = [float(((base.loc[j] - G) ** 2).mean()) for j in base.index]
+    assert al.loc[("baseline", "g1"), "mse_consensus"] == pytest.approx(mse[0])
+    assert al.loc[("baseline", "Average"), "mse_consensus"] == pytest.approx(np.mean(mse))
+    assert al.loc[("baseline", "Average"), "reason"] == ""
+    rt = reference_table(scores, "d", models, judges, ref, reasons).set_index(["method", "judge"])
+    assert np.isnan(rt.loc[("baseline", "broken"), "pearson_reference"])
+    assert rt.loc[("baseline", "broken"), "reason"] == REASON and rt.loc[("baseline", "g2"), "reason"] == ""
+    assert rt.loc[("baseline", "consensus"), "pearson_reference"] == pytest.approx(np.corrcoef(G, ref[models])[0, 1])
+    sp = self_preference_table(scores, "d", models, judges, {"broken": "a", "g1": "a"}, reasons)
+    sp = sp[sp["method"] == "baseline"].set_index("judge")
+    assert np.isnan(sp.loc["broken", "deviation_pct"]) and sp.loc["broken", "reason"] == REASON
+    others = base.loc[["g2", "g3"], "a"].mean()  # not pulled towards 1200 by the broken judge
+    assert sp.loc["g1", "others_mean"] == pytest.approx(others) and sp.loc["g1", "reason"] == ""
+    assert sp.loc["g1", "deviation_pct"] == pytest.approx(100 * (1300 - others) / others)
+
+
+def test_uda_spreads_across_judges_leave_out_a_judge_without_a_verdict():
+    """std, methods and controls: the inter-judge std, consensus and Pearson are over the scored judges
+    (``n_judges`` says how many), not over a constant initial-rating row; with one scored judge there
+    is no std, and the reason says so."""
+    from judgelab.uda.metrics import controls_table, methods_table, std_table
+
+    scores, models, judges, base, mats = _uda_world()
+    reasons = {"broken": REASON}
+    sd_b = base.std(axis=0, ddof=1)
+    uda = mats[("uda", "d", "all")]
+    std = std_table(scores, "d", models, judges, reasons).set_index(["row", "method"])
+    assert std.loc[("std", "baseline"), "mean"] == pytest.approx(sd_b.mean())
+    assert std.loc[("std", "baseline"), "a"] == pytest.approx(sd_b["a"])
+    assert std.loc[("reduction_pct", "uda"), "mean"] == pytest.approx(50.0)  # a halving of the three judges' spread
+    assert (std["n_judges"] == 3).all() and (std["reason"] == "").all()
+    ref = pd.Series({"a": 3.0, "b": 1.0, "c": 0.0, "d": 2.0})
+    t3 = methods_table(scores, "d", models, judges, ref, "ref", reasons).set_index("method")
+    assert t3.loc["baseline", "mean_inter_judge_std"] == pytest.approx(sd_b.mean())
+    assert t3.loc["uda", "consensus_spread"] == pytest.approx(uda.mean(axis=0).std(ddof=1))
+    r = np.mean([np.corrcoef(base.loc[j], ref[models])[0, 1] for j in base.index])
+    assert t3.loc["baseline", "mean_pearson_reference"] == pytest.approx(r)
+    assert t3.loc["baseline", "n_judges"] == 3 and t3.loc["baseline", "reason"] == ""
+    ctl = controls_table(scores, "d", models, judges, reasons).set_index(["split", "method"])
+    held = mats[("uda", "d", "heldout")]
+    assert ctl.loc[("heldout", "uda"), "mean_inter_judge_std"] == pytest.approx(held.std(axis=0, ddof=1).mean())
+    assert ctl.loc[("heldout", "uda"), "std_reduction_pct"] == pytest.approx(30.0)
+    assert (ctl["n_judges"] == 3).all()
+    # one scored judge: no spread to take, and the reason says why
+    lone = {**reasons, "g2": "x", "g3": "y"}
+    one = std_table(scores, "d", models, judges, lone).set_index(["row", "method"]).loc[("std", "baseline")]
+    assert np.isnan(one["mean"]) and one["n_judges"] == 1
+    assert one["reason"] == "inter-judge std needs 2 judges with a usable verdict: 1 of 4"
+    t3 = methods_table(scores, "d", models, judges, ref, "ref", lone).set_index("method")
+    assert np.isnan(t3.loc["uda", "mean_inter_judge_std"]) and t3.loc["uda", "reason"].startswith("inter-judge std needs")

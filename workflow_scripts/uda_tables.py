@@ -5,7 +5,7 @@ import pandas as pd
 
 from judgelab.io import read_table, read_verdicts, write_table
 from judgelab.uda.elo import EloConfig
-from judgelab.uda.study import judges_table, reference_scores, study_tables
+from judgelab.uda.study import judge_reasons, judges_table, reference_scores, study_tables
 from judgelab.uda.tournament import own_model_of
 from judgelab.workflow import provenance, run_script
 
@@ -21,7 +21,8 @@ def main(sm):
     family = verdicts.drop_duplicates("judge").set_index("judge")["family"]
     own = {j: m for j in judges if (m := own_model_of(j, str(family[j]), spec, tournament))}
     models = list(dict.fromkeys(tournament["model"]))
-    tables = study_tables(scores, sm.wildcards.dataset, models, judges, reference, ref_name, own)
+    tables = study_tables(scores, sm.wildcards.dataset, models, judges, reference, ref_name, own,
+                          judge_reasons(verdicts, judges))
     tables["judges"] = judges_table(verdicts, answers, own)
     prov = sm.params.provenance
     p = provenance(prov["config_hash"], prov["seed"], prov["judges"])

@@ -11,7 +11,7 @@ from judgelab.plots.stamp import plt, save_figure, stamp
 METHOD_COLORS = {"baseline": "#4C72B0", "label_smoothing": "#8172B3", "uda_untrained": "#937860", "uda": "#DD8452",
                  "uda_ablated": "#55A868"}
 #: columns of the score-matrix table that are not answer models
-META_COLUMNS = {"method", "judge", "dataset", "config_hash", "pipeline_seed", "judge_ids", "judge_seeds", "simulated"}
+META_COLUMNS = {"method", "judge", "dataset", "config_hash", "pipeline_seed", "judge_ids", "judge_seeds", "simulated", "reason"}
 
 
 def _color(label: str) -> str:

@@ -33,6 +33,15 @@ reduction only counts as learned where UDA beats both on prompts it was not trai
 uda_untrained / uda / uda_ablated), trained_on (dataset the adapter was trained on; empty for
 baseline), split (all / train / heldout prompts; the paper's tables use ``all``), judge, model,
 score.
+
+**A judge with no usable verdict** (every verdict unparsed, refused or errored) is never
+updated by the Elo, so its "scores" are the initial rating of every model.  Given the judges'
+reasons (judge -> :func:`judgelab.unscored.no_value_reason`, see
+:func:`judgelab.uda.study.judge_reasons`), :func:`matrix` blanks that judge's row (NaN) for every
+method: the per-judge tables (matrix, alignment, self-preference, reference) keep its rows with
+NaN statistics and the ``reason``, and every spread, mean and consensus is taken over the judges
+that were scored -- ``n_judges`` in the std, methods and controls tables says how many; a
+statistic that needs more scored judges than there are is NaN with its ``reason``.
 """
 
 from __future__ import annotations
@@ -42,6 +51,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from judgelab.unscored import REASON
 
 METHOD_ORDER = ("baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated")
 
@@ -80,8 +91,13 @@ def consensus_alignment(S: pd.DataFrame, G: pd.Series) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def self_preference(S: pd.DataFrame, own: Mapping[str, str]) -> pd.DataFrame:
-    """Deviation of each judge's score of its own model from the other judges' mean, in %."""
+def self_preference(S: pd.DataFrame, own: Mapping[str, str],
+                    reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Deviation of each judge's score of its own model from the other judges' mean, in %.
+
+    The other judges' mean is over the judges that have a score (an unscored judge's row is NaN);
+    a judge that is unscored itself, or whose own model no other judge scored, has NaN and a reason."""
+    reasons = reasons or {}
     rows = []
     for j in S.index:
         m = own.get(j)
@@ -89,9 +105,13 @@ def self_preference(S: pd.DataFrame, own: Mapping[str, str]) -> pd.DataFrame:
             continue
         others = S.loc[S.index != j, m]
         mean = float(others.mean())
-        rows.append({"judge": j, "own_model": m, "own_score": float(S.loc[j, m]), "others_mean": mean,
-                     "deviation_pct": 100.0 * (float(S.loc[j, m]) - mean) / mean})
-    return pd.DataFrame(rows, columns=["judge", "own_model", "own_score", "others_mean", "deviation_pct"])
+        mine = float(S.loc[j, m])
+        why = reasons.get(j, "")
+        if not why and np.isnan(mean):
+            why = f"no other judge with a usable verdict scored {m}"
+        rows.append({"judge": j, "own_model": m, "own_score": mine, "others_mean": mean,
+                     "deviation_pct": np.nan if why else 100.0 * (mine - mean) / mean, REASON: why})
+    return pd.DataFrame(rows, columns=["judge", "own_model", "own_score", "others_mean", "deviation_pct", REASON])
 
 
 # ---------------------------------------------------------------------------------
@@ -115,54 +135,81 @@ def label(method: str, trained_on: str, dataset: str) -> str:
 
 
 def matrix(scores: pd.DataFrame, method: str, trained_on: str, models: list[str], judges: list[str],
-           split: str = "all") -> pd.DataFrame:
+           split: str = "all", reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Judge x model scores of one method; the row of a judge with a reason (no usable verdict) is NaN."""
     scores = _split(scores, split)
     sub = scores[(scores["method"] == method) & (scores["trained_on"] == trained_on)]
-    return sub.pivot(index="judge", columns="model", values="score").reindex(index=judges, columns=models)
+    S = sub.pivot(index="judge", columns="model", values="score").reindex(index=judges, columns=models)
+    unscored = [j for j in judges if (reasons or {}).get(j)]
+    if unscored:
+        S.loc[unscored] = np.nan
+    return S
 
 
-def std_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
-    """Tables 1-2: per method the inter-judge std per model and its mean; reduction rows vs baseline."""
-    base = inter_judge_std(matrix(scores, "baseline", "", models, judges))
+def n_scored(S: pd.DataFrame) -> int:
+    """Judges of a score matrix with at least one score (those a spread across judges is taken over)."""
+    return int(S.notna().any(axis=1).sum())
+
+
+def _spread_reason(S: pd.DataFrame) -> str:
+    """Why an inter-judge std cannot be computed on ``S`` (``""`` when it can)."""
+    k = n_scored(S)
+    return "" if k >= 2 else f"inter-judge std needs 2 judges with a usable verdict: {k} of {len(S)}"
+
+
+def std_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+              reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Tables 1-2: per method the inter-judge std per model and its mean; reduction rows vs baseline;
+    ``n_judges`` scored judges the std is taken over."""
+    base_m = matrix(scores, "baseline", "", models, judges, reasons=reasons)
+    base = inter_judge_std(base_m)
     rows = []
     for method, src in method_keys(scores):
-        sd = inter_judge_std(matrix(scores, method, src, models, judges))
+        S = matrix(scores, method, src, models, judges, reasons=reasons)
+        sd = inter_judge_std(S)
         lab = label(method, src, dataset)
-        rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": float(sd.mean())})
+        extra = {"n_judges": n_scored(S), REASON: _spread_reason(S)}
+        rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": float(sd.mean()), **extra})
         if method != "baseline":
             red = reduction_pct(base, sd)
             rows.append({"row": "reduction_pct", "method": lab, **red.to_dict(),
-                         "mean": float(reduction_pct(base.mean(), sd.mean()))})
-    return pd.DataFrame(rows, columns=["row", "method", *models, "mean"])
+                         "mean": float(reduction_pct(base.mean(), sd.mean())),
+                         **{**extra, REASON: extra[REASON] or _spread_reason(base_m)}})
+    return pd.DataFrame(rows, columns=["row", "method", *models, "mean", "n_judges", REASON])
 
 
 def methods_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
-                  reference: pd.Series | None, reference_name: str) -> pd.DataFrame:
-    """Table 3: mean inter-judge std, mean per-judge Pearson with the reference, consensus Pearson."""
-    base_m = matrix(scores, "baseline", "", models, judges)
+                  reference: pd.Series | None, reference_name: str,
+                  reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Table 3: mean inter-judge std, mean per-judge Pearson with the reference, consensus Pearson
+    (over the ``n_judges`` scored judges)."""
+    base_m = matrix(scores, "baseline", "", models, judges, reasons=reasons)
     base_std = float(inter_judge_std(base_m).mean())
     base_r = float(pearson_with(base_m, reference).mean()) if reference is not None else float("nan")
     rows = []
     for method, src in method_keys(scores):
-        S = matrix(scores, method, src, models, judges)
+        S = matrix(scores, method, src, models, judges, reasons=reasons)
         sd = float(inter_judge_std(S).mean())
         r = pearson_with(S, reference) if reference is not None else pd.Series(dtype=float)
-        mean_r = float(r.mean()) if len(r) else float("nan")
+        mean_r = float(r.mean()) if r.notna().any() else float("nan")
+        spread = float(consensus(S).std(ddof=1))
         rows.append({
             "method": label(method, src, dataset), "trained_on": src, "mean_inter_judge_std": sd,
             "std_reduction_pct": float(reduction_pct(base_std, sd)),
-            "consensus_spread": float(consensus(S).std(ddof=1)),
-            "relative_inter_judge_std": sd / float(consensus(S).std(ddof=1)),
+            "consensus_spread": spread,
+            "relative_inter_judge_std": sd / spread if spread > 0 else float("nan"),
             "reference": reference_name, "n_reference_models": int(reference.reindex(models).notna().sum()) if reference is not None else 0,
             "mean_pearson_reference": mean_r,
             "pearson_change_pct": 100.0 * (mean_r - base_r) / abs(base_r) if reference is not None else float("nan"),
             "consensus_pearson_reference": _pearson(consensus(S).to_numpy(float), reference.reindex(models).to_numpy(float))
             if reference is not None else float("nan"),
+            "n_judges": n_scored(S), REASON: _spread_reason(S),
         })
     return pd.DataFrame(rows)
 
 
-def controls_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
+def controls_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                   reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
     """UDA beside its controls, per prompt split: raw and relative inter-judge std and their reductions
     against the baseline Elo on the same prompts (``all`` = in-sample as in the paper, ``heldout`` =
     the validation prompts no adapter was trained on)."""
@@ -172,69 +219,84 @@ def controls_table(scores: pd.DataFrame, dataset: str, models: list[str], judges
         sub = _split(scores, split)
         keys = sorted(sub[["method", "trained_on"]].drop_duplicates().itertuples(index=False, name=None),
                       key=lambda k: (METHOD_ORDER.index(k[0]) if k[0] in METHOD_ORDER else 99, k[1]))
-        base = matrix(scores, "baseline", "", models, judges, split)
+        base = matrix(scores, "baseline", "", models, judges, split, reasons)
         base_sd = float(inter_judge_std(base).mean())
         base_rel = base_sd / float(consensus(base).std(ddof=1))
         for method, src in keys:
-            S = matrix(scores, method, src, models, judges, split)
+            S = matrix(scores, method, src, models, judges, split, reasons)
             sd = float(inter_judge_std(S).mean())
             spread = float(consensus(S).std(ddof=1))
             rel = sd / spread if spread > 0 else float("nan")
             rows.append({"split": split, "method": label(method, src, dataset), "trained_on": src,
                          "mean_inter_judge_std": sd, "std_reduction_pct": float(reduction_pct(base_sd, sd)),
                          "consensus_spread": spread, "relative_inter_judge_std": rel,
-                         "relative_std_reduction_pct": float(reduction_pct(base_rel, rel))})
+                         "relative_std_reduction_pct": float(reduction_pct(base_rel, rel)),
+                         "n_judges": n_scored(S), REASON: _spread_reason(S)})
     return pd.DataFrame(rows, columns=["split", "method", "trained_on", "mean_inter_judge_std", "std_reduction_pct",
-                                       "consensus_spread", "relative_inter_judge_std", "relative_std_reduction_pct"])
+                                       "consensus_spread", "relative_inter_judge_std", "relative_std_reduction_pct",
+                                       "n_judges", REASON])
 
 
-def alignment_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str]) -> pd.DataFrame:
-    """Table 4: every judge's Pearson and MSE to the baseline consensus, per method, with averages."""
-    G = consensus(matrix(scores, "baseline", "", models, judges))
+def alignment_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
+                    reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Table 4: every judge's Pearson and MSE to the baseline consensus, per method, with averages
+    (over the scored judges; an unscored judge's row is NaN with its reason)."""
+    reasons = reasons or {}
+    G = consensus(matrix(scores, "baseline", "", models, judges, reasons=reasons))
     rows = []
     for method, src in method_keys(scores):
-        al = consensus_alignment(matrix(scores, method, src, models, judges), G)
+        S = matrix(scores, method, src, models, judges, reasons=reasons)
+        al = consensus_alignment(S, G)
         lab = label(method, src, dataset)
         for j in judges:
-            rows.append({"judge": j, "method": lab, "pearson_consensus": al.loc[j, "pearson"], "mse_consensus": al.loc[j, "mse"]})
+            rows.append({"judge": j, "method": lab, "pearson_consensus": al.loc[j, "pearson"],
+                         "mse_consensus": al.loc[j, "mse"], REASON: reasons.get(j, "")})
         rows.append({"judge": "Average", "method": lab, "pearson_consensus": float(al["pearson"].mean()),
-                     "mse_consensus": float(al["mse"].mean())})
-    return pd.DataFrame(rows)
+                     "mse_consensus": float(al["mse"].mean()),
+                     REASON: "" if n_scored(S) else "no judge with a usable verdict"})
+    return pd.DataFrame(rows, columns=["judge", "method", "pearson_consensus", "mse_consensus", REASON])
 
 
 def self_preference_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
-                          own: Mapping[str, str]) -> pd.DataFrame:
+                          own: Mapping[str, str], reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
     frames = []
     for method, src in method_keys(scores):
-        sp = self_preference(matrix(scores, method, src, models, judges), own)
+        sp = self_preference(matrix(scores, method, src, models, judges, reasons=reasons), own, reasons)
         sp.insert(1, "method", label(method, src, dataset))
         frames.append(sp)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def reference_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
-                    reference: pd.Series) -> pd.DataFrame:
-    """Fig. 4 data: Pearson with the reference per judge and method, plus the consensus."""
+                    reference: pd.Series, reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Fig. 4 data: Pearson with the reference per judge and method, plus the consensus (of the scored judges)."""
+    reasons = reasons or {}
     rows = []
     ref = reference.reindex(models)
     for method, src in method_keys(scores):
-        S = matrix(scores, method, src, models, judges)
+        S = matrix(scores, method, src, models, judges, reasons=reasons)
         lab = label(method, src, dataset)
         for j, r in pearson_with(S, ref).items():
-            rows.append({"judge": j, "method": lab, "pearson_reference": r})
+            rows.append({"judge": j, "method": lab, "pearson_reference": r, REASON: reasons.get(j, "")})
         rows.append({"judge": "consensus", "method": lab,
-                     "pearson_reference": _pearson(consensus(S).to_numpy(float), ref.to_numpy(float))})
-    return pd.DataFrame(rows)
+                     "pearson_reference": _pearson(consensus(S).to_numpy(float), ref.to_numpy(float)),
+                     REASON: "" if n_scored(S) else "no judge with a usable verdict"})
+    return pd.DataFrame(rows, columns=["judge", "method", "pearson_reference", REASON])
 
 
 def matrix_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
-                 reference: pd.Series | None, reference_name: str) -> pd.DataFrame:
-    """Tables 5-7: the judge x model score matrices of every method, and the reference row."""
+                 reference: pd.Series | None, reference_name: str,
+                 reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Tables 5-7: the judge x model score matrices of every method, and the reference row; an
+    unscored judge's row is NaN (not the initial rating) with its reason."""
+    reasons = reasons or {}
     frames = []
     for method, src in method_keys(scores):
-        S = matrix(scores, method, src, models, judges).reset_index()
+        S = matrix(scores, method, src, models, judges, reasons=reasons).reset_index()
         S.insert(0, "method", label(method, src, dataset))
+        S[REASON] = [reasons.get(j, "") for j in S["judge"]]
         frames.append(S)
     if reference is not None:
-        frames.append(pd.DataFrame([{"method": reference_name, "judge": reference_name, **reference.reindex(models).to_dict()}]))
-    return pd.concat(frames, ignore_index=True)[["method", "judge", *models]]
+        frames.append(pd.DataFrame([{"method": reference_name, "judge": reference_name,
+                                     **reference.reindex(models).to_dict(), REASON: ""}]))
+    return pd.concat(frames, ignore_index=True)[["method", "judge", *models, REASON]]

@@ -32,7 +32,9 @@ status (ok, fallback, unparsed, refusal, error), share of presentations with a u
 verdict, tie rate and first-slot win rate; unparsed answers are comparisons that no Elo
 update uses, and they are counted here.  A judge with no usable verdict keeps its row: the
 rates NaN (its Elo scores are the initial ones) and ``reason`` saying why
-(:mod:`judgelab.unscored`; empty on a scored row).
+(:mod:`judgelab.unscored`; empty on a scored row).  The same reason (:func:`judge_reasons`)
+blanks that judge's initial-rating row in every other table (:mod:`judgelab.uda.metrics`): its
+rows there are NaN with the reason, and spreads and consensus are over the scored judges.
 """
 
 from __future__ import annotations
@@ -186,11 +188,29 @@ def reference_scores(spec: dict[str, Any], tournament: pd.DataFrame, human: pd.D
     raise ValueError(f"unknown reference {kind!r} (human_bt, model_quality, none)")
 
 
+def _usable(verdicts: pd.DataFrame) -> pd.Series:
+    """Presentations whose verdict an Elo update uses (A, B or tie)."""
+    return verdicts["verdict"].isin(["A", "B", "tie"])
+
+
+def judge_reasons(verdicts: pd.DataFrame, judges: Sequence[str] = ()) -> dict[str, str]:
+    """Judge -> why it has no score (no usable verdict: its Elo never moved from the initial rating),
+    for the judges of ``verdicts`` and ``judges`` that have none; scored judges are absent."""
+    out = {}
+    groups = dict(tuple(verdicts.groupby("judge", sort=True)))
+    for judge in dict.fromkeys([*groups, *judges]):
+        g = groups.get(judge, verdicts.iloc[0:0])
+        why = no_value_reason(g["status"], usable=_usable(g).to_numpy())
+        if why:
+            out[str(judge)] = why
+    return out
+
+
 def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, str]) -> pd.DataFrame:
     rows = []
     for judge, g in verdicts.groupby("judge", sort=True):
         counts = g["status"].value_counts()
-        has = g["verdict"].isin(["A", "B", "tie"])
+        has = _usable(g)
         a = answers[answers["judge"] == judge]
         rows.append(blank({
             "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
@@ -207,20 +227,22 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
 
 
 def study_tables(scores: pd.DataFrame, dataset: str, models: list[str], judges: list[str],
-                 reference: pd.Series | None, reference_name: str, own: dict[str, str]) -> dict[str, pd.DataFrame]:
-    """The paper's tables for one tournament (see :mod:`judgelab.uda.metrics`)."""
+                 reference: pd.Series | None, reference_name: str, own: dict[str, str],
+                 reasons: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """The paper's tables for one tournament (see :mod:`judgelab.uda.metrics`); ``reasons``
+    (:func:`judge_reasons`) names the judges with no usable verdict, whose rows are blanked."""
     out = {
-        "std": metrics.std_table(scores, dataset, models, judges),
-        "methods": metrics.methods_table(scores, dataset, models, judges, reference, reference_name),
-        "alignment": metrics.alignment_table(scores, dataset, models, judges),
-        "self_preference": metrics.self_preference_table(scores, dataset, models, judges, own),
-        "matrix": metrics.matrix_table(scores, dataset, models, judges, reference, reference_name),
-        "controls": metrics.controls_table(scores, dataset, models, judges),
+        "std": metrics.std_table(scores, dataset, models, judges, reasons),
+        "methods": metrics.methods_table(scores, dataset, models, judges, reference, reference_name, reasons),
+        "alignment": metrics.alignment_table(scores, dataset, models, judges, reasons),
+        "self_preference": metrics.self_preference_table(scores, dataset, models, judges, own, reasons),
+        "matrix": metrics.matrix_table(scores, dataset, models, judges, reference, reference_name, reasons),
+        "controls": metrics.controls_table(scores, dataset, models, judges, reasons),
     }
     if reference is not None:
-        out["reference"] = metrics.reference_table(scores, dataset, models, judges, reference)
+        out["reference"] = metrics.reference_table(scores, dataset, models, judges, reference, reasons)
     else:
-        out["reference"] = pd.DataFrame(columns=["judge", "method", "pearson_reference"])
+        out["reference"] = pd.DataFrame(columns=["judge", "method", "pearson_reference", "reason"])
     return out
 
 
