@@ -585,7 +585,7 @@ def _uda_world():
     return pd.DataFrame(rows), models, [*good, "broken"], base, mats
 
 
-def test_uda_per_judge_tables_keep_a_judge_without_a_verdict_with_no_initial_rating():
+def test_uda_per_judge_tables_keep_a_judge_without_a_verdict_with_no_initial_rating(tmp_path):
     """matrix, alignment, reference and self-preference: the broken judge's row is NaN with the reason (not
     1200 for every model, an MSE to the consensus, a self-preference deviation from no battle), and the
     consensus, averages and the other judges' mean are over the scored judges."""
@@ -621,6 +621,14 @@ def test_uda_per_judge_tables_keep_a_judge_without_a_verdict_with_no_initial_rat
     others = base.loc[["g2", "g3"], "a"].mean()  # not pulled towards 1200 by the broken judge
     assert sp.loc["g1", "others_mean"] == pytest.approx(others) and sp.loc["g1", "reason"] == ""
     assert sp.loc["g1", "deviation_pct"] == pytest.approx(100 * (1300 - others) / others)
+    # the figures read these tables: the reason column is no model, the blank row an empty band
+    from judgelab.plots.uda import heatmap_figure, pearson_figure
+
+    heatmap_figure(mt.reset_index(), str(tmp_path / "h.png"), title="t", simulated=True, config_hash="x",
+                   reference_name="ref")
+    pearson_figure(rt.reset_index(), str(tmp_path / "p.png"), title="t", reference_name="ref", simulated=True,
+                   config_hash="x")
+    assert (tmp_path / "h.png").stat().st_size > 10_000 and (tmp_path / "p.png").stat().st_size > 10_000
 
 
 def test_uda_spreads_across_judges_leave_out_a_judge_without_a_verdict():
