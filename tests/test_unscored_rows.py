@@ -658,6 +658,15 @@ def test_uda_spreads_across_judges_leave_out_a_judge_without_a_verdict():
     assert ctl.loc[("heldout", "uda"), "mean_inter_judge_std"] == pytest.approx(held.std(axis=0, ddof=1).mean())
     assert ctl.loc[("heldout", "uda"), "std_reduction_pct"] == pytest.approx(30.0)
     assert (ctl["n_judges"] == 3).all()
+    from judgelab.uda.metrics import self_preference_table
+    from judgelab.uda.study import summary_row
+
+    sp = self_preference_table(scores, "d", models, judges, {"broken": "a", "g1": "a"}, reasons)
+    summ = {r["method"]: r for r in summary_row("d", t3.reset_index(), sp, ctl.reset_index())}
+    assert summ["uda"]["n_judges"] == 3 and summ["baseline"]["mean_inter_judge_std"] == pytest.approx(sd_b.mean())
+    others = base.loc[["g2", "g3"], "a"].mean()  # the range is g1's deviation alone, the broken judge has none
+    assert summ["baseline"]["self_preference_min_pct"] == pytest.approx(100 * (1300 - others) / others)
+    assert summ["baseline"]["self_preference_max_pct"] == summ["baseline"]["self_preference_min_pct"]
     # one scored judge: no spread to take, and the reason says why
     lone = {**reasons, "g2": "x", "g3": "y"}
     one = std_table(scores, "d", models, judges, lone).set_index(["row", "method"]).loc[("std", "baseline")]

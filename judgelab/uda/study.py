@@ -21,7 +21,8 @@ prompts.  **Trajectories** (``trajectories.parquet``): the keys of the ``all`` s
 its reduction against the baseline on the same prompts, the consensus spread and the
 relative std (std / spread) with its reduction: raw and relative, in-sample and held-out.
 
-**Summary** (``results/uda/summary.csv``): per tournament and method the mean inter-judge std,
+**Summary** (``results/uda/summary.csv``): per tournament and method the number of judges with a
+usable verdict (``n_judges``; the others are left out of every statistic), the mean inter-judge std,
 its reduction, the relative std, Pearson with the reference (mean over judges, consensus), the
 self-preference range (all on every prompt, as in the paper), and from the controls table the
 raw and relative std on the held-out validation prompts (``heldout_std``,
@@ -261,7 +262,9 @@ def summary_row(dataset: str, methods: pd.DataFrame, self_pref: pd.DataFrame,
         sp = self_pref[self_pref["method"] == r.method]["deviation_pct"] if len(self_pref) else pd.Series(dtype=float)
         hr = held.get(r.method)
         rows.append({
-            "dataset": dataset, "method": r.method, "mean_inter_judge_std": r.mean_inter_judge_std,
+            "dataset": dataset, "method": r.method,
+            "n_judges": int(r.n_judges) if hasattr(r, "n_judges") else math.nan,
+            "mean_inter_judge_std": r.mean_inter_judge_std,
             "std_reduction_pct": r.std_reduction_pct, "relative_inter_judge_std": r.relative_inter_judge_std,
             "reference": r.reference,
             "mean_pearson_reference": r.mean_pearson_reference,
