@@ -99,6 +99,38 @@ _WS = r"[ \t\n\r\f\v\x1c-\x1f]"
 _RE2_WORD = r"[^ \t\n\r\f\v\x1c-\x1f]+"
 _RE2_MD_LINE = rf"\n[ \t\r\f\v\x1c-\x1f]*(?:#{{1,6}}{_WS}|[-*+]{_WS}|[0-9]+[.)]{_WS}|>{_WS}|\|.*\|)"
 _RE2_MD_INLINE = _MD_INLINE.pattern
+#: a superset of the texts with a markdown line: a newline anywhere, or a marker's first character
+#: after the leading blanks
+_RE2_MD_CANDIDATE = r"\n|^[ \t\r\f\v\x1c-\x1f]*[#*+>|0-9-]"
+#: the bytes Python's ``str.split()`` splits ASCII text on (the class of :data:`_RE2_WORD`)
+_ASCII_SPACE = np.zeros(256, bool)
+_ASCII_SPACE[[ord(c) for c in " \t\n\r\f\v\x1c\x1d\x1e\x1f"]] = True
+
+
+def _ascii_word_counts(arr: Any) -> np.ndarray:
+    """Runs of non-blank bytes per string of a null-free Arrow ``large_string`` array, in NumPy over
+    its data buffer (a word starts where a non-blank byte follows a blank or the text's start).
+
+    Equal to ``len(str.split())`` for ASCII texts (the caller measures the others in Python); a
+    vectorised pass over the bytes, about ten times faster than counting an RE2 match per word."""
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + n + 1]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[lo:hi] if hi > lo else np.zeros(0, np.uint8)
+    blank = _ASCII_SPACE[data]
+    after_blank = np.empty(len(data), bool)
+    if len(data):
+        after_blank[0] = True
+        after_blank[1:] = blank[:-1]
+    starts = offsets[:-1] - lo
+    filled = offsets[1:] > offsets[:-1]
+    after_blank[starts[filled]] = True  # each text starts afresh
+    out = np.zeros(n)
+    if filled.any():  # sums over the non-empty texts (reduceat needs strictly inside, increasing starts)
+        out[filled] = np.add.reduceat((~blank & after_blank).view(np.uint8), starts[filled], dtype=np.int64)
+    return out
 
 
 def text_feature_arrays(texts: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -120,11 +152,17 @@ def text_feature_arrays(texts: Any) -> tuple[np.ndarray, np.ndarray]:
     else:
         enc = pc.dictionary_encode(arr)
         codes, uniq = enc.indices, enc.dictionary
-    words = pc.count_substring_regex(uniq, _RE2_WORD).to_numpy(zero_copy_only=False).astype(float)
-    lines = pc.binary_join_element_wise(pa.scalar("", uniq.type), pc.replace_substring(uniq, "\n", "\n\n"),
-                                        pa.scalar("\n", uniq.type))
-    n_md = (pc.count_substring_regex(lines, _RE2_MD_LINE).to_numpy(zero_copy_only=False)
-            + pc.count_substring_regex(uniq, _RE2_MD_INLINE).to_numpy(zero_copy_only=False))
+    uniq = uniq.cast(pa.large_string())
+    words = _ascii_word_counts(uniq)
+    # the line markers only where a line can start with one: texts with a newline, or whose first
+    # characters could be a marker (the regex below then decides); the doubling costs a copy
+    n_md = pc.count_substring_regex(uniq, _RE2_MD_INLINE).to_numpy(zero_copy_only=False).astype(float)
+    cand = np.flatnonzero(pc.match_substring_regex(uniq, _RE2_MD_CANDIDATE).to_numpy(zero_copy_only=False))
+    if len(cand):
+        sub = uniq.take(pa.array(cand))
+        lines = pc.binary_join_element_wise(pa.scalar("", sub.type), pc.replace_substring(sub, "\n", "\n\n"),
+                                            pa.scalar("\n", sub.type))
+        n_md[cand] += pc.count_substring_regex(lines, _RE2_MD_LINE).to_numpy(zero_copy_only=False)
     md = np.minimum(1.0, n_md / 4.0)
     for i in np.flatnonzero(~pc.string_is_ascii(uniq).to_numpy(zero_copy_only=False)):
         t = uniq[int(i)].as_py()

@@ -81,6 +81,7 @@ resamples x items matrix.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections.abc import Callable
@@ -302,6 +303,24 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: 
     if den.sum() == 0:
         return NAN, NAN, NAN, NAN
     codes, k = _cluster_codes(clusters)
+    # the two views of a judge without fallback verdicts resample the same totals: drawn once
+    memo_key = (hashlib.sha1(b"".join(np.ascontiguousarray(a).tobytes() for a in (num, den, codes))).hexdigest(),
+                len(num), s.n_resamples, s.seed, s.chunk_cells, s.confidence)
+    if memo_key in _RATIO_MEMO:
+        return _RATIO_MEMO[memo_key]
+    out = _cluster_ratio_ci(num, den, codes, k, s)
+    if len(_RATIO_MEMO) >= 8:
+        _RATIO_MEMO.pop(next(iter(_RATIO_MEMO)))
+    _RATIO_MEMO[memo_key] = out
+    return out
+
+
+#: the last few :func:`cluster_ratio_ci` answers, by a hash of their inputs and settings
+_RATIO_MEMO: dict[tuple, tuple[float, float, float, float]] = {}
+
+
+def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: int, s: CardSettings
+                      ) -> tuple[float, float, float, float]:
     cn = np.bincount(codes, weights=num, minlength=k)
     cd = np.bincount(codes, weights=den, minlength=k)
     est = float(cn.sum() / cd.sum())
@@ -890,22 +909,30 @@ def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) ->
     read = "strict_shown" in t.columns  # a table imported without texts carries the rule's reading
     if "parse_method" not in t.columns or not (read or "raw_text" in t.columns) or not len(t):
         return verdict, shown
-    methods = _strings(t, "parse_method")
-    ruled = ~fb & np.array([strict_rule_for(m) is not None for m in methods], dtype=bool)
+    ruled = ~fb & _per_unique(t["parse_method"], lambda m: strict_rule_for(m) is not None, bool)
     if not ruled.any():
         return verdict, shown
+    rows = np.flatnonzero(ruled)
+    methods = _strings(t, "parse_method")[rows]
+    texts = _strings(t, "strict_shown" if read else "raw_text")[rows]
+    order = _strings(t, "order")[rows]
+    # each distinct (rule, text, order) read once: a judge writes few distinct answers per rule
+    key = np.zeros(len(rows), np.int64)
+    for col in (methods, texts, order):
+        codes, uniq = pd.factorize(col)
+        key = pd.factorize(key * (len(uniq) + 1) + codes)[0]
+    first = np.full(int(key.max()) + 1, -1)
+    first[key[::-1]] = np.arange(len(key))[::-1]
+
+    def read_one(i: int) -> tuple[str, str]:
+        rule = strict_rule_for(methods[i])
+        s_shown = texts[i] if read else ((rule.read(texts[i]) if rule is not None and texts[i] else None) or "")
+        return s_shown, ((to_original_frame(s_shown, order[i]) or "") if s_shown else "")
+
+    got = [read_one(int(i)) for i in first]
     verdict, shown = verdict.astype(object), shown.astype(object)
-    texts = _strings(t, "strict_shown" if read else "raw_text")
-    order = _strings(t, "order")
-    cache: dict[tuple[str, str], str] = {}
-    for i in np.flatnonzero(ruled):
-        key = (methods[i], texts[i])
-        if key not in cache:
-            rule = strict_rule_for(methods[i])
-            cache[key] = texts[i] if read else ((rule.read(texts[i]) if rule is not None and texts[i] else None) or "")
-        s_shown = cache[key]
-        shown[i] = s_shown
-        verdict[i] = (to_original_frame(s_shown, order[i]) or "") if s_shown else ""
+    shown[rows] = np.array([g[0] for g in got], dtype=object)[key]
+    verdict[rows] = np.array([g[1] for g in got], dtype=object)[key]
     return verdict.astype(str), shown.astype(str)
 
 
