@@ -430,3 +430,23 @@ def test_the_parser_documents_each_option():
         if a.dest == "out":
             assert a.required
     assert sub.description is None and "raw and bias-corrected leaderboard" in p.format_help()
+
+
+def test_figure_of_an_object_table_with_twelve_models(tmp_path, drawn):
+    """A table whose columns are Python objects (rows built with None for a missing number) draws as
+    the numeric one; twelve models are still named."""
+    t = _table(12).astype(object)
+    t["style_controlled"] = None
+    t["style_ci_low"] = None
+    F.leaderboard_figure(t, tmp_path / "lb.png", title="t", simulated=False)
+    (fig, *_), = drawn
+    lc_ax, st_ax, _ = fig.axes
+    assert len([a for a in lc_ax.texts if a.get_text().startswith("m")]) == 12
+    np.testing.assert_allclose(_errorbar(lc_ax).lines[0].get_ydata(), t["lc_win_rate"].to_numpy(float))
+    xs = _segments(_errorbar(lc_ax).lines[2][0])
+    np.testing.assert_allclose(xs[:, 0, 0], t["win_rate_ci_low"].to_numpy(float))
+    np.testing.assert_allclose(xs[:, 1, 0], t["win_rate_ci_high"].to_numpy(float))
+    ys = _segments(_errorbar(lc_ax).lines[2][1])
+    np.testing.assert_allclose(ys[:, 0, 1], t["lc_ci_low"].to_numpy(float))
+    np.testing.assert_allclose(ys[:, 1, 1], t["lc_ci_high"].to_numpy(float))
+    assert [a.get_text() for a in st_ax.texts] == ["not estimable"]
