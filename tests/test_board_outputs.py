@@ -142,7 +142,8 @@ def _segments(coll):
 def test_figure_panels_points_and_intervals(tmp_path, drawn):
     t = _table()
     path = tmp_path / "lb.png"
-    F.leaderboard_figure(t, path, title="My board", simulated=False)
+    with plt.rc_context({"font.size": 8}):  # the sizes below are the figure's own, whatever the user's style
+        F.leaderboard_figure(t, path, title="My board", simulated=False)
     (fig, args, kw), = drawn
     assert args == (1, len(CORRECTIONS)) and kw["squeeze"] is False
     assert tuple(kw["figsize"]) == (5 * len(CORRECTIONS), 4.8)
@@ -182,6 +183,10 @@ def test_figure_panels_points_and_intervals(tmp_path, drawn):
     assert im.format == "PNG"
     assert "Software" not in im.info  # no matplotlib version stamped into the file
     assert im.info.get("dpi") and round(im.info["dpi"][0]) == 130
+    # cropped to what is drawn (bbox_inches="tight"): the saved size is the tight box, not the figure size
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
+    assert abs(im.size[0] - box.width * 130) <= 3 and abs(im.size[1] - box.height * 130) <= 3
+    assert abs(im.size[0] - 15 * 130) > 20
     assert not [t for t in fig.texts if t.get_text() == "SIMULATED JUDGES"]
 
 
