@@ -443,15 +443,22 @@ def test_figure_of_an_object_table_with_twelve_models(tmp_path, drawn):
     t = _table(12).astype(object)
     t["style_controlled"] = None
     t["style_ci_low"] = None
+    t.loc[0, "win_rate_ci_low"] = None  # an interval end missing: no bar on that side
+    t.loc[1, "win_rate_ci_high"] = None
+    t.loc[2, "lc_ci_high"] = None
     F.leaderboard_figure(t, tmp_path / "lb.png", title="t", simulated=False)
     (fig, *_), = drawn
     lc_ax, st_ax, _ = fig.axes
     assert len([a for a in lc_ax.texts if a.get_text().startswith("m")]) == 12
     np.testing.assert_allclose(_errorbar(lc_ax).lines[0].get_ydata(), t["lc_win_rate"].to_numpy(float))
+    def end(col, at):
+        v = t[col].to_numpy(float)
+        return np.where(np.isnan(v), t[at].to_numpy(float), v)
+
     xs = _segments(_errorbar(lc_ax).lines[2][0])
-    np.testing.assert_allclose(xs[:, 0, 0], t["win_rate_ci_low"].to_numpy(float))
-    np.testing.assert_allclose(xs[:, 1, 0], t["win_rate_ci_high"].to_numpy(float))
+    np.testing.assert_allclose(xs[:, 0, 0], end("win_rate_ci_low", "win_rate"))
+    np.testing.assert_allclose(xs[:, 1, 0], end("win_rate_ci_high", "win_rate"))
     ys = _segments(_errorbar(lc_ax).lines[2][1])
-    np.testing.assert_allclose(ys[:, 0, 1], t["lc_ci_low"].to_numpy(float))
-    np.testing.assert_allclose(ys[:, 1, 1], t["lc_ci_high"].to_numpy(float))
+    np.testing.assert_allclose(ys[:, 0, 1], end("lc_ci_low", "lc_win_rate"))
+    np.testing.assert_allclose(ys[:, 1, 1], end("lc_ci_high", "lc_win_rate"))
     assert [a.get_text() for a in st_ax.texts] == ["not estimable"]
