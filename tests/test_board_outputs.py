@@ -6,6 +6,7 @@ figure, a three-model log of a few dozen games for the command."""
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 import re
@@ -326,14 +327,16 @@ def test_title_defaults_to_the_preset_then_the_mapping_files_name(tmp_path, spy)
     assert json.loads((tmp_path / "a" / "leaderboard.json").read_text())["title"] == "alpaca_eval"
     mapping = tmp_path / "my_mapping.yaml"
     mapping.write_text("preset: alpaca_eval\n")
+    assert _run(["--mapping", mapping, logs, "--out", tmp_path / "b", "--resamples", 1]) == 0
+    assert spy["figure"][1]["title"] == "my_mapping"
     spy["stop"] = True
     with pytest.raises(_Stop):
-        _run(["--mapping", mapping, logs, "--out", tmp_path / "b"])
+        _run(["--format", "alpaca_eval", logs, "--out", tmp_path / "c"])
     (_, s), _ = spy["leaderboard"]
     assert (s.alpha, s.style_rounds, s.seed) == (0.05, 100, 0)  # the documented defaults
 
 
-def test_files_given_by_option_reach_the_settings(tmp_path, spy):
+def test_files_given_by_option_reach_the_settings(tmp_path, spy, monkeypatch):
     logs = _alpaca_log(tmp_path / "results", n=12)
     gamed = tmp_path / "df_gamed.csv"
     pd.DataFrame({"index": [0, 1], "preference": [2.0, 1.0], "std_delta_len": [0.5, -1.0],
@@ -345,11 +348,19 @@ def test_files_given_by_option_reach_the_settings(tmp_path, spy):
     ref.write_text(json.dumps({"coefs": {"length": 0.1, "header_density": 0.0, "list_density": 0.0,
                                          "bold_density": 0.0}, "mean": [0, 0, 0, 0], "std": [1, 1, 1, 1]}))
     answers = tmp_path / "answers.jsonl"
-    answers.write_text("")
+    answers.write_text(json.dumps({"uid": "q1", "model": "m1", "metadata": {
+        "token_len": 9, "header_count": 1, "list_count": 2, "bold_count": 3}}) + "\n")
+    from judgelab.verdict_import import cli as vcli
+
+    real = vcli.verdicts_from_args
+    # an Arena-Hard log names its answer files with --table answers=...; here the AlpacaEval log
+    # stands in for the verdicts (its preset takes no side table), the answers option as given
+    monkeypatch.setattr(vcli, "verdicts_from_args", lambda args: real(argparse.Namespace(**{**vars(args), "table": None})))
     spy["stop"] = True
     with pytest.raises(_Stop):
         _run(["--format", "alpaca_eval", logs, "--out", tmp_path / "o", "--gamed-csv", gamed, "--lc-weights", weights,
-              "--style-reference", ref, "--baseline", "base"])
+              "--style-reference", ref, "--baseline", "base", "--table", f"answers={answers}"])
+    assert spy["battles"][1]["metadata"] == {("q1", "m1"): (9, 1, 2, 3)}
     (_, s), _ = spy["leaderboard"]
     np.testing.assert_allclose(s.gamed.preference, [1.0, 0.0])
     assert s.lc_weights.loc["m1"].tolist() == [0.1, 0.2, 0.3]
