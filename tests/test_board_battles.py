@@ -44,6 +44,9 @@ def test_failures_leave_with_their_pair_and_are_counted_per_evaluated_model():
     assert b.pref_b.tolist() == [0.5, 0.0, 1.0]
     assert b.items == ["q2", "q3", "q6"] and b.item.tolist() == [0, 1, 2]
     assert b.judges == ["j"] and b.judge.tolist() == [0, 0, 0]
+    # integer codes as int64 (as the model codes), style counts as floats (as the lengths)
+    assert b.item.dtype == b.judge.dtype == b.a.dtype == np.int64
+    assert b.style_a.dtype == b.style_b.dtype == b.len_a.dtype == np.float64
 
 
 def test_no_usable_verdict_names_the_file():
@@ -146,7 +149,8 @@ def test_answer_metadata_files_keys_and_counts(tmp_path):
     d = tmp_path / "answers"
     (d / "sub").mkdir(parents=True)
     (d / "sub" / "m.jsonl").write_text(
-        json.dumps({"question_id": 7, "model": "m", "metadata": {"token_len": "12", "header_count": {"h1": 1},
+        json.dumps({"uid": "none", "model": "m"}) + "\n"  # no metadata: skipped, the file read on
+        + json.dumps({"question_id": 7, "model": "m", "metadata": {"token_len": "12", "header_count": {"h1": 1},
                                                                   "list_count": {"ordered": 2, "unordered": 3},
                                                                   "bold_count": {"**": 1, "__": 1}}}) + "\n"
         + json.dumps({"uid": "u", "question_id": 8, "model": "m", "metadata": {
@@ -157,6 +161,8 @@ def test_answer_metadata_files_keys_and_counts(tmp_path):
     other = tmp_path / "x.json"
     other.write_text("{}")
     assert read_answer_metadata([str(other)]) == {}  # only .jsonl answer files
+    assert read_answer_metadata([str(other), str(d / "sub" / "m.jsonl")]) == {("7", "m"): (12, 1, 5, 2),
+                                                                             ("u", "m"): (5, 0, 0, 0)}
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"uid": "u", "model": "m", "metadata": {}}) + "\n"
                    + json.dumps({"uid": "w", "model": "m", "metadata": {"token_len": "x"}}) + "\n")
