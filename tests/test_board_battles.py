@@ -36,24 +36,25 @@ def test_failures_leave_with_their_pair_and_are_counted_per_evaluated_model():
             ("p2", "q2", "base", "m1", 0.5, "fallback"),  # a fallback parse is a verdict
             ("p3", "q3", "base", "m2", 0.0, "ok"), ("p4", "q4", "base", "m2", 1.0, "error"),  # error status
             ("p5", "q5", "base", "base", 1.0, "ok"),  # the baseline against itself: no game, no failure
-            ("p6", "q6", "base", "m2", 1.0, "ok")])
+            ("p6", "q6", "base", "m2", 1.0, "ok"),
+            ("p7", "q7", "m2", "base", np.nan, "unparsed")])  # the evaluated model stored as A
     b = battles_from_table(t)
     assert len(b) == 3 and b.n_models == 3
-    assert b.failed == {"m1": 2, "m2": 1}
+    assert b.failed == {"m1": 2, "m2": 2}
     assert b.row.tolist() == [12, 13, 16]
     assert b.pref_b.tolist() == [0.5, 0.0, 1.0]
     assert b.items == ["q2", "q3", "q6"] and b.item.tolist() == [0, 1, 2]
     assert b.judges == ["j"] and b.judge.tolist() == [0, 0, 0]
     # integer codes as int64 (as the model codes), style counts as floats (as the lengths)
     assert b.item.dtype == b.judge.dtype == b.a.dtype == np.int64
-    assert b.style_a.dtype == b.style_b.dtype == b.len_a.dtype == np.float64
+    assert b.style_a.dtype == b.style_b.dtype == b.len_a.dtype == b.len_b.dtype == np.float64
 
 
 def test_no_usable_verdict_names_the_file():
-    t = _t([("p1", "q1", "base", "m1", np.nan, "unparsed"), ("p2", "q2", "m1", "m1", 1.0, "ok")])
+    t = _t([("p1", "q1", "base", "m0", np.nan, "unparsed"), ("p2", "q2", "m1", "m1", 1.0, "ok")])
     with pytest.raises(InputError) as e:
         battles_from_table(t)
-    assert str(e.value) == ("m1.json: no usable verdict (every row is a failure, a refusal or a model judged "
+    assert str(e.value) == ("m0.json: no usable verdict (every row is a failure, a refusal or a model judged "
                             "against itself)")
 
 
