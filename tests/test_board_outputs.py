@@ -433,11 +433,14 @@ def test_the_parser_documents_each_option():
     assert sub.get_default("fn") is cmd_leaderboard
     helps = {a.option_strings[0]: a.help for a in sub._actions if a.option_strings}
     assert helps["--out"] == "output folder (replaced whole)"
-    assert helps["--baseline"].startswith("score against this model (default: the one in every game")
-    assert helps["--gamed-csv"].startswith("AlpacaEval's df_gamed.csv: instruction difficulty")
-    assert helps["--gamed-csv"].endswith("(default: difficulty estimated from the logs)")
-    assert helps["--lc-weights"].startswith("AlpacaEval's published length_controlled_v1 weights CSV")
-    assert helps["--style-reference"].startswith("style_coefficients.json of an earlier run: freeze")
+    assert helps["--baseline"] == ("score against this model (default: the one in every game, else the most "
+                                   "frequent)")
+    assert helps["--gamed-csv"] == ("AlpacaEval's df_gamed.csv: instruction difficulty and gamed-baseline rows "
+                                    "for the LC win rate (default: difficulty estimated from the logs)")
+    assert helps["--lc-weights"] == ("AlpacaEval's published length_controlled_v1 weights CSV: adds "
+                                     "lc_from_published_weights for the models it lists")
+    assert helps["--style-reference"] == ("style_coefficients.json of an earlier run: freeze the style "
+                                          "coefficients so adding a model does not move the others")
     assert helps["--resamples"] == "bootstrap rounds of the style control (default 100, show_result.py's)"
     assert helps["--alpha"] == "1 - interval level (default 0.05: 95%% intervals)"
     assert helps["--title"] == "title of the figure"
@@ -445,7 +448,9 @@ def test_the_parser_documents_each_option():
     for a in sub._actions:
         if a.dest == "out":
             assert a.required
-    assert sub.description is None and "raw and bias-corrected leaderboard" in p.format_help()
+    assert sub.description is None
+    (choice,) = [a for a in p._subparsers._group_actions[0]._choices_actions if a.dest == "leaderboard"]
+    assert choice.help == "raw and bias-corrected leaderboard from recorded verdicts (no judge call)"
 
 
 def test_figure_of_an_object_table_with_twelve_models(tmp_path, drawn):
