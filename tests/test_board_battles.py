@@ -46,7 +46,8 @@ def test_failures_leave_with_their_pair_and_are_counted_per_evaluated_model():
     assert b.items == ["q2", "q3", "q6"] and b.item.tolist() == [0, 1, 2]
     assert b.judges == ["j"] and b.judge.tolist() == [0, 0, 0]
     # integer codes as int64 (as the model codes), style counts as floats (as the lengths)
-    assert b.item.dtype == b.judge.dtype == b.a.dtype == np.int64
+    assert b.item.dtype == b.judge.dtype == b.a.dtype == b.row.dtype == np.int64
+    assert b.pref_b.dtype == np.float64
     assert b.style_a.dtype == b.style_b.dtype == b.len_a.dtype == b.len_b.dtype == np.float64
 
 
@@ -69,12 +70,12 @@ def test_a_missing_model_names_file_row_and_column():
 
 def test_the_model_in_every_game_is_the_baseline_whichever_side_it_is_stored_on():
     t = _t([("p1", "q1", "base", "m1", 1.0, "ok"), ("p2", "q2", "m2", "base", 1.0, "ok"),
-            ("p3", "q3", "base", "m2", 0.25, "ok")])
+            ("p3", "q3", "m2", "base", 0.25, "ok")])  # m2, not the baseline, is the most frequent A
     b = battles_from_table(t)
     assert (b.baseline, b.reference, b.models) == ("base", "base", ["base", "m1", "m2"])
     model, y, is_b = b.evaluated()
-    assert model.tolist() == [1, 2, 2] and is_b.tolist() == [True, False, True]
-    assert y.tolist() == [1.0, 0.0, 0.25]  # stored as A, the model wins with 1 - P(B)
+    assert model.tolist() == [1, 2, 2] and is_b.tolist() == [True, False, False]
+    assert y.tolist() == [1.0, 0.0, 0.75]  # stored as A, the model wins with 1 - P(B)
 
 
 def test_two_models_in_every_game_the_baseline_is_the_one_stored_as_a():
