@@ -91,8 +91,11 @@ declare -A TESTS=(
   [judgelab/board/length_controlled.py]="tests/test_board_units.py"
   [judgelab/board/style_control.py]="tests/test_board_units.py"
   [judgelab/board/bias_aware.py]="tests/test_board_units.py"
-  [judgelab/board/battles.py]="tests/test_board_units.py"
+  [judgelab/board/battles.py]="tests/test_board_battles.py tests/test_board_units.py"
   [judgelab/board/table.py]="tests/test_board_units.py"
+  [judgelab/board/html.py]="tests/test_board_outputs.py"
+  [judgelab/board/figure.py]="tests/test_board_outputs.py"
+  [judgelab/board/command.py]="tests/test_board_outputs.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(

@@ -466,3 +466,81 @@ def test_a_log_shown_only_swapped_has_one_order_too():
     rng = np.random.default_rng(11)
     r = bias_aware(battles_from_table(_rows(_games(rng, orders=("BA",)))))
     assert "kappa" not in r.terms and "position: one presentation order" in r.note
+
+
+# ---- the fast paths equal the published forms -------------------------------------------------------------
+def test_direct_liblinear_fit_is_the_estimators_fit_bit_for_bit():
+    from sklearn.linear_model import LogisticRegression
+
+    assert L._direct_matches_public()  # this scikit-learn takes the direct path
+    rng = np.random.default_rng(3)
+    for n in (12, 90):
+        X, p = rng.normal(size=(n, 3)), rng.random(n)
+        sw = np.where(rng.random(n) < 0.3, L.REGULARIZE_TO_BASELINE_LAMBDA / 2, 1.0)
+        for C in L.CS[::3]:
+            est = LogisticRegression(**L._L1, solver="liblinear", C=C, fit_intercept=False, random_state=123)
+            est.fit(np.vstack([X, X]), np.r_[np.ones(n), np.zeros(n)], sample_weight=np.r_[p * sw, (1 - p) * sw])
+            np.testing.assert_array_equal(L._fit_proba(X, p, sw, C), est.coef_[0])
+
+
+def test_a_failing_direct_fit_falls_back_to_the_estimator(monkeypatch):
+    rng = np.random.default_rng(4)
+    X, p, sw = rng.normal(size=(40, 3)), rng.random(40), np.ones(40)
+    want = L._fit_proba(X, p, sw, 1.0)
+
+    def broken(*a, **k):
+        raise TypeError("train_wrap() takes 11 positional arguments")
+
+    monkeypatch.setattr(L, "_direct_fit", broken)
+    L._direct_matches_public.cache_clear()
+    try:
+        assert not L._direct_matches_public()
+        np.testing.assert_array_equal(L._fit_proba(X, p, sw, 1.0), want)
+    finally:
+        L._direct_matches_public.cache_clear()
+
+
+def _exploded_autograd_fit(m, b, o, f, n_models, idx):
+    """show_result.py's fit as published: every drawn row once, the loss taped by autograd."""
+    import torch
+
+    m, b = torch.as_tensor(m[idx]), torch.as_tensor(b[idx])
+    o, f = torch.as_tensor(o[idx], dtype=torch.float32), torch.as_tensor(f[idx], dtype=torch.float32)
+    with S._one_thread():
+        return S._lbfgs(n_models + f.shape[1], lambda c: S._bt_loss(c[m] - c[b] + f @ c[n_models:], o)).numpy()
+
+
+def test_the_counted_fit_is_the_exploded_autograd_fit():
+    rng = np.random.default_rng(5)
+    n = 240
+    model = rng.integers(1, 4, n)
+    opp = np.where(rng.random(n) < 0.7, 0, (model % 3) + 1)
+    y = (rng.random(n) < 0.3 + 0.15 * model).astype(np.float32)
+    f = rng.normal(size=(n, 2)).astype(np.float32)
+    idx = rng.integers(0, n, n)
+    want = _exploded_autograd_fit(model, opp, y, f, 4, idx)
+    np.testing.assert_allclose(S.fit_style_bt(model, opp, y, f, 4, idx), want, atol=2e-4)
+    np.testing.assert_allclose(S.fit_style_bt(model, opp, y, f, 4), _exploded_autograd_fit(
+        model, opp, y, f, 4, np.arange(n)), atol=2e-4)
+
+
+def test_style_controlled_with_strong_verdicts_is_the_exploded_bootstrap():
+    rng = np.random.default_rng(8)
+    n = 150
+    model = rng.integers(1, 3, n)
+    opp = np.zeros(n, int)
+    y = rng.choice([0.0, 0.5, 1.0], n)
+    weight = np.where(y != 0.5, rng.choice([1, 3], n), 1)
+    st = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    sb = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    rounds = 6
+    res = S.style_controlled(model, opp, y, weight, st, sb, 3, 0, rounds=rounds, alpha=0.2, seed=2)
+    mdl, o, out, feats = S.explode(model, opp, y, weight, S.style_features(st, sb))
+    fz, _, _ = S.standardize(feats)
+    boot = np.random.RandomState(2).randint(0, len(out), size=(rounds, len(out)))
+    coefs = np.stack([_exploded_autograd_fit(mdl, o, out, fz, 3, boot[r]) for r in range(rounds)])
+    probs = expit(coefs[:, :3] - coefs[:, [0]])
+    np.testing.assert_allclose(res.score / 100, np.quantile(probs, 0.5, axis=0), atol=1e-4)
+    np.testing.assert_allclose(res.ci_low / 100, np.quantile(probs, 0.1, axis=0), atol=1e-4)
+    np.testing.assert_allclose(res.ci_high / 100, np.quantile(probs, 0.9, axis=0), atol=1e-4)
+    assert list(res.coefs.values()) == pytest.approx(list(np.quantile(coefs[:, 3:], 0.5, axis=0)), abs=1e-3)

@@ -100,23 +100,49 @@ def _bt_loss(eta: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
              + torch.nn.functional.logsigmoid(-eta) * (1.0 - outcomes)).sum()
 
 
+def _fit_counted(m: torch.Tensor, b: torch.Tensor, o: torch.Tensor, f: torch.Tensor, w: torch.Tensor,
+                 n_models: int) -> np.ndarray:
+    """The Bradley-Terry fit of rows counted ``w`` times each: the loss of :func:`_bt_loss` over the
+    rows repeated ``w`` times, summed as ``w`` times each row's term, and its gradient written out
+    (the residual ``w (sigmoid(eta) - o)`` gathered per coefficient) instead of taped by autograd.
+    The same function and the same L-BFGS steps as the exploded, autograd form (equal to float32
+    rounding), at a fraction of the work: a bootstrap draw of ``n`` rows holds about ``0.63 n``
+    distinct ones, and a strong verdict's three copies are one row of count three."""
+    k = f.shape[1]
+    n_coef = n_models + k
+    logits = torch.nn.Parameter(torch.nn.init.constant_(torch.empty(n_coef), 0.5))
+    opt = torch.optim.LBFGS([logits], lr=1.0, max_iter=50, tolerance_grad=1e-9, tolerance_change=1e-9)
+
+    def closure() -> torch.Tensor:
+        c = logits.detach()
+        eta = c[m] - c[b] + f @ c[n_models:]
+        loss = -(w * (torch.nn.functional.logsigmoid(eta) * o
+                      + torch.nn.functional.logsigmoid(-eta) * (1.0 - o))).sum()
+        r = w * (torch.sigmoid(eta) - o)
+        grad = torch.zeros(n_coef)
+        grad.index_add_(0, m, r)
+        grad.index_add_(0, b, -r)
+        grad[n_models:] = f.T @ r
+        logits.grad = grad
+        return loss
+
+    opt.step(closure)
+    return logits.detach().numpy()
+
+
 def fit_style_bt(model: np.ndarray, opp: np.ndarray, outcomes: np.ndarray, feats: np.ndarray, n_models: int,
                  idx: np.ndarray | None = None) -> np.ndarray:
     """``fit_pairwise_model(..., loss_type="bt")`` on the rows ``idx``: coefs of the models then features.
 
     ``opp`` is each battle's other model (Arena-Hard: always the baseline, its one-hot -1)."""
-    sel = slice(None) if idx is None else torch.as_tensor(idx)
-    m = torch.as_tensor(model)[sel]
-    b = torch.as_tensor(opp)[sel]
-    o = torch.as_tensor(outcomes, dtype=torch.float32)[sel]
-    f = torch.as_tensor(feats, dtype=torch.float32)[sel]
-    k = f.shape[1]
-
-    def loss_of(c: torch.Tensor) -> torch.Tensor:
-        eta = c[m] - c[b] + f @ c[n_models:n_models + k]
-        return _bt_loss(eta, o)
-
-    return _lbfgs(n_models + k, loss_of).numpy()
+    n = len(outcomes)
+    count = np.ones(n) if idx is None else np.bincount(np.asarray(idx), minlength=n)
+    keep = np.flatnonzero(count)
+    with _one_thread():
+        return _fit_counted(torch.as_tensor(np.asarray(model)[keep]), torch.as_tensor(np.asarray(opp)[keep]),
+                            torch.as_tensor(np.asarray(outcomes, np.float32)[keep]),
+                            torch.as_tensor(np.asarray(feats, np.float32)[keep]),
+                            torch.as_tensor(count[keep].astype(np.float32)), n_models)
 
 
 @dataclass
@@ -151,8 +177,18 @@ def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: 
     n = len(out)
     if boot_idx is None:
         boot_idx = np.random.RandomState(seed).randint(low=0, high=n, size=(rounds, n))
+    # a round's draw of exploded rows as counts per game (a strong verdict's copies are one game)
+    game = np.repeat(np.arange(len(y)), np.asarray(weight, dtype=np.int64))
+    first = np.minimum(np.searchsorted(game, np.arange(len(y))), max(len(game) - 1, 0))  # weight 0: never drawn
+    g_m, g_o = torch.as_tensor(mdl[first]), torch.as_tensor(opp_[first])
+    g_y, g_f = torch.as_tensor(out[first]), torch.as_tensor(np.asarray(fz[first], np.float32))
+    coefs = np.empty((len(boot_idx), n_models + g_f.shape[1]), np.float32)
     with _one_thread():
-        coefs = np.stack([fit_style_bt(mdl, opp_, out, fz, n_models, boot_idx[r]) for r in range(len(boot_idx))])
+        for r in range(len(boot_idx)):
+            count = np.bincount(game[boot_idx[r]], minlength=len(y))
+            keep = torch.as_tensor(np.flatnonzero(count))
+            coefs[r] = _fit_counted(g_m[keep], g_o[keep], g_y[keep], g_f[keep],
+                                    torch.as_tensor(count[keep.numpy()].astype(np.float32)), n_models)
     probs = 1.0 / (1.0 + np.exp(-(coefs[:, :n_models] - coefs[:, [base]])))
     score = np.quantile(probs, 0.5, axis=0)
     lo = np.quantile(probs, alpha / 2, axis=0)

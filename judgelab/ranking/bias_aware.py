@@ -51,6 +51,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve, cholesky
 from scipy.optimize import minimize
 from scipy.special import expit
@@ -297,15 +298,18 @@ def identifiability(Z: np.ndarray, n_items: int, names: list[str],
     span = np.ones((n_items, 1)) if X is None else np.column_stack([np.ones(n_items), X])
     q, _ = np.linalg.qr(span)
     proj = np.eye(n_items) - q @ q.T
-    D = np.column_stack([Z[:, :n_items] @ proj, Z[:, n_items:]])
-    info = D.T @ D
+    # info = D'D for D = Z P, P = blockdiag(proj, I): formed as P'(Z'Z)P from the sparse Gram
+    # matrix (each comparison row has a handful of nonzeros), not from the dense n x p matrix D
+    P = np.eye(Z.shape[1])
+    P[:n_items, :n_items] = proj
+    info = P.T @ _gram(Z) @ P
     for m in range(n_items, Z.shape[1]):
         name = names[m]
         imm = info[m, m]
         if imm <= 0.0:
             status[name], vif[name] = "not identified", math.inf
             continue
-        rest = [j for j in range(D.shape[1]) if j != m]
+        rest = [j for j in range(info.shape[1]) if j != m]
         a = info[np.ix_(rest, rest)]
         b = info[rest, m]
         schur = imm - b @ np.linalg.lstsq(a, b, rcond=None)[0]
@@ -331,7 +335,22 @@ def _why(name: str, status: str) -> str:
     return f"{name} is only weakly identified by this design (VIF > {VIF_WEAK:g}): {cause}."
 
 
+def _sparse(Z: np.ndarray) -> sparse.csr_array:
+    """The design as a sparse matrix: a comparison row holds +1, -1 and its few bias entries, so
+    products with it cost a handful of operations per row instead of one per item."""
+    return Z if sparse.issparse(Z) else sparse.csr_array(Z)
+
+
+def _gram(Z: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """``Z' diag(w) Z`` (``w`` = 1 when None), dense, computed on the sparse design."""
+    Zs = _sparse(Z)
+    Zw = Zs if w is None else sparse.csr_array(Zs.multiply(np.asarray(w)[:, None]))
+    return np.asarray((Zs.T @ Zw).toarray())
+
+
 def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float):
+    Z = _sparse(Z)
+
     def f(beta: np.ndarray) -> tuple[float, np.ndarray]:
         eta = Z @ beta
         nll = float(np.sum(np.logaddexp(0.0, eta) - y * eta) + 0.5 * beta @ (prior * beta))
@@ -375,6 +394,7 @@ def fit_bias_aware(
         X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)
     names = param_names(n_items, cov_names, options)
     Z = design_matrix(comp, n_items, X, options, pair_X)
+    Z = _sparse(Z)  # every product below runs on the nonzeros (a few per comparison row)
     n_bias = Z.shape[1] - n_items
     start = np.zeros(Z.shape[1]) if x0 is None or len(x0) != Z.shape[1] else np.asarray(x0, dtype=float)
     tau2 = 1.0 / options.lam_b
@@ -387,7 +407,7 @@ def fit_bias_aware(
         beta = res.x
         w = expit(Z @ beta)
         w = w * (1.0 - w)
-        H = (Z * w[:, None]).T @ Z + np.diag(prior)
+        H = _gram(Z, w) + np.diag(prior)
         cov = cho_solve(cho_factor(H), np.eye(len(beta)))
         if not (options.hierarchical and n_bias):
             break
