@@ -65,6 +65,67 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+#: JSON of long strings a key hashes again and again (a pair's texts, in each order, for each
+#: judge): each is escaped once.  Bounded: emptied when full.
+_TEXT_JSON: dict[str, str] = {}
+_TEXT_JSON_MAX = 4096
+_TEXT_JSON_MIN_CHARS = 200
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _text_json(text: str) -> str:
+    """``canonical_json(text)`` of a string, remembered for long ones."""
+    if len(text) < _TEXT_JSON_MIN_CHARS:
+        return canonical_json(text)
+    out = _TEXT_JSON.get(text)
+    if out is None:
+        if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
+            _TEXT_JSON.clear()
+        out = _TEXT_JSON[text] = canonical_json(text)
+    return out
+
+
+def canonical_json_of_texts(obj: Any) -> str:
+    """``canonical_json(obj)``, the same string, for the small mappings of texts a request key
+    hashes (its slots and truth): long strings are escaped once per text (:func:`_text_json`).
+
+    Anything but str-keyed dicts, lists and JSON scalars of exactly those types (a subclass, a
+    numpy number, a non-string key) is left to :func:`canonical_json` whole, so the output never
+    differs (``tests/test_plan.py`` checks it on generated objects)."""
+    parts: list[str] = []
+    if _texts_json(obj, parts):
+        return "".join(parts)
+    return canonical_json(obj)
+
+
+def _texts_json(obj: Any, out: list[str]) -> bool:
+    t = type(obj)
+    if t is str:
+        out.append(_text_json(obj))
+    elif t is dict:
+        if any(type(k) is not str for k in obj):
+            return False
+        out.append("{")
+        for i, k in enumerate(sorted(obj)):
+            out.append(("," if i else "") + canonical_json(k) + ":")
+            if not _texts_json(obj[k], out):
+                return False
+        out.append("}")
+    elif t is list:
+        out.append("[")
+        for i, v in enumerate(obj):
+            if i:
+                out.append(",")
+            if not _texts_json(v, out):
+                return False
+        out.append("]")
+    elif t in _JSON_SCALARS:
+        out.append(canonical_json(obj))
+    else:
+        return False
+    return True
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -107,7 +168,8 @@ class JudgeRequest:
     json_mode: bool = False
 
     def __post_init__(self) -> None:
-        self.kind = OutputKind(self.kind)
+        if type(self.kind) is not OutputKind:  # (the Enum call costs more than the rest of this check)
+            self.kind = OutputKind(self.kind)
         if self.task is not None and self.task not in OUTPUT_TASKS:
             raise ValueError(f"unknown request task {self.task!r}; known: {', '.join(OUTPUT_TASKS)}")
         self.json_mode = bool(self.json_mode)
@@ -139,13 +201,19 @@ class JudgeRequest:
             body["json_mode"] = True
         return body
 
-    def key(self, identity: dict[str, Any], *, include_truth: bool = False) -> str:
-        """Cache key: hash of the backend identity (backend, model, sampling) and payload."""
-        body = {"judge": identity, "request": self.payload()}
+    def key(self, identity: dict[str, Any], *, include_truth: bool = False, payload_json: str | None = None) -> str:
+        """Cache key: hash of the backend identity (backend, model, sampling) and payload.
+
+        The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
+        "truth"]})``, written here part by part: with sorted keys that object's JSON is its
+        members' JSON in this order, so ``payload_json`` (``canonical_json(self.payload())``,
+        which the runner also hashes for a plan) is encoded once per request, not twice
+        (``tests/test_plan.py`` checks the equality)."""
+        pj = canonical_json(self.payload()) if payload_json is None else payload_json
+        body = '{"judge":' + canonical_json(identity) + ',"request":' + pj
         if include_truth:
-            body["truth"] = self.truth
-            body["slots"] = self.slots
-        return sha256_hex(canonical_json(body))
+            body += ',"slots":' + canonical_json_of_texts(self.slots) + ',"truth":' + canonical_json_of_texts(self.truth)
+        return sha256_hex(body + "}")
 
     def prompt_text(self) -> str:
         return "\n\n".join(m.content for m in self.messages)
@@ -207,7 +275,8 @@ class JudgeResponse:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.status = CallStatus(self.status)
+        if type(self.status) is not CallStatus:
+            self.status = CallStatus(self.status)
 
     def row(self) -> dict[str, Any]:
         """Flat dict for a table (meta keys are prefixed ``meta_``)."""

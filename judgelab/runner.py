@@ -23,13 +23,22 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 
 from tqdm.auto import tqdm
 
 from judgelab.cache import CachedCall, CallCache
 from judgelab.judges.base import Judge
 from judgelab.parsing import Parsed, parse, split_think
-from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, OutputKind, join_reasoning
+from judgelab.records import (
+    CallStatus,
+    JudgeRequest,
+    JudgeResponse,
+    OutputKind,
+    canonical_json,
+    join_reasoning,
+    sha256_hex,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +48,8 @@ PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
 
 
 def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Sequence[JudgeRequest],
-              todo: dict[str, JudgeRequest], stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
+              payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
+              errors: dict[str, str]) -> None:
     """Append one JSON line per distinct call this job needs to the plan log (one ``write``
     per job on an ``O_APPEND`` file, so parallel jobs do not interleave lines).
 
@@ -48,18 +58,17 @@ def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Se
     needed by both, and ``judgelab plan`` counts it under each study that needs it."""
     import json
 
-    from judgelab.records import canonical_json, sha256_hex
-
     lines = []
     seen: set[str] = set()
-    for k, req in zip(keys, requests, strict=True):
+    rule = os.environ.get("JUDGELAB_RULE", "")
+    for k, req, sha in zip(keys, requests, payload_shas, strict=True):
         if k in seen:
             continue
         seen.add(k)
         c = stored.get(k)
         lines.append(json.dumps({
-            "judge": judge.name, "rule": os.environ.get("JUDGELAB_RULE", ""), "label": label or "",
-            "payload_sha": sha256_hex(canonical_json(req.payload())), "task": req.output_task,
+            "judge": judge.name, "rule": rule, "label": label or "",
+            "payload_sha": sha, "task": req.output_task,
             "max_tokens_param": req.params.get("max_tokens"), "chars_in": len(req.prompt_text()),
             "tokens_out": None if c is None or k in errors else int(c.tokens_out), "new": k in todo,
         }, sort_keys=True))
@@ -96,7 +105,14 @@ def run_requests(
     raises; error rows are then returned with status ``error``.
     """
     started = time.time()
-    keys = [judge.key(r) for r in requests]
+    planning = bool(os.environ.get(PLAN_LOG_ENV))
+    if planning:  # a plan logs each payload's hash: its JSON is encoded once for the key and the hash
+        payloads = [canonical_json(r.payload()) for r in requests]
+        keys = [judge.key(r, p) for r, p in zip(requests, payloads, strict=True)]
+        payload_shas = [sha256_hex(p) for p in payloads]
+        del payloads
+    else:
+        keys = [judge.key(r) for r in requests]
     stored: dict[str, CachedCall] = cache.get_many(keys)
     todo: dict[str, JudgeRequest] = {}
     for k, r in zip(keys, requests, strict=True):
@@ -149,8 +165,8 @@ def run_requests(
                 f"(first error: {next(iter(errors.values()))}); answered calls are cached, "
                 f"rerun to retry the failed ones"
             )
-    if os.environ.get(PLAN_LOG_ENV):
-        _plan_log(judge, label, keys, requests, todo, stored, errors)
+    if planning:
+        _plan_log(judge, label, keys, requests, payload_shas, todo, stored, errors)
     new_keys = set(todo)
     out = []
     for k, req in zip(keys, requests, strict=True):
@@ -175,8 +191,19 @@ def run_requests(
 
 def parse_answer(req: JudgeRequest, raw_text: str | None) -> Parsed:
     """Parse a cached answer; pairwise verdicts and scores come from the text after a
-    ``</think>`` block when there is one (labels parse the block themselves)."""
+    ``</think>`` block when there is one (labels parse the block themselves).
+
+    Verdicts, scores and labels are parsed once per distinct (format, text): a judge answers
+    many requests in the same words (a plan's stand-ins nearly always), and :class:`Parsed` is
+    frozen, so the same one serves each.  Free text is not kept (each is new, and long)."""
+    if req.kind is OutputKind.TEXT:
+        return parse(req.kind, raw_text, fmt=req.fmt, score_ids=req.score_ids)
+    return _parse_verdict(req.kind, req.fmt, req.score_ids, raw_text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_verdict(kind: OutputKind, fmt: str, score_ids: str, raw_text: str | None) -> Parsed:
     text = raw_text
-    if text is not None and req.kind in (OutputKind.PAIRWISE, OutputKind.SCORE) and "</think>" in text.lower():
+    if text is not None and kind in (OutputKind.PAIRWISE, OutputKind.SCORE) and "</think>" in text.lower():
         text = split_think(text)[1]
-    return parse(req.kind, text, fmt=req.fmt, score_ids=req.score_ids)
+    return parse(kind, text, fmt=fmt, score_ids=score_ids)
