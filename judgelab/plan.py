@@ -76,6 +76,11 @@ PLAN_COLUMNS = ["judge", "study", "backend", "model", "calls", "cached", "to_cal
                 "est_tokens_out", "max_tokens_out", "est_usd", "max_usd", "note"]
 
 
+class UnplannedRule(RuntimeError):
+    """A job the targets need makes calls (or writes what calls are built from) and its rule has
+    no planner: the plan refuses rather than leave a hole in the count (the CLI prints one line)."""
+
+
 def _is_entry(d: Any) -> bool:
     return isinstance(d, dict) and {"name", "backend", "model"} <= set(d)
 
@@ -236,16 +241,18 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
     planners = rule_calls()
     unplanned = sorted({j.rule.name for j in jobs if j.rule.name not in planners and _runs_a_model(j)})
     if unplanned:  # a call-making job nobody counts would be a silent hole in the plan
-        raise RuntimeError(f"judgelab plan: no planner for rule(s) {', '.join(unplanned)}, which run a judge or a "
-                           f"model (a RULES entry in a judgelab/<study>/calls.py says what each asks)")
+        raise UnplannedRule(f"cannot count the calls of rule{'s' if len(unplanned) > 1 else ''} "
+                            f"{', '.join(unplanned)}: no planner for it, and it runs a judge or a model "
+                            f"(a RULES entry in a judgelab/<study>/calls.py says what each rule asks)")
     made = {str(f): j for j in jobs for f in j.output}
     run = [j for j in jobs if j.rule.name in planners]
     for j in run:  # a planned job reads only what planned jobs write (or what exists already)
         for f in j.input:
             src = made.get(str(f))
             if src is not None and src.rule.name not in planners:
-                raise RuntimeError(f"judgelab plan: rule {src.rule.name} writes {f}, which {_describe(j)} reads, "
-                                   f"and has no planner (a RULES entry in a judgelab/<study>/calls.py)")
+                raise UnplannedRule(f"cannot count the calls of {_describe(j)}: it reads {f}, which rule "
+                                    f"{src.rule.name} writes and no planner makes (a RULES entry in a "
+                                    f"judgelab/<study>/calls.py)")
     _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or write what calls are built from "
               f"({time.monotonic() - started:.1f} s)", progress)
     cwd = os.getcwd()
