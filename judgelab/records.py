@@ -65,62 +65,63 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-#: JSON of long strings a key hashes again and again (a pair's texts, in each order, for each
-#: judge): each is escaped once.  Bounded: emptied when full.
-_TEXT_JSON: dict[str, str] = {}
+#: UTF-8 JSON of long strings a key hashes again and again (a pair's texts, in each order, for
+#: each judge): each is escaped and encoded once.  Bounded: emptied when full.
+_TEXT_JSON: dict[str, bytes] = {}
 _TEXT_JSON_MAX = 4096
 _TEXT_JSON_MIN_CHARS = 200
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
-def _text_json(text: str) -> str:
-    """``canonical_json(text)`` of a string, remembered for long ones."""
+def _text_json(text: str) -> bytes:
+    """``canonical_json(text)`` of a string as UTF-8, remembered for long ones."""
     if len(text) < _TEXT_JSON_MIN_CHARS:
-        return canonical_json(text)
+        return canonical_json(text).encode("utf-8")
     out = _TEXT_JSON.get(text)
     if out is None:
         if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
             _TEXT_JSON.clear()
-        out = _TEXT_JSON[text] = canonical_json(text)
+        out = _TEXT_JSON[text] = canonical_json(text).encode("utf-8")
     return out
 
 
-def canonical_json_of_texts(obj: Any) -> str:
-    """``canonical_json(obj)``, the same string, for the small mappings of texts a request key
-    hashes (its slots and truth): long strings are escaped once per text (:func:`_text_json`).
+def canonical_json_utf8(obj: Any) -> bytes:
+    """``canonical_json(obj).encode("utf-8")``, the same bytes, made quickly for the small
+    mappings of texts a request key hashes (its slots and truth): long strings are escaped
+    once per text (:func:`_text_json`).
 
     Anything but str-keyed dicts, lists and JSON scalars of exactly those types (a subclass, a
     numpy number, a non-string key) is left to :func:`canonical_json` whole, so the output never
-    differs (``tests/test_plan.py`` checks it on generated objects)."""
-    parts: list[str] = []
+    differs (``tests/test_request_keys.py`` checks it on generated objects)."""
+    parts: list[bytes] = []
     if _texts_json(obj, parts):
-        return "".join(parts)
-    return canonical_json(obj)
+        return b"".join(parts)
+    return canonical_json(obj).encode("utf-8")
 
 
-def _texts_json(obj: Any, out: list[str]) -> bool:
+def _texts_json(obj: Any, out: list[bytes]) -> bool:
     t = type(obj)
     if t is str:
         out.append(_text_json(obj))
     elif t is dict:
         if any(type(k) is not str for k in obj):
             return False
-        out.append("{")
+        out.append(b"{")
         for i, k in enumerate(sorted(obj)):
-            out.append(("," if i else "") + canonical_json(k) + ":")
+            out.append((("," if i else "") + canonical_json(k) + ":").encode("utf-8"))
             if not _texts_json(obj[k], out):
                 return False
-        out.append("}")
+        out.append(b"}")
     elif t is list:
-        out.append("[")
+        out.append(b"[")
         for i, v in enumerate(obj):
             if i:
-                out.append(",")
+                out.append(b",")
             if not _texts_json(v, out):
                 return False
-        out.append("]")
+        out.append(b"]")
     elif t in _JSON_SCALARS:
-        out.append(canonical_json(obj))
+        out.append(canonical_json(obj).encode("utf-8"))
     else:
         return False
     return True
@@ -201,19 +202,26 @@ class JudgeRequest:
             body["json_mode"] = True
         return body
 
-    def key(self, identity: dict[str, Any], *, include_truth: bool = False, payload_json: str | None = None) -> str:
+    def key(self, identity: dict[str, Any], *, include_truth: bool = False,
+            payload_utf8: bytes | None = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
-        "truth"]})``, written here part by part: with sorted keys that object's JSON is its
-        members' JSON in this order, so ``payload_json`` (``canonical_json(self.payload())``,
-        which the runner also hashes for a plan) is encoded once per request, not twice
-        (``tests/test_plan.py`` checks the equality)."""
-        pj = canonical_json(self.payload()) if payload_json is None else payload_json
-        body = '{"judge":' + canonical_json(identity) + ',"request":' + pj
+        "truth"]})`` in UTF-8, fed to SHA-256 part by part: with sorted keys that object's JSON
+        is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
+        plan also hashes on its own and shares between judges) is made once, not per use
+        (``tests/test_request_keys.py`` checks the equality with the whole object's hash)."""
+        h = hashlib.sha256(b'{"judge":')
+        h.update(canonical_json(identity).encode("utf-8"))
+        h.update(b',"request":')
+        h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:
-            body += ',"slots":' + canonical_json_of_texts(self.slots) + ',"truth":' + canonical_json_of_texts(self.truth)
-        return sha256_hex(body + "}")
+            h.update(b',"slots":')
+            h.update(canonical_json_utf8(self.slots))
+            h.update(b',"truth":')
+            h.update(canonical_json_utf8(self.truth))
+        h.update(b"}")
+        return h.hexdigest()
 
     def prompt_text(self) -> str:
         return "\n\n".join(m.content for m in self.messages)

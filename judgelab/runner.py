@@ -19,11 +19,13 @@ reasoning is never taken for its answer.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -37,7 +39,6 @@ from judgelab.records import (
     OutputKind,
     canonical_json,
     join_reasoning,
-    sha256_hex,
 )
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,26 @@ def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Se
             os.close(fd)
 
 
+#: A plan asks the same payload of many judges (each judge of a study judges the same pairs):
+#: its UTF-8 JSON and hash, made once per distinct payload (by its fields; bounded, emptied
+#: when full).  Only while planning: a run asks each payload of few judges.
+_PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
+_PLAN_PAYLOADS_MAX = 16384
+
+
+def _plan_payload(req: JudgeRequest) -> tuple[bytes, str]:
+    """(``canonical_json(req.payload())`` in UTF-8, its SHA-256) of a request, once per payload."""
+    fields = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, canonical_json(req.params),
+              tuple((m.role, m.content) for m in req.messages))
+    got = _PLAN_PAYLOADS.get(fields)
+    if got is None:
+        if len(_PLAN_PAYLOADS) >= _PLAN_PAYLOADS_MAX:
+            _PLAN_PAYLOADS.clear()
+        data = canonical_json(req.payload()).encode("utf-8")
+        got = _PLAN_PAYLOADS[fields] = (data, hashlib.sha256(data).hexdigest())
+    return got
+
+
 class TooManyErrors(RuntimeError):
     """More calls failed than the configured tolerance; nothing is written."""
 
@@ -106,10 +127,10 @@ def run_requests(
     """
     started = time.time()
     planning = bool(os.environ.get(PLAN_LOG_ENV))
-    if planning:  # a plan logs each payload's hash: its JSON is encoded once for the key and the hash
-        payloads = [canonical_json(r.payload()) for r in requests]
-        keys = [judge.key(r, p) for r, p in zip(requests, payloads, strict=True)]
-        payload_shas = [sha256_hex(p) for p in payloads]
+    if planning:  # a plan logs each payload's hash: its JSON is made once for the key and the hash
+        payloads = [_plan_payload(r) for r in requests]
+        keys = [judge.key(r, p) for r, (p, _) in zip(requests, payloads, strict=True)]
+        payload_shas = [sha for _, sha in payloads]
         del payloads
     else:
         keys = [judge.key(r) for r in requests]

@@ -19,7 +19,7 @@ from judgelab.records import (
     Message,
     OutputKind,
     canonical_json,
-    canonical_json_of_texts,
+    canonical_json_utf8,
     sha256_hex,
 )
 from judgelab.runner import parse_answer
@@ -36,15 +36,13 @@ _JSONISH = st.recursive(_SCALAR, lambda inner: st.one_of(st.lists(inner, max_siz
 @given(_JSONISH)
 def test_texts_json_is_canonical_json(obj):
     try:
-        expected = canonical_json(obj)
+        expected = canonical_json(obj).encode("utf-8")
     except (TypeError, ValueError):  # mixed int/str keys cannot be sorted: the shortcut raises alike
-        try:
-            canonical_json_of_texts(obj)
-        except (TypeError, ValueError):
-            return
-        raise AssertionError("canonical_json raised, the shortcut did not") from None
-    assert canonical_json_of_texts(obj) == expected
-    assert canonical_json_of_texts(obj) == expected  # a second time: from the remembered texts
+        with pytest.raises((TypeError, ValueError)):
+            canonical_json_utf8(obj)
+        return
+    assert canonical_json_utf8(obj) == expected
+    assert canonical_json_utf8(obj) == expected  # a second time: from the remembered texts
 
 
 def test_texts_json_leaves_subclasses_and_numpy_to_json():
@@ -52,7 +50,7 @@ def test_texts_json_leaves_subclasses_and_numpy_to_json():
 
     obj = {"kind": OutputKind.PAIRWISE, "q": np.float64(0.25), "n": np.int64(3), "t": ("a" * 300, 1),
            "f": math.inf}
-    assert canonical_json_of_texts(obj) == canonical_json(obj)
+    assert canonical_json_utf8(obj) == canonical_json(obj).encode("utf-8")
 
 
 def _old_key(req: JudgeRequest, identity: dict, include_truth: bool) -> str:
@@ -81,7 +79,8 @@ def test_a_key_written_part_by_part_is_the_key(content, a, b, truth, params, tas
             req.key(identity, include_truth=include_truth)
         return
     assert req.key(identity, include_truth=include_truth) == old
-    assert req.key(identity, include_truth=include_truth, payload_json=canonical_json(req.payload())) == old
+    payload = canonical_json(req.payload()).encode("utf-8")
+    assert req.key(identity, include_truth=include_truth, payload_utf8=payload) == old
 
 
 def test_a_verdict_parsed_once_per_answer_equals_a_fresh_parse():
@@ -94,3 +93,22 @@ def test_a_verdict_parsed_once_per_answer_equals_a_fresh_parse():
         for t in texts * 2:
             fresh = parse(kind, t.split("</think>")[-1] if t and "</think>" in t else t, fmt=fmt)
             assert parse_answer(req, t) == fresh
+
+
+def test_a_plan_makes_each_payloads_json_once_and_tells_payloads_apart():
+    """The plan's memo of payload JSON (shared between judges) gives each request its own
+    payload's bytes and hash, and never another request's: every field of the payload counts."""
+    from judgelab.runner import _plan_payload
+
+    base = dict(messages=[Message("system", "s"), Message("user", "a long question " * 40)], fmt="json")
+    variants = [JudgeRequest(**base), JudgeRequest(**base, params={"temperature": 0.7}),
+                JudgeRequest(**base, task="cot"), JudgeRequest(**base, json_mode=True),
+                JudgeRequest(**{**base, "fmt": "brackets"}), JudgeRequest(**base, kind=OutputKind.SCORE),
+                JudgeRequest(**base, score_ids="roman"),
+                JudgeRequest(messages=[Message("user", "s"), Message("user", "a long question " * 40)], fmt="json"),
+                JudgeRequest(**base, truth={"gold": "A"}, meta={"i": 1})]  # truth and meta: not in the payload
+    got = [_plan_payload(r) for r in variants]
+    for r, (data, sha) in zip(variants, got, strict=True):
+        assert data == canonical_json(r.payload()).encode("utf-8") and sha == sha256_hex(canonical_json(r.payload()))
+    assert len({sha for _, sha in got}) == len(variants) - 1  # only the last repeats the first payload
+    assert got[-1] == got[0]

@@ -72,11 +72,11 @@ class ReplayJudge(Judge):
     def identity_extra(self) -> dict:
         return {"source": self.spec.options.get("source", "mapping"), "path": str(self.spec.options["path"])}
 
-    def key(self, request: JudgeRequest, payload_json: str | None = None) -> str:
+    def key(self, request: JudgeRequest, payload_utf8: bytes | None = None) -> str:
         a, b = request.slots.get("A"), request.slots.get("B")
         if a is not None and a == b and "order" in request.meta:
-            return request.key({**self.identity(), "order": request.meta["order"]}, payload_json=payload_json)
-        return super().key(request, payload_json)
+            return request.key({**self.identity(), "order": request.meta["order"]}, payload_utf8=payload_utf8)
+        return super().key(request, payload_utf8)
 
     def _pick(self, req: JudgeRequest, hits: list[ReplayEntry]) -> ReplayEntry | None:
         prompt = req.prompt_text()
