@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -70,19 +71,37 @@ def canonical_json(obj: Any) -> str:
 _TEXT_JSON: dict[str, bytes] = {}
 _TEXT_JSON_MAX = 4096
 _TEXT_JSON_MIN_CHARS = 200
-_JSON_SCALARS = (str, int, float, bool, type(None))
+_JSON_SCALARS = (int, float, bool, type(None))
+#: json's encoder of a str with ``ensure_ascii=False`` (its C one where built): what
+#: ``json.dumps(text, ensure_ascii=False)`` returns, without building an encoder per call
+_json_str = json.encoder.encode_basestring
 
 
 def _text_json(text: str) -> bytes:
-    """``canonical_json(text)`` of a string as UTF-8, remembered for long ones."""
+    """``canonical_json(text)`` of a string as UTF-8 (json's own string encoder, which
+    ``json.dumps`` calls for a str), remembered for long ones."""
     if len(text) < _TEXT_JSON_MIN_CHARS:
-        return canonical_json(text).encode("utf-8")
+        return _json_str(text).encode("utf-8")
     out = _TEXT_JSON.get(text)
     if out is None:
         if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
             _TEXT_JSON.clear()
-        out = _TEXT_JSON[text] = canonical_json(text).encode("utf-8")
+        out = _TEXT_JSON[text] = _json_str(text).encode("utf-8")
     return out
+
+
+def _json_scalar(obj: Any) -> bytes:
+    """``canonical_json`` of a number, bool or None: what json's encoder writes for each
+    (``float.__repr__``, and NaN / Infinity spelled as it spells them)."""
+    if obj is None:
+        return b"null"
+    if obj is True:
+        return b"true"
+    if obj is False:
+        return b"false"
+    if type(obj) is float and (obj != obj or obj in (math.inf, -math.inf)):
+        return b"NaN" if obj != obj else (b"Infinity" if obj > 0 else b"-Infinity")
+    return repr(obj).encode("ascii")
 
 
 def canonical_json_utf8(obj: Any) -> bytes:
@@ -108,7 +127,7 @@ def _texts_json(obj: Any, out: list[bytes]) -> bool:
             return False
         out.append(b"{")
         for i, k in enumerate(sorted(obj)):
-            out.append((("," if i else "") + canonical_json(k) + ":").encode("utf-8"))
+            out.append((("," if i else "") + _json_str(k) + ":").encode("utf-8"))
             if not _texts_json(obj[k], out):
                 return False
         out.append(b"}")
@@ -121,7 +140,7 @@ def _texts_json(obj: Any, out: list[bytes]) -> bool:
                 return False
         out.append(b"]")
     elif t in _JSON_SCALARS:
-        out.append(canonical_json(obj).encode("utf-8"))
+        out.append(_json_scalar(obj))
     else:
         return False
     return True

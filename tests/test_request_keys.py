@@ -45,6 +45,13 @@ def test_texts_json_is_canonical_json(obj):
     assert canonical_json_utf8(obj) == expected  # a second time: from the remembered texts
 
 
+def test_texts_json_writes_every_scalar_as_json_does():
+    scalars = [None, True, False, 0, -7, 10**30, 0.0, -0.0, 1e16, 1.5e-7, 5e-324, math.inf, -math.inf, math.nan,
+               "", "é\n\"", "x" * 300 + "\u2028\x00"]
+    obj = {f"k{i}": v for i, v in enumerate(scalars)} | {"list": scalars}
+    assert canonical_json_utf8(obj) == canonical_json(obj).encode("utf-8")
+
+
 def test_texts_json_leaves_subclasses_and_numpy_to_json():
     import numpy as np
 
