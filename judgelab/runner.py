@@ -61,18 +61,18 @@ def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Se
 
     lines = []
     seen: set[str] = set()
-    rule = os.environ.get("JUDGELAB_RULE", "")
+    # what every line of this job shares, as JSON once; each line adds its own fields
+    head = json.dumps({"judge": judge.name, "label": label or "", "rule": os.environ.get("JUDGELAB_RULE", "")})[:-1]
     for k, req, sha in zip(keys, requests, payload_shas, strict=True):
         if k in seen:
             continue
         seen.add(k)
         c = stored.get(k)
-        lines.append(json.dumps({
-            "judge": judge.name, "rule": rule, "label": label or "",
-            "payload_sha": sha, "task": req.output_task,
-            "max_tokens_param": req.params.get("max_tokens"), "chars_in": len(req.prompt_text()),
-            "tokens_out": None if c is None or k in errors else int(c.tokens_out), "new": k in todo,
-        }, sort_keys=True))
+        lines.append(f'{head}, "payload_sha": "{sha}", "task": "{req.output_task}", '
+                     f'"max_tokens_param": {json.dumps(req.params.get("max_tokens"))}, '
+                     f'"chars_in": {len(req.prompt_text())}, '
+                     f'"tokens_out": {"null" if c is None or k in errors else int(c.tokens_out)}, '
+                     f'"new": {"true" if k in todo else "false"}}}')
     if lines:
         fd = os.open(os.environ[PLAN_LOG_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -88,9 +88,17 @@ _PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
 _PLAN_PAYLOADS_MAX = 16384
 
 
+def _params_key(params: dict[str, Any]) -> Any:
+    """A request's sampling overrides as a dict key: each value with its type (1 and 1.0 and
+    True are one key to a dict, three to JSON); anything else as its JSON."""
+    if all(type(v) in (int, float, bool, str, type(None)) for v in params.values()):
+        return tuple(sorted((k, type(v).__name__, v) for k, v in params.items()))
+    return canonical_json(params)
+
+
 def _plan_payload(req: JudgeRequest) -> tuple[bytes, str]:
     """(``canonical_json(req.payload())`` in UTF-8, its SHA-256) of a request, once per payload."""
-    fields = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, canonical_json(req.params),
+    fields = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, _params_key(req.params),
               tuple((m.role, m.content) for m in req.messages))
     got = _PLAN_PAYLOADS.get(fields)
     if got is None:

@@ -499,10 +499,11 @@ class SimulatedJudge(Judge):
         markers = self._markers()
         for req in requests:
             prompt = req.prompt_text()
-            d = _Draws(hashlib.blake2b(prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+            encoded = prompt.encode()
+            d = _Draws(hashlib.blake2b(encoded, key=self._salt[:64], digest_size=32).digest())
             temp = float(req.params.get("temperature", self.spec.sampling.get("temperature", 0.0)))
             if temp > 0:  # per-sample noise: same item, different temperature -> new draw
-                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=self._salt[:64], digest_size=32).digest())
             else:
                 d2 = None
             if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
