@@ -164,7 +164,9 @@ def rule_calls() -> dict[str, RuleCalls]:
     out = dict(RULES)
     for info in sorted(pkgutil.iter_modules(judgelab.__path__), key=lambda i: i.name):
         name = f"judgelab.{info.name}.calls"
-        if not info.ispkg or importlib.util.find_spec(name) is None:
+        # looked up as a file first: find_spec would import every package (plots, board, ...) to ask
+        if not info.ispkg or not (Path(info.module_finder.path) / info.name / "calls.py").is_file() \
+                or importlib.util.find_spec(name) is None:
             continue
         rules = getattr(importlib.import_module(name), "RULES", {})
         for rule, fn in rules.items():

@@ -199,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.datasets.sources import DataMissing
     from judgelab.io import InputError
     from judgelab.judges.base import BackendUnavailable
+    from judgelab.plan import UnplannedRule
     from judgelab.registry import UnknownEntryError
     from judgelab.runner import TooManyErrors
 
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.fn(args))
     except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors,
-            FileNotFoundError) as exc:
+            UnplannedRule, FileNotFoundError) as exc:
         print(f"judgelab: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -191,20 +191,24 @@ def family_signature_score(text: str, family: str) -> float:
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
+def _bag(text: str) -> tuple[dict[str, int], float]:
+    """A text's word counts and their norm, once per text: a simulated judge compares its own
+    answer with every answer it judges (the dict is shared: never changed)."""
+    counts: dict[str, int] = {}
+    for t in _TOKEN.findall(text.lower()):
+        counts[t] = counts.get(t, 0) + 1
+    return counts, math.sqrt(sum(v * v for v in counts.values()))
+
+
 def bow_cosine(a: str, b: str) -> float:
     """Bag-of-words cosine similarity (the cheap stand-in for embedding similarity)."""
-    ta, tb = _TOKEN.findall(a.lower()), _TOKEN.findall(b.lower())
-    if not ta or not tb:
+    (ca, na), (cb, nb) = _bag(a), _bag(b)
+    if not ca or not cb:
         return 0.0
-    ca: dict[str, int] = {}
-    for t in ta:
-        ca[t] = ca.get(t, 0) + 1
-    cb: dict[str, int] = {}
-    for t in tb:
-        cb[t] = cb.get(t, 0) + 1
+    if len(cb) < len(ca):  # the dot product is a sum of integers: the same whichever side it walks
+        ca, cb = cb, ca
     dot = sum(v * cb.get(k, 0) for k, v in ca.items())
-    na = math.sqrt(sum(v * v for v in ca.values()))
-    nb = math.sqrt(sum(v * v for v in cb.values()))
     return dot / (na * nb)
 
 

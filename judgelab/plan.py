@@ -44,7 +44,6 @@ judges are planned as themselves (cost 0 unless they have a price).
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 import re
@@ -74,6 +73,11 @@ WORKFLOW_PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", 
 ANSWER_DEPENDENT_RULES = ("rbd_loop", "rbd_detect", "rbd_supervision", "scoring_references", "scoring_responses")
 PLAN_COLUMNS = ["judge", "study", "backend", "model", "calls", "cached", "to_call", "est_tokens_in",
                 "est_tokens_out", "max_tokens_out", "est_usd", "max_usd", "note"]
+
+
+class UnplannedRule(RuntimeError):
+    """A job the targets need makes calls (or writes what calls are built from) and its rule has
+    no planner: the plan refuses rather than leave a hole in the count (the CLI prints one line)."""
 
 
 def _is_entry(d: Any) -> bool:
@@ -236,16 +240,18 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
     planners = rule_calls()
     unplanned = sorted({j.rule.name for j in jobs if j.rule.name not in planners and _runs_a_model(j)})
     if unplanned:  # a call-making job nobody counts would be a silent hole in the plan
-        raise RuntimeError(f"judgelab plan: no planner for rule(s) {', '.join(unplanned)}, which run a judge or a "
-                           f"model (a RULES entry in a judgelab/<study>/calls.py says what each asks)")
+        raise UnplannedRule(f"cannot count the calls of rule{'s' if len(unplanned) > 1 else ''} "
+                            f"{', '.join(unplanned)}: no planner for it, and it runs a judge or a model "
+                            f"(a RULES entry in a judgelab/<study>/calls.py says what each rule asks)")
     made = {str(f): j for j in jobs for f in j.output}
     run = [j for j in jobs if j.rule.name in planners]
     for j in run:  # a planned job reads only what planned jobs write (or what exists already)
         for f in j.input:
             src = made.get(str(f))
             if src is not None and src.rule.name not in planners:
-                raise RuntimeError(f"judgelab plan: rule {src.rule.name} writes {f}, which {_describe(j)} reads, "
-                                   f"and has no planner (a RULES entry in a judgelab/<study>/calls.py)")
+                raise UnplannedRule(f"cannot count the calls of {_describe(j)}: it reads {f}, which rule "
+                                    f"{src.rule.name} writes and no planner makes (a RULES entry in a "
+                                    f"judgelab/<study>/calls.py)")
     _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or write what calls are built from "
               f"({time.monotonic() - started:.1f} s)", progress)
     cwd = os.getcwd()
@@ -316,6 +322,18 @@ def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: s
     }
 
 
+def _read_log(plan_log: Path) -> pd.DataFrame:
+    """The plan log (JSON lines, :func:`judgelab.runner.run_requests`) as a table, read by
+    pyarrow's JSON reader with the log's schema (a missing number reads as NaN)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = pa.schema([("judge", pa.string()), ("rule", pa.string()), ("label", pa.string()),
+                        ("payload_sha", pa.string()), ("task", pa.string()), ("max_tokens_param", pa.int64()),
+                        ("chars_in", pa.int64()), ("tokens_out", pa.int64()), ("new", pa.bool_())])
+    return pj.read_json(plan_log, parse_options=pj.ParseOptions(explicit_schema=schema)).to_pandas()
+
+
 def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: Path) -> pd.DataFrame:
     """One row per judge and study (the rule's prefix), then one :data:`ALL_STUDIES` row per judge.
 
@@ -323,11 +341,9 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     topk studies both ask) is counted under *each* study's row, although a run asks it once;
     the judge's :data:`ALL_STUDIES` row counts every distinct call once and is what a run pays.
     """
-    rows = [json.loads(line) for line in plan_log.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if plan_log.exists() else []
-    if not rows:
+    if not plan_log.exists() or plan_log.stat().st_size == 0:
         return pd.DataFrame(columns=PLAN_COLUMNS)
-    calls = pd.DataFrame(rows)
+    calls = _read_log(plan_log)
     calls["study"] = calls["rule"].str.split("_").str[0].replace("", "(outside a rule)")
     have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
     calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
@@ -335,7 +351,9 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     for judge, jg in calls.groupby("judge", sort=True):
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
-        jg = jg.assign(limit=[_max_tokens(spec, t, p) for t, p in zip(jg["task"], jg["max_tokens_param"], strict=True)])
+        params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"]]
+        limits = {tp: _max_tokens(spec, *tp) for tp in set(zip(jg["task"], params, strict=True))}  # a few
+        jg = jg.assign(limit=[limits[tp] for tp in zip(jg["task"], params, strict=True)])
         # a stand-in's answer may run longer than the real request allows; the real one stops there
         jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,6 +66,86 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+#: UTF-8 JSON of long strings a key hashes again and again (a pair's texts, in each order, for
+#: each judge): each is escaped and encoded once.  Bounded: emptied when full.
+_TEXT_JSON: dict[str, bytes] = {}
+_TEXT_JSON_MAX = 4096
+_TEXT_JSON_MIN_CHARS = 200
+_JSON_SCALARS = (int, float, bool, type(None))
+#: json's encoder of a str with ``ensure_ascii=False`` (its C one where built): what
+#: ``json.dumps(text, ensure_ascii=False)`` returns, without building an encoder per call
+_json_str = json.encoder.encode_basestring
+
+
+def _text_json(text: str) -> bytes:
+    """``canonical_json(text)`` of a string as UTF-8 (json's own string encoder, which
+    ``json.dumps`` calls for a str), remembered for long ones."""
+    if len(text) < _TEXT_JSON_MIN_CHARS:
+        return _json_str(text).encode("utf-8")
+    out = _TEXT_JSON.get(text)
+    if out is None:
+        if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
+            _TEXT_JSON.clear()
+        out = _TEXT_JSON[text] = _json_str(text).encode("utf-8")
+    return out
+
+
+def _json_scalar(obj: Any) -> bytes:
+    """``canonical_json`` of a number, bool or None: what json's encoder writes for each
+    (``float.__repr__``, and NaN / Infinity spelled as it spells them)."""
+    if obj is None:
+        return b"null"
+    if obj is True:
+        return b"true"
+    if obj is False:
+        return b"false"
+    if type(obj) is float and (obj != obj or obj in (math.inf, -math.inf)):
+        return b"NaN" if obj != obj else (b"Infinity" if obj > 0 else b"-Infinity")
+    return repr(obj).encode("ascii")
+
+
+def canonical_json_utf8(obj: Any) -> bytes:
+    """``canonical_json(obj).encode("utf-8")``, the same bytes, made quickly for the small
+    mappings of texts a request key hashes (its slots and truth): long strings are escaped
+    once per text (:func:`_text_json`).
+
+    Anything but str-keyed dicts, lists and JSON scalars of exactly those types (a subclass, a
+    numpy number, a non-string key) is left to :func:`canonical_json` whole, so the output never
+    differs (``tests/test_request_keys.py`` checks it on generated objects)."""
+    parts: list[bytes] = []
+    if _texts_json(obj, parts):
+        return b"".join(parts)
+    return canonical_json(obj).encode("utf-8")
+
+
+def _texts_json(obj: Any, out: list[bytes]) -> bool:
+    t = type(obj)
+    if t is str:
+        out.append(_text_json(obj))
+    elif t is dict:
+        if any(type(k) is not str for k in obj):
+            return False
+        out.append(b"{")
+        for i, k in enumerate(sorted(obj)):
+            out.append((("," if i else "") + _json_str(k) + ":").encode("utf-8"))
+            if not _texts_json(obj[k], out):
+                return False
+        out.append(b"}")
+    elif t is list:
+        out.append(b"[")
+        for i, v in enumerate(obj):
+            if i:
+                out.append(b",")
+            if not _texts_json(v, out):
+                return False
+        out.append(b"]")
+    elif t in _JSON_SCALARS:
+        out.append(_json_scalar(obj))
+    else:
+        return False
+    return True
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -107,7 +188,8 @@ class JudgeRequest:
     json_mode: bool = False
 
     def __post_init__(self) -> None:
-        self.kind = OutputKind(self.kind)
+        if type(self.kind) is not OutputKind:  # (the Enum call costs more than the rest of this check)
+            self.kind = OutputKind(self.kind)
         if self.task is not None and self.task not in OUTPUT_TASKS:
             raise ValueError(f"unknown request task {self.task!r}; known: {', '.join(OUTPUT_TASKS)}")
         self.json_mode = bool(self.json_mode)
@@ -139,13 +221,26 @@ class JudgeRequest:
             body["json_mode"] = True
         return body
 
-    def key(self, identity: dict[str, Any], *, include_truth: bool = False) -> str:
-        """Cache key: hash of the backend identity (backend, model, sampling) and payload."""
-        body = {"judge": identity, "request": self.payload()}
+    def key(self, identity: dict[str, Any], *, include_truth: bool = False,
+            payload_utf8: bytes | None = None) -> str:
+        """Cache key: hash of the backend identity (backend, model, sampling) and payload.
+
+        The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
+        "truth"]})`` in UTF-8, fed to SHA-256 part by part: with sorted keys that object's JSON
+        is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
+        plan also hashes on its own and shares between judges) is made once, not per use
+        (``tests/test_request_keys.py`` checks the equality with the whole object's hash)."""
+        h = hashlib.sha256(b'{"judge":')
+        h.update(canonical_json(identity).encode("utf-8"))
+        h.update(b',"request":')
+        h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:
-            body["truth"] = self.truth
-            body["slots"] = self.slots
-        return sha256_hex(canonical_json(body))
+            h.update(b',"slots":')
+            h.update(canonical_json_utf8(self.slots))
+            h.update(b',"truth":')
+            h.update(canonical_json_utf8(self.truth))
+        h.update(b"}")
+        return h.hexdigest()
 
     def prompt_text(self) -> str:
         return "\n\n".join(m.content for m in self.messages)
@@ -207,7 +302,8 @@ class JudgeResponse:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.status = CallStatus(self.status)
+        if type(self.status) is not CallStatus:
+            self.status = CallStatus(self.status)
 
     def row(self) -> dict[str, Any]:
         """Flat dict for a table (meta keys are prefixed ``meta_``)."""

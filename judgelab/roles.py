@@ -22,9 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from judgelab.config import ConfigError
+from judgelab.config import ConfigError, load_yaml
 from judgelab.registry import is_simulated
 
 #: Set by ``judgelab plan`` for its stand-in run: the path of the user's real config, so that the
@@ -38,8 +36,7 @@ def role_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     path = os.environ.get(ROLE_CONFIG_ENV)
     if not path:
         return config
-    with open(path, encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    return load_yaml(path)
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,27 @@ reasoning is never taken for its answer.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from judgelab.cache import CachedCall, CallCache
 from judgelab.judges.base import Judge
 from judgelab.parsing import Parsed, parse, split_think
-from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, OutputKind, join_reasoning
+from judgelab.records import (
+    CallStatus,
+    JudgeRequest,
+    JudgeResponse,
+    OutputKind,
+    canonical_json,
+    join_reasoning,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +49,8 @@ PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
 
 
 def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Sequence[JudgeRequest],
-              todo: dict[str, JudgeRequest], stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
+              payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
+              errors: dict[str, str]) -> None:
     """Append one JSON line per distinct call this job needs to the plan log (one ``write``
     per job on an ``O_APPEND`` file, so parallel jobs do not interleave lines).
 
@@ -48,27 +59,54 @@ def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Se
     needed by both, and ``judgelab plan`` counts it under each study that needs it."""
     import json
 
-    from judgelab.records import canonical_json, sha256_hex
-
     lines = []
     seen: set[str] = set()
-    for k, req in zip(keys, requests, strict=True):
+    # what every line of this job shares, as JSON once; each line adds its own fields
+    head = json.dumps({"judge": judge.name, "label": label or "", "rule": os.environ.get("JUDGELAB_RULE", "")})[:-1]
+    for k, req, sha in zip(keys, requests, payload_shas, strict=True):
         if k in seen:
             continue
         seen.add(k)
         c = stored.get(k)
-        lines.append(json.dumps({
-            "judge": judge.name, "rule": os.environ.get("JUDGELAB_RULE", ""), "label": label or "",
-            "payload_sha": sha256_hex(canonical_json(req.payload())), "task": req.output_task,
-            "max_tokens_param": req.params.get("max_tokens"), "chars_in": len(req.prompt_text()),
-            "tokens_out": None if c is None or k in errors else int(c.tokens_out), "new": k in todo,
-        }, sort_keys=True))
+        lines.append(f'{head}, "payload_sha": "{sha}", "task": "{req.output_task}", '
+                     f'"max_tokens_param": {json.dumps(req.params.get("max_tokens"))}, '
+                     f'"chars_in": {len(req.prompt_text())}, '
+                     f'"tokens_out": {"null" if c is None or k in errors else int(c.tokens_out)}, '
+                     f'"new": {"true" if k in todo else "false"}}}')
     if lines:
         fd = os.open(os.environ[PLAN_LOG_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
         finally:
             os.close(fd)
+
+
+#: A plan asks the same payload of many judges (each judge of a study judges the same pairs):
+#: its UTF-8 JSON and hash, made once per distinct payload (by its fields; bounded, emptied
+#: when full).  Only while planning: a run asks each payload of few judges.
+_PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
+_PLAN_PAYLOADS_MAX = 16384
+
+
+def _params_key(params: dict[str, Any]) -> Any:
+    """A request's sampling overrides as a dict key: each value with its type (1 and 1.0 and
+    True are one key to a dict, three to JSON); anything else as its JSON."""
+    if all(type(v) in (int, float, bool, str, type(None)) for v in params.values()):
+        return tuple(sorted((k, type(v).__name__, v) for k, v in params.items()))
+    return canonical_json(params)
+
+
+def _plan_payload(req: JudgeRequest) -> tuple[bytes, str]:
+    """(``canonical_json(req.payload())`` in UTF-8, its SHA-256) of a request, once per payload."""
+    fields = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, _params_key(req.params),
+              tuple((m.role, m.content) for m in req.messages))
+    got = _PLAN_PAYLOADS.get(fields)
+    if got is None:
+        if len(_PLAN_PAYLOADS) >= _PLAN_PAYLOADS_MAX:
+            _PLAN_PAYLOADS.clear()
+        data = canonical_json(req.payload()).encode("utf-8")
+        got = _PLAN_PAYLOADS[fields] = (data, hashlib.sha256(data).hexdigest())
+    return got
 
 
 class TooManyErrors(RuntimeError):
@@ -96,7 +134,14 @@ def run_requests(
     raises; error rows are then returned with status ``error``.
     """
     started = time.time()
-    keys = [judge.key(r) for r in requests]
+    planning = bool(os.environ.get(PLAN_LOG_ENV))
+    if planning:  # a plan logs each payload's hash: its JSON is made once for the key and the hash
+        payloads = [_plan_payload(r) for r in requests]
+        keys = [judge.key(r, p) for r, (p, _) in zip(requests, payloads, strict=True)]
+        payload_shas = [sha for _, sha in payloads]
+        del payloads
+    else:
+        keys = [judge.key(r) for r in requests]
     stored: dict[str, CachedCall] = cache.get_many(keys)
     todo: dict[str, JudgeRequest] = {}
     for k, r in zip(keys, requests, strict=True):
@@ -149,8 +194,8 @@ def run_requests(
                 f"(first error: {next(iter(errors.values()))}); answered calls are cached, "
                 f"rerun to retry the failed ones"
             )
-    if os.environ.get(PLAN_LOG_ENV):
-        _plan_log(judge, label, keys, requests, todo, stored, errors)
+    if planning:
+        _plan_log(judge, label, keys, requests, payload_shas, todo, stored, errors)
     new_keys = set(todo)
     out = []
     for k, req in zip(keys, requests, strict=True):
@@ -175,8 +220,19 @@ def run_requests(
 
 def parse_answer(req: JudgeRequest, raw_text: str | None) -> Parsed:
     """Parse a cached answer; pairwise verdicts and scores come from the text after a
-    ``</think>`` block when there is one (labels parse the block themselves)."""
+    ``</think>`` block when there is one (labels parse the block themselves).
+
+    Verdicts, scores and labels are parsed once per distinct (format, text): a judge answers
+    many requests in the same words (a plan's stand-ins nearly always), and :class:`Parsed` is
+    frozen, so the same one serves each.  Free text is not kept (each is new, and long)."""
+    if req.kind is OutputKind.TEXT:
+        return parse(req.kind, raw_text, fmt=req.fmt, score_ids=req.score_ids)
+    return _parse_verdict(req.kind, req.fmt, req.score_ids, raw_text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_verdict(kind: OutputKind, fmt: str, score_ids: str, raw_text: str | None) -> Parsed:
     text = raw_text
-    if text is not None and req.kind in (OutputKind.PAIRWISE, OutputKind.SCORE) and "</think>" in text.lower():
+    if text is not None and kind in (OutputKind.PAIRWISE, OutputKind.SCORE) and "</think>" in text.lower():
         text = split_think(text)[1]
-    return parse(req.kind, text, fmt=req.fmt, score_ids=req.score_ids)
+    return parse(kind, text, fmt=fmt, score_ids=score_ids)

@@ -242,8 +242,26 @@ def test_a_plan_refuses_a_dag_with_an_unplanned_rule(project: Path, monkeypatch)
     real = judgelab.calls.rule_calls
     monkeypatch.setattr(judgelab.calls, "rule_calls",
                         lambda: {k: v for k, v in real().items() if not k.startswith("audit_query")})
-    with pytest.raises(RuntimeError, match=r"no planner for rule.*audit_query"):
+    with pytest.raises(RuntimeError, match=r"calls of rules? audit_query.*no planner"):
         plan([extra], targets=_targets(), directory=str(project), progress=False)
+
+
+def test_the_cli_names_an_unplanned_rule_in_one_line(project: Path, monkeypatch, capsys):
+    """``judgelab plan`` on a DAG with a judge-calling rule that has no planner: exit 2 and one
+    ``judgelab: error:`` line naming the rule (no traceback)."""
+    import judgelab.calls
+    from judgelab.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    real = judgelab.calls.rule_calls
+    monkeypatch.setattr(judgelab.calls, "rule_calls",
+                        lambda: {k: v for k, v in real().items() if k != "audit_query"})
+    rc = main(["plan", "--quiet", "--directory", str(project), "--configfile", str(project.parent / "mine.yaml"),
+               *_targets()])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and err[0].startswith("judgelab: error: cannot count the calls of rule audit_query")
+    assert "Traceback" not in err[0] and "calls.py" in err[0]
 
 
 @pytest.mark.slow

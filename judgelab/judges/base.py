@@ -84,12 +84,14 @@ class Judge(ABC):
     def identity_extra(self) -> dict[str, Any]:
         return {}
 
-    def key(self, request: JudgeRequest) -> str:
+    def key(self, request: JudgeRequest, payload_utf8: bytes | None = None) -> str:
+        """The request's cache key with this judge (``payload_utf8``: the request's payload as
+        ``canonical_json`` in UTF-8 when the caller has it already, :meth:`JudgeRequest.key`)."""
         ident = self.identity()
         controls = self.output_controls(request)
         if controls:
             ident = {**ident, "controls": controls}
-        return request.key(ident, include_truth=self.reads_truth)
+        return request.key(ident, include_truth=self.reads_truth, payload_utf8=payload_utf8)
 
     @property
     def uses_output_controls(self) -> bool:

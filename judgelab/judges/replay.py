@@ -26,17 +26,20 @@ the cache key of such requests (their prompts are identical).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import BACKENDS
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, OutputKind, RawAnswer
-from judgelab.verdict_import import import_verdicts, mapping_from_config, replay_recording
-from judgelab.verdict_import.importer import Recording, ReplayEntry
+
+if TYPE_CHECKING:  # the importer (pandas, scipy) loads with the first replay judge, not with the backend registry
+    from judgelab.verdict_import.importer import Recording, ReplayEntry
 
 
 def load_recording(options: dict, *, where: str) -> Recording:
     from judgelab.datasets.sources import resolve_data_path
+    from judgelab.verdict_import import import_verdicts, mapping_from_config, replay_recording
 
     if "path" not in options:
         raise ConfigError(f"{where}: replay needs option 'path'")
@@ -69,11 +72,11 @@ class ReplayJudge(Judge):
     def identity_extra(self) -> dict:
         return {"source": self.spec.options.get("source", "mapping"), "path": str(self.spec.options["path"])}
 
-    def key(self, request: JudgeRequest) -> str:
+    def key(self, request: JudgeRequest, payload_utf8: bytes | None = None) -> str:
         a, b = request.slots.get("A"), request.slots.get("B")
         if a is not None and a == b and "order" in request.meta:
-            return request.key({**self.identity(), "order": request.meta["order"]})
-        return super().key(request)
+            return request.key({**self.identity(), "order": request.meta["order"]}, payload_utf8=payload_utf8)
+        return super().key(request, payload_utf8)
 
     def _pick(self, req: JudgeRequest, hits: list[ReplayEntry]) -> ReplayEntry | None:
         prompt = req.prompt_text()

@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from statistics import NormalDist
+from types import EllipsisType
 from typing import Any, TypeVar
 
 from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec
@@ -495,18 +496,20 @@ class SimulatedJudge(Judge):
     # -- entry point ----------------------------------------------------------------
     def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
         out = []
+        markers = self._markers()
         for req in requests:
             prompt = req.prompt_text()
-            d = _Draws(hashlib.blake2b(prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+            encoded = prompt.encode()
+            d = _Draws(hashlib.blake2b(encoded, key=self._salt[:64], digest_size=32).digest())
             temp = float(req.params.get("temperature", self.spec.sampling.get("temperature", 0.0)))
             if temp > 0:  # per-sample noise: same item, different temperature -> new draw
-                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=self._salt[:64], digest_size=32).digest())
             else:
                 d2 = None
             if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
                 text = REFUSAL_TEXT
             elif req.kind is OutputKind.PAIRWISE:
-                text = self._pairwise(req, prompt, d, d2, temp)
+                text = self._pairwise(req, prompt, d, d2, temp, style=_style_of(prompt, markers))
             elif req.kind is OutputKind.SCORE:
                 text = self._score(req, prompt, d, d2, temp)
             elif req.kind is OutputKind.LABEL:
@@ -520,18 +523,21 @@ class SimulatedJudge(Judge):
         return out
 
     # -- pairwise ----------------------------------------------------------------------
+    @staticmethod
+    def _markers() -> list[tuple[str, str]]:
+        """(name, marker) of each registered prompt style, read once per batch of answers."""
+        return [(name, PROMPT_STYLES.get(name).marker) for name in PROMPT_STYLES]
+
     def prompt_style(self, prompt: str) -> str | None:
         """The registered prompt style of ``prompt`` (longest matching marker), or None."""
-        best, size = None, 0
-        for name in PROMPT_STYLES:
-            marker = PROMPT_STYLES.get(name).marker
-            if len(marker) > size and marker in prompt:
-                best, size = name, len(marker)
-        return best
+        return _style_of(prompt, self._markers())
 
-    def decision_params(self, prompt: str) -> tuple[dict[str, float], float, float]:
-        """(bias coefficients, competence, tie margin) this judge uses for ``prompt``."""
-        style = self.prompt_style(prompt) if PROMPT_STYLES.names() else None
+    def decision_params(self, prompt: str, *,
+                        style: str | EllipsisType | None = ...) -> tuple[dict[str, float], float, float]:
+        """(bias coefficients, competence, tie margin) this judge uses for ``prompt``
+        (``style``: the prompt's style when the caller has it, :meth:`prompt_style`)."""
+        if style is ...:
+            style = self.prompt_style(prompt)
         key = style if style in self.profile.prompt_styles else None
         if key not in self._style_params:
             eff = self.profile.prompt_styles[key]
@@ -542,11 +548,12 @@ class SimulatedJudge(Judge):
             self._style_params[key] = (coef, self.profile.competence + eff.competence_delta, margin)
         return self._style_params[key]
 
-    def preference_logit(self, req: JudgeRequest, prompt: str) -> tuple[float, dict[str, float]]:
+    def preference_logit(self, req: JudgeRequest, prompt: str, *,
+                         style: str | EllipsisType | None = ...) -> tuple[float, dict[str, float]]:
         """The deterministic part of the preference for slot A, and the cues it read."""
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
         fa, fb = text_features(a), text_features(b)
-        c, competence, _ = self.decision_params(prompt)
+        c, competence, _ = self.decision_params(prompt, style=style)
         cues = {
             "len": length_log_ratio(a, b),
             "md": fa.markdown - fb.markdown,
@@ -569,9 +576,10 @@ class SimulatedJudge(Judge):
             sim = max(sim, _cached_cosine(text, own))
         return sim
 
-    def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float) -> str:
-        z, cues = self.preference_logit(req, prompt)
-        margin = self.decision_params(prompt)[2] if req.fmt in _TIE_FORMATS else 0.0
+    def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float, *,
+                  style: str | None) -> str:
+        z, cues = self.preference_logit(req, prompt, style=style)
+        margin = self.decision_params(prompt, style=style)[2] if req.fmt in _TIE_FORMATS else 0.0
         noisy = z + _logistic(d[0])
         if d2 is not None:
             noisy += temp * self.profile.sample_noise * _logistic(d2[0])
@@ -579,7 +587,6 @@ class SimulatedJudge(Judge):
         reasoning = _reasoning(cues, verdict)
         if d[6] < self.profile.malformed_rate:
             return _malformed_pairwise(req.fmt, d[7], reasoning)
-        style = self.prompt_style(prompt) if PROMPT_STYLES.names() else None
         writer = PROMPT_STYLES.get(style).writer if style is not None else None
         if writer is not None:
             return writer(req.fmt, verdict, reasoning, d)
@@ -638,6 +645,15 @@ class SimulatedJudge(Judge):
         if d[6] < self.profile.malformed_rate:
             return "<think>The evaluation may or may not be biased.</think>"
         return f"<think>I check whether the evaluation follows a superficial cue. {SIMULATED_TEXT_NOTE}</think> {ans.capitalize()}"
+
+
+def _style_of(prompt: str, markers: Sequence[tuple[str, str]]) -> str | None:
+    """The style whose marker is in ``prompt`` (the longest; of equal ones, the first), or None."""
+    best, size = None, 0
+    for name, marker in markers:
+        if len(marker) > size and marker in prompt:
+            best, size = name, len(marker)
+    return best
 
 
 def _quality_gap(truth: dict[str, Any]) -> float:

@@ -31,7 +31,7 @@ answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.unscored`; emp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import pandas as pd
@@ -88,9 +88,9 @@ class DetectorCase:
         return truncate_words(self.question, 2 * max_words if max_words else None)
 
     def with_verdict(self, verdict: Sequence[int], truth: str) -> DetectorCase:
-        d = asdict(self)
-        d.update(verdict=[int(v) for v in verdict], truth=truth)
-        return DetectorCase(**d)
+        # the fields copied as asdict copies them (lists anew), without its recursive walk
+        return replace(self, options=list(self.options), swapped_options=list(self.swapped_options),
+                       verdict=[int(v) for v in verdict], truth=truth)
 
 
 CASE_COLUMNS = [f.name for f in fields(DetectorCase)]

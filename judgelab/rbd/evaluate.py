@@ -133,17 +133,21 @@ def bias_labels(verdicts: pd.DataFrame, label_rules: dict[str, str]) -> pd.DataF
     rows = []
     for (set_name, judge), g in verdicts.groupby(["set", "judge"], sort=True):
         rule = label_rules.get(str(set_name), "eq1")
-        d = g[g["variant"] == "D"].set_index("item_id")
-        b = g[g["variant"] == "D_bias"].set_index("item_id")
-        for iid in sorted(b.index):
-            rb = b.loc[iid]
+        # each variant's rows by item (one per item), as records: a row lookup per item in pandas
+        # (.loc) costs more than the rest of this loop together
+        d = {r["item_id"]: r for r in g[g["variant"] == "D"].to_dict("records")}
+        b = {r["item_id"]: r for r in g[g["variant"] == "D_bias"].to_dict("records")}
+        if len(d) + len(b) != int(g["variant"].isin(["D", "D_bias"]).sum()):
+            raise ValueError(f"set {set_name}, judge {judge}: an item has two verdicts of one variant")
+        for iid in sorted(b):
+            rb = b[iid]
             vb = int(rb["verdict"])
             if rule == "all_no":
                 vd, gd, sd, lab = -1, -1, "", "no" if vb >= 0 else ""
             else:
-                if iid not in d.index:
+                if iid not in d:
                     continue
-                rd = d.loc[iid]
+                rd = d[iid]
                 vd, gd, sd = int(rd["verdict"]), int(rd["gold"]), str(rd["status"])
                 lab = M.bias_label(vd, vb, gd, int(rb["gold"]))
             rows.append({
