@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_verdict_import_stream import _judgebench_log
 
 from judgelab.bias_card.card import CardSettings, bias_card
 from judgelab.io import InputError
@@ -17,6 +16,7 @@ from judgelab.verdict_import import columnar
 from judgelab.verdict_import.importer import import_verdicts
 from judgelab.verdict_import.mapping import build_mapping
 from judgelab.verdict_import.presets import preset_mapping
+from tests.test_verdict_import_stream import _judgebench_log
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verdict_logs" / "judgebench"
 
