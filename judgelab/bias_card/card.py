@@ -247,6 +247,14 @@ class CardRow:
 # clustered statistics from per-item sums
 
 
+def _n_distinct(codes: np.ndarray) -> int:
+    """Distinct values of an array; of non-negative integer codes by counting (np.unique sorts or hashes)."""
+    codes = np.asarray(codes)
+    if codes.dtype.kind in "iu" and len(codes) and codes.min() >= 0:
+        return int(np.count_nonzero(np.bincount(codes)))
+    return len(np.unique(codes))
+
+
 def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
     codes, uniq = pd.factorize(np.asarray(clusters))
     return codes, len(uniq)
@@ -554,7 +562,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
 
     metrics = (("length_controlled", "len"), ("markdown_controlled", "md"))
     items = lg.items[decisive]
-    n, n_items = len(items), len(np.unique(items))
+    n, n_items = len(items), _n_distinct(items)
 
     def fail(reason: str) -> list[CardRow]:
         return [CardRow(m, test="wald-cluster", null_value=0.0, n=n, n_items=n_items, reason=reason)
@@ -729,7 +737,7 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
     else:
         reason = ""
     rows.append(CardRow("arena_hard_score", estimate=est, ci_low=lo, ci_high=hi, se=math.sqrt(var) if var >= 0 else NAN,
-                        n=int(kept.sum()), n_items=len(np.unique(items[kept])), share=float(kept.mean()), note=note,
+                        n=int(kept.sum()), n_items=_n_distinct(items[kept]), share=float(kept.mean()), note=note,
                         reason=reason))
     return rows
 
@@ -1099,7 +1107,7 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     both = lab & np.isin(lg.verdict, ("A", "B", "tie"))
     kap, se, lo, hi, reason = cohen_kappa(lg.verdict[both], human[both], s.confidence)
     rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
-                        n_items=len(np.unique(lg.items[both])), share=float(both.sum() / lab.sum()), reason=reason,
+                        n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
     for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
         rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,

@@ -81,7 +81,14 @@ def _string_ranks(strings: np.ndarray) -> np.ndarray:
 def _has_control(strings: np.ndarray) -> bool:
     """Whether a string holds a character at or below the unit separator (it would sort a joined id
     string differently from its parts)."""
-    return bool(pd.Series(strings, dtype=object).str.contains("[\x00-\x1f]", regex=True).any())
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(strings, type=pa.large_string())
+    except (pa.ArrowException, UnicodeEncodeError):
+        return bool(pd.Series(strings, dtype=object).str.contains("[\x00-\x1f]", regex=True).any())
+    return bool(pc.any(pc.match_substring_regex(arr, "[\x00-\x1f]")).as_py())
 
 
 def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
@@ -215,7 +222,7 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     wide, items, n_judges = judge_matrix(table)
     counts = category_counts(wide)
     out = {"estimate": NAN, "ci_low": NAN, "ci_high": NAN, "se": NAN, "n": len(wide),
-           "n_items": len(np.unique(items)), "reason": "", "note": ""}
+           "n_items": int(np.count_nonzero(np.bincount(items))) if len(items) else 0, "reason": "", "note": ""}
     if n_judges < 2:
         out["reason"] = "one judge: no agreement between judges"
         return out
