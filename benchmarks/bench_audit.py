@@ -39,12 +39,46 @@ WORDS = ("the answer follows from the premise because each step is checked again
          "the result is stated clearly with a short justification that the reader can verify").split()
 
 
-def _text(rng: np.random.Generator, n_words: int) -> str:
-    return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n_words))
+CHUNK = 100_000  # pairs built per block of the vectorised writer
+
+
+def _texts(rng: np.random.Generator, n_words: np.ndarray) -> object:
+    """Arrow strings of ``len(n_words)`` texts, each ``n_words[i]`` random words of :data:`WORDS` joined by
+    spaces (ASCII letters only: nothing to escape in JSON), built in Arrow's C++ kernels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    offsets = np.zeros(len(n_words) + 1, np.int64)
+    np.cumsum(n_words, out=offsets[1:])
+    tokens = pa.array(WORDS).take(pa.array(rng.integers(0, len(WORDS), int(offsets[-1]))))
+    return pc.binary_join(pa.LargeListArray.from_arrays(pa.array(offsets), tokens), " ")
+
+
+def _games(model: str, reward: bool) -> list[str]:
+    """The two JSON texts a game can take (index 1: the slot shown first wins), as ``json.dumps`` writes them."""
+    out = []
+    for a_wins in (False, True):
+        dec = "A>B" if a_wins else "B>A"
+        if reward:
+            sa, sb = (1.5, 0.5) if a_wins else (0.5, 1.5)
+            j = {"judge_model": model, "prompt": "", "response": "", "scores": [sa, sb]}
+        else:
+            j = {"judge_model": model, "prompt": "...", "response": f"My final verdict: [[{dec}]]"}
+        out.append(json.dumps({"judgment": j, "decision": dec}, ensure_ascii=False))
+    return out
 
 
 def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0, text_scale: int = 1) -> int:
-    """JudgeBench-layout files, ``n_pairs`` pairs in all split over ``n_judges`` judge files; bytes written."""
+    """JudgeBench-layout files, ``n_pairs`` pairs in all split over ``n_judges`` judge files; bytes written.
+
+    Each line is what ``json.dumps(record, ensure_ascii=False)`` writes for the pair's record,
+    assembled from pre-encoded pieces by Arrow's string kernels a block of :data:`CHUNK` pairs at
+    a time (a Python ``json.dumps`` per pair wrote ~2 MB/s: over an hour for ten million pairs).
+    The texts of a pair with ``text_scale`` > 1 are drawn after its word counts, so the
+    verdicts are the same pairs' at every scale."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     rng = np.random.default_rng(seed)
     size = 0
     per = [n_pairs // n_judges + (k < n_pairs % n_judges) for k in range(n_judges)]
@@ -53,31 +87,33 @@ def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0, text_sca
         jname, model = ("reward_model", f"org/reward-{k}") if reward else ("arena_hard", f"gpt-judge-{k}")
         path = folder / (f"dataset=judgebench,response_model=gpt-4o-2024-05-13,judge_name={jname},"
                          f"judge_model={model.replace('/', '_')}.jsonl")
-        la = rng.integers(10, 70, n)
-        lb = rng.integers(10, 70, n)
-        gold_b = rng.random(n) < 0.5
-        first = rng.random((n, 2)) < 0.6  # position bias: the slot shown first wins
-        with path.open("w", encoding="utf-8") as fh:
-            for i in range(n):
-                q = f"Question {k}-{i}: " + _text(rng, 20)
-                a, b = _text(rng, int(la[i]) * text_scale), _text(rng, int(lb[i]) * text_scale)
-                games = []
-                for g in range(2):
-                    shown_a_len, shown_b_len = (la[i], lb[i]) if g == 0 else (lb[i], la[i])
-                    a_wins = first[i, g] if shown_a_len == shown_b_len else (first[i, g] or shown_a_len > shown_b_len)
-                    dec = "A>B" if a_wins else "B>A"
-                    if reward:
-                        sa, sb = (1.5, 0.5) if a_wins else (0.5, 1.5)
-                        j = {"judge_model": model, "prompt": "", "response": "", "scores": [sa, sb]}
-                    else:
-                        j = {"judge_model": model, "prompt": "...", "response": f"My final verdict: [[{dec}]]"}
-                    games.append({"judgment": j, "decision": dec})
-                rec = {"pair_id": f"{k}-{i}", "original_id": i, "source": "synthetic", "question": q,
-                       "response_model": "gpt-4o-2024-05-13", "response_A": a, "response_B": b,
-                       "label": "B>A" if gold_b[i] else "A>B", "judge_name": jname, "judgments": games}
-                line = json.dumps(rec, ensure_ascii=False) + "\n"
-                size += len(line)
-                fh.write(line)
+        games = pa.array(_games(model, reward))
+        labels = pa.array(['"A>B"', '"B>A"'])
+        with path.open("wb") as fh:
+            for lo in range(0, n, CHUNK):
+                m = min(CHUNK, n - lo)
+                # the verdicts first, from their own stream: the same at every text scale
+                vr = np.random.default_rng([seed, k, lo])
+                la, lb = vr.integers(10, 70, m), vr.integers(10, 70, m)
+                gold_b = vr.random(m) < 0.5
+                first = vr.random((m, 2)) < 0.6  # position bias: the slot shown first wins
+                wins = [np.where(sa == sb, first[:, g], first[:, g] | (sa > sb))
+                        for g, (sa, sb) in enumerate(((la, lb), (lb, la)))]
+                idx = pc.cast(pa.array(np.arange(lo, lo + m)), pa.string())
+                q = _texts(rng, np.full(m, 20))
+                a, b = _texts(rng, la * text_scale), _texts(rng, lb * text_scale)
+                line = pc.binary_join_element_wise(
+                    f'{{"pair_id": "{k}-', idx, '", "original_id": ', idx,
+                    f', "source": "synthetic", "question": "Question {k}-', idx, ": ", q,
+                    '", "response_model": "gpt-4o-2024-05-13", "response_A": "', a, '", "response_B": "', b,
+                    '", "label": ', labels.take(pa.array(gold_b.astype(np.int8))),
+                    f', "judge_name": "{jname}", "judgments": [', games.take(pa.array(wins[0].astype(np.int8))),
+                    ", ", games.take(pa.array(wins[1].astype(np.int8))), "]}\n", "")
+                line = line.cast(pa.large_string()) if line.type != pa.large_string() else line
+                offs = np.frombuffer(line.buffers()[1], np.int64, m + 1, line.offset * 8)
+                data = line.buffers()[2]
+                fh.write(memoryview(data)[int(offs[0]):int(offs[-1])])
+                size += int(offs[-1] - offs[0])
     return size
 
 

@@ -729,3 +729,61 @@ def test_canonical_pairs_store_texts_in_sorted_model_order():
                          "prompt": ["q"], "category": ["c"], "response_a": ["one"], "response_b": ["two"]})
     ps, vs = canonical_pairs(same)  # one model against itself: the annotator's order is kept
     assert ps[["response_a", "response_b"]].iloc[0].tolist() == ["one", "two"] and vs["human_pref"].iloc[0] == 0.0
+
+
+def _messy_panel(seed: int, n_pairs: int = 40, judges: tuple[str, ...] = ("j3", "j1", "j20", "j2"),
+                 missing_item: int = 11) -> pd.DataFrame:
+    """Judges in a shuffled table: repeats, unparsed and missing verdicts, pair ids that prefix one
+    another (p1, p10), a missing item id, a judge that skips some pairs."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for j in judges:
+        for i in range(n_pairs):
+            if j == "j2" and i % 7 == 3:
+                continue
+            for order in ("AB", "BA"):
+                for rep in (0, 1) if i % 5 == 0 else (0,):
+                    v = rng.choice(["A", "B", "tie", "", "error"], p=[0.4, 0.35, 0.15, 0.05, 0.05])
+                    rows.append({"judge": j, "pair_id": f"p{i}", "order": order, "verdict": v, "repeat": rep,
+                                 "item_id": None if i == missing_item else f"q{i // 3}"})
+    t = pd.DataFrame(rows)
+    return t.iloc[rng.permutation(len(t))].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("storage", ["object", "category"])
+def test_judge_matrix_on_codes_equals_the_pivot_on_joined_strings(seed, storage):
+    from judgelab.bias_card.reliability import _judge_matrix_by_strings
+
+    t = _messy_panel(seed)
+    if storage == "category":
+        cats = list(t["pair_id"].unique())[::-1]  # categories in another order than the strings'
+        t = t.astype({"judge": "category", "order": "category", "verdict": "category", "item_id": "category"})
+        t["pair_id"] = pd.Categorical(t["pair_id"], categories=cats)
+    wide, items, n_j = judge_matrix(t)
+    ref_wide, ref_items, ref_n = _judge_matrix_by_strings(t)
+    assert n_j == ref_n == 4 and list(wide.columns) == ["j1", "j2", "j20", "j3"]
+    assert len(wide) > 20 and wide.to_numpy().tolist() == ref_wide.to_numpy().tolist()
+    assert items.tolist() == ref_items.tolist() and items.min() == 0
+    # a pair without an item id is its own item (as in the card's clusters), not a missing code
+    p = _panel({"j2": ["A", "B", "tie", "A"], "j1": ["B", "B", "A", "A"]})
+    p["item_id"] = p["item_id"].astype(object).where(p["pair_id"] != "p2", None)
+    assert judge_matrix(p)[1].tolist() == _judge_matrix_by_strings(p)[1].tolist() == [0, 0, 1, 2]
+    # control characters in a pair id sort the joined strings differently from their parts
+    ctl = t.assign(pair_id=t["pair_id"].astype(str).str.replace("p1", "p\x01", regex=False))
+    for got, ref in zip(judge_matrix(ctl)[:2], _judge_matrix_by_strings(ctl)[:2], strict=True):
+        assert np.asarray(got).tolist() == np.asarray(ref).tolist()
+
+
+def test_card_with_three_judges_is_the_same_with_the_pivot_judge_matrix(monkeypatch):
+    from judgelab.bias_card import reliability
+
+    t = _messy_panel(4, n_pairs=60, judges=("j3", "j1", "j2"), missing_item=-1).assign(
+        model="m", family="f", status="ok", expected_verdict="", response_a="x", response_b="y y")
+    s = CardSettings(n_resamples=300)
+    new = bias_card(t, s)
+    monkeypatch.setattr(reliability, "judge_matrix", reliability._judge_matrix_by_strings)
+    old = bias_card(t, s)
+    panel = new[new["judge"] == "all judges"]
+    assert len(panel) == 2 and panel["estimate"].notna().all() and panel["ci_low"].notna().all()
+    pd.testing.assert_frame_equal(new, old)

@@ -742,12 +742,10 @@ def test_share_columns_of_the_card_rows():
 
 
 class FakeFit:
-    """What GLM(...).fit returns, with a chosen cluster-robust SE (statsmodels never gives a bad one here)."""
+    """What GLM(...).fit returns (the fit on distinct rows), with chosen fitted probabilities."""
 
     def __init__(self, se: float, mu: float = 0.5):
         self.params = pd.Series({"len": 0.3, "md": 0.2, "gold": 0.1, "const": 0.0})
-        self.bse = pd.Series({"len": se, "md": 0.5, "gold": 0.5, "const": 0.5})
-        self.pvalues = pd.Series({"len": 0.5, "md": 0.5, "gold": 0.5, "const": 0.5})
         self.fittedvalues = np.full(80, mu)
 
 
@@ -761,16 +759,23 @@ def fake_glm(monkeypatch, fit) -> None:
         def fit(self, **k):
             return fit()
 
+    from judgelab.bias_card import card as card_mod
+
     monkeypatch.setattr(glm_mod, "GLM", GLM)
+    # the clustered SEs of the fake fit (on fake fitted probabilities the sandwich would explode)
+    monkeypatch.setattr(card_mod, "_cluster_sandwich", lambda x, *a: np.full(x.shape[1], 0.5))
 
 
 @pytest.mark.parametrize("se", [0.0, NAN, -1.0])
 def test_logit_row_with_an_unusable_cluster_se_is_not_estimable(monkeypatch, se):
-    fake_glm(monkeypatch, lambda: FakeFit(se))
+    from judgelab.bias_card import card as card_mod
+
+    # columns const, len, md, gold: the sandwich (never a bad SE on real data) gives len a bad one
+    monkeypatch.setattr(card_mod, "_cluster_sandwich", lambda *a: np.array([0.5, se, 0.5, 0.5]))
     t = logit_table()
     rows = _logit_rows(_prepare(t, "lenient"), np.ones(len(t), bool), S)
     assert rows[0].reason == f"cluster-robust standard error {se:.3g}" and math.isnan(rows[0].statistic)
-    assert rows[1].reason == "" and rows[1].statistic == pytest.approx(0.2 / 0.5)
+    assert rows[1].reason == "" and rows[1].statistic == pytest.approx(rows[1].estimate / 0.5)
 
 
 def test_logit_separation_signalled_by_statsmodels_or_by_fitted_probabilities(monkeypatch):
@@ -1054,3 +1059,43 @@ def test_markdown_cue_is_a_difference_in_both_orders():
     lg = _prepare(table(both_orders("q", "p", "A", "B", response_a=a, response_b=b)), "lenient")
     diff = markdown_score(a) - markdown_score(b)
     assert markdown_score(b) > 0 and lg.md_shown.tolist() == [pytest.approx(diff), pytest.approx(-diff)]
+
+
+@pytest.mark.parametrize("distinct_lengths", [3, 40])
+@pytest.mark.parametrize("models", [False, True])
+def test_logit_on_distinct_rows_equals_statsmodels_cluster_fit_on_every_row(distinct_lengths, models):
+    """The fit on distinct (covariates, outcome) rows with frequency weights and the hand-summed
+    sandwich give statsmodels' GLM(...).fit(cov_type="cluster") on the full rows to 1e-9."""
+    from statsmodels.genmod import families
+    from statsmodels.genmod.generalized_linear_model import GLM
+
+    from judgelab.bias_card.card import _model_term
+
+    rng = np.random.default_rng(distinct_lengths + 7 * models)
+    calls = []
+    for i in range(300):
+        ab, ba = (str(x) for x in rng.choice(["A", "B"], 2, p=[0.6, 0.4]))
+        calls += both_orders(f"q{i // 3}", f"p{i}", ab, ba, gold=str(rng.choice(["A", "B"])),
+                             response_a=" ".join(["w"] * int(rng.integers(3, 3 + distinct_lengths))),
+                             response_b=("# t\n" if i % 4 == 0 else "") + " ".join(["w"] * 5))
+    t = table(calls)
+    lg = _prepare(t, "lenient")
+    if models:  # three models behind the responses: the Bradley-Terry model term
+        lg.model_a = np.repeat(rng.choice(["m1", "m2", "m3"], 300), 2)
+        lg.model_b = np.repeat(rng.choice(["m1", "m2", "m3"], 300), 2)
+    dec = np.isin(lg.verdict, ("A", "B"))
+    rows = by_metric([r.__dict__ for r in _logit_rows(lg, dec, S, model_term=models)])
+    X = pd.DataFrame({"const": 1.0, "len": lg.lenlr_shown[dec], "md": lg.md_shown[dec], "gold": lg.gold_shown[dec]})
+    if models:
+        X = pd.concat([X, _model_term(lg, dec)], axis=1)
+    y = (lg.shown[dec] == "A").astype(float)
+    fit = GLM(y, X, family=families.Binomial()).fit(cov_type="cluster",
+                                                    cov_kwds={"groups": pd.factorize(lg.items[dec])[0]})
+    if distinct_lengths == 3 and not models:  # few distinct rows: the frequency weights carry the fit
+        assert len(np.unique(X.to_numpy(), axis=0)) < len(X) / 10
+    for metric, col in (("length_controlled", "len"), ("markdown_controlled", "md")):
+        r = rows[metric]
+        assert r["reason"] == "", metric
+        assert r["estimate"] == pytest.approx(fit.params[col], rel=1e-9, abs=0)
+        assert r["se"] == pytest.approx(fit.bse[col], rel=1e-9, abs=0)
+        assert r["p_value"] == pytest.approx(fit.pvalues[col], rel=1e-9, abs=1e-300)

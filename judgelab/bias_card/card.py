@@ -247,6 +247,14 @@ class CardRow:
 # clustered statistics from per-item sums
 
 
+def _n_distinct(codes: np.ndarray) -> int:
+    """Distinct values of an array; of non-negative integer codes by counting (np.unique sorts or hashes)."""
+    codes = np.asarray(codes)
+    if codes.dtype.kind in "iu" and len(codes) and codes.min() >= 0:
+        return int(np.count_nonzero(np.bincount(codes)))
+    return len(np.unique(codes))
+
+
 def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
     codes, uniq = pd.factorize(np.asarray(clusters))
     return codes, len(uniq)
@@ -554,7 +562,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
 
     metrics = (("length_controlled", "len"), ("markdown_controlled", "md"))
     items = lg.items[decisive]
-    n, n_items = len(items), len(np.unique(items))
+    n, n_items = len(items), _n_distinct(items)
 
     def fail(reason: str) -> list[CardRow]:
         return [CardRow(m, test="wald-cluster", null_value=0.0, n=n, n_items=n_items, reason=reason)
@@ -567,12 +575,22 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     y = (lg.shown[decisive] == "A").astype(float)
     if y.min() == y.max():
         return fail("every decisive verdict names the same slot: perfect separation")
-    X = pd.DataFrame({"const": 1.0, "len": lg.lenlr_shown[decisive], "md": lg.md_shown[decisive]})
+    cols = {"len": lg.lenlr_shown[decisive], "md": lg.md_shown[decisive]}
     gold = lg.gold_shown[decisive]
     if np.any(gold != 0):
-        X["gold"] = gold
+        cols["gold"] = gold
     if model_term:
-        X = pd.concat([X, _model_term(lg, decisive)], axis=1)
+        cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
+    # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
+    # the rows themselves; the clustered sandwich is summed over the rows (_cluster_sandwich)
+    key = pd.factorize(y)[0].astype(np.int64)
+    for v in cols.values():
+        codes, uniq = pd.factorize(v)
+        key = pd.factorize(key * (len(uniq) + 1) + codes)[0].astype(np.int64)
+    counts = np.bincount(key)
+    rep = np.full(len(counts), -1)
+    rep[key[::-1]] = np.arange(len(key))[::-1]  # first row of each distinct row
+    X = pd.DataFrame({"const": 1.0, **{c: v[rep] for c, v in cols.items()}})
     X = X.loc[:, (X.std() > 0) | (X.columns == "const")]
     # model strengths are defined up to the intercept: with one baseline shown first in every row the
     # evaluated models' columns sum to -const, so one of them goes (the cue's coefficient, the
@@ -586,7 +604,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            fit = GLM(y, X, family=families.Binomial()).fit(cov_type="cluster", cov_kwds={"groups": groups})
+            fit = GLM(y[rep], X, family=families.Binomial(), freq_weights=counts.astype(float)).fit()
         except PerfectSeparationError:
             return fail("perfect separation")
     if any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
@@ -594,6 +612,9 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     mu = np.asarray(fit.fittedvalues)
     if np.any((mu < 1e-8) | (mu > 1 - 1e-8)):
         return fail("quasi-separation: fitted probabilities at 0 or 1")
+    params = fit.params  # a Series named by X's columns
+    row_cols = [np.ones(n) if c == "const" else cols[c] for c in X.columns]
+    bse = pd.Series(_cluster_sandwich(X.to_numpy(), counts, mu, row_cols, y - mu[key], groups), index=X.columns)
     controls = [c for c in X.columns if c != "const" and not c.startswith("model[")]
     n_model_cols = sum(c.startswith("model[") for c in X.columns)
     rows = []
@@ -602,7 +623,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
             rows.append(CardRow(metric, test="wald-cluster", null_value=0.0, n=n, n_items=n_items,
                                 reason="no variation in this cue"))
             continue
-        b, se = float(fit.params[col]), float(fit.bse[col])
+        b, se = float(params[col]), float(bse[col])
         reason = ""
         if not math.isfinite(se) or se <= 0:
             reason = f"cluster-robust standard error {se:.3g}"
@@ -611,11 +632,31 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
         mde = (norm.ppf(1 - s.alpha / 2) + norm.ppf(s.power)) * se
         rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
                             n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
-                            p_value=float(fit.pvalues[col]), mde=mde, reason=reason,
+                            p_value=float(2 * norm.sf(abs(b / se))) if se > 0 else NAN, mde=mde, reason=reason,
                             note="controls: " + ", ".join(["position"] + [c for c in controls if c != col]
                                                           + ([f"model strength ({n_model_cols} free terms)"]
                                                              if n_model_cols else []))))
     return rows
+
+
+def _cluster_sandwich(x_distinct: np.ndarray, counts: np.ndarray, mu: np.ndarray, row_cols: list[np.ndarray],
+                      resid: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Cluster-robust standard errors of a logistic GLM fitted on distinct rows with frequency weights.
+
+    What statsmodels computes for ``GLM(...).fit(cov_type="cluster")`` on the full rows
+    (``cov_cluster``: the inverse Hessian around the outer product of the per-cluster score sums,
+    times G/(G-1) (n-1)/(n-k)), written out because statsmodels' cluster-robust covariance needs
+    the full n x k score array, and the whole fit on the full rows holds ~650 bytes per verdict
+    (2 GiB at a million pairs): here the Hessian comes from the distinct rows and the score sums
+    from one column of rows at a time (``np.bincount`` per regressor)."""
+    n, k = len(resid), x_distinct.shape[1]
+    hess = x_distinct.T @ (x_distinct * (counts * mu * (1 - mu))[:, None])
+    n_groups = int(groups.max()) + 1
+    sums = np.column_stack([np.bincount(groups, weights=c * resid, minlength=n_groups) for c in row_cols])
+    h_inv = np.linalg.inv(hess)
+    cov = h_inv @ (sums.T @ sums) @ h_inv
+    cov *= n_groups / (n_groups - 1.0) * ((n - 1.0) / float(n - k))
+    return np.sqrt(np.diag(cov))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -696,7 +737,7 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
     else:
         reason = ""
     rows.append(CardRow("arena_hard_score", estimate=est, ci_low=lo, ci_high=hi, se=math.sqrt(var) if var >= 0 else NAN,
-                        n=int(kept.sum()), n_items=len(np.unique(items[kept])), share=float(kept.mean()), note=note,
+                        n=int(kept.sum()), n_items=_n_distinct(items[kept]), share=float(kept.mean()), note=note,
                         reason=reason))
     return rows
 
@@ -1066,7 +1107,7 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     both = lab & np.isin(lg.verdict, ("A", "B", "tie"))
     kap, se, lo, hi, reason = cohen_kappa(lg.verdict[both], human[both], s.confidence)
     rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
-                        n_items=len(np.unique(lg.items[both])), share=float(both.sum() / lab.sum()), reason=reason,
+                        n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
     for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
         rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,

@@ -79,8 +79,10 @@ def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
     """(label per row: A/B/tie or "", where they come from) of one judge's table."""
     for col, source in (("human", "human labels"), ("expected_verdict", "gold labels as the human anchor")):
         if col in t.columns:
-            v = t[col].astype(object).where(t[col].notna(), "").astype(str).to_numpy()
-            v = np.where(np.isin(v, LABELS), v, "")
+            # each distinct value read once (a million-row log has a handful): its string if a label, else ""
+            codes, uniq = pd.factorize(t[col], use_na_sentinel=True)
+            vals = [str(x) if str(x) in LABELS else "" for x in uniq] + [""]  # code -1 (missing): ""
+            v = np.asarray(vals, dtype="<U3")[codes]
             if (v != "").any():
                 return v, source
     return np.full(len(t), ""), ""
@@ -103,10 +105,11 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
 
     if len(a) == 0:
         return NAN, NAN, NAN, NAN, "no unit labelled by both"
-    cats = sorted(set(a) | set(b))
-    idx = {c: i for i, c in enumerate(cats)}
-    tab = np.zeros((len(cats), len(cats)))
-    np.add.at(tab, (np.array([idx[x] for x in a]), np.array([idx[x] for x in b])), 1)
+    codes, cats = pd.factorize(np.concatenate([np.asarray(a, dtype=object), np.asarray(b, dtype=object)]),
+                               sort=True)
+    cats = list(cats)
+    k = len(cats)
+    tab = np.bincount(codes[:len(a)] * k + codes[len(a):], minlength=k * k).reshape(k, k).astype(float)
     pe = float((tab.sum(0) * tab.sum(1)).sum() / tab.sum() ** 2)
     if pe >= 1 - 1e-12:
         return NAN, NAN, NAN, NAN, f"kappa undefined: both give '{cats[0]}' to every unit (expected agreement 1)"

@@ -46,9 +46,116 @@ def repetition_instances(pairs: np.ndarray, order: np.ndarray, verdict: np.ndarr
     return first[rep], top[rep] / reps[rep], int(rep.sum())
 
 
+def _str_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, distinct strings) of ``col.astype(str)``, equal strings equal codes, without
+    converting every row to a Python string (a category column: its categories only)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        uniq = np.asarray(col.cat.categories.astype(str), dtype=object)
+    else:
+        codes, u = pd.factorize(col, use_na_sentinel=True)
+        codes, uniq = codes.astype(np.int64), np.asarray(pd.Index(u).astype(str), dtype=object)
+    missing = codes < 0
+    if missing.any():  # missing values read as astype(str) reads them ("nan", "None", "<NA>")
+        mc, mu = pd.factorize(col[missing].astype(str).to_numpy(object))
+        codes[missing] = mc + len(uniq)
+        uniq = np.concatenate([uniq, np.asarray(mu, dtype=object)])
+    merged, distinct = pd.factorize(uniq)  # distinct values with one string (1 and "1") are one value
+    return merged[codes] if len(codes) else codes, np.asarray(distinct, dtype=object)
+
+
+def _string_ranks(strings: np.ndarray) -> np.ndarray:
+    """Rank of each string in code-point order (Arrow's sort of the UTF-8 bytes: the same order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ranks = np.empty(len(strings), np.int64)
+    try:
+        order = np.asarray(pc.sort_indices(pa.array(strings, type=pa.large_string())))
+    except (pa.ArrowException, UnicodeEncodeError):  # not encodable as UTF-8 (a lone surrogate): Python's sort
+        order = np.argsort(np.asarray(strings, dtype=object), kind="stable")
+    ranks[order] = np.arange(len(strings))
+    return ranks
+
+
+def _has_control(strings: np.ndarray) -> bool:
+    """Whether a string holds a character at or below the unit separator (it would sort a joined id
+    string differently from its parts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(strings, type=pa.large_string())
+    except (pa.ArrowException, UnicodeEncodeError):
+        return bool(pd.Series(strings, dtype=object).str.contains("[\x00-\x1f]", regex=True).any())
+    return bool(pc.any(pc.match_substring_regex(arr, "[\x00-\x1f]")).as_py())
+
+
 def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
     """(units x judges verdicts, item code per unit, judges) over the presentations (pair, order, first
-    repetition) that every judge judged with a verdict."""
+    repetition) that every judge judged with a verdict; a row without an item id is its pair's own item.
+
+    Units are listed in the order of their ``pair_id + "\\x1f" + order`` strings and judges sorted
+    by name (as a pivot on those strings lists them), items coded in order of first appearance
+    down the units: the bootstrap of :func:`fleiss_ci` draws the same items whatever the table's
+    storage.  Computed on integer codes (one string per distinct id, not per row)."""
+    verdict_code, verdict_str = _str_codes(table["verdict"])
+    label = np.array([LABELS.index(v) if v in LABELS else -1 for v in verdict_str], dtype=np.int64)
+    keep = label[verdict_code] >= 0 if len(table) else np.zeros(0, bool)
+    if "repeat" in table.columns:
+        keep &= pd.to_numeric(table["repeat"], errors="coerce").fillna(0).to_numpy() == 0
+    judge_code, judge_str = _str_codes(table["judge"])
+    n_judges = len(judge_str)
+    judge_rank = _string_ranks(judge_str)  # column of each judge: sorted names
+    pair_code, pair_str = _str_codes(table["pair_id"])
+    order_code, order_str = _str_codes(table["order"])
+    rows = np.flatnonzero(keep)
+    n_o = max(len(order_str), 1)
+    unit = pair_code[rows] * n_o + order_code[rows]
+    # the first row of each (unit, judge), and of each unit (table order)
+    uj, first_uj = np.unique(unit * max(n_judges, 1) + judge_code[rows], return_index=True)
+    units, judges_per_unit = np.unique(uj // max(n_judges, 1), return_counts=True)
+    full = judges_per_unit == n_judges
+    u_first_row = np.unique(unit, return_index=True)[1]  # units' first rows, in units' (sorted) order
+    if _has_control(pair_str):
+        # a control character in a pair id: order by the joined strings themselves
+        joined = np.asarray(pd.Series(pair_str[units // n_o]).astype(str) + "\x1f"
+                            + pd.Series(order_str[units % n_o]).astype(str), dtype=object)
+        # ids joined to one string are one unit, as in a pivot on the joined strings
+        if len(set(joined)) != len(joined):
+            return _judge_matrix_by_strings(table)
+        sort_key = _string_ranks(joined)
+    else:
+        sort_key = _string_ranks(pair_str)[units // n_o] * n_o + _string_ranks(order_str)[units % n_o]
+    sel = np.flatnonzero(full)
+    sel = sel[np.argsort(sort_key[sel], kind="stable")]
+    # verdict of each kept unit x judge column
+    values = np.empty((len(sel), n_judges), dtype=object)
+    pos = np.full(len(units), -1)
+    pos[sel] = np.arange(len(sel))
+    uj_unit = np.searchsorted(units, uj // max(n_judges, 1))
+    r = rows[first_uj]
+    ok = pos[uj_unit] >= 0
+    values[pos[uj_unit[ok]], judge_rank[judge_code[r[ok]]]] = np.asarray(LABELS, dtype=object)[
+        label[verdict_code[r[ok]]]]
+    wide = pd.DataFrame(values, columns=pd.Index(judge_str[np.argsort(judge_rank)], dtype=object))
+    unit_rows = rows[u_first_row[sel]]
+    item_code = _str_codes(_items(table))[0][unit_rows]
+    return wide, pd.factorize(item_code)[0], n_judges
+
+
+def _items(table: pd.DataFrame) -> pd.Series:
+    """The item id of each row: ``item_id``, its pair where missing (the pair is its own item, as in the card)."""
+    if "item_id" not in table.columns:
+        return table["pair_id"]
+    col = table["item_id"]
+    if not col.isna().any():
+        return col
+    return col.astype(object).where(col.notna(), table["pair_id"].astype(object))
+
+
+def _judge_matrix_by_strings(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """:func:`judge_matrix` on joined id strings and a pivot: for ids whose joined strings collide."""
     t = table[table["verdict"].astype(str).isin(LABELS)]
     if "repeat" in t.columns:
         t = t[pd.to_numeric(t["repeat"], errors="coerce").fillna(0) == 0]
@@ -57,9 +164,10 @@ def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
                  _v=t["verdict"].astype(str))
     wide = t.drop_duplicates(["_u", "_j"]).pivot(index="_u", columns="_j", values="_v")
     wide = wide.reindex(columns=sorted(table["judge"].astype(str).unique())).dropna()
-    first = t.drop_duplicates("_u").set_index("_u")
-    item_col = first["item_id"] if "item_id" in first.columns else first["pair_id"]
-    return wide, pd.factorize(item_col.reindex(wide.index).astype(str))[0], n_judges
+    first = t.assign(item_id=_items(t)).drop_duplicates("_u").set_index("_u")
+    item_col = first["item_id"]
+    items = pd.factorize(item_col.reindex(wide.index).astype(str))[0]
+    return wide.reset_index(drop=True).rename_axis(columns=None), items, n_judges
 
 
 def category_counts(wide: pd.DataFrame) -> np.ndarray:
@@ -114,7 +222,7 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     wide, items, n_judges = judge_matrix(table)
     counts = category_counts(wide)
     out = {"estimate": NAN, "ci_low": NAN, "ci_high": NAN, "se": NAN, "n": len(wide),
-           "n_items": len(np.unique(items)), "reason": "", "note": ""}
+           "n_items": int(np.count_nonzero(np.bincount(items))) if len(items) else 0, "reason": "", "note": ""}
     if n_judges < 2:
         out["reason"] = "one judge: no agreement between judges"
         return out
