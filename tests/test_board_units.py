@@ -4,6 +4,7 @@ tests for these modules: small inputs, sharp assertions)."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -544,3 +545,261 @@ def test_style_controlled_with_strong_verdicts_is_the_exploded_bootstrap():
     np.testing.assert_allclose(res.ci_low / 100, np.quantile(probs, 0.1, axis=0), atol=1e-4)
     np.testing.assert_allclose(res.ci_high / 100, np.quantile(probs, 0.9, axis=0), atol=1e-4)
     assert list(res.coefs.values()) == pytest.approx(list(np.quantile(coefs[:, 3:], 0.5, axis=0)), abs=1e-3)
+
+
+# ---- length_controlled: the pieces against independent computations ------------------------------------------
+def test_df_gamed_is_read_row_by_row(tmp_path):
+    p = tmp_path / "df_gamed.csv"
+    p.write_text("model,index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n"
+                 "v,3.0,2.0,1,0.5,True\n"  # an index spelled as a float is still the row number
+                 "c,1,0,-2,-0.25,False\n"  # preference 0 is the tie
+                 "v,3,1.0,0,0.9,False\n"  # index 3 again: its first difficulty is kept
+                 "c,2,,1,0.1,False\n")  # null preference: the row leaves, its difficulty stays
+    g = L.read_gamed_csv(p)
+    assert g.index.tolist() == [3, 1, 3] and g.index.dtype == np.int64
+    assert g.preference.tolist() == [1.0, 0.5, 0.0]
+    assert g.std_delta_len.tolist() == [1.0, -2.0, 0.0] and g.std_delta_len.dtype == np.float64
+    assert g.not_gamed.tolist() == [True, False, False] and g.not_gamed.dtype == bool
+    assert g.difficulty.to_dict() == {3: 0.5, 1: -0.25, 2: 0.1} and g.difficulty.dtype == np.float64
+
+
+@pytest.mark.parametrize("body,message", [
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,2,x,0,False\n",
+     "row 3: key 'std_delta_len' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,,0,True\n",
+     "row 2: key 'std_delta_len' is not a number"),  # only the preference may be null
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,yes,0,0,True\n",
+     "row 3: key 'preference' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,,True\n",
+     "row 2: key 'instruction_difficulty' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,1,0,0,False\n"
+     "2,1,0,0,maybe\n", "row 4: key 'not_gamed_baseline' is not True/False"),
+    ("index,preference,std_delta_len,instruction_difficulty\n0,1,0,0\n",
+     "missing column(s) not_gamed_baseline (df_gamed.csv has index, preference, std_delta_len, "
+     "instruction_difficulty, not_gamed_baseline)"),
+    ("index,preference,instruction_difficulty\n0,1,0\n", "missing column(s) std_delta_len, not_gamed_baseline ("),
+])
+def test_df_gamed_errors_name_the_file_row_and_key(tmp_path, body, message):
+    p = tmp_path / "df_gamed.csv"
+    p.write_text(body)
+    with pytest.raises(InputError) as e:
+        L.read_gamed_csv(p)
+    assert str(e.value).startswith(f"{p}: ") and message in str(e.value)
+
+
+def test_unreadable_csv_files_say_so(tmp_path):
+    for read in (L.read_gamed_csv, L.read_lc_weights):
+        with pytest.raises(InputError) as e:
+            read(tmp_path / "absent.csv")
+        assert str(e.value).startswith(f"{tmp_path / 'absent.csv'}: not a readable CSV (")
+    w = tmp_path / "w.csv"
+    w.write_text(",instruction_difficulty\nm,1\n")
+    with pytest.raises(InputError) as e:
+        L.read_lc_weights(w)
+    assert str(e.value) == (f"{w}: missing column(s) np.tanh(std_delta_len), not_gamed_baseline.astype(float) "
+                            "(a length_controlled_v1 weights file)")
+
+
+def test_std_delta_len_edges():
+    np.testing.assert_allclose(L.std_delta_len(np.array([20.0, 0]), np.array([10.0, 10])), [1 / np.sqrt(2), -1 / np.sqrt(2)])
+    d = np.array([1.0, 1, 2])  # a spread under one character still standardises
+    np.testing.assert_allclose(L.std_delta_len(d, np.zeros(3)), d / d.std(ddof=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one game: no spread, and no degrees-of-freedom warning either
+        one = L.std_delta_len(np.array([5.0]), np.array([1.0]))
+    assert one.shape == (1,) and one.dtype == np.float64 and one[0] == 0
+
+
+def test_the_cv_score_is_the_continuous_log_loss():
+    p, q, sw = np.array([1.0, 0.0, 0.3, 0.6]), np.array([0.0, 1.0, 0.2, 0.9]), np.array([1.0, 0.1, 2.0, 0.5])
+    qc = np.clip(q, 1e-15, 1 - 1e-15)  # glm_winrate.logloss clips at 1e-15: a certain miss costs 34.5 nats
+    want = -np.mean((p * np.log(qc) + (1 - p) * np.log(1 - qc)) * sw)
+    assert L._logloss(p, q, sw) == pytest.approx(want, rel=1e-12)
+    assert np.isfinite(L._logloss(np.array([1.0]), np.array([0.0]), np.ones(1)))
+    assert L._logloss(np.array([0.0]), np.array([1.0]), np.ones(1)) == pytest.approx(-np.log(1 - (1 - 1e-15)), rel=1e-12)
+
+
+def _cv_by_hand(X, p, sw):
+    """glm_winrate.fit_LogisticRegressionCV: duplicated rows, GroupKFold(5) over the original row, the
+    continuous log loss of each held-out fold, the C of the best mean score refitted on all rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    n = len(p)
+    Xd, yd, wd = np.vstack([X, X]), np.r_[np.ones(n), np.zeros(n)], np.r_[p * sw, (1 - p) * sw]
+    groups = np.r_[np.arange(n), np.arange(n)]
+    mean_loss = []
+    for C in np.logspace(-4, 4, 10):
+        losses = []
+        for train, test in GroupKFold(n_splits=5).split(Xd, yd, groups):
+            est = LogisticRegression(**L._L1, solver="liblinear", C=C, fit_intercept=False, random_state=123)
+            est.fit(Xd[train], yd[train], sample_weight=wd[train])
+            q = est.predict_proba(Xd[test])[:, 1]
+            pt, st = np.r_[p, p][test], np.r_[sw, sw][test]
+            qc = np.clip(q, 1e-15, 1 - 1e-15)
+            losses.append(-np.mean((pt * np.log(qc) + (1 - pt) * np.log(1 - qc)) * st))
+        mean_loss.append(np.mean(losses))
+    return float(np.logspace(-4, 4, 10)[int(np.argmin(mean_loss))])
+
+
+@pytest.mark.parametrize("n,seed", [(10, 0), (14, 1), (60, 2)])
+def test_the_chosen_c_is_the_published_cross_validation(n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.tanh(rng.normal(size=n)), rng.normal(size=n), np.ones(n)])
+    p = expit(X @ np.array([-0.3, 0.2, 0.1]) + rng.normal(0, 1.5, n)).round(1)
+    sw = rng.uniform(0.5, 1, n)
+    w, C = L.fit_lc(X, p, sw)
+    assert C == _cv_by_hand(X, p, sw) and C != 1.0  # 10 rows are enough for the five folds
+    np.testing.assert_array_equal(w, L._fit_proba(X, p, sw, C))
+
+
+def test_too_few_rows_for_the_folds_fit_once_at_c_one():
+    rng = np.random.default_rng(3)
+    X, p = rng.normal(size=(9, 3)), rng.random(9)
+    w, C = L.fit_lc(X, p, np.ones(9))
+    assert C == 1.0
+    np.testing.assert_array_equal(w, L._fit_proba(X, p, np.ones(9), 1.0))
+    assert not np.array_equal(w, L._fit_proba(X, p, np.ones(9), 2.0))
+
+
+def test_the_public_fit_is_the_estimator_with_its_seed_and_silences_only_convergence(monkeypatch):
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X, p = rng.normal(size=(12, 3)), rng.random(12)  # a problem whose coefficients depend on the seed
+    Xd, yd, wd = L._duplicated(X, p, np.ones(12))
+    np.random.seed(1)
+    for C in L.CS[5:]:
+        est = LogisticRegression(**L._L1, solver="liblinear", C=C, fit_intercept=False, random_state=123)
+        np.testing.assert_array_equal(L._public_fit(Xd, yd, wd, C), est.fit(Xd, yd, sample_weight=wd).coef_[0])
+
+    class Noisy(LogisticRegression):
+        def fit(self, *a, **k):
+            warnings.warn("liblinear failed to converge", ConvergenceWarning, stacklevel=2)
+            warnings.warn("something else", UserWarning, stacklevel=2)
+            return super().fit(*a, **k)
+
+    monkeypatch.setattr(L, "LogisticRegression", Noisy)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        L._public_fit(Xd, yd, wd, 1.0)
+    assert [w.category for w in seen] == [UserWarning]
+
+
+def test_the_direct_fit_prints_nothing(capfd):
+    rng = np.random.default_rng(1)
+    L._direct_fit(*L._duplicated(rng.normal(size=(30, 3)), rng.random(30), np.ones(30)), 1.0)
+    assert capfd.readouterr().out == ""
+
+
+def _sandwich_by_hand(w, X, p, sw, cluster, X_test, test_cluster, alpha):
+    """The clustered delta-method interval from numerical derivatives: LC(w) = mean sigma(X_test w), the
+    influence of a cluster its share of the LC mean plus dLC/dw' H^-1 (its score), G/(G-1) sum of squares."""
+    def lc_of(v):
+        return np.mean(expit(X_test @ v))
+
+    def score_of(v):
+        return X.T @ (sw * (p - expit(X @ v)))
+
+    h = 1e-6
+    grad = np.array([(lc_of(w + h * e) - lc_of(w - h * e)) / (2 * h) for e in np.eye(len(w))])
+    H = -np.column_stack([(score_of(w + h * e) - score_of(w - h * e)) / (2 * h) for e in np.eye(len(w))])
+    lc = lc_of(w)
+    a = pd.Series(expit(X_test @ w) - lc).groupby(test_cluster).sum() / len(X_test)
+    u = pd.Series(sw * (p - expit(X @ w)) * (X @ np.linalg.solve(H, grad))).groupby(cluster).sum()
+    infl = a.add(u, fill_value=0.0)
+    g = len(infl)
+    se = np.sqrt(g / (g - 1) * np.sum(infl**2))
+    z = norm.ppf(1 - alpha / 2)
+    return 100 * lc, 100 * max(0, lc - z * se), 100 * min(1, lc + z * se)
+
+
+def test_the_lc_interval_is_the_clustered_sandwich_by_numerical_derivatives():
+    rng = np.random.default_rng(7)
+    n = 80
+    X = np.column_stack([np.tanh(rng.normal(size=n)), rng.normal(size=n), (rng.random(n) < 0.8).astype(float)])
+    p = rng.random(n)
+    sw = np.where(X[:, 2] == 1, 1.0, 0.1)
+    w = np.array([-0.6, 0.4, 0.2])
+    cluster = rng.integers(0, 30, n)
+    cluster[0] = 40  # the largest key in the training rows only
+    X_test = X[X[:, 2] == 1].copy()
+    X_test[:, 0] = 0
+    test_cluster = cluster[X[:, 2] == 1].copy()
+    test_cluster[-1] = 55  # and a key of the test rows only
+    for alpha in (0.05, 0.3):
+        got = L.lc_interval(w, X, p, sw, cluster, X_test, test_cluster, alpha)
+        np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, cluster, X_test, test_cluster, alpha),
+                                   rtol=1e-6)
+    # two clusters: the small-sample factor is 2
+    two = np.arange(n) % 2
+    got = L.lc_interval(w, X, p, sw, two, X, two, 0.05)
+    np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, two, X, two, 0.05), rtol=1e-6)
+
+
+def test_the_lc_interval_stays_on_the_percent_scale():
+    X = np.ones((6, 1))
+    p = np.array([1.0, 1, 1, 1, 1, 0.3])
+    lc, lo, hi = L.lc_interval(np.array([3.0]), X, p, np.ones(6), np.arange(6), X, np.arange(6), 0.05)
+    assert hi == 100.0 and 0 < lo < lc < 100
+    lc, lo, hi = L.lc_interval(np.array([-3.0]), X, 1 - p, np.ones(6), np.arange(6), X, np.arange(6), 0.05)
+    assert lo == 0.0 and 0 < lc < hi < 100
+
+
+def test_gamed_rows_and_not_gamed_rows_enter_with_their_published_weights():
+    rng = np.random.default_rng(9)
+    n = 40
+    idx = np.arange(n)
+    ng = np.r_[np.zeros(n, bool), np.ones(10, bool)]  # df_gamed also holds not-gamed baseline rows
+    gamed = L.Gamed(index=np.r_[idx, idx[:10]], preference=rng.random(n + 10), std_delta_len=rng.normal(size=n + 10),
+                    not_gamed=ng, difficulty=pd.Series(rng.normal(size=n), index=idx))
+    lb, lm = rng.lognormal(6, 0.3, n), rng.lognormal(6, 0.3, n)
+    y = rng.random(n)
+    d = gamed.difficulty.to_numpy()
+    fit = L.length_controlled(lb, lm, y, d, idx, gamed=gamed)
+    sdl = L.std_delta_len(lb, lm)
+    X = np.r_[np.column_stack([np.tanh(gamed.std_delta_len), d[gamed.index], ng]),
+              np.column_stack([np.tanh(sdl), d, np.ones(n)])]
+    sw = np.r_[np.where(ng, 1.0, 0.2 / 2), np.ones(n)]  # lambda / 2 for a gamed row, 1 otherwise
+    assert fit.C in L.CS
+    np.testing.assert_array_equal(fit.weights, L._fit_proba(X, np.r_[gamed.preference, y], sw, fit.C))
+
+
+def _map_by_hand(A, y, pen):
+    def f(b):
+        eta = A @ b
+        return np.sum(np.logaddexp(0, eta) - y * eta) + 0.5 * np.sum(pen * b * b), A.T @ (expit(eta) - y) + pen * b
+
+    return minimize(f, np.zeros(A.shape[1]), jac=True, method="BFGS", options={"gtol": 1e-11, "maxiter": 10**5}).x
+
+
+def test_difficulty_is_the_map_of_its_stated_model():
+    rng = np.random.default_rng(12)
+    M, n_items = 4, 30
+    # model code 1 never plays (the baseline's code) and the last two items nobody judged
+    model, item = np.repeat([0, 2, 3], n_items - 2), np.tile(np.arange(n_items - 2), 3)
+    sdl, y = rng.normal(0, 1, len(model)), rng.random(len(model))
+    rows = np.arange(len(model))
+    A = np.zeros((len(model), 2 * M + n_items))
+    A[rows, model], A[rows, M + model], A[rows, 2 * M + item] = 1, np.tanh(sdl), 1
+    want = _map_by_hand(A, y, np.r_[np.full(2 * M, 1e-6), np.full(n_items, 0.1)])[2 * M:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no unknown solver option
+        got = L.estimate_difficulty(model, item, sdl, y, M, n_items)
+    assert got.shape == (n_items,) and (got[-2:] == 0).all()
+    np.testing.assert_allclose(got, want, atol=1e-3)
+    # given the three weights of each game
+    w = np.column_stack([rng.normal(-0.5, 0.2, len(model)), rng.uniform(0.5, 1.5, len(model)),
+                         rng.normal(0, 0.5, len(model))])
+    B = np.zeros((len(model), n_items))
+    B[rows, item] = w[:, 1]
+    off = w[:, 0] * np.tanh(sdl) + w[:, 2]
+    want2 = minimize(lambda d: (np.sum(np.logaddexp(0, off + B @ d) - y * (off + B @ d)) + 0.05 * d @ d,
+                                B.T @ (expit(off + B @ d) - y) + 0.1 * d),
+                     np.zeros(n_items), jac=True, method="BFGS", options={"gtol": 1e-11}).x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got2 = L.difficulty_given_weights(w, item, sdl, y, n_items)
+    assert got2.shape == (n_items,) and (got2[-2:] == 0).all()
+    np.testing.assert_allclose(got2, want2, atol=1e-3)
