@@ -3,6 +3,7 @@ tests for these modules: small inputs, sharp assertions)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 
@@ -728,10 +729,9 @@ def test_the_lc_interval_is_the_clustered_sandwich_by_numerical_derivatives():
     X_test[:, 0] = 0
     test_cluster = cluster[X[:, 2] == 1].copy()
     test_cluster[-1] = 55  # and a key of the test rows only
-    for alpha in (0.05, 0.3):
-        got = L.lc_interval(w, X, p, sw, cluster, X_test, test_cluster, alpha)
-        np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, cluster, X_test, test_cluster, alpha),
-                                   rtol=1e-6)
+    for alpha, tc in ((0.05, test_cluster), (0.3, cluster[X[:, 2] == 1])):  # the largest key: test only, train only
+        got = L.lc_interval(w, X, p, sw, cluster, X_test, tc, alpha)
+        np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, cluster, X_test, tc, alpha), rtol=1e-6)
     # two clusters: the small-sample factor is 2
     two = np.arange(n) % 2
     got = L.lc_interval(w, X, p, sw, two, X, two, 0.05)
@@ -752,17 +752,18 @@ def test_gamed_rows_and_not_gamed_rows_enter_with_their_published_weights():
     n = 40
     idx = np.arange(n)
     ng = np.r_[np.zeros(n, bool), np.ones(10, bool)]  # df_gamed also holds not-gamed baseline rows
-    gamed = L.Gamed(index=np.r_[idx, idx[:10]], preference=rng.random(n + 10), std_delta_len=rng.normal(size=n + 10),
-                    not_gamed=ng, difficulty=pd.Series(rng.normal(size=n), index=idx))
+    sdl_g, d = rng.normal(size=n + 10), rng.normal(size=n)
+    pref_g = expit(-1.2 * np.tanh(sdl_g) + 0.8 * d[np.r_[idx, idx[:10]]] + 0.5 * ng)  # a signal: a C above zero
+    gamed = L.Gamed(index=np.r_[idx, idx[:10]], preference=pref_g, std_delta_len=sdl_g, not_gamed=ng,
+                    difficulty=pd.Series(d, index=idx))
     lb, lm = rng.lognormal(6, 0.3, n), rng.lognormal(6, 0.3, n)
-    y = rng.random(n)
-    d = gamed.difficulty.to_numpy()
+    y = expit(-0.5 * np.tanh(L.std_delta_len(lb, lm)) + 0.8 * d + 0.3)
     fit = L.length_controlled(lb, lm, y, d, idx, gamed=gamed)
     sdl = L.std_delta_len(lb, lm)
     X = np.r_[np.column_stack([np.tanh(gamed.std_delta_len), d[gamed.index], ng]),
               np.column_stack([np.tanh(sdl), d, np.ones(n)])]
     sw = np.r_[np.where(ng, 1.0, 0.2 / 2), np.ones(n)]  # lambda / 2 for a gamed row, 1 otherwise
-    assert fit.C in L.CS
+    assert fit.C in L.CS and np.abs(fit.weights).min() > 0.05
     np.testing.assert_array_equal(fit.weights, L._fit_proba(X, np.r_[gamed.preference, y], sw, fit.C))
 
 
@@ -777,8 +778,8 @@ def _map_by_hand(A, y, pen):
 def test_difficulty_is_the_map_of_its_stated_model():
     rng = np.random.default_rng(12)
     M, n_items = 4, 30
-    # model code 1 never plays (the baseline's code) and the last two items nobody judged
-    model, item = np.repeat([0, 2, 3], n_items - 2), np.tile(np.arange(n_items - 2), 3)
+    # model code 3 never plays (the baseline's code) and the last two items nobody judged
+    model, item = np.repeat([0, 1, 2], n_items - 2), np.tile(np.arange(n_items - 2), 3)
     sdl, y = rng.normal(0, 1, len(model)), rng.random(len(model))
     rows = np.arange(len(model))
     A = np.zeros((len(model), 2 * M + n_items))
@@ -803,3 +804,97 @@ def test_difficulty_is_the_map_of_its_stated_model():
         got2 = L.difficulty_given_weights(w, item, sdl, y, n_items)
     assert got2.shape == (n_items,) and (got2[-2:] == 0).all()
     np.testing.assert_allclose(got2, want2, atol=1e-3)
+
+
+# ---- style_control: the frozen fit and the reference file --------------------------------------------------------
+def _frozen_by_hand(model, y, weight, st_m, st_b, models, base, ref, rounds, alpha, seed):
+    """The frozen procedure of the module doc, transcribed: features standardised with the reference's mean
+    and std (a zero std divides by one), the style term a fixed offset, each model's rows (strong verdicts
+    three times) bootstrapped with a generator seeded by sha256("seed:name")'s first four bytes read
+    little-endian, each round's coefficient the 1-D maximum-likelihood fit (Newton, float64 here)."""
+    import hashlib
+
+    mean, std = np.asarray(ref["mean"]), np.asarray(ref["std"])
+    beta = np.asarray([ref["coefs"][k] for k in S.FEATURES])
+    off_game = np.nan_to_num((S.style_features(st_m, st_b) - mean) / np.where(std > 0, std, 1)) @ beta
+    out = np.full((len(models), 3), np.nan)
+    out[base] = 50
+    for m, name in enumerate(models):
+        rows = np.repeat(np.flatnonzero(model == m), weight[model == m])
+        if m == base or len(rows) == 0:
+            continue
+        s = int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:4], "little")
+        boots = np.random.RandomState(s).randint(0, len(rows), size=(rounds, len(rows)))
+        vals = []
+        for r in range(rounds):
+            off, o = off_game[rows[boots[r]]], y[rows[boots[r]]]
+            c = 0.5
+            for _ in range(60):
+                q = expit(c + off)
+                step = np.sum(o - q) / max(np.sum(q * (1 - q)), 1e-12)
+                c += step
+                if abs(step) < 1e-10:
+                    break
+            vals.append(expit(c))
+        out[m] = [100 * np.quantile(vals, q) for q in (0.5, alpha / 2, 1 - alpha / 2)]
+    return out
+
+
+def _frozen_case(rng, n=40):
+    models = ["base", "m1", "m2", "m3", "solo"]
+    model = np.r_[rng.choice([1, 2], n), [4]]  # interleaved codes; "solo" plays a single game; m3 none
+    y = rng.choice([0.0, 0.5, 1.0], n + 1)
+    y[-1] = 1.0
+    weight = np.where(rng.random(n + 1) < 0.3, 3, 1)
+    st_m = np.column_stack([rng.integers(20, 90, n + 1), rng.integers(0, 4, (n + 1, 3))])
+    st_b = np.column_stack([rng.integers(20, 90, n + 1), rng.integers(0, 4, (n + 1, 3))])
+    ref = {"coefs": {"length": 0.8, "header_density": -0.5, "list_density": 0.6, "bold_density": 0.3},
+           "mean": [0.05, -0.1, 0.02, 0.1], "std": [0.5, 2.0, 0.0, 1.5]}
+    return model, y, weight, st_m, st_b, models, ref
+
+
+def test_the_frozen_fit_is_the_transcribed_procedure():
+    rng = np.random.default_rng(21)
+    model, y, weight, st_m, st_b, models, ref = _frozen_case(rng)
+    got = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=12, alpha=0.05, seed=0)
+    want = _frozen_by_hand(model, y, weight, st_m, st_b, models, 0, ref, 12, 0.05, 0)
+    np.testing.assert_allclose(np.column_stack([got.score, got.ci_low, got.ci_high]), want, atol=2e-3)
+    assert got.score.dtype == np.float64 and np.isnan(got.score[3]) and np.isfinite(got.score[4])
+    assert got.frozen and got.coefs == pytest.approx(ref["coefs"])
+    np.testing.assert_array_equal(got.mean, np.float32(ref["mean"]))
+    np.testing.assert_array_equal(got.std, np.float32(ref["std"]))
+    # show_result.py's 100 rounds, and the 95 % interval, unless asked otherwise
+    defaults = {k: v.default for k, v in inspect.signature(S.style_controlled_frozen).parameters.items()
+                if k in ("rounds", "alpha", "seed")}
+    assert defaults == {"rounds": 100, "alpha": 0.05, "seed": 0}
+    other = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=7, alpha=0.3, seed=5)
+    want = _frozen_by_hand(model, y, weight, st_m, st_b, models, 0, ref, 7, 0.3, 5)
+    np.testing.assert_allclose(np.column_stack([other.score, other.ci_low, other.ci_high]), want, atol=2e-3)
+
+
+def test_a_frozen_model_is_scored_from_its_own_games_alone():
+    rng = np.random.default_rng(22)
+    model, y, weight, st_m, st_b, models, ref = _frozen_case(rng)
+    full = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=10)
+    keep = model == 2
+    alone = S.style_controlled_frozen(np.full(keep.sum(), 1), y[keep], weight[keep], st_m[keep], st_b[keep],
+                                      ["base", "m2"], 0, ref, rounds=10)
+    assert alone.score[1] == full.score[2] and alone.ci_low[1] == full.ci_low[2]
+
+
+def test_a_style_reference_file_is_read_whole(tmp_path):
+    p = tmp_path / "style_coefficients.json"
+    good = {"coefs": dict.fromkeys(S.FEATURES, 0.5), "mean": [0.0] * 4, "std": [1.0] * 4, "style_source": "texts é"}
+    p.write_text(json.dumps(good, ensure_ascii=False), encoding="utf-8")
+    assert S.read_reference(p) == good
+    p.write_text(json.dumps({**good, "std": [1.0] * 3}))
+    with pytest.raises(InputError) as e:
+        S.read_reference(p)
+    assert str(e.value) == f"{p}: key 'std' needs 4 values"
+    p.write_text(json.dumps({**good, "coefs": {"length": 1.0, "list_density": 0.0}}))
+    with pytest.raises(InputError) as e:
+        S.read_reference(p)
+    assert str(e.value) == f"{p}: key 'coefs' lacks header_density, bold_density"
+    with pytest.raises(InputError) as e:
+        S.read_reference(tmp_path / "absent.json")
+    assert str(e.value).startswith(f"{tmp_path / 'absent.json'}: not a readable JSON file (")
