@@ -898,3 +898,62 @@ def test_a_style_reference_file_is_read_whole(tmp_path):
     with pytest.raises(InputError) as e:
         S.read_reference(tmp_path / "absent.json")
     assert str(e.value).startswith(f"{tmp_path / 'absent.json'}: not a readable JSON file (")
+
+
+def test_style_features_are_float32_arithmetic_as_show_result():
+    rng = np.random.default_rng(23)
+    st_m = np.column_stack([rng.integers(1, 900, 50), rng.integers(0, 7, (50, 3))]).astype(float)  # Battles: float64
+    st_b = np.column_stack([rng.integers(1, 900, 50), rng.integers(0, 7, (50, 3))]).astype(float)
+    m, b = st_m.astype(np.float32), st_b.astype(np.float32)
+    want = np.zeros_like(m)
+    want[:, 0] = (m[:, 0] - b[:, 0]) / (m[:, 0] + b[:, 0])
+    md, bd = m[:, 1:] / m[:, :1], b[:, 1:] / b[:, :1]
+    want[:, 1:] = (md - bd) / (md + bd + np.float32(1))
+    got = S.style_features(st_m, st_b)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    z, mean, std = S.standardize(got.astype(np.float64))
+    assert z.dtype == mean.dtype == std.dtype == np.float32
+
+
+def test_the_optimizer_takes_show_results_fifty_steps():
+    import torch
+
+    a, t = torch.logspace(-2, 1, 30), torch.linspace(-1, 1, 30)
+
+    def loss(c):  # an ill-conditioned quadratic that L-BFGS needs more than torch's default 20 steps for
+        return (a * (c - t) ** 2).sum() + 0.5 * ((c[1:] - c[:-1]) ** 2).sum()
+
+    x = S._lbfgs(30, loss).numpy()
+    exact = minimize(lambda v: float(loss(torch.tensor(v))), np.full(30, 0.5), method="BFGS",
+                     options={"gtol": 1e-12}).x
+    np.testing.assert_allclose(x, exact, atol=1e-4)
+
+
+def test_a_game_of_weight_zero_is_never_drawn():
+    model, opp = np.array([1, 2, 1]), np.zeros(3, int)
+    st = np.array([[50.0, 1, 0, 0], [60, 0, 2, 0], [40, 0, 0, 1]])
+    sb = np.array([[45.0, 0, 0, 0], [30, 1, 0, 0], [55, 0, 1, 0]])
+    y = np.array([1.0, 0.0, 0.0])
+    got = S.style_controlled(model, opp, y, np.array([1, 3, 0]), st, sb, 3, 0, rounds=4, seed=1)
+    want = S.style_controlled(model[:2], opp[:2], y[:2], np.array([1, 3]), st[:2], sb[:2], 3, 0, rounds=4, seed=1)
+    np.testing.assert_array_equal(got.score, want.score)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch: the std of one row has no degrees of freedom
+        one = S.style_controlled(model[:2], opp[:2], y[:2], np.array([1, 0]), st[:2], sb[:2], 3, 0, rounds=2)
+    assert one.score[0] == 50 and np.isfinite(one.score[1])
+
+
+def test_style_results_and_the_reference_they_write():
+    defaults = {k: v.default for k, v in inspect.signature(S.style_controlled).parameters.items()
+                if k in ("rounds", "alpha", "seed")}
+    assert defaults == {"rounds": 100, "alpha": 0.05, "seed": 0}
+    rng = np.random.default_rng(24)
+    model, opp = rng.integers(1, 3, 60), np.zeros(60, int)
+    st = np.column_stack([rng.integers(20, 90, 60), rng.integers(0, 4, (60, 3))])
+    sb = np.column_stack([rng.integers(20, 90, 60), rng.integers(0, 4, (60, 3))])
+    res = S.style_controlled(model, opp, rng.choice([0.0, 1.0], 60), np.ones(60), st, sb, 3, 0, rounds=3)
+    assert res.frozen is False
+    ref = S.reference_dict(res, "texts")
+    assert ref == {"features": list(S.FEATURES), "coefs": res.coefs, "mean": [float(x) for x in res.mean],
+                   "std": [float(x) for x in res.std], "style_source": "texts", "frozen": False}
