@@ -3,7 +3,6 @@ tests for these modules: small inputs, sharp assertions)."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import warnings
 
@@ -863,10 +862,6 @@ def test_the_frozen_fit_is_the_transcribed_procedure():
     assert got.frozen and got.coefs == pytest.approx(ref["coefs"])
     np.testing.assert_array_equal(got.mean, np.float32(ref["mean"]))
     np.testing.assert_array_equal(got.std, np.float32(ref["std"]))
-    # show_result.py's 100 rounds, and the 95 % interval, unless asked otherwise
-    defaults = {k: v.default for k, v in inspect.signature(S.style_controlled_frozen).parameters.items()
-                if k in ("rounds", "alpha", "seed")}
-    assert defaults == {"rounds": 100, "alpha": 0.05, "seed": 0}
     other = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=7, alpha=0.3, seed=5)
     want = _frozen_by_hand(model, y, weight, st_m, st_b, models, 0, ref, 7, 0.3, 5)
     np.testing.assert_allclose(np.column_stack([other.score, other.ci_low, other.ci_high]), want, atol=2e-3)
@@ -945,9 +940,6 @@ def test_a_game_of_weight_zero_is_never_drawn():
 
 
 def test_style_results_and_the_reference_they_write():
-    defaults = {k: v.default for k, v in inspect.signature(S.style_controlled).parameters.items()
-                if k in ("rounds", "alpha", "seed")}
-    assert defaults == {"rounds": 100, "alpha": 0.05, "seed": 0}
     rng = np.random.default_rng(24)
     model, opp = rng.integers(1, 3, 60), np.zeros(60, int)
     st = np.column_stack([rng.integers(20, 90, 60), rng.integers(0, 4, (60, 3))])
@@ -957,3 +949,60 @@ def test_style_results_and_the_reference_they_write():
     ref = S.reference_dict(res, "texts")
     assert ref == {"features": list(S.FEATURES), "coefs": res.coefs, "mean": [float(x) for x in res.mean],
                    "std": [float(x) for x in res.std], "style_source": "texts", "frozen": False}
+
+
+def test_the_counted_fit_reaches_the_maximum_likelihood_of_a_larger_design():
+    rng = np.random.default_rng(30)
+    n, M = 600, 20
+    model = rng.integers(1, M, n)
+    opp = np.where(rng.random(n) < 0.5, 0, rng.integers(1, M, n))
+    opp = np.where(opp == model, 0, opp)
+    f = rng.normal(size=(n, 4)).astype(np.float32)
+    f[:, 1] = 0.9 * f[:, 0] + 0.1 * f[:, 1]  # correlated features: L-BFGS needs more than 20 steps
+    q = np.linspace(-2, 2, M)
+    y = (rng.random(n) < expit(q[model] - q[opp] + f @ np.array([0.5, -0.3, 0.2, 0.1]))).astype(np.float32)
+
+    def nll(b):
+        eta = b[model] - b[opp] + f @ b[M:]
+        r = expit(eta) - y
+        g = np.zeros(M + 4)
+        np.add.at(g, model, r)
+        np.add.at(g, opp, -r)
+        g[M:] = f.T @ r
+        return np.sum(np.logaddexp(0, eta) - y * eta), g
+
+    exact = minimize(nll, np.full(M + 4, 0.5), jac=True, method="BFGS", options={"gtol": 1e-10}).x
+    c = S.fit_style_bt(model, opp, y, f, M)
+
+    def contrasts(b):  # Bradley-Terry fixes differences only
+        return np.r_[b[:M] - b[0], b[M:]]
+
+    np.testing.assert_allclose(contrasts(c), contrasts(exact), atol=2e-3)
+    # float64 inputs are read as show_result's float32 tensors: the same fit bit for bit
+    np.testing.assert_array_equal(S.fit_style_bt(model, opp, y.astype(float), f.astype(float), M), c)
+
+
+def test_the_fits_run_on_one_torch_thread_and_restore_it():
+    import torch
+
+    before = torch.get_num_threads()
+    with S._one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_the_defaults_are_show_results_hundred_rounds_and_95_percent():
+    rng = np.random.default_rng(31)
+    n = 40
+    model, opp = rng.integers(1, 3, n), np.zeros(n, int)
+    y = rng.choice([0.0, 0.5, 1.0], n)  # ties keep the bootstrap draws from separating (quick fits)
+    st = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    sb = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    got = S.style_controlled(model, opp, y, np.ones(n), st, sb, 3, 0)
+    want = S.style_controlled(model, opp, y, np.ones(n), st, sb, 3, 0, rounds=100, alpha=0.05, seed=0)
+    np.testing.assert_array_equal(np.c_[got.score, got.ci_low, got.ci_high], np.c_[want.score, want.ci_low, want.ci_high])
+    ref = {"coefs": dict.fromkeys(S.FEATURES, 0.2), "mean": [0.0] * 4, "std": [1.0] * 4}
+    fg = S.style_controlled_frozen(model, y, np.ones(n), st, sb, ["b", "m1", "m2"], 0, ref)
+    fw = S.style_controlled_frozen(model, y, np.ones(n), st, sb, ["b", "m1", "m2"], 0, ref, rounds=100, alpha=0.05,
+                                   seed=0)
+    np.testing.assert_array_equal(np.c_[fg.score, fg.ci_low, fg.ci_high], np.c_[fw.score, fw.ci_low, fw.ci_high])
