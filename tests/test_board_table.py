@@ -4,6 +4,7 @@ called directly here; statuses, ordering, metadata and leave-one-judge-out on sm
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -30,7 +31,7 @@ from judgelab.verdict_import.importer import RECORDED_COLUMNS
 FAST = T.BoardSettings(style_rounds=3, seed=4)
 
 
-def _log(games, source="f.json"):
+def _log(games, source="f.json", row_by_item=False):
     """Recorded rows from (item, model_a, model_b, P(B preferred), order, judge, text_a, text_b, label)."""
     rows = []
     for k, g in enumerate(games):
@@ -42,7 +43,8 @@ def _log(games, source="f.json"):
                      "model_a": a, "model_b": b, "family_a": "u", "family_b": "u", "verdict_shown": "",
                      "verdict": "", "preference": p, "label": label or "", "expected_verdict": pd.NA,
                      "correct": pd.NA, "status": "ok", "parse_method": "x", "raw_text": "", "simulated": False,
-                     "category": "", "source_file": source, "source_row": k})
+                     "category": "", "source_file": source,
+                     "source_row": int(item[1:]) if row_by_item else k})
     return pd.DataFrame(rows, columns=RECORDED_COLUMNS)
 
 
@@ -156,8 +158,8 @@ def test_equal_win_rates_keep_the_models_order():
 
 def test_the_gamed_file_gives_difficulty_and_clusters_by_instruction_index():
     rng = np.random.default_rng(1)
-    b = battles_from_table(_log(_baseline_log(rng, n=20)))
-    rows = np.unique(b.row)
+    b = battles_from_table(_log(_baseline_log(rng, n=20), row_by_item=True))  # every model's row i: instruction i
+    rows = np.unique(b.row)[::-1]  # df_gamed's own order is not the log's
     gamed = Gamed(index=np.r_[rows, rows][:30], preference=rng.random(30), std_delta_len=rng.normal(size=30),
                   not_gamed=np.zeros(30, bool), difficulty=pd.Series(rng.normal(size=len(rows)), index=rows))
     board = T.leaderboard(b, T.BoardSettings(alpha=0.1, style_rounds=1, gamed=gamed))
@@ -175,19 +177,21 @@ def test_the_gamed_file_gives_difficulty_and_clusters_by_instruction_index():
 
 
 def test_lc_needs_ten_games_of_the_model():
-    games = ([(f"q{i}", "base", "m9", float(i % 3 == 0)) for i in range(T.MIN_LC_GAMES - 1)]
+    games = ([(f"q{i}", "base", "l9", float(i % 3 == 0)) for i in range(T.MIN_LC_GAMES - 1)]
              + [(f"q{i}", "base", "m10", float(i % 2 == 0)) for i in range(T.MIN_LC_GAMES)])
     t = T.leaderboard(battles_from_table(_log(games)), FAST).table.set_index("model")
-    assert t.loc["m9", "lc_status"] == "not estimable: 9 games, the cross-validated GLM needs 10"
-    assert np.isnan(t.loc["m9", ["lc_win_rate", "lc_ci_low", "lc_ci_high"]].to_numpy(float)).all()
+    assert t.loc["l9", "lc_status"] == "not estimable: 9 games, the cross-validated GLM needs 10"
+    assert np.isnan(t.loc["l9", ["lc_win_rate", "lc_ci_low", "lc_ci_high"]].to_numpy(float)).all()
+    # a model after it in code order is still fitted
     assert t.loc["m10", "lc_status"] == "ok" and np.isfinite(t.loc["m10", "lc_win_rate"])
-    assert np.isfinite(t.loc["m9", "win_rate"])  # the raw win rate stands
+    assert np.isfinite(t.loc["l9", "win_rate"])  # the raw win rate stands
 
 
 def test_published_weights_predict_with_the_difficulty_given_them():
     rng = np.random.default_rng(2)
-    b = battles_from_table(_log(_baseline_log(rng, n=16), source="results/fold1/ann/annotations.json"))
-    b.sources["m2"] = "x.json"  # m2 is keyed by its name, m3 has no row
+    games = [g for g in _baseline_log(rng, n=16) if (g[1] != "m2" and g[2] != "m2") or int(g[0][1:]) < 8]
+    b = battles_from_table(_log(games, source="results/fold1/ann/annotations.json"))  # m2: items 0-7 only
+    del b.sources["m2"]  # m2 is keyed by its name (no source recorded), m3 has no row
     weights = pd.DataFrame([[-0.7, 0.9, 0.4], [-0.2, 1.1, -0.3]], index=["fold1", "m2"],
                            columns=["np.tanh(std_delta_len)", "instruction_difficulty",
                                     "not_gamed_baseline.astype(float)"])
@@ -354,10 +358,60 @@ def test_a_judge_who_saw_one_model_leaves_too_few_to_rank():
     games = ([(f"q{i}", "base", m, float(i % k == 0), "AB", "j1") for m, k in (("m1", 3), ("m2", 2))
               for i in range(12)]
              + [(f"q{i}", "base", "m1", float(i % 4 != 0), "AB", "j2") for i in range(12)])
-    board = T.leaderboard(battles_from_table(_log(games)), FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        board = T.leaderboard(battles_from_table(_log(games)), FAST)
     j = board.judges
-    left_j1 = j[j["judge_left_out"] == "j1"]
+    left_j1 = j[j["judge_left_out"] == "j1"]  # one model left: no tau, and no small-sample warning from scipy
     assert (left_j1["n_models"] == 1).all() and left_j1["kendall_tau"].isna().all()
     left_j2 = j[(j["judge_left_out"] == "j2") & (j["score"] == "win_rate")]
     assert left_j2["n_models"].item() == 2 and left_j2["kendall_tau"].item() == pytest.approx(-1.0)  # j2 alone lifts m1 above m2
     assert T.leaderboard(battles_from_table(_log(games)), FAST, judges=False).judges.empty
+
+
+def test_leave_one_judge_out_keeps_the_users_difficulty_and_style_reference(monkeypatch):
+    rng = np.random.default_rng(7)
+    games = [(f"q{i}", "base", m, float(rng.random() < q), "AB", judge) for judge in ("j1", "j2")
+             for m, q in (("m1", 0.7), ("m2", 0.4)) for i in range(12)]
+    b = battles_from_table(_log(games, row_by_item=True))
+    gamed = Gamed(index=np.arange(12), preference=rng.random(12), std_delta_len=rng.normal(size=12),
+                  not_gamed=np.zeros(12, bool), difficulty=pd.Series(rng.normal(size=12), index=np.arange(12)))
+    ref = {"coefs": {"length": 0.1, "header_density": 0.0, "list_density": 0.0, "bold_density": 0.0},
+           "mean": [0.0] * 4, "std": [1.0] * 4}
+    seen = []
+    real = T.leaderboard
+
+    def spy(bb, ss=None, *, judges=True):
+        seen.append(ss)
+        return real(bb, ss, judges=judges)
+
+    monkeypatch.setattr(T, "leaderboard", spy)
+    s = T.BoardSettings(style_rounds=2, gamed=gamed, style_reference=ref)
+    full = real(b, s, judges=False).table
+    T.leave_one_judge_out(b, s, full)
+    assert len(seen) == 2 and all(x.gamed is gamed and x.style_reference is ref for x in seen)
+
+
+def test_a_judge_without_games_gives_no_row_and_an_empty_table_keeps_its_columns():
+    games = [(f"q{i}", "base", m, float((i + k) % 3 == 0), "AB", judge) for judge in ("j1", "j2")
+             for k, m in enumerate(("m1", "m2")) for i in range(12)]
+    b = battles_from_table(_log(games))
+    full = T.leaderboard(b, FAST, judges=False).table
+    only_j1 = b.subset(b.judge == 0)  # the judge list still names j2, who has no game left
+    j = T.leave_one_judge_out(only_j1, FAST, full)
+    assert set(j["judge_left_out"]) == {"j2"} and len(j) == 4
+    solo = b.subset(b.judge == 0)
+    solo.judges = ["j1"]
+    empty = T.leave_one_judge_out(solo, FAST, full)
+    assert empty.empty and list(empty.columns) == ["judge_left_out", "score", "kendall_tau", "n_models"]
+
+
+def test_without_torch_style_control_says_why(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "judgelab.board.style_control", None)  # the import raises ImportError
+    games = [(f"q{i}", "base", m, float((i + k) % 3 == 0)) for k, m in enumerate(("m1", "m2")) for i in range(12)]
+    board = T.leaderboard(battles_from_table(_log(games)), FAST)
+    assert board.style is None
+    assert list(board.table["style_status"]) == [
+        "not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"] * 2

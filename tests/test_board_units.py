@@ -328,6 +328,7 @@ def test_rank_flips_and_overlap():
 def test_weights_key_prefers_the_results_folder():
     idx = pd.Index(["NullModel", "example", "m"])
     assert weights_key("example", "r/NullModel/ann/annotations.json", idx) == "NullModel"
+    assert weights_key("example", "NullModel/ann/annotations.json", idx) == "NullModel"  # a relative results path
     assert weights_key("m", "x/y.json", idx) == "m"
     assert weights_key("z", "r/zz/ann/annotations.json", idx) is None
 
