@@ -151,9 +151,12 @@ def test_every_column_is_its_pieces_value_on_the_models_games():
 
 
 def test_equal_win_rates_keep_the_models_order():
-    games = [(f"q{i}", "base", m, float(i % 2)) for m in ("m3", "m1", "m2") for i in range(12)]
-    t = T.leaderboard(battles_from_table(_log(games)), FAST).table
-    assert list(t["model"]) == ["m1", "m2", "m3"]
+    # 20 models in two groups of equal win rate, shuffled: a stable sort keeps each group in name order
+    names = [f"m{k:02d}" for k in np.random.default_rng(0).permutation(20)]
+    games = [(f"q{i}", "base", m, float(i % (2 + int(m[1:]) % 2) == 0)) for m in names for i in range(10)]
+    t = T.leaderboard(battles_from_table(_log(games)), T.BoardSettings(style_rounds=1), judges=False).table
+    assert list(t["model"]) == sorted(names, key=lambda m: (int(m[1:]) % 2, m))
+    assert t.loc[0, "win_rate"] == 50.0 and t.loc[19, "win_rate"] == pytest.approx(40.0)
 
 
 def test_the_gamed_file_gives_difficulty_and_clusters_by_instruction_index():
@@ -212,6 +215,7 @@ def test_published_weights_predict_with_the_difficulty_given_them():
     assert np.isnan(t.loc["m3", "lc_from_published_weights"])
     none = T.leaderboard(b, T.BoardSettings(style_rounds=1, lc_weights=weights.loc[[]]))
     assert none.table["lc_from_published_weights"].isna().all()
+    assert none.table["lc_from_published_weights"].dtype == np.float64  # a numeric column, empty
 
 
 # ---- free battles, the reference and frozen style ------------------------------------------------------------
@@ -229,6 +233,7 @@ def test_free_battles_score_against_the_reference_and_say_what_is_not_estimable(
     board = T.leaderboard(b, FAST)
     t = board.table.set_index("model")
     assert set(t.index) == {"a", "b", "c", "x", "y"} and board.meta["design"] == "free battles"
+    assert t.loc["a", "source"] == "" and t.loc["b", "source"] == "f.json"  # a is never a stored B: no source
     assert (t["lc_status"] == "not estimable: needs every game against one baseline (free battles)").all()
     assert (t["lc_difficulty"] == "").all() and np.isnan(t["lc_win_rate"].to_numpy(float)).all()
     assert t.loc["a", "style_status"] == t.loc["a", "bias_aware_status"] == "reference (50 by definition)"
@@ -306,7 +311,7 @@ def test_a_flip_is_a_strict_reversal_and_touching_intervals_overlap():
     assert g.to_dict("records")[0]["raw_ci_overlap"] is False or not g.iloc[0]["raw_ci_overlap"]
     assert not g.iloc[0]["corrected_ci_overlap"] and g.iloc[0]["correction"] == "style_controlled"
     two = T.rank_flips(_flip_table(lc_win_rate=[40.0, 50], style_controlled=[40.0, 50]))
-    assert list(two["correction"]) == ["lc_win_rate", "style_controlled"]
+    assert list(two["correction"]) == ["lc_win_rate", "style_controlled"] and list(two.index) == [0, 1]
     # the other side of the overlap test: b's interval above a's
     h = T.rank_flips(_flip_table(win_rate_ci_low=[55.0, 56], win_rate_ci_high=[65.0, 70], lc_win_rate=[40.0, 50]))
     assert bool(h.iloc[0]["raw_ci_overlap"]) is True
@@ -415,3 +420,11 @@ def test_without_torch_style_control_says_why(monkeypatch):
     assert board.style is None
     assert list(board.table["style_status"]) == [
         "not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"] * 2
+
+
+def test_a_model_with_one_game_keeps_its_corrections():
+    games = [(f"q{i}", "base", "m1", float(i % 3 == 0)) for i in range(12)] + [("q0", "base", "one", 1.0)]
+    t = T.leaderboard(battles_from_table(_log(games)), FAST).table.set_index("model")
+    assert t.loc["one", "n"] == 1
+    assert np.isfinite(t.loc["one", ["style_controlled", "bias_aware"]].to_numpy(float)).all()
+    assert t.loc["one", "lc_status"].startswith("not estimable: 1 games")
