@@ -16,7 +16,7 @@
 # and two modules (or two people) never collide; writes a [tool.mutmut] section that mutates only
 # that module and runs only its mapped test files (not marked `slow`: subprocess pipelines import the
 # unmutated package and cannot kill anything); runs `mutmut run`; prints the share killed.
-# Killed share = (killed + timeout) / (all mutants - skipped). "no tests" mutants count as survivors.
+# Killed share = (killed + timeout + segfault) / (all mutants - skipped). "no tests" mutants count as survivors.
 # Equivalent mutants (same behaviour as the original, so no test can kill them) are listed by name,
 # with a reason, in tests/mutation_equivalent.md; a listed survivor is reported as `equivalent` and
 # the second share leaves it out of the denominator. The target (issue 13) is >= 85% per module.
@@ -43,6 +43,9 @@ MUTATION_DIR="${MUTATION_DIR:-/tmp/judgelab-mutation-$(id -un)}"
 MUTATION_JOBS="${MUTATION_JOBS:-1}"
 export JUDGELAB_DATA="${JUDGELAB_DATA:-$(cd "$REPO/.." && pwd)/shared/data}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 JUDGELAB_PROGRESS=0
+# one BLAS/OpenMP thread per mutant worker: on a shared, loaded machine threaded BLAS spins against the other
+# jobs (measured: one leaderboard of the table tests 0.70 s with default threads, 0.15 s with one)
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 
 # module -> the test files that exercise it (space separated, globs allowed, relative to the repo root).
 # Keep it to the fast unit tests of the module: every mutant runs the tests (of these files) that reach
@@ -92,7 +95,7 @@ declare -A TESTS=(
   [judgelab/board/style_control.py]="tests/test_board_units.py"
   [judgelab/board/bias_aware.py]="tests/test_board_units.py"
   [judgelab/board/battles.py]="tests/test_board_battles.py tests/test_board_units.py"
-  [judgelab/board/table.py]="tests/test_board_units.py"
+  [judgelab/board/table.py]="tests/test_board_table.py tests/test_board_units.py"
   [judgelab/board/html.py]="tests/test_board_outputs.py"
   [judgelab/board/figure.py]="tests/test_board_outputs.py"
   [judgelab/board/command.py]="tests/test_board_outputs.py"
@@ -205,7 +208,9 @@ listed = set(re.findall(r"judgelab\.[\w.]+__mutmut_\d+", eq_file.read_text())) i
 equiv = sorted(n for n in listed if left.get(n) in ("survived", "no tests"))
 unchecked = sum(1 for v in left.values() if v == "not checked")
 tested = s["total"] - s["skipped"]
-killed = s["killed"] + s["timeout"]
+# a mutant that crashes the test process (segfault: e.g. None passed into a C extension) fails the
+# tests as surely as an assertion does: counted as killed
+killed = s["killed"] + s["timeout"] + s.get("segfault", 0)
 pct = 100.0 * killed / tested if tested else float("nan")
 adj = 100.0 * killed / (tested - len(equiv)) if tested - len(equiv) > 0 else float("nan")
 print(f"{mod}\t{killed}\t{tested}\t{pct:.1f}\t{len(equiv)}\t{adj:.1f}\t{s['survived']}\t{s['no_tests']}\t{s['timeout']}\t{s['skipped']}\t{unchecked}")

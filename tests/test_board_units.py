@@ -4,6 +4,7 @@ tests for these modules: small inputs, sharp assertions)."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -327,6 +328,7 @@ def test_rank_flips_and_overlap():
 def test_weights_key_prefers_the_results_folder():
     idx = pd.Index(["NullModel", "example", "m"])
     assert weights_key("example", "r/NullModel/ann/annotations.json", idx) == "NullModel"
+    assert weights_key("example", "NullModel/ann/annotations.json", idx) == "NullModel"  # a relative results path
     assert weights_key("m", "x/y.json", idx) == "m"
     assert weights_key("z", "r/zz/ann/annotations.json", idx) is None
 
@@ -544,3 +546,464 @@ def test_style_controlled_with_strong_verdicts_is_the_exploded_bootstrap():
     np.testing.assert_allclose(res.ci_low / 100, np.quantile(probs, 0.1, axis=0), atol=1e-4)
     np.testing.assert_allclose(res.ci_high / 100, np.quantile(probs, 0.9, axis=0), atol=1e-4)
     assert list(res.coefs.values()) == pytest.approx(list(np.quantile(coefs[:, 3:], 0.5, axis=0)), abs=1e-3)
+
+
+# ---- length_controlled: the pieces against independent computations ------------------------------------------
+def test_df_gamed_is_read_row_by_row(tmp_path):
+    p = tmp_path / "df_gamed.csv"
+    p.write_text("model,index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n"
+                 "v,3.0,2.0,1,0.5,True\n"  # an index spelled as a float is still the row number
+                 "c,1,0,-2,-0.25,False\n"  # preference 0 is the tie
+                 "v,3,1.0,0,0.9,False\n"  # index 3 again: its first difficulty is kept
+                 "c,2,,1,0.1,False\n")  # null preference: the row leaves, its difficulty stays
+    g = L.read_gamed_csv(p)
+    assert g.index.tolist() == [3, 1, 3] and g.index.dtype == np.int64
+    assert g.preference.tolist() == [1.0, 0.5, 0.0]
+    assert g.std_delta_len.tolist() == [1.0, -2.0, 0.0] and g.std_delta_len.dtype == np.float64
+    assert g.not_gamed.tolist() == [True, False, False] and g.not_gamed.dtype == bool
+    assert g.difficulty.to_dict() == {3: 0.5, 1: -0.25, 2: 0.1} and g.difficulty.dtype == np.float64
+
+
+@pytest.mark.parametrize("body,message", [
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,2,x,0,False\n",
+     "row 3: key 'std_delta_len' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,,0,True\n",
+     "row 2: key 'std_delta_len' is not a number"),  # only the preference may be null
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,yes,0,0,True\n",
+     "row 3: key 'preference' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,,True\n",
+     "row 2: key 'instruction_difficulty' is not a number"),
+    ("index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n0,1,0,0,True\n1,1,0,0,False\n"
+     "2,1,0,0,maybe\n", "row 4: key 'not_gamed_baseline' is not True/False"),
+    ("index,preference,std_delta_len,instruction_difficulty\n0,1,0,0\n",
+     "missing column(s) not_gamed_baseline (df_gamed.csv has index, preference, std_delta_len, "
+     "instruction_difficulty, not_gamed_baseline)"),
+    ("index,preference,instruction_difficulty\n0,1,0\n", "missing column(s) std_delta_len, not_gamed_baseline ("),
+])
+def test_df_gamed_errors_name_the_file_row_and_key(tmp_path, body, message):
+    p = tmp_path / "df_gamed.csv"
+    p.write_text(body)
+    with pytest.raises(InputError) as e:
+        L.read_gamed_csv(p)
+    assert str(e.value).startswith(f"{p}: ") and message in str(e.value)
+
+
+def test_unreadable_csv_files_say_so(tmp_path):
+    for read in (L.read_gamed_csv, L.read_lc_weights):
+        with pytest.raises(InputError) as e:
+            read(tmp_path / "absent.csv")
+        assert str(e.value).startswith(f"{tmp_path / 'absent.csv'}: not a readable CSV (")
+    w = tmp_path / "w.csv"
+    w.write_text(",instruction_difficulty\nm,1\n")
+    with pytest.raises(InputError) as e:
+        L.read_lc_weights(w)
+    assert str(e.value) == (f"{w}: missing column(s) np.tanh(std_delta_len), not_gamed_baseline.astype(float) "
+                            "(a length_controlled_v1 weights file)")
+
+
+def test_std_delta_len_edges():
+    np.testing.assert_allclose(L.std_delta_len(np.array([20.0, 0]), np.array([10.0, 10])), [1 / np.sqrt(2), -1 / np.sqrt(2)])
+    d = np.array([1.0, 1, 2])  # a spread under one character still standardises
+    np.testing.assert_allclose(L.std_delta_len(d, np.zeros(3)), d / d.std(ddof=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one game: no spread, and no degrees-of-freedom warning either
+        one = L.std_delta_len(np.array([5.0]), np.array([1.0]))
+    assert one.shape == (1,) and one.dtype == np.float64 and one[0] == 0
+
+
+def test_the_cv_score_is_the_continuous_log_loss():
+    p, q, sw = np.array([1.0, 0.0, 0.3, 0.6]), np.array([0.0, 1.0, 0.2, 0.9]), np.array([1.0, 0.1, 2.0, 0.5])
+    qc = np.clip(q, 1e-15, 1 - 1e-15)  # glm_winrate.logloss clips at 1e-15: a certain miss costs 34.5 nats
+    want = -np.mean((p * np.log(qc) + (1 - p) * np.log(1 - qc)) * sw)
+    assert L._logloss(p, q, sw) == pytest.approx(want, rel=1e-12)
+    assert np.isfinite(L._logloss(np.array([1.0]), np.array([0.0]), np.ones(1)))
+    assert L._logloss(np.array([0.0]), np.array([1.0]), np.ones(1)) == pytest.approx(-np.log(1 - (1 - 1e-15)), rel=1e-12)
+
+
+def _cv_by_hand(X, p, sw):
+    """glm_winrate.fit_LogisticRegressionCV: duplicated rows, GroupKFold(5) over the original row, the
+    continuous log loss of each held-out fold, the C of the best mean score refitted on all rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    n = len(p)
+    Xd, yd, wd = np.vstack([X, X]), np.r_[np.ones(n), np.zeros(n)], np.r_[p * sw, (1 - p) * sw]
+    groups = np.r_[np.arange(n), np.arange(n)]
+    mean_loss = []
+    for C in np.logspace(-4, 4, 10):
+        losses = []
+        for train, test in GroupKFold(n_splits=5).split(Xd, yd, groups):
+            est = LogisticRegression(**L._L1, solver="liblinear", C=C, fit_intercept=False, random_state=123)
+            est.fit(Xd[train], yd[train], sample_weight=wd[train])
+            q = est.predict_proba(Xd[test])[:, 1]
+            pt, st = np.r_[p, p][test], np.r_[sw, sw][test]
+            qc = np.clip(q, 1e-15, 1 - 1e-15)
+            losses.append(-np.mean((pt * np.log(qc) + (1 - pt) * np.log(1 - qc)) * st))
+        mean_loss.append(np.mean(losses))
+    return float(np.logspace(-4, 4, 10)[int(np.argmin(mean_loss))])
+
+
+@pytest.mark.parametrize("n,seed", [(10, 0), (14, 1), (60, 2)])
+def test_the_chosen_c_is_the_published_cross_validation(n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.tanh(rng.normal(size=n)), rng.normal(size=n), np.ones(n)])
+    p = expit(X @ np.array([-0.3, 0.2, 0.1]) + rng.normal(0, 1.5, n)).round(1)
+    sw = rng.uniform(0.5, 1, n)
+    w, C = L.fit_lc(X, p, sw)
+    assert C == _cv_by_hand(X, p, sw) and C != 1.0  # 10 rows are enough for the five folds
+    np.testing.assert_array_equal(w, L._fit_proba(X, p, sw, C))
+
+
+def test_too_few_rows_for_the_folds_fit_once_at_c_one():
+    rng = np.random.default_rng(3)
+    X, p = rng.normal(size=(9, 3)), rng.random(9)
+    w, C = L.fit_lc(X, p, np.ones(9))
+    assert C == 1.0
+    np.testing.assert_array_equal(w, L._fit_proba(X, p, np.ones(9), 1.0))
+    assert not np.array_equal(w, L._fit_proba(X, p, np.ones(9), 2.0))
+
+
+def test_the_public_fit_is_the_estimator_with_its_seed_and_silences_only_convergence(monkeypatch):
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X, p = rng.normal(size=(12, 3)), rng.random(12)  # a problem whose coefficients depend on the seed
+    Xd, yd, wd = L._duplicated(X, p, np.ones(12))
+    np.random.seed(1)
+    for C in L.CS[5:]:
+        est = LogisticRegression(**L._L1, solver="liblinear", C=C, fit_intercept=False, random_state=123)
+        np.testing.assert_array_equal(L._public_fit(Xd, yd, wd, C), est.fit(Xd, yd, sample_weight=wd).coef_[0])
+
+    class Noisy(LogisticRegression):
+        def fit(self, *a, **k):
+            warnings.warn("liblinear failed to converge", ConvergenceWarning, stacklevel=2)
+            warnings.warn("something else", UserWarning, stacklevel=2)
+            return super().fit(*a, **k)
+
+    monkeypatch.setattr(L, "LogisticRegression", Noisy)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        L._public_fit(Xd, yd, wd, 1.0)
+    assert [w.category for w in seen] == [UserWarning]
+
+
+def test_the_direct_fit_prints_nothing(capfd):
+    rng = np.random.default_rng(1)
+    L._direct_fit(*L._duplicated(rng.normal(size=(30, 3)), rng.random(30), np.ones(30)), 1.0)
+    assert capfd.readouterr().out == ""
+
+
+def _sandwich_by_hand(w, X, p, sw, cluster, X_test, test_cluster, alpha):
+    """The clustered delta-method interval from numerical derivatives: LC(w) = mean sigma(X_test w), the
+    influence of a cluster its share of the LC mean plus dLC/dw' H^-1 (its score), G/(G-1) sum of squares."""
+    def lc_of(v):
+        return np.mean(expit(X_test @ v))
+
+    def score_of(v):
+        return X.T @ (sw * (p - expit(X @ v)))
+
+    h = 1e-6
+    grad = np.array([(lc_of(w + h * e) - lc_of(w - h * e)) / (2 * h) for e in np.eye(len(w))])
+    H = -np.column_stack([(score_of(w + h * e) - score_of(w - h * e)) / (2 * h) for e in np.eye(len(w))])
+    lc = lc_of(w)
+    a = pd.Series(expit(X_test @ w) - lc).groupby(test_cluster).sum() / len(X_test)
+    u = pd.Series(sw * (p - expit(X @ w)) * (X @ np.linalg.solve(H, grad))).groupby(cluster).sum()
+    infl = a.add(u, fill_value=0.0)
+    g = len(infl)
+    se = np.sqrt(g / (g - 1) * np.sum(infl**2))
+    z = norm.ppf(1 - alpha / 2)
+    return 100 * lc, 100 * max(0, lc - z * se), 100 * min(1, lc + z * se)
+
+
+def test_the_lc_interval_is_the_clustered_sandwich_by_numerical_derivatives():
+    rng = np.random.default_rng(7)
+    n = 80
+    X = np.column_stack([np.tanh(rng.normal(size=n)), rng.normal(size=n), (rng.random(n) < 0.8).astype(float)])
+    p = rng.random(n)
+    sw = np.where(X[:, 2] == 1, 1.0, 0.1)
+    w = np.array([-0.6, 0.4, 0.2])
+    cluster = rng.integers(0, 30, n)
+    cluster[0] = 40  # the largest key in the training rows only
+    X_test = X[X[:, 2] == 1].copy()
+    X_test[:, 0] = 0
+    test_cluster = cluster[X[:, 2] == 1].copy()
+    test_cluster[-1] = 55  # and a key of the test rows only
+    for alpha, tc in ((0.05, test_cluster), (0.3, cluster[X[:, 2] == 1])):  # the largest key: test only, train only
+        got = L.lc_interval(w, X, p, sw, cluster, X_test, tc, alpha)
+        np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, cluster, X_test, tc, alpha), rtol=1e-6)
+    # two clusters: the small-sample factor is 2
+    two = np.arange(n) % 2
+    got = L.lc_interval(w, X, p, sw, two, X, two, 0.05)
+    np.testing.assert_allclose(got, _sandwich_by_hand(w, X, p, sw, two, X, two, 0.05), rtol=1e-6)
+
+
+def test_the_lc_interval_stays_on_the_percent_scale():
+    X = np.ones((6, 1))
+    p = np.array([1.0, 1, 1, 1, 1, 0.3])
+    lc, lo, hi = L.lc_interval(np.array([3.0]), X, p, np.ones(6), np.arange(6), X, np.arange(6), 0.05)
+    assert hi == 100.0 and 0 < lo < lc < 100
+    lc, lo, hi = L.lc_interval(np.array([-3.0]), X, 1 - p, np.ones(6), np.arange(6), X, np.arange(6), 0.05)
+    assert lo == 0.0 and 0 < lc < hi < 100
+
+
+def test_gamed_rows_and_not_gamed_rows_enter_with_their_published_weights():
+    rng = np.random.default_rng(9)
+    n = 40
+    idx = np.arange(n)
+    ng = np.r_[np.zeros(n, bool), np.ones(10, bool)]  # df_gamed also holds not-gamed baseline rows
+    sdl_g, d = rng.normal(size=n + 10), rng.normal(size=n)
+    pref_g = expit(-1.2 * np.tanh(sdl_g) + 0.8 * d[np.r_[idx, idx[:10]]] + 0.5 * ng)  # a signal: a C above zero
+    gamed = L.Gamed(index=np.r_[idx, idx[:10]], preference=pref_g, std_delta_len=sdl_g, not_gamed=ng,
+                    difficulty=pd.Series(d, index=idx))
+    lb, lm = rng.lognormal(6, 0.3, n), rng.lognormal(6, 0.3, n)
+    y = expit(-0.5 * np.tanh(L.std_delta_len(lb, lm)) + 0.8 * d + 0.3)
+    fit = L.length_controlled(lb, lm, y, d, idx, gamed=gamed)
+    sdl = L.std_delta_len(lb, lm)
+    X = np.r_[np.column_stack([np.tanh(gamed.std_delta_len), d[gamed.index], ng]),
+              np.column_stack([np.tanh(sdl), d, np.ones(n)])]
+    sw = np.r_[np.where(ng, 1.0, 0.2 / 2), np.ones(n)]  # lambda / 2 for a gamed row, 1 otherwise
+    assert fit.C in L.CS and np.abs(fit.weights).min() > 0.05
+    np.testing.assert_array_equal(fit.weights, L._fit_proba(X, np.r_[gamed.preference, y], sw, fit.C))
+
+
+def _map_by_hand(A, y, pen):
+    def f(b):
+        eta = A @ b
+        return np.sum(np.logaddexp(0, eta) - y * eta) + 0.5 * np.sum(pen * b * b), A.T @ (expit(eta) - y) + pen * b
+
+    return minimize(f, np.zeros(A.shape[1]), jac=True, method="BFGS", options={"gtol": 1e-11, "maxiter": 10**5}).x
+
+
+def test_difficulty_is_the_map_of_its_stated_model():
+    rng = np.random.default_rng(12)
+    M, n_items = 4, 30
+    # model code 3 never plays (the baseline's code) and the last two items nobody judged
+    model, item = np.repeat([0, 1, 2], n_items - 2), np.tile(np.arange(n_items - 2), 3)
+    sdl, y = rng.normal(0, 1, len(model)), rng.random(len(model))
+    rows = np.arange(len(model))
+    A = np.zeros((len(model), 2 * M + n_items))
+    A[rows, model], A[rows, M + model], A[rows, 2 * M + item] = 1, np.tanh(sdl), 1
+    want = _map_by_hand(A, y, np.r_[np.full(2 * M, 1e-6), np.full(n_items, 0.1)])[2 * M:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no unknown solver option
+        got = L.estimate_difficulty(model, item, sdl, y, M, n_items)
+    assert got.shape == (n_items,) and (got[-2:] == 0).all()
+    np.testing.assert_allclose(got, want, atol=1e-3)
+    # given the three weights of each game
+    w = np.column_stack([rng.normal(-0.5, 0.2, len(model)), rng.uniform(0.5, 1.5, len(model)),
+                         rng.normal(0, 0.5, len(model))])
+    B = np.zeros((len(model), n_items))
+    B[rows, item] = w[:, 1]
+    off = w[:, 0] * np.tanh(sdl) + w[:, 2]
+    want2 = minimize(lambda d: (np.sum(np.logaddexp(0, off + B @ d) - y * (off + B @ d)) + 0.05 * d @ d,
+                                B.T @ (expit(off + B @ d) - y) + 0.1 * d),
+                     np.zeros(n_items), jac=True, method="BFGS", options={"gtol": 1e-11}).x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got2 = L.difficulty_given_weights(w, item, sdl, y, n_items)
+    assert got2.shape == (n_items,) and (got2[-2:] == 0).all()
+    np.testing.assert_allclose(got2, want2, atol=1e-3)
+
+
+# ---- style_control: the frozen fit and the reference file --------------------------------------------------------
+def _frozen_by_hand(model, y, weight, st_m, st_b, models, base, ref, rounds, alpha, seed):
+    """The frozen procedure of the module doc, transcribed: features standardised with the reference's mean
+    and std (a zero std divides by one), the style term a fixed offset, each model's rows (strong verdicts
+    three times) bootstrapped with a generator seeded by sha256("seed:name")'s first four bytes read
+    little-endian, each round's coefficient the 1-D maximum-likelihood fit (Newton, float64 here)."""
+    import hashlib
+
+    mean, std = np.asarray(ref["mean"]), np.asarray(ref["std"])
+    beta = np.asarray([ref["coefs"][k] for k in S.FEATURES])
+    off_game = np.nan_to_num((S.style_features(st_m, st_b) - mean) / np.where(std > 0, std, 1)) @ beta
+    out = np.full((len(models), 3), np.nan)
+    out[base] = 50
+    for m, name in enumerate(models):
+        rows = np.repeat(np.flatnonzero(model == m), weight[model == m])
+        if m == base or len(rows) == 0:
+            continue
+        s = int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:4], "little")
+        boots = np.random.RandomState(s).randint(0, len(rows), size=(rounds, len(rows)))
+        vals = []
+        for r in range(rounds):
+            off, o = off_game[rows[boots[r]]], y[rows[boots[r]]]
+            c = 0.5
+            for _ in range(60):
+                q = expit(c + off)
+                step = np.sum(o - q) / max(np.sum(q * (1 - q)), 1e-12)
+                c += step
+                if abs(step) < 1e-10:
+                    break
+            vals.append(expit(c))
+        out[m] = [100 * np.quantile(vals, q) for q in (0.5, alpha / 2, 1 - alpha / 2)]
+    return out
+
+
+def _frozen_case(rng, n=40):
+    models = ["base", "m1", "m2", "m3", "solo"]
+    model = np.r_[rng.choice([1, 2], n), [4]]  # interleaved codes; "solo" plays a single game; m3 none
+    y = rng.choice([0.0, 0.5, 1.0], n + 1)
+    y[-1] = 1.0
+    weight = np.where(rng.random(n + 1) < 0.3, 3, 1)
+    st_m = np.column_stack([rng.integers(20, 90, n + 1), rng.integers(0, 4, (n + 1, 3))])
+    st_b = np.column_stack([rng.integers(20, 90, n + 1), rng.integers(0, 4, (n + 1, 3))])
+    ref = {"coefs": {"length": 0.8, "header_density": -0.5, "list_density": 0.6, "bold_density": 0.3},
+           "mean": [0.05, -0.1, 0.02, 0.1], "std": [0.5, 2.0, 0.0, 1.5]}
+    return model, y, weight, st_m, st_b, models, ref
+
+
+def test_the_frozen_fit_is_the_transcribed_procedure():
+    rng = np.random.default_rng(21)
+    model, y, weight, st_m, st_b, models, ref = _frozen_case(rng)
+    got = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=12, alpha=0.05, seed=0)
+    want = _frozen_by_hand(model, y, weight, st_m, st_b, models, 0, ref, 12, 0.05, 0)
+    np.testing.assert_allclose(np.column_stack([got.score, got.ci_low, got.ci_high]), want, atol=2e-3)
+    assert got.score.dtype == np.float64 and np.isnan(got.score[3]) and np.isfinite(got.score[4])
+    assert got.frozen and got.coefs == pytest.approx(ref["coefs"])
+    np.testing.assert_array_equal(got.mean, np.float32(ref["mean"]))
+    np.testing.assert_array_equal(got.std, np.float32(ref["std"]))
+    other = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=7, alpha=0.3, seed=5)
+    want = _frozen_by_hand(model, y, weight, st_m, st_b, models, 0, ref, 7, 0.3, 5)
+    np.testing.assert_allclose(np.column_stack([other.score, other.ci_low, other.ci_high]), want, atol=2e-3)
+
+
+def test_a_frozen_model_is_scored_from_its_own_games_alone():
+    rng = np.random.default_rng(22)
+    model, y, weight, st_m, st_b, models, ref = _frozen_case(rng)
+    full = S.style_controlled_frozen(model, y, weight, st_m, st_b, models, 0, ref, rounds=10)
+    keep = model == 2
+    alone = S.style_controlled_frozen(np.full(keep.sum(), 1), y[keep], weight[keep], st_m[keep], st_b[keep],
+                                      ["base", "m2"], 0, ref, rounds=10)
+    assert alone.score[1] == full.score[2] and alone.ci_low[1] == full.ci_low[2]
+
+
+def test_a_style_reference_file_is_read_whole(tmp_path):
+    p = tmp_path / "style_coefficients.json"
+    good = {"coefs": dict.fromkeys(S.FEATURES, 0.5), "mean": [0.0] * 4, "std": [1.0] * 4, "style_source": "texts é"}
+    p.write_text(json.dumps(good, ensure_ascii=False), encoding="utf-8")
+    assert S.read_reference(p) == good
+    p.write_text(json.dumps({**good, "std": [1.0] * 3}))
+    with pytest.raises(InputError) as e:
+        S.read_reference(p)
+    assert str(e.value) == f"{p}: key 'std' needs 4 values"
+    p.write_text(json.dumps({**good, "coefs": {"length": 1.0, "list_density": 0.0}}))
+    with pytest.raises(InputError) as e:
+        S.read_reference(p)
+    assert str(e.value) == f"{p}: key 'coefs' lacks header_density, bold_density"
+    with pytest.raises(InputError) as e:
+        S.read_reference(tmp_path / "absent.json")
+    assert str(e.value).startswith(f"{tmp_path / 'absent.json'}: not a readable JSON file (")
+
+
+def test_style_features_are_float32_arithmetic_as_show_result():
+    rng = np.random.default_rng(23)
+    st_m = np.column_stack([rng.integers(1, 900, 50), rng.integers(0, 7, (50, 3))]).astype(float)  # Battles: float64
+    st_b = np.column_stack([rng.integers(1, 900, 50), rng.integers(0, 7, (50, 3))]).astype(float)
+    m, b = st_m.astype(np.float32), st_b.astype(np.float32)
+    want = np.zeros_like(m)
+    want[:, 0] = (m[:, 0] - b[:, 0]) / (m[:, 0] + b[:, 0])
+    md, bd = m[:, 1:] / m[:, :1], b[:, 1:] / b[:, :1]
+    want[:, 1:] = (md - bd) / (md + bd + np.float32(1))
+    got = S.style_features(st_m, st_b)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    z, mean, std = S.standardize(got.astype(np.float64))
+    assert z.dtype == mean.dtype == std.dtype == np.float32
+
+
+def test_the_optimizer_takes_show_results_fifty_steps():
+    import torch
+
+    a, t = torch.logspace(-2, 1, 30), torch.linspace(-1, 1, 30)
+
+    def loss(c):  # an ill-conditioned quadratic that L-BFGS needs more than torch's default 20 steps for
+        return (a * (c - t) ** 2).sum() + 0.5 * ((c[1:] - c[:-1]) ** 2).sum()
+
+    x = S._lbfgs(30, loss).numpy()
+    exact = minimize(lambda v: float(loss(torch.tensor(v))), np.full(30, 0.5), method="BFGS",
+                     options={"gtol": 1e-12}).x
+    np.testing.assert_allclose(x, exact, atol=1e-4)
+
+
+def test_a_game_of_weight_zero_is_never_drawn():
+    model, opp = np.array([1, 2, 1]), np.zeros(3, int)
+    st = np.array([[50.0, 1, 0, 0], [60, 0, 2, 0], [40, 0, 0, 1]])
+    sb = np.array([[45.0, 0, 0, 0], [30, 1, 0, 0], [55, 0, 1, 0]])
+    y = np.array([1.0, 0.0, 0.0])
+    got = S.style_controlled(model, opp, y, np.array([1, 3, 0]), st, sb, 3, 0, rounds=4, seed=1)
+    want = S.style_controlled(model[:2], opp[:2], y[:2], np.array([1, 3]), st[:2], sb[:2], 3, 0, rounds=4, seed=1)
+    np.testing.assert_array_equal(got.score, want.score)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch: the std of one row has no degrees of freedom
+        one = S.style_controlled(model[:2], opp[:2], y[:2], np.array([1, 0]), st[:2], sb[:2], 3, 0, rounds=2)
+    assert one.score[0] == 50 and np.isfinite(one.score[1])
+
+
+def test_style_results_and_the_reference_they_write():
+    rng = np.random.default_rng(24)
+    model, opp = rng.integers(1, 3, 60), np.zeros(60, int)
+    st = np.column_stack([rng.integers(20, 90, 60), rng.integers(0, 4, (60, 3))])
+    sb = np.column_stack([rng.integers(20, 90, 60), rng.integers(0, 4, (60, 3))])
+    res = S.style_controlled(model, opp, rng.choice([0.0, 1.0], 60), np.ones(60), st, sb, 3, 0, rounds=3)
+    assert res.frozen is False
+    ref = S.reference_dict(res, "texts")
+    assert ref == {"features": list(S.FEATURES), "coefs": res.coefs, "mean": [float(x) for x in res.mean],
+                   "std": [float(x) for x in res.std], "style_source": "texts", "frozen": False}
+
+
+def test_the_counted_fit_reaches_the_maximum_likelihood_of_a_larger_design():
+    rng = np.random.default_rng(30)
+    n, M = 600, 20
+    model = rng.integers(1, M, n)
+    opp = np.where(rng.random(n) < 0.5, 0, rng.integers(1, M, n))
+    opp = np.where(opp == model, 0, opp)
+    f = rng.normal(size=(n, 4)).astype(np.float32)
+    f[:, 1] = 0.9 * f[:, 0] + 0.1 * f[:, 1]  # correlated features: L-BFGS needs more than 20 steps
+    q = np.linspace(-2, 2, M)
+    y = (rng.random(n) < expit(q[model] - q[opp] + f @ np.array([0.5, -0.3, 0.2, 0.1]))).astype(np.float32)
+
+    def nll(b):
+        eta = b[model] - b[opp] + f @ b[M:]
+        r = expit(eta) - y
+        g = np.zeros(M + 4)
+        np.add.at(g, model, r)
+        np.add.at(g, opp, -r)
+        g[M:] = f.T @ r
+        return np.sum(np.logaddexp(0, eta) - y * eta), g
+
+    exact = minimize(nll, np.full(M + 4, 0.5), jac=True, method="BFGS", options={"gtol": 1e-10}).x
+    c = S.fit_style_bt(model, opp, y, f, M)
+
+    def contrasts(b):  # Bradley-Terry fixes differences only
+        return np.r_[b[:M] - b[0], b[M:]]
+
+    np.testing.assert_allclose(contrasts(c), contrasts(exact), atol=2e-3)
+    # float64 inputs are read as show_result's float32 tensors: the same fit bit for bit
+    np.testing.assert_array_equal(S.fit_style_bt(model, opp, y.astype(float), f.astype(float), M), c)
+
+
+def test_the_fits_run_on_one_torch_thread_and_restore_it():
+    import torch
+
+    before = torch.get_num_threads()
+    with S._one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_the_defaults_are_show_results_hundred_rounds_and_95_percent():
+    rng = np.random.default_rng(31)
+    n = 40
+    model, opp = rng.integers(1, 3, n), np.zeros(n, int)
+    y = rng.choice([0.0, 0.5, 1.0], n)  # ties keep the bootstrap draws from separating (quick fits)
+    st = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    sb = np.column_stack([rng.integers(20, 90, n), rng.integers(0, 4, (n, 3))])
+    got = S.style_controlled(model, opp, y, np.ones(n), st, sb, 3, 0)
+    want = S.style_controlled(model, opp, y, np.ones(n), st, sb, 3, 0, rounds=100, alpha=0.05, seed=0)
+    np.testing.assert_array_equal(np.c_[got.score, got.ci_low, got.ci_high], np.c_[want.score, want.ci_low, want.ci_high])
+    ref = {"coefs": dict.fromkeys(S.FEATURES, 0.2), "mean": [0.0] * 4, "std": [1.0] * 4}
+    fg = S.style_controlled_frozen(model, y, np.ones(n), st, sb, ["b", "m1", "m2"], 0, ref)
+    fw = S.style_controlled_frozen(model, y, np.ones(n), st, sb, ["b", "m1", "m2"], 0, ref, rounds=100, alpha=0.05,
+                                   seed=0)
+    np.testing.assert_array_equal(np.c_[fg.score, fg.ci_low, fg.ci_high], np.c_[fw.score, fw.ci_low, fw.ci_high])
