@@ -30,6 +30,7 @@ parsing, the string kernels and the hashing are pyarrow's and pandas'.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,19 @@ from judgelab.parsing import strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.verdict_import.mapping import FieldSpec, VerdictMapping, VerdictSpec
 from judgelab.verdict_import.readers import _is_gzip
+
+
+@dataclass(frozen=True)
+class RecordRules:
+    """The record path's own per-record readers, handed in by the importer (which imports this
+    module, so this module must not import it back): each distinct combination of the values a
+    game's verdict, the gold label and the human label read goes through exactly the function the
+    record path uses, so both paths read a value alike."""
+
+    verdict_row: Callable[..., tuple[Any, ...]]
+    target: Callable[..., tuple[Any, ...]]
+    human_label: Callable[..., Any]
+    short_id: Callable[..., str]
 
 #: bytes pyarrow.json parses at a time: bounds the texts in flight
 BLOCK_BYTES = 16 << 20
@@ -250,14 +264,13 @@ def _line_count(path: Path) -> int:
 
 
 def read_file(path: Path, mapping: VerdictMapping, ctx: Any, reader: Any, path_str: str,
-              keep: Callable[[dict[str, pa.Array]], Any]) -> tuple[list[Any], int, set[str], list[bool], int]:
+              keep: Callable[[dict[str, pa.Array]], Any],
+              im: RecordRules) -> tuple[list[Any], int, set[str], list[bool], int]:
     """The Arrow columns (:data:`~.importer.FEATURE_TABLE_COLUMNS` before category encoding) of one
     JSONL file, batch by batch, with what the record path gathers per file: the checked fields seen
     non-empty, whether each game's verdict source was found, and the empty responses.  ``keep``
     stores a batch's columns (dictionary-encodes them) as they come: returned are its results,
     the records read, the fields seen, the games found and the empty responses."""
-    from judgelab.verdict_import import importer as im
-
     if _is_gzip(path):
         raise Unsupported("gzip")
     n_lines = _line_count(path)
@@ -279,7 +292,7 @@ def read_file(path: Path, mapping: VerdictMapping, ctx: Any, reader: Any, path_s
 
 
 def _batch(batch: pa.StructArray, mapping: VerdictMapping, ctx: Any, reader: Any, path: Path, path_str: str,
-           row0: int, seen: set[str], found_games: list[bool], im: Any) -> tuple[dict[str, pa.Array], int]:
+           row0: int, seen: set[str], found_games: list[bool], im: RecordRules) -> tuple[dict[str, pa.Array], int]:
     n = len(batch)
     fk = ctx.file_keys
     for key in mapping.require:
@@ -316,11 +329,11 @@ def _batch(batch: pa.StructArray, mapping: VerdictMapping, ctx: Any, reader: Any
     raw_pair, raw_item = f["pair_id"], f["item_id"]
     if _empty_mask(raw_pair).any():
         raise Unsupported("a pair without an id")
-    pid = _long_ids(raw_pair)
+    pid = _long_ids(raw_pair, im.short_id)
     item_missing = _empty_mask(raw_item)
-    item = _long_ids(pc.if_else(pa.array(item_missing), pa.scalar(None, _STR), raw_item))
+    item = _long_ids(pc.if_else(pa.array(item_missing), pa.scalar(None, _STR), raw_item), im.short_id)
     if item_missing.any():
-        fill = [(im._short_id(x) if x else p) for x, p in
+        fill = [(im.short_id(x) if x else p) for x, p in
                 zip(inst.filter(pa.array(item_missing)).to_pylist(), pid.filter(pa.array(item_missing)).to_pylist(),
                     strict=True)]
         idx = np.flatnonzero(item_missing)
@@ -345,14 +358,14 @@ def _batch(batch: pa.StructArray, mapping: VerdictMapping, ctx: Any, reader: Any
             _verdict_leaves(mapping.human) if mapping.human is not None else [])
 
         def one(rec: dict[str, Any], order: str = order, game: Any = game) -> tuple[Any, ...]:
-            shown, stored, pref, status, method, label, raw_text, fnd = im._verdict_row(game.verdict, order, rec, ctx)
+            shown, stored, pref, status, method, label, raw_text, fnd = im.verdict_row(game.verdict, order, rec, ctx)
             gold = ""
             if mapping.gold is not None:
-                g = im._target(mapping.gold, rec, ctx)[0]
+                g = im.target(mapping.gold, rec, ctx)[0]
                 g = g if g in ("A", "B", "tie") else None
                 if g is not None:
                     gold = g if mapping.gold.frame == "stored" else (to_original_frame(g, order) or "")
-            human = im._human_label(mapping, order, rec, ctx)
+            human = im.human_label(mapping, order, rec, ctx)
             return (shown, stored, pref, label, gold, (stored == gold) if gold else None, status, method,
                     strict_verdict(raw_text, method or "") or "", human, fnd)
 
@@ -403,15 +416,14 @@ def _families(models: pa.Array, reader: Any) -> pa.Array:
     return pc.fill_null(fams.take(enc.indices), "")
 
 
-def _long_ids(ids: pa.Array) -> pa.Array:
-    """Ids over 96 characters hashed (:func:`~.importer._short_id`), the rest as they are."""
-    from judgelab.verdict_import.importer import _short_id
-
+def _long_ids(ids: pa.Array, short_id: Callable[..., str]) -> pa.Array:
+    """Ids over 96 characters hashed (``short_id``, the record path's :func:`~.importer._short_id`),
+    the rest as they are."""
     long = pc.fill_null(pc.greater(pc.utf8_length(ids), 96), False).to_numpy(zero_copy_only=False)
     if not long.any():
         return ids
     idx = np.flatnonzero(long)
-    return _put(ids, idx, pa.array([_short_id(x) for x in ids.take(pa.array(idx)).to_pylist()], _STR))
+    return _put(ids, idx, pa.array([short_id(x) for x in ids.take(pa.array(idx)).to_pylist()], _STR))
 
 
 def _put(arr: pa.Array, idx: np.ndarray, values: pa.Array) -> pa.Array:

@@ -739,7 +739,7 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
         if fast and _columnar_file(path, mapping):
             try:
                 chunks, n_records, seen_fields, found_games, empty = columnar_mod.read_file(
-                    path, mapping, ctx, reader, path_str, rows.encode)
+                    path, mapping, ctx, reader, path_str, rows.encode, _RECORD_RULES)
             except (columnar_mod.Unsupported, pa.ArrowException) as exc:
                 log.debug("%s: read record by record (%s)", path, exc)
             else:
@@ -940,3 +940,8 @@ def replay_recording(table: pd.DataFrame) -> Recording:
             ReplayEntry(_text_or_empty(r.instruction), r.order, _text_or_empty(r.raw_text),
                         _text_or_empty(r.verdict_shown)))
     return rec
+
+
+#: the record path's per-record readers, which the columnar reader applies to each distinct value
+_RECORD_RULES = columnar_mod.RecordRules(verdict_row=_verdict_row, target=_target, human_label=_human_label,
+                                         short_id=_short_id)
