@@ -51,6 +51,14 @@ def no_gold_reason(gold_judge: str, statuses: Iterable[Any], *,
     return f"no gold score: gold judge {gold_judge}: {counts or 'no scorings recorded'}"
 
 
+def no_value_reason_from_counts(counts: Mapping[str, int], total: int, *, what: str = "verdict") -> str:
+    """:func:`no_value_reason` for a table that keeps counts per status rather than the calls:
+    ``counts`` maps a status (``unparsed``, ``refusal``, ``error``) to its number of calls, none
+    of which was usable; the rest of ``total`` had no usable answer for another reason."""
+    text = _count_words(counts, total, what=what)
+    return f"no parsable {what}: {text}" if text else f"no {what}s recorded"
+
+
 def _failure_counts(statuses: Iterable[Any], *, what: str,
                     usable: Sequence[bool] | np.ndarray | pd.Series | None) -> str | None:
     """``None`` when some answer is usable, ``""`` when none is recorded, else ``"40 of 40 unparsed, ..."``."""
@@ -60,13 +68,20 @@ def _failure_counts(statuses: Iterable[Any], *, what: str,
     ok = np.asarray(usable, dtype=bool) if usable is not None else s.isin(USABLE).to_numpy()
     if ok.any():
         return None
-    counts = s.value_counts()
+    return _count_words(s.value_counts().to_dict(), len(s), what=what)
+
+
+def _count_words(counts: Mapping[str, int], total: int, *, what: str) -> str:
+    """``"40 of 40 unparsed, 3 errored"`` (failures in :data:`_FAILURES` order, then the rest);
+    ``""`` when ``total`` is 0."""
+    if total <= 0:
+        return ""
     parts = [(int(counts[k]), word) for k, word in _FAILURES if counts.get(k, 0)]
-    rest = len(s) - sum(n for n, _ in parts)
+    rest = total - sum(n for n, _ in parts)
     if rest:
         parts.append((rest, f"without a usable {what}"))
     (n0, w0), others = parts[0], parts[1:]
-    return ", ".join([f"{n0} of {len(s)} {w0}", *(f"{n} {w}" for n, w in others)])
+    return ", ".join([f"{n0} of {total} {w0}", *(f"{n} {w}" for n, w in others)])
 
 
 def blank(row: Mapping[str, Any], columns: Iterable[str], reason: str) -> dict[str, Any]:

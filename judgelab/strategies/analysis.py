@@ -45,7 +45,7 @@ from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar
 from judgelab.stats.mixed import logit_random_intercept, lpm_random_intercept
 from judgelab.strategies import STRATEGY_ORDER
 from judgelab.strategies.aggregate import MALFORMED_KINDS
-from judgelab.unscored import blank, no_value_reason
+from judgelab.unscored import blank, no_value_reason, no_value_reason_from_counts
 
 KAPPA_CATEGORIES = ("A", "B", "tie", "")
 
@@ -116,12 +116,10 @@ def no_verdict_reason(g: pd.DataFrame) -> str:
     def n(*cols: str) -> int:
         return int(sum(g[c].sum() for c in cols if c in g))
 
-    calls = {"unparsed": n("n_unparsed"), "refusal": n("n_refusal"), "error": n("n_error"), "ok": n("n_ok", "n_fallback"),
-             "missing": n("n_missing_calls")}
-    statuses = [k for k, n in calls.items() for _ in range(int(n))]
+    calls = {"unparsed": n("n_unparsed"), "refusal": n("n_refusal"), "error": n("n_error")}
+    counted = sum(calls.values()) + n("n_ok", "n_fallback", "n_missing_calls")
     total = n("n_calls") if "n_calls" in g else len(g)  # n_calls counts the missing calls too
-    statuses += [""] * max(0, total - len(statuses))  # calls no status column counts: without a usable verdict
-    return no_value_reason(statuses, usable=np.zeros(len(statuses), bool))
+    return no_value_reason_from_counts(calls, max(total, counted))
 
 
 def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:

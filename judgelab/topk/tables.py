@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.topk.stats import paired_comparison, spearman
-from judgelab.unscored import blank, no_value_reason
+from judgelab.unscored import blank, no_value_reason_from_counts
 
 _STATUS_RANK = {"identified": 0, "weak": 1, "not identified": 2}
 
@@ -75,8 +75,7 @@ def judge_reasons(full: pd.DataFrame) -> dict[str, str]:
     out = {}
     for judge, g in per.groupby("judge", sort=True):
         if int(g["n_comparisons"].sum()) == 0:
-            n_all = int(g["n_unusable"].sum())
-            out[str(judge)] = no_value_reason([""] * n_all, usable=np.zeros(n_all, bool))
+            out[str(judge)] = no_value_reason_from_counts({}, int(g["n_unusable"].sum()))
     return out
 
 
