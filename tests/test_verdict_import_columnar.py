@@ -162,3 +162,34 @@ def test_a_file_with_its_verdicts_empty_everywhere_is_refused_alike(tmp_path, ta
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1] and "empty in every row" in msgs[0]
     assert taken == [f.name]  # read by columns, refused by the same check
+
+
+def test_small_pieces_give_the_same_table_and_each_piece_ends_at_a_line(tmp_path, taken, monkeypatch):
+    """The reader parses line-aligned pieces of about BLOCK_BYTES (a record longer than a piece
+    included): the pieces put back together are the file, none splits a record, none is much
+    larger than a block, and the table equals the record path's."""
+    _judgebench_log(tmp_path, 60)
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 700)  # several records per piece, some longer than one
+    pieces: list[bytes] = []
+    real = columnar._parse
+
+    def spy(piece: bytes):
+        pieces.append(piece)
+        return real(piece)
+
+    monkeypatch.setattr(columnar, "_parse", spy)
+    fast, slow = _both([tmp_path], preset_mapping("judgebench"))
+    _same(fast, slow)
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert b"".join(pieces) == b"".join(f.read_bytes() for f in files)
+    longest = max(len(line) for f in files for line in f.read_bytes().splitlines(keepends=True))
+    assert len(pieces) > 20 and all(p.endswith(b"\n") for p in pieces)
+    assert max(len(p) for p in pieces) <= 700 + longest
+    assert fast["words_a"].dtype == "float32" and fast["source_row"].dtype == "int32"
+
+
+def test_chunks_of_a_file_without_a_final_line_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 8)
+    f = tmp_path / "x.jsonl"
+    f.write_bytes(b'{"a": 1}\n{"a": 22222222222}\n{"a": 3}')
+    assert list(columnar._chunks(f)) == [b'{"a": 1}\n', b'{"a": 22222222222}\n', b'{"a": 3}']

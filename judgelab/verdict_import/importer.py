@@ -615,8 +615,19 @@ class _Rows:
         self.append([self.encode(arrays)])
 
     def encode(self, arrays: dict[str, pa.Array]) -> dict[str, pa.Array]:
-        """One chunk's columns as stored: the category columns dictionary-encoded."""
-        return {c: arrays[c].dictionary_encode() if c in self.category else arrays[c] for c in self.columns}
+        """One chunk's columns as stored: the category columns dictionary-encoded with the narrowest
+        index type their chunk allows, the feature table's numbers in :data:`FEATURE_TYPES`
+        (a kept chunk costs a few bytes a row: ten million pairs' chunks fit beside their table)."""
+        out = {}
+        for c in self.columns:
+            a = arrays[c]
+            if c in self.category:
+                out[c] = _narrow(a.dictionary_encode())
+            elif not self.texts and c in FEATURE_TYPES:
+                out[c] = a.cast(FEATURE_TYPES[c])
+            else:
+                out[c] = a
+        return out
 
     def append(self, chunks: Sequence[dict[str, pa.Array]]) -> None:
         """Keep encoded chunks (:meth:`encode`) after the rows gathered so far."""
@@ -630,8 +641,12 @@ class _Rows:
     def frame(self) -> pd.DataFrame:
         self.flush()
         data = {}
+        pool = pa.default_memory_pool()
         for c in self.columns:  # one column at a time: its Arrow chunks are freed as it converts
             data[c] = _column(self.chunks.pop(c), c, c in self.category)
+            # the freed chunks back to the OS now: Arrow's allocator (mimalloc) keeps freed pages a
+            # while, and the columns still to convert would otherwise sit on top of them
+            pool.release_unused()
         return pd.DataFrame(data, columns=list(self.columns), copy=False)
 
 
@@ -775,6 +790,9 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
     df = rows.frame()
     _check_unique(df, _locator(mapping, where_file, file_starts))
     df.attrs["empty_responses"] = empty_responses
+    # what the reading freed, back to the OS: Arrow's allocator (mimalloc) would keep it for Arrow's
+    # next allocations (0.7 GB at ten million pairs) while NumPy, which the card uses, asks for more
+    pa.default_memory_pool().release_unused()
     return df
 
 
@@ -816,29 +834,60 @@ CATEGORY_COLUMNS = ("judge", "backend", "model", "family", "model_a", "model_b",
 #: columns too, so a row costs a few bytes of codes
 FEATURE_CATEGORY_COLUMNS = (*(c for c in CATEGORY_COLUMNS if c not in TEXT_COLUMNS),
                             "pair_id", "item_id", "order", "verdict_shown", "verdict", "expected_verdict", "status",
-                            "strict_shown")
+                            "strict_shown", "human")
+#: the feature table's numbers in the narrowest type that holds them exactly: word counts and
+#: markdown scores (multiples of 1/4 in [0, 1]) in float32, the row of the record and the repeat
+#: in int32 (two billion rows of one file, repeats); 30 bytes a row less at ten million pairs
+FEATURE_TYPES: dict[str, pa.DataType] = {"words_a": pa.float32(), "words_b": pa.float32(),
+                                         "markdown_a": pa.float32(), "markdown_b": pa.float32(),
+                                         "source_row": pa.int32(), "repeat": pa.int32()}
+
+
+def _narrow(d: pa.DictionaryArray) -> pa.DictionaryArray:
+    """``d`` with the narrowest signed index type its dictionary fits (int8 for a handful of values)."""
+    n = len(d.dictionary)
+    it = pa.int8() if n < 1 << 7 else pa.int16() if n < 1 << 15 else pa.int32()
+    return d if d.indices.type == it else pa.DictionaryArray.from_arrays(d.indices.cast(it), d.dictionary)
 
 
 def _column(chunks: list[pa.Array], name: str, category: bool) -> pd.Series:
+    if category:
+        return _categorical(chunks, name)
     col = pa.chunked_array(chunks, type=chunks[0].type if chunks else _ARROW_TYPES.get(name, pa.float64()))
     chunks.clear()
-    if category:
-        return _categorical(col, name)
     if name == "correct":
         return col.to_pandas(types_mapper={pa.bool_(): pd.BooleanDtype()}.get)
     return col.to_pandas()
 
 
-def _categorical(col: pa.ChunkedArray, name: str) -> pd.Series:
-    """A dictionary-encoded column as a pandas Categorical whose categories stay Arrow strings.
+def _categorical(chunks: list[pa.DictionaryArray], name: str) -> pd.Series:
+    """Dictionary-encoded chunks (each with its own dictionary and index type) as one pandas
+    Categorical whose categories stay Arrow strings.
 
-    (``ChunkedArray.to_pandas`` goes through one Python string per distinct value: for a million
-    distinct responses that transient alone is ~0.5 GB.)"""
-    if col.num_chunks == 0:
+    The chunks' dictionaries are unified here rather than by ``ChunkedArray.unify_dictionaries``,
+    which needs one index type across the chunks (a chunk keeps the narrowest its own dictionary
+    allows); the chunks are freed as their codes are read.  (``ChunkedArray.to_pandas`` would go
+    through one Python string per distinct value: for a million distinct ids that transient alone
+    is ~0.5 GB.)"""
+    if not chunks:
         return pd.Series([], dtype="category", name=name)
-    col = col.unify_dictionaries()
-    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy() for c in col.chunks])
-    dictionary = col.chunk(0).dictionary
+    dicts = [c.dictionary.cast(pa.large_string()) for c in chunks]
+    starts = np.cumsum([0, *(len(d) for d in dicts)])
+    enc = pc.dictionary_encode(pa.concat_arrays(dicts))  # each chunk's values -> one code per distinct value
+    del dicts
+    glob = np.append(enc.indices.to_numpy(zero_copy_only=False), -1)  # local -1 (null) -> -1
+    dictionary = enc.dictionary
+    del enc
+    sizes = [len(c) for c in chunks]
+    codes = np.empty(sum(sizes), np.int32 if len(dictionary) >= 1 << 15 else np.int16)
+    pos = 0
+    for i in range(len(chunks)):
+        c = chunks[i]
+        local = pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        codes[pos:pos + sizes[i]] = glob[np.where(local >= 0, local + starts[i], len(glob) - 1)]
+        pos += sizes[i]
+        chunks[i] = None  # freed as read
+    chunks.clear()
     # categories in sorted order, so sorting by the column sorts as the strings do
     order = pc.array_sort_indices(dictionary).to_numpy()
     rank = np.empty(len(order), dtype=codes.dtype)
