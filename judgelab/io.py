@@ -206,10 +206,14 @@ def _typed(df: pd.DataFrame, where: str) -> pd.DataFrame:
     cols = [c for c in df.columns if c in BOOL_COLUMNS]
     if not cols:
         return df
-    out = df.copy()
+    out = df.copy(deep=False)  # the other columns shared (copy-on-write): a big table is not copied whole
     for c in cols:
         out[c] = to_bool(out[c], where=f"{where}: column {c!r}")
     return out
+
+
+#: rows converted to Arrow and written to parquet at a time (:func:`write_table`)
+PARQUET_ROWS = 1 << 20
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: dict[str, Any] | None = None) -> None:
@@ -224,11 +228,17 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: d
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.Table.from_pandas(df, preserve_index=False)
-            meta = dict(table.schema.metadata or {})
+            # a slice of rows at a time (one row group each): Arrow holds one slice, not a copy of the table
+            # (the schema from the whole frame: a column empty in the first slice keeps its type)
+            schema = pa.Schema.from_pandas(df, preserve_index=False)
+            meta = dict(schema.metadata or {})
             if provenance:
                 meta[b"judgelab_provenance"] = json.dumps(provenance, sort_keys=True, default=str).encode()
-            pq.write_table(table.replace_schema_metadata(meta), tmp)
+            schema = schema.with_metadata(meta)
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for lo in range(0, max(len(df), 1), PARQUET_ROWS):
+                    part = pa.Table.from_pandas(df.iloc[lo:lo + PARQUET_ROWS], schema=schema, preserve_index=False)
+                    writer.write_table(part)
         elif p.suffix == ".csv":
             df.to_csv(tmp, index=False)
         else:
