@@ -787,3 +787,42 @@ def test_card_with_three_judges_is_the_same_with_the_pivot_judge_matrix(monkeypa
     panel = new[new["judge"] == "all judges"]
     assert len(panel) == 2 and panel["estimate"].notna().all() and panel["ci_low"].notna().all()
     pd.testing.assert_frame_equal(new, old)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judge_matrix_blank_equals_blanking_the_verdicts_and_disjoint_judges_match_nothing(seed):
+    """``blank`` (the strict view's fallback rows) reads as those verdicts set to "", on both paths;
+    judges that judged different pairs give an empty matrix without the sort of every row."""
+    from judgelab.bias_card.reliability import _judge_matrix_by_strings
+
+    t = _messy_panel(seed)
+    blank = np.random.default_rng(seed).random(len(t)) < 0.2
+    blanked = t.assign(verdict=t["verdict"].where(~blank, ""))
+    for got, ref in ((judge_matrix(t, blank), judge_matrix(blanked)),
+                     (_judge_matrix_by_strings(t, blank), judge_matrix(blanked))):
+        assert got[0].to_numpy().tolist() == ref[0].to_numpy().tolist() and len(got[0]) > 10
+        assert got[1].tolist() == ref[1].tolist() and got[2] == ref[2]
+    apart = t.assign(pair_id=t["judge"] + "/" + t["pair_id"])  # no pair judged by two judges
+    wide, items, n_j = judge_matrix(apart)
+    ref_wide, ref_items, ref_n = _judge_matrix_by_strings(apart)
+    assert n_j == ref_n == 4 and len(wide) == len(ref_wide) == 0 and len(items) == len(ref_items) == 0
+    assert list(wide.columns) == list(ref_wide.columns) == ["j1", "j2", "j20", "j3"]
+    assert judges_kappa(apart)["reason"] == "no presentation judged with a verdict by all 4 judges"
+
+
+def test_repetition_row_shortcut_equals_counting_the_instances():
+    """The card tells a log without repeated calls by counting (pair, order) instances; the row is
+    the one the full count gives, and a log with repeats is still counted in full."""
+    from judgelab.bias_card.card import _prepare, _repetition_row
+
+    s = CardSettings(n_resamples=100)
+    t = _messy_panel(3)
+    once = t[t["repeat"] == 0].assign(judge="j1").drop_duplicates(["pair_id", "order"])
+    lg = _prepare(once, "lenient")
+    full = _repetition_row(lg, s)
+    assert full.reason == "no call repeated in this log"
+    assert _repetition_row(lg, s, len(once)).__dict__ == full.__dict__
+    rep = _prepare(t[t["judge"] == "j1"], "lenient")
+    assert _repetition_row(rep, s).n > 0
+    # the shortcut only fires when the instances equal the rows
+    assert _repetition_row(rep, s, len(rep.pairs) - 1).__dict__ == _repetition_row(rep, s).__dict__

@@ -510,7 +510,7 @@ def test_prepare_builds_the_shown_frame_cues():
     assert lg.md_shown[2] > 0
     assert lg.gold_shown.tolist() == [1.0, -1.0, -1.0, 0.0]  # +1 when gold is the slot shown first
     assert lg.own.tolist() == ["", "", "A", ""] and lg.family == "openai"
-    assert lg.strong.tolist() == [False, True, True, False] and lg.model_b.tolist() == ["m2"] * 4
+    assert lg.strong.tolist() == [False, True, True, False] and lg.model_names(lg.model_b).tolist() == ["m2"] * 4
     assert lg.items[0] != lg.items[1] and lg.items[2] == lg.items[3]
     assert lg.pairs.tolist() == [0, 0, 1, 1] and lg.has_text.all()
     strict = _prepare(t, "strict")
@@ -524,7 +524,7 @@ def test_prepare_without_optional_columns():
     lg = _prepare(t, "lenient")
     assert lg.family == "unknown" and lg.own.tolist() == ["", ""] and not lg.strong.any()
     assert not lg.has_text.any() and lg.gold.tolist() == ["", ""] and lg.items.tolist() == lg.pairs.tolist()
-    assert lg.model_b.tolist() == ["", ""] and lg.wa.tolist() == [0.0, 0.0]
+    assert lg.model_names(lg.model_b).tolist() == ["", ""] and lg.wa.tolist() == [0.0, 0.0]
 
 
 def test_first_row_per_pair_and_guard():
@@ -1081,8 +1081,9 @@ def test_logit_on_distinct_rows_equals_statsmodels_cluster_fit_on_every_row(dist
     t = table(calls)
     lg = _prepare(t, "lenient")
     if models:  # three models behind the responses: the Bradley-Terry model term
-        lg.model_a = np.repeat(rng.choice(["m1", "m2", "m3"], 300), 2)
-        lg.model_b = np.repeat(rng.choice(["m1", "m2", "m3"], 300), 2)
+        lg.models = np.array(["", "m1", "m2", "m3"])
+        lg.model_a = np.repeat(rng.integers(1, 4, 300), 2)
+        lg.model_b = np.repeat(rng.integers(1, 4, 300), 2)
     dec = np.isin(lg.verdict, ("A", "B"))
     rows = by_metric([r.__dict__ for r in _logit_rows(lg, dec, S, model_term=models)])
     X = pd.DataFrame({"const": 1.0, "len": lg.lenlr_shown[dec], "md": lg.md_shown[dec], "gold": lg.gold_shown[dec]})

@@ -85,7 +85,7 @@ import hashlib
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -94,6 +94,7 @@ from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
 
+from judgelab.bias_card.codes import column_strings, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.features import text_feature_arrays
@@ -575,10 +576,9 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     y = (lg.shown[decisive] == "A").astype(float)
     if y.min() == y.max():
         return fail("every decisive verdict names the same slot: perfect separation")
-    cols = {"len": lg.lenlr_shown[decisive], "md": lg.md_shown[decisive]}
-    gold = lg.gold_shown[decisive]
-    if np.any(gold != 0):
-        cols["gold"] = gold
+    cols = lg.shown_cues(decisive)
+    if not np.any(cols["gold"] != 0):
+        del cols["gold"]
     if model_term:
         cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
     # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
@@ -725,7 +725,7 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
         rows.append(_not_estimable("arena_hard_score", "no pair with a verdict in both games"))
         return rows
     est, lo, hi, var = cluster_ratio_ci(num[kept], den[kept], items[kept], s)
-    n_models = len(np.unique(lg.model_b[ia][kept]))
+    n_models = _n_distinct(lg.model_b[ia][kept])
     note = ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline"
             + (f"; pooled over {n_models} models" if n_models > 1 else ""))
     if not math.isfinite(lo):
@@ -789,8 +789,8 @@ class QualityControl:
 
 def quality_control(lg: _Log, s: CardSettings) -> QualityControl:
     """The quality controls of one judge's log (see :class:`QualityControl`)."""
-    models = set(np.unique(lg.model_b)) | (set(np.unique(lg.model_a)) if lg.model_a is not None else set())
-    models.discard("")
+    used = np.unique(lg.model_b) if lg.model_a is None else np.union1d(lg.model_b, lg.model_a)
+    models = set(lg.models[used].tolist()) - {""}
     return QualityControl(gold=bool(np.isin(lg.gold, ("A", "B")).any()), controlled=s.controlled_pairs,
                           models=len(models))
 
@@ -815,31 +815,14 @@ def _model_term(lg: _Log, rows: np.ndarray) -> pd.DataFrame:
     ab = lg.order[rows] == "AB"
     first = np.where(ab, lg.model_a[rows], lg.model_b[rows])
     second = np.where(ab, lg.model_b[rows], lg.model_a[rows])
-    names = sorted((set(first) | set(second)) - {""})
-    cols = {f"model[{m}]": (first == m).astype(float) - (second == m) for m in names[1:]}
+    code = {str(lg.models[c]): c for c in np.union1d(first, second)}
+    code.pop("", None)
+    cols = {f"model[{m}]": (first == code[m]).astype(float) - (second == code[m]) for m in sorted(code)[1:]}
     return pd.DataFrame(cols, index=range(len(first)))
 
 
 # ---------------------------------------------------------------------------------------------
 # the card
-
-
-def _per_unique(col: pd.Series, fn: Callable[[str], object], dtype: object) -> np.ndarray:
-    """fn over the distinct values of a column only (missing as ""), broadcast back to the rows.
-
-    Responses, labels and families repeat across the two orders and across pairs, and
-    pandas' (Arrow) strings convert slowly to Python objects row by row: factorizing and
-    evaluating once per distinct value keeps a million-row log fast.
-    """
-    codes, uniq = pd.factorize(col, use_na_sentinel=True)
-    vals = [fn("" if pd.isna(x) else str(x)) for x in uniq] + [fn("")]
-    return np.asarray(vals, dtype=dtype)[codes]  # code -1 (missing) picks the last entry
-
-
-def _strings(t: pd.DataFrame, c: str) -> np.ndarray:
-    if c not in t.columns:
-        return np.full(len(t), "", dtype="<U1")
-    return _per_unique(t[c], str, str)
 
 
 @dataclass
@@ -857,14 +840,43 @@ class _Log:
     wb: np.ndarray
     ma: np.ndarray
     mb: np.ndarray
-    lenlr_shown: np.ndarray
-    md_shown: np.ndarray
-    gold_shown: np.ndarray
     own: np.ndarray  # "A"/"B": the only response of the judge's family, "" otherwise
     family: str
     strong: np.ndarray  # Arena-Hard strong label (>> or <<)
-    model_b: np.ndarray  # the model behind stored response B
+    model_b: np.ndarray  # the model behind stored response B: its index in ``models``
     model_a: np.ndarray | None = None  # the model behind stored A (the model term of the cue regressions)
+    #: the model names ``model_a``/``model_b`` index ("" where the log names none): integer codes, not
+    #: strings per row (a model name as a NumPy string costs ~70 bytes a row, 1.4 GB at ten million)
+    models: np.ndarray = field(default_factory=lambda: np.array([""]))
+
+    def model_names(self, codes: np.ndarray) -> np.ndarray:
+        """The model names of ``codes`` (an index into :attr:`models`)."""
+        return self.models[codes]
+
+    def shown_cues(self, rows: np.ndarray | slice = slice(None)) -> dict[str, np.ndarray]:
+        """The cue regressors of ``rows``, in the frame of the slot shown first: ``len`` (log2 word-count
+        ratio, clipped at +-3: :func:`judgelab.features.length_log_ratio`, vectorised), ``md``
+        (markdown-score difference) and ``gold`` (+1 when gold is the slot shown first, -1 the other,
+        0 none).  Computed when asked, for the rows asked: three float columns per row held for
+        the whole card would cost 240 MB at ten million verdicts."""
+        ab = self.order[rows] == "AB"
+        wa, wb, ma, mb, gold = self.wa[rows], self.wb[rows], self.ma[rows], self.mb[rows], self.gold[rows]
+        lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)
+        gold_a = np.where(gold == "A", 1.0, np.where(gold == "B", -1.0, 0.0))
+        return {"len": np.where(ab, lenlr, -lenlr), "md": np.where(ab, ma - mb, mb - ma),
+                "gold": np.where(ab, gold_a, -gold_a)}
+
+    @property
+    def lenlr_shown(self) -> np.ndarray:
+        return self.shown_cues()["len"]
+
+    @property
+    def md_shown(self) -> np.ndarray:
+        return self.shown_cues()["md"]
+
+    @property
+    def gold_shown(self) -> np.ndarray:
+        return self.shown_cues()["gold"]
 
 
 #: columns a recorded verdict table read without its texts carries in their place
@@ -883,7 +895,7 @@ def _response_features(t: pd.DataFrame, side: str) -> tuple[np.ndarray, np.ndarr
         zero = np.zeros(len(t))
         return zero, zero, np.zeros(len(t), bool)
     words, md = text_feature_arrays(_arrow_strings(col))
-    return words, md, _per_unique(col, bool, bool)
+    return words, md, per_unique(col, bool, bool)
 
 
 def _arrow_strings(col: pd.Series) -> object:
@@ -903,15 +915,17 @@ def _codes(col: pd.Series, fill: pd.Series | None = None) -> np.ndarray:
     if fill is not None and col.isna().any():
         col = col.astype(object).fillna(fill.astype(object))
     if isinstance(col.dtype, pd.CategoricalDtype):  # a category column: its integer codes, not its strings
-        return pd.factorize(col.cat.codes.to_numpy())[0]
-    return pd.factorize(col.astype(str))[0]
+        codes = pd.factorize(col.cat.codes.to_numpy())[0]
+    else:
+        codes = pd.factorize(col.astype(str))[0]
+    return codes.astype(np.int32) if len(codes) < 1 << 31 else codes  # half the memory of a million-row log
 
 
 def _prepare(t: pd.DataFrame, view: str) -> _Log:
     """The arrays the card needs from one judge's table; the strict view blanks ``fallback`` verdicts."""
     if view not in VIEWS:
         raise ValueError(f"unknown card view {view!r}; expected one of {VIEWS}")
-    verdict, shown = _strings(t, "verdict"), _strings(t, "verdict_shown")
+    verdict, shown = column_strings(t, "verdict"), column_strings(t, "verdict_shown")
     if view == "strict":
         verdict, shown = _strict_verdicts(t, verdict, shown)
     pairs = _codes(t["pair_id"])
@@ -919,21 +933,31 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     wa, ma, has_a = _response_features(t, "a")
     wb, mb, has_b = _response_features(t, "b")
     has_text = has_a | has_b
-    order = _strings(t, "order")
-    ab = order == "AB"
-    lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)  # features.length_log_ratio, vectorised
-    gold = _strings(t, "expected_verdict")
-    gold_a = np.where(gold == "A", 1.0, np.where(gold == "B", -1.0, 0.0))
+    order = column_strings(t, "order")
+    gold = column_strings(t, "expected_verdict")
     fam = str(t["family"].iloc[0]) if "family" in t.columns and len(t) else "unknown"
-    fa = _per_unique(t["family_a"], lambda x: x == fam, bool) if "family_a" in t.columns else np.zeros(len(t), bool)
-    fb_ = _per_unique(t["family_b"], lambda x: x == fam, bool) if "family_b" in t.columns else np.zeros(len(t), bool)
+    fa = per_unique(t["family_a"], lambda x: x == fam, bool) if "family_a" in t.columns else np.zeros(len(t), bool)
+    fb_ = per_unique(t["family_b"], lambda x: x == fam, bool) if "family_b" in t.columns else np.zeros(len(t), bool)
     own = np.where(fa & ~fb_, "A", np.where(fb_ & ~fa, "B", ""))
-    strong = (_per_unique(t["label"], lambda x: ">>" in x or "<<" in x, bool) if "label" in t.columns
+    strong = (per_unique(t["label"], lambda x: ">>" in x or "<<" in x, bool) if "label" in t.columns
               else np.zeros(len(t), bool))
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
-                wa=wa, wb=wb, ma=ma, mb=mb, lenlr_shown=np.where(ab, lenlr, -lenlr),
-                md_shown=np.where(ab, ma - mb, mb - ma), gold_shown=np.where(ab, gold_a, -gold_a), own=own,
-                family=fam, strong=strong, model_b=_strings(t, "model_b"), model_a=_strings(t, "model_a"))
+                wa=wa, wb=wb, ma=ma, mb=mb, own=own,
+                family=fam, strong=strong, **_model_codes(t))
+
+
+def _model_codes(t: pd.DataFrame) -> dict[str, np.ndarray]:
+    """``model_a``/``model_b`` of each row as indices into one sorted array of names ("" where the
+    column is missing or empty), each column's distinct values read once."""
+    cols = {c: pd.factorize(t[c], use_na_sentinel=True) if c in t.columns else (np.full(len(t), -1), [])
+            for c in ("model_a", "model_b")}
+    names = sorted({"", *(str(x) for _, uniq in cols.values() for x in uniq)})
+    at = {n: i for i, n in enumerate(names)}
+    out = {}
+    for c, (codes, uniq) in cols.items():
+        lookup = np.array([at[str(x)] for x in uniq] + [at[""]], dtype=np.int16 if len(names) < 1 << 15 else np.int32)
+        out[c] = lookup[codes]  # code -1 (missing) picks the last entry: ""
+    return {**out, "models": np.array(names)}
 
 
 def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -945,18 +969,18 @@ def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) ->
     ``brackets`` = FastChat's priority rule, ``position_bias_analyzer`` = first match) is read
     again from ``raw_text`` with that rule, whatever judgelab's lenient parser made of it; a
     ``fallback`` verdict (read by a rule the prompt did not ask for) is unparsed."""
-    fb = _strings(t, "status") == "fallback"
+    fb = column_strings(t, "status") == "fallback"
     verdict, shown = np.where(fb, "", verdict), np.where(fb, "", shown)
     read = "strict_shown" in t.columns  # a table imported without texts carries the rule's reading
     if "parse_method" not in t.columns or not (read or "raw_text" in t.columns) or not len(t):
         return verdict, shown
-    ruled = ~fb & _per_unique(t["parse_method"], lambda m: strict_rule_for(m) is not None, bool)
+    ruled = ~fb & per_unique(t["parse_method"], lambda m: strict_rule_for(m) is not None, bool)
     if not ruled.any():
         return verdict, shown
     rows = np.flatnonzero(ruled)
-    methods = _strings(t, "parse_method")[rows]
-    texts = _strings(t, "strict_shown" if read else "raw_text")[rows]
-    order = _strings(t, "order")[rows]
+    methods = column_strings(t, "parse_method")[rows]
+    texts = column_strings(t, "strict_shown" if read else "raw_text")[rows]
+    order = column_strings(t, "order")[rows]
     # each distinct (rule, text, order) read once: a judge writes few distinct answers per rule
     key = np.zeros(len(rows), np.int64)
     for col in (methods, texts, order):
@@ -971,10 +995,13 @@ def _strict_verdicts(t: pd.DataFrame, verdict: np.ndarray, shown: np.ndarray) ->
         return s_shown, ((to_original_frame(s_shown, order[i]) or "") if s_shown else "")
 
     got = [read_one(int(i)) for i in first]
-    verdict, shown = verdict.astype(object), shown.astype(object)
-    shown[rows] = np.array([g[0] for g in got], dtype=object)[key]
-    verdict[rows] = np.array([g[1] for g in got], dtype=object)[key]
-    return verdict.astype(str), shown.astype(str)
+    out = []
+    for arr, j in ((verdict, 1), (shown, 0)):  # fixed-width strings, widened if a reading needs it
+        vals = np.array([g[j] for g in got], dtype=str)
+        arr = arr.astype(np.result_type(arr.dtype, vals.dtype))
+        arr[rows] = vals[key]
+        out.append(arr)
+    return out[0], out[1]
 
 
 def _first_row_per_pair(pairs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -1017,6 +1044,10 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     first_ba = _first_row_per_pair(lg.pairs, lg.order == "BA")
     both = (first_ab >= 0) & (first_ba >= 0)
     ia, ib = first_ab[both], first_ba[both]
+    # (pair, order) instances, when every row is shown AB or BA: as many as rows means none repeated
+    n_inst = (int(np.count_nonzero(first_ab >= 0) + np.count_nonzero(first_ba >= 0))
+              if np.count_nonzero(lg.order == "AB") + np.count_nonzero(lg.order == "BA") == n_games else None)
+    del first_ab, first_ba, both  # a ten-million-row log holds what it can let go
     n_pairs = len(ia)
     p_items = items[ia]
     p_gold = gold[ia] != ""
@@ -1034,6 +1065,7 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
         "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None, share_of=n_pairs,
         note=note_pairs))
     rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order))
+    va = vb = valid = ca = cb = None  # (read by the rows above only; freed at ten million rows)
     n_dec = int(decisive.sum())
     no_text = "" if lg.has_text.any() else "no response texts in this log"
     wa, wb = lg.wa, lg.wb
@@ -1049,6 +1081,7 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
         "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
         note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
+    longer = elig = more_md = elig_md = None
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
         _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
@@ -1064,7 +1097,7 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
         "parse_failures", np.ones(n_games, bool), ~has_value, items, s, null=None, share_of=n_games))
     rows += _guard(("human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"),
                    lambda: _human_rows(t, lg, s))
-    rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s))
+    rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s, n_inst))
     n_parsed = int(has_value.sum())
     out = []
     for r in rows:
@@ -1079,7 +1112,7 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
     the between-judge rows (:data:`PANEL_METRICS`, judge ``all judges``)."""
     s = settings or CardSettings()
     out = []
-    for judge, g in table.groupby("judge", sort=True, observed=True):
+    for judge, g in judge_tables(table):
         fam = str(g["family"].iloc[0]) if "family" in g.columns else "unknown"
         sim = any_true(g)
         for view in s.views:
@@ -1118,13 +1151,18 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     return rows
 
 
-def _repetition_row(lg: _Log, s: CardSettings) -> CardRow:
-    from judgelab.bias_card.reliability import repetition_instances
+def _repetition_row(lg: _Log, s: CardSettings, n_instances: int | None = None) -> CardRow:
+    """Repetition consistency; ``n_instances`` (the distinct pair x order instances, when known) equal to
+    the rows says at once that no call was repeated."""
+    from judgelab.bias_card.reliability import instance_codes, repetition_instances
+
+    if n_instances is not None and n_instances == len(lg.pairs):
+        return _not_estimable("repetition_consistency", "no call repeated in this log")
 
     first, cons, n_rep = repetition_instances(lg.pairs, lg.order, lg.verdict)
     if n_rep == 0:
         return _not_estimable("repetition_consistency", "no call repeated in this log")
-    n_inst = len(np.unique(lg.pairs.astype(str) + lg.order.astype(str)))
+    n_inst = instance_codes(lg.pairs, lg.order)[1]
     return _share_row("repetition_consistency", np.ones(n_rep, bool), cons, lg.items[first], s, null=None,
                       share_of=n_inst, note="Position-Bias-Analyzer repetitional consistency: each pair x order "
                                             "an instance")
@@ -1138,10 +1176,10 @@ def _panel_rows(table: pd.DataFrame, s: CardSettings) -> list[dict]:
         return []
     out = []
     for view in s.views:
-        t = table
-        if view == "strict" and "status" in table.columns:
-            t = table.assign(verdict=table["verdict"].astype(str).where(table["status"].astype(str) != "fallback", ""))
-        k = judges_kappa(t, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed)
+        blank = None
+        if view == "strict" and "status" in table.columns:  # fallback verdicts count as none
+            blank = per_unique(table["status"], lambda x: x == "fallback", bool)
+        k = judges_kappa(table, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed, blank=blank)
         d = _finish(CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"], ci_high=k["ci_high"],
                             se=k["se"], n=k["n"], n_items=k["n_items"], reason=k["reason"], note=k["note"]), s)
         sim = any_true(table)

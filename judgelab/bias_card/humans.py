@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from judgelab.bias_card.codes import category_codes, column_strings, judge_tables
+
 LABELS = ("A", "B", "tie")
 NAN = float("nan")
 
@@ -80,7 +82,7 @@ def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
     for col, source in (("human", "human labels"), ("expected_verdict", "gold labels as the human anchor")):
         if col in t.columns:
             # each distinct value read once (a million-row log has a handful): its string if a label, else ""
-            codes, uniq = pd.factorize(t[col], use_na_sentinel=True)
+            codes, uniq = category_codes(t[col])
             vals = [str(x) if str(x) in LABELS else "" for x in uniq] + [""]  # code -1 (missing): ""
             v = np.asarray(vals, dtype="<U3")[codes]
             if (v != "").any():
@@ -105,11 +107,15 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
 
     if len(a) == 0:
         return NAN, NAN, NAN, NAN, "no unit labelled by both"
-    codes, cats = pd.factorize(np.concatenate([np.asarray(a, dtype=object), np.asarray(b, dtype=object)]),
-                               sort=True)
-    cats = list(cats)
+    # each rater's labels coded on its own (NumPy's sort: no Python object per unit), then on the
+    # sorted union of both raters' labels
+    (ua, ca), (ub, cb) = (np.unique(np.asarray(x), return_inverse=True) for x in (a, b))
+    cats = sorted(set(ua.tolist()) | set(ub.tolist()))
+    at = {c: i for i, c in enumerate(cats)}
     k = len(cats)
-    tab = np.bincount(codes[:len(a)] * k + codes[len(a):], minlength=k * k).reshape(k, k).astype(float)
+    code_a = np.array([at[x] for x in ua.tolist()], dtype=np.int64)[ca]
+    code_b = np.array([at[x] for x in ub.tolist()], dtype=np.int64)[cb]
+    tab = np.bincount(code_a * k + code_b, minlength=k * k).reshape(k, k).astype(float)
     pe = float((tab.sum(0) * tab.sum(1)).sum() / tab.sum() ** 2)
     if pe >= 1 - 1e-12:
         return NAN, NAN, NAN, NAN, f"kappa undefined: both give '{cats[0]}' to every unit (expected agreement 1)"
@@ -161,11 +167,11 @@ def confusion_table(table: pd.DataFrame) -> pd.DataFrame:
     """Long confusion table of every judge with human labels: judge, human, judge_verdict, n
     (lenient view: every verdict with a value); empty when no judge has a human label."""
     out = []
-    for judge, g in table.groupby("judge", sort=True, observed=True):
+    for judge, g in judge_tables(table):
         human, source = human_labels(g)
         if not source:
             continue
-        verdict = g["verdict"].astype(object).where(g["verdict"].notna(), "").astype(str).to_numpy()
+        verdict = column_strings(g, "verdict")
         cm = confusion(human, verdict)
         for h in cm.index:
             for v in cm.columns:

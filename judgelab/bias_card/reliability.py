@@ -28,13 +28,21 @@ NAN = float("nan")
 PANEL_JUDGE = "all judges"
 
 
+def instance_codes(pairs: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, int]:
+    """(code per row, instances) of the (pair, order) instances, coded in order of first appearance
+    (as the joined ``pair + "\\x1f" + order`` strings would be, without building a string per row)."""
+    pc = pd.factorize(np.asarray(pairs))[0]
+    oc, ou = pd.factorize(np.asarray(order))
+    key, uniq = pd.factorize(pc.astype(np.int64) * max(len(ou), 1) + oc)
+    return key, len(uniq)
+
+
 def repetition_instances(pairs: np.ndarray, order: np.ndarray, verdict: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray, int]:
     """(first row of each repeated instance, its consistency, instances asked more than once).
 
     An instance is one pair in one order; its rows are its repetitions."""
-    key = pd.factorize(pd.Series(pairs).astype(str) + "\x1f" + pd.Series(order).astype(str))[0]
-    n_inst = int(key.max()) + 1 if len(key) else 0
+    key, n_inst = instance_codes(pairs, order)
     reps = np.bincount(key, minlength=n_inst)
     has = np.isin(verdict, LABELS)
     top = np.zeros(n_inst)
@@ -91,29 +99,44 @@ def _has_control(strings: np.ndarray) -> bool:
     return bool(pc.any(pc.match_substring_regex(arr, "[\x00-\x1f]")).as_py())
 
 
-def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
+def judge_matrix(table: pd.DataFrame, blank: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray, int]:
     """(units x judges verdicts, item code per unit, judges) over the presentations (pair, order, first
     repetition) that every judge judged with a verdict; a row without an item id is its pair's own item.
 
     Units are listed in the order of their ``pair_id + "\\x1f" + order`` strings and judges sorted
     by name (as a pivot on those strings lists them), items coded in order of first appearance
     down the units: the bootstrap of :func:`fleiss_ci` draws the same items whatever the table's
-    storage.  Computed on integer codes (one string per distinct id, not per row)."""
+    storage.  Computed on integer codes (one string per distinct id, not per row), of the kept rows
+    only.  ``blank`` marks rows whose verdict counts as none (the strict view's fallback verdicts)."""
     verdict_code, verdict_str = _str_codes(table["verdict"])
-    label = np.array([LABELS.index(v) if v in LABELS else -1 for v in verdict_str], dtype=np.int64)
-    keep = label[verdict_code] >= 0 if len(table) else np.zeros(0, bool)
+    label = np.array([LABELS.index(v) if v in LABELS else -1 for v in verdict_str], dtype=np.int8)
+    lab = label[verdict_code] if len(table) else np.zeros(0, np.int8)
+    del verdict_code
+    keep = lab >= 0
+    if blank is not None:
+        keep &= ~blank
     if "repeat" in table.columns:
         keep &= pd.to_numeric(table["repeat"], errors="coerce").fillna(0).to_numpy() == 0
+    rows = np.flatnonzero(keep)
+    lab = lab[rows]
+    del keep
     judge_code, judge_str = _str_codes(table["judge"])
+    judge_code = judge_code[rows]
     n_judges = len(judge_str)
     judge_rank = _string_ranks(judge_str)  # column of each judge: sorted names
+    judge_names = pd.Index(judge_str[np.argsort(judge_rank)], dtype=object)
     pair_code, pair_str = _str_codes(table["pair_id"])
+    pair_code = pair_code[rows]
     order_code, order_str = _str_codes(table["order"])
-    rows = np.flatnonzero(keep)
     n_o = max(len(order_str), 1)
-    unit = pair_code[rows] * n_o + order_code[rows]
+    unit = pair_code * n_o + order_code[rows]
+    del pair_code, order_code
+    if n_judges >= 2 and (not len(unit) or np.bincount(unit).max() < n_judges):
+        # no presentation has a row of every judge (the judges judged different pairs): nothing to match
+        return pd.DataFrame(np.empty((0, n_judges), dtype=object), columns=judge_names), np.zeros(0, np.int64), \
+            n_judges
     # the first row of each (unit, judge), and of each unit (table order)
-    uj, first_uj = np.unique(unit * max(n_judges, 1) + judge_code[rows], return_index=True)
+    uj, first_uj = np.unique(unit * max(n_judges, 1) + judge_code, return_index=True)
     units, judges_per_unit = np.unique(uj // max(n_judges, 1), return_counts=True)
     full = judges_per_unit == n_judges
     u_first_row = np.unique(unit, return_index=True)[1]  # units' first rows, in units' (sorted) order
@@ -123,7 +146,7 @@ def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
                             + pd.Series(order_str[units % n_o]).astype(str), dtype=object)
         # ids joined to one string are one unit, as in a pivot on the joined strings
         if len(set(joined)) != len(joined):
-            return _judge_matrix_by_strings(table)
+            return _judge_matrix_by_strings(table, blank)
         sort_key = _string_ranks(joined)
     else:
         sort_key = _string_ranks(pair_str)[units // n_o] * n_o + _string_ranks(order_str)[units % n_o]
@@ -134,11 +157,10 @@ def judge_matrix(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
     pos = np.full(len(units), -1)
     pos[sel] = np.arange(len(sel))
     uj_unit = np.searchsorted(units, uj // max(n_judges, 1))
-    r = rows[first_uj]
     ok = pos[uj_unit] >= 0
-    values[pos[uj_unit[ok]], judge_rank[judge_code[r[ok]]]] = np.asarray(LABELS, dtype=object)[
-        label[verdict_code[r[ok]]]]
-    wide = pd.DataFrame(values, columns=pd.Index(judge_str[np.argsort(judge_rank)], dtype=object))
+    values[pos[uj_unit[ok]], judge_rank[judge_code[first_uj[ok]]]] = np.asarray(LABELS, dtype=object)[
+        lab[first_uj[ok]]]
+    wide = pd.DataFrame(values, columns=judge_names)
     unit_rows = rows[u_first_row[sel]]
     item_code = _str_codes(_items(table))[0][unit_rows]
     return wide, pd.factorize(item_code)[0], n_judges
@@ -154,9 +176,11 @@ def _items(table: pd.DataFrame) -> pd.Series:
     return col.astype(object).where(col.notna(), table["pair_id"].astype(object))
 
 
-def _judge_matrix_by_strings(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
+def _judge_matrix_by_strings(table: pd.DataFrame, blank: np.ndarray | None = None
+                             ) -> tuple[pd.DataFrame, np.ndarray, int]:
     """:func:`judge_matrix` on joined id strings and a pivot: for ids whose joined strings collide."""
-    t = table[table["verdict"].astype(str).isin(LABELS)]
+    has = table["verdict"].astype(str).isin(LABELS)
+    t = table[has if blank is None else has & ~np.asarray(blank)]
     if "repeat" in t.columns:
         t = t[pd.to_numeric(t["repeat"], errors="coerce").fillna(0) == 0]
     n_judges = table["judge"].astype(str).nunique()
@@ -217,9 +241,11 @@ def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, confid
     return float(lo), float(hi)
 
 
-def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict:
-    """The between-judge agreement row's fields (estimate, ci_low, ci_high, se, n, n_items, reason, note)."""
-    wide, items, n_judges = judge_matrix(table)
+def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                 blank: np.ndarray | None = None) -> dict:
+    """The between-judge agreement row's fields (estimate, ci_low, ci_high, se, n, n_items, reason, note);
+    ``blank`` marks verdicts that count as none (:func:`judge_matrix`)."""
+    wide, items, n_judges = judge_matrix(table, blank)
     counts = category_counts(wide)
     out = {"estimate": NAN, "ci_low": NAN, "ci_high": NAN, "se": NAN, "n": len(wide),
            "n_items": int(np.count_nonzero(np.bincount(items))) if len(items) else 0, "reason": "", "note": ""}
