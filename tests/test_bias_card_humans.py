@@ -826,3 +826,39 @@ def test_repetition_row_shortcut_equals_counting_the_instances():
     assert _repetition_row(rep, s).n > 0
     # the shortcut only fires when the instances equal the rows
     assert _repetition_row(rep, s, len(rep.pairs) - 1).__dict__ == _repetition_row(rep, s).__dict__
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kappa_of_codes_equals_cohen_kappa_of_the_labels(seed):
+    """The card codes both raters' labels over A/B/tie and drops unused categories, as cohen_kappa
+    (which sees only the labels used) does: the same kappa, interval and reason."""
+    from judgelab.bias_card.humans import kappa_of_codes
+
+    rng = np.random.default_rng(seed)
+    cats = ["A", "B", "tie"]
+    used = cats if seed < 3 else cats[seed - 3:seed - 1] if seed < 5 else ["B"]
+    a, b = (rng.choice(used, 200) for _ in range(2))
+    code = {c: i for i, c in enumerate(cats)}
+    got = kappa_of_codes(np.array([code[x] for x in a]), np.array([code[x] for x in b]), cats)
+    want = cohen_kappa(a, b)
+    assert got[4] == want[4] and np.allclose(got[:4], want[:4], equal_nan=True)
+
+
+@pytest.mark.parametrize("n_pairs", [1, 5])
+def test_ppi_rows_of_a_fully_labelled_log_say_so_without_a_fit(n_pairs):
+    """Every pair labelled: PPI has no unlabelled pair to use; the rows carry the labelled count and
+    ppi_mean's own reason (at least two labels first)."""
+    from judgelab.bias_card.humans import PPI_METRICS, ppi_rows
+
+    pairs = np.repeat([f"p{i}" for i in range(n_pairs)], 2)
+    verdict = np.array(["A", "B"] * n_pairs)
+    rows = ppi_rows(pairs, verdict, np.array(["B", "B"] * n_pairs), 0.95)
+    assert [m for m, _, _ in rows] == list(PPI_METRICS)
+    for _, r, note in rows:
+        assert (r.n_labelled, r.n_unlabelled) == (n_pairs, 0) and math.isnan(r.estimate)
+        assert note == f"PPI++ (ppi-python), {n_pairs} of {n_pairs} pairs human-labelled"
+        assert r.reason == ("1 human label(s): at least 2 are needed" if n_pairs == 1 else
+                            "every unit is human-labelled: the labelled mean is the answer")
+    # one pair unlabelled: the full path, with a number
+    part = ppi_rows(pairs, verdict, np.array(["B", "B"] * (n_pairs - 1) + ["", ""]), 0.95)
+    assert all(r.n_unlabelled == 1 for _, r, _ in part)

@@ -1100,3 +1100,13 @@ def test_logit_on_distinct_rows_equals_statsmodels_cluster_fit_on_every_row(dist
         assert r["estimate"] == pytest.approx(fit.params[col], rel=1e-9, abs=0)
         assert r["se"] == pytest.approx(fit.bse[col], rel=1e-9, abs=0)
         assert r["p_value"] == pytest.approx(fit.pvalues[col], rel=1e-9, abs=1e-300)
+
+
+def test_features_are_held_in_float32_only_where_exact():
+    from judgelab.bias_card.card import _exact_float32
+
+    words = np.array([0.0, 3.0, 2.0 ** 24, 17.0])
+    assert _exact_float32(words).dtype == np.float32 and _exact_float32(np.array([0.25, 1.0])).dtype == np.float32
+    odd = np.array([1.0, 0.1])  # 0.1 has no float32 twin: kept as it is
+    assert _exact_float32(odd).dtype == np.float64 and _exact_float32(odd) is odd
+    assert _exact_float32(np.array([2.0 ** 24 + 1])).dtype == np.float64

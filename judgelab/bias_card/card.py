@@ -94,7 +94,7 @@ from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
 
-from judgelab.bias_card.codes import column_strings, judge_tables, per_unique
+from judgelab.bias_card.codes import column_strings, is_any, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.features import text_feature_arrays
@@ -448,7 +448,7 @@ def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nda
     if n == 0:
         row.reason = "no eligible verdicts"
         return row
-    y = np.asarray(success, dtype=float)[mask]
+    y = np.asarray(success)[mask].astype(float)  # the masked rows only: no float copy of every row
     est, _, n_eff, k = _share_stats(y, items[mask], 1.0 if null is None else DEFF_FLOOR)
     lo, hi = _wilson(est, n_eff, s, k)
     row.estimate, row.ci_low, row.ci_high, row.n, row.n_items = est, lo, hi, n, k
@@ -487,8 +487,13 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
     if n == 0:
         row.reason = "no parsed verdict"
         return row
-    sign = np.where(shown[parsed] == "A", 1.0, np.where(shown[parsed] == "B", -1.0, 0.0))
-    y = (sign + 1) / 2
+    sh = shown[parsed]
+    first, second = sh == "A", sh == "B"
+    y = np.full(n, 0.5)  # (sign + 1) / 2 of sign +1 (first shown), -1 (second), 0 (tie)
+    y[first] = 1.0
+    y[second] = 0.0
+    n_dec = int(np.count_nonzero(first) + np.count_nonzero(second))
+    sh = first = second = None
     est, _, n_eff, k = _share_stats(y, items[parsed], DEFF_FLOOR)
     lo, hi = _wilson(est, n_eff, s, k)
     se_y = math.sqrt(0.25 / n_eff)
@@ -498,7 +503,6 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
     row.n, row.n_items, row.se, row.statistic = n, k, 2 * se_y, zstat
     row.p_value = float(2 * (student_t.sf(abs(zstat), k - 1) if k >= 2 else norm.sf(abs(zstat))))
     row.mde = 2 * binomial_mde(n_int, 0.5, s)
-    n_dec = int(np.sum(sign != 0))
     row.share = n_dec / n
     if n_dec < s.min_decisive:
         row.reason = f"fewer than {s.min_decisive} decisive verdicts ({n_dec})"
@@ -583,10 +587,13 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
         cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
     # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
     # the rows themselves; the clustered sandwich is summed over the rows (_cluster_sandwich)
-    key = pd.factorize(y)[0].astype(np.int64)
+    key = pd.factorize(y)[0].astype(np.int64, copy=False)
     for v in cols.values():
         codes, uniq = pd.factorize(v)
-        key = pd.factorize(key * (len(uniq) + 1) + codes)[0].astype(np.int64)
+        key *= len(uniq) + 1
+        key += codes
+        del codes
+        key = pd.factorize(key)[0].astype(np.int64, copy=False)
     counts = np.bincount(key)
     rep = np.full(len(counts), -1)
     rep[key[::-1]] = np.arange(len(key))[::-1]  # first row of each distinct row
@@ -613,8 +620,11 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     if np.any((mu < 1e-8) | (mu > 1 - 1e-8)):
         return fail("quasi-separation: fitted probabilities at 0 or 1")
     params = fit.params  # a Series named by X's columns
-    row_cols = [np.ones(n) if c == "const" else cols[c] for c in X.columns]
-    bse = pd.Series(_cluster_sandwich(X.to_numpy(), counts, mu, row_cols, y - mu[key], groups), index=X.columns)
+    row_cols = [None if c == "const" else cols[c] for c in X.columns]
+    resid = mu[key]
+    np.subtract(y, resid, out=resid)  # y - mu, row by row
+    del key, y
+    bse = pd.Series(_cluster_sandwich(X.to_numpy(), counts, mu, row_cols, resid, groups), index=X.columns)
     controls = [c for c in X.columns if c != "const" and not c.startswith("model[")]
     n_model_cols = sum(c.startswith("model[") for c in X.columns)
     rows = []
@@ -639,7 +649,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     return rows
 
 
-def _cluster_sandwich(x_distinct: np.ndarray, counts: np.ndarray, mu: np.ndarray, row_cols: list[np.ndarray],
+def _cluster_sandwich(x_distinct: np.ndarray, counts: np.ndarray, mu: np.ndarray, row_cols: list[np.ndarray | None],
                       resid: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Cluster-robust standard errors of a logistic GLM fitted on distinct rows with frequency weights.
 
@@ -652,7 +662,8 @@ def _cluster_sandwich(x_distinct: np.ndarray, counts: np.ndarray, mu: np.ndarray
     n, k = len(resid), x_distinct.shape[1]
     hess = x_distinct.T @ (x_distinct * (counts * mu * (1 - mu))[:, None])
     n_groups = int(groups.max()) + 1
-    sums = np.column_stack([np.bincount(groups, weights=c * resid, minlength=n_groups) for c in row_cols])
+    sums = np.column_stack([np.bincount(groups, weights=resid if c is None else c * resid, minlength=n_groups)
+                            for c in row_cols])  # (None: the constant column, all ones)
     h_inv = np.linalg.inv(hess)
     cov = h_inv @ (sums.T @ sums) @ h_inv
     cov *= n_groups / (n_groups - 1.0) * ((n - 1.0) / float(n - k))
@@ -791,7 +802,7 @@ def quality_control(lg: _Log, s: CardSettings) -> QualityControl:
     """The quality controls of one judge's log (see :class:`QualityControl`)."""
     used = np.unique(lg.model_b) if lg.model_a is None else np.union1d(lg.model_b, lg.model_a)
     models = set(lg.models[used].tolist()) - {""}
-    return QualityControl(gold=bool(np.isin(lg.gold, ("A", "B")).any()), controlled=s.controlled_pairs,
+    return QualityControl(gold=bool(is_any(lg.gold, ("A", "B")).any()), controlled=s.controlled_pairs,
                           models=len(models))
 
 
@@ -859,12 +870,21 @@ class _Log:
         (markdown-score difference) and ``gold`` (+1 when gold is the slot shown first, -1 the other,
         0 none).  Computed when asked, for the rows asked: three float columns per row held for
         the whole card would cost 240 MB at ten million verdicts."""
-        ab = self.order[rows] == "AB"
-        wa, wb, ma, mb, gold = self.wa[rows], self.wb[rows], self.ma[rows], self.mb[rows], self.gold[rows]
-        lenlr = np.clip(np.log2((wa + 1.0) / (wb + 1.0)), -3.0, 3.0)
-        gold_a = np.where(gold == "A", 1.0, np.where(gold == "B", -1.0, 0.0))
-        return {"len": np.where(ab, lenlr, -lenlr), "md": np.where(ab, ma - mb, mb - ma),
-                "gold": np.where(ab, gold_a, -gold_a)}
+        ba = self.order[rows] != "AB"
+        # in place, one column at a time: the same IEEE operations as the expressions in the
+        # comments, with a row's sign flipped where stored B is shown first (b - a == -(a - b))
+        lenlr = np.asarray(self.wa[rows], dtype=float)  # clip(log2((wa + 1) / (wb + 1)), -3, 3)
+        lenlr += 1.0
+        lenlr /= np.asarray(self.wb[rows], dtype=float) + 1.0
+        np.clip(np.log2(lenlr, out=lenlr), -3.0, 3.0, out=lenlr)
+        md = np.asarray(self.ma[rows], dtype=float)  # ma - mb
+        md -= self.mb[rows]
+        gold = self.gold[rows]
+        gold_a = (gold == "A").astype(float)  # +1 gold A, -1 gold B, 0 none
+        gold_a[gold == "B"] = -1.0
+        for x in (lenlr, md, gold_a):
+            np.negative(x, out=x, where=ba)
+        return {"len": lenlr, "md": md, "gold": gold_a}
 
     @property
     def lenlr_shown(self) -> np.ndarray:
@@ -932,6 +952,7 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     items = _codes(t["item_id"], fill=t["pair_id"]) if "item_id" in t.columns else pairs
     wa, ma, has_a = _response_features(t, "a")
     wb, mb, has_b = _response_features(t, "b")
+    wa, ma, wb, mb = (_exact_float32(x) for x in (wa, ma, wb, mb))
     has_text = has_a | has_b
     order = column_strings(t, "order")
     gold = column_strings(t, "expected_verdict")
@@ -944,6 +965,13 @@ def _prepare(t: pd.DataFrame, view: str) -> _Log:
     return _Log(items=items, pairs=pairs, order=order, verdict=verdict, shown=shown, gold=gold, has_text=has_text,
                 wa=wa, wb=wb, ma=ma, mb=mb, own=own,
                 family=fam, strong=strong, **_model_codes(t))
+
+
+def _exact_float32(x: np.ndarray) -> np.ndarray:
+    """``x`` as float32 where that holds every value exactly (word counts, markdown scores in quarters),
+    else as it is: half the memory of the card's four feature columns; every use reads them as float64."""
+    f = x.astype(np.float32)
+    return f if np.array_equal(f, x) else x
 
 
 def _model_codes(t: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -1068,20 +1096,21 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     va = vb = valid = ca = cb = None  # (read by the rows above only; freed at ten million rows)
     n_dec = int(decisive.sum())
     no_text = "" if lg.has_text.any() else "no response texts in this log"
-    wa, wb = lg.wa, lg.wb
+    wa, wb = np.asarray(lg.wa, dtype=float), np.asarray(lg.wb, dtype=float)
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & lg.has_text
     qc = quality_control(lg, s)
     rows += _guard(("length_preference",), lambda: _identify(_share_row(
         "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
         note=no_text or f"length ratio >= {1 + s.length_margin:g}"), qc.share(), qc))
-    ma, mb = lg.ma, lg.mb
+    wa = wb = None
+    ma, mb = np.asarray(lg.ma, dtype=float), np.asarray(lg.mb, dtype=float)
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
     rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
         "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
         note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
-    longer = elig = more_md = elig_md = None
+    longer = elig = more_md = elig_md = ma = mb = None
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
         _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
@@ -1128,7 +1157,7 @@ def bias_card(table: pd.DataFrame, settings: CardSettings | None = None) -> pd.D
 
 def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     """Agreement with the human labels, and PPI++ where only some pairs carry one."""
-    from judgelab.bias_card.humans import PPI_METRICS, cohen_kappa, human_labels, ppi_rows
+    from judgelab.bias_card.humans import LABELS, PPI_METRICS, human_labels, kappa_of_codes, ppi_rows
 
     human, source = human_labels(t)
     if not source:
@@ -1137,8 +1166,12 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     lab = human != ""
     rows = [_share_row("human_accuracy", lab, lg.verdict == human, lg.items, s, null=None, share_of=len(human),
                        note=source)]
-    both = lab & np.isin(lg.verdict, ("A", "B", "tie"))
-    kap, se, lo, hi, reason = cohen_kappa(lg.verdict[both], human[both], s.confidence)
+    both = lab & is_any(lg.verdict, LABELS)
+    # both raters' labels are LABELS here: coded by comparison (sorted: A < B < tie), one byte a row
+    code_v, code_h = ((x[both] == "B").astype(np.int8) + 2 * (x[both] == "tie").astype(np.int8)
+                      for x in (lg.verdict, human))
+    kap, se, lo, hi, reason = kappa_of_codes(code_v, code_h, list(LABELS), s.confidence)
+    code_v = code_h = None
     rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
                         n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from judgelab.bias_card.codes import category_codes, column_strings, judge_tables
+from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables
 
 LABELS = ("A", "B", "tie")
 NAN = float("nan")
@@ -92,7 +92,7 @@ def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
 
 def confusion(human: np.ndarray, verdict: np.ndarray) -> pd.DataFrame:
     """Counts of human label (rows A, B, tie) x judge verdict (A, B, tie, none) where a label exists."""
-    v = np.where(np.isin(verdict, LABELS), verdict, "none")
+    v = np.where(is_any(verdict, LABELS), verdict, "none")
     cols = [*LABELS, "none"]
     counts = [[int(np.sum((human == h) & (v == c))) for c in cols] for h in LABELS]
     return pd.DataFrame(counts, index=pd.Index(LABELS, name="human"), columns=pd.Index(cols, name="judge"))
@@ -103,7 +103,6 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
 
     NaN with a reason when there is no unit or when the expected agreement is 1 (both raters
     give one and the same category everywhere: kappa is 0 / 0)."""
-    from statsmodels.stats.inter_rater import cohens_kappa
 
     if len(a) == 0:
         return NAN, NAN, NAN, NAN, "no unit labelled by both"
@@ -112,10 +111,26 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
     (ua, ca), (ub, cb) = (np.unique(np.asarray(x), return_inverse=True) for x in (a, b))
     cats = sorted(set(ua.tolist()) | set(ub.tolist()))
     at = {c: i for i, c in enumerate(cats)}
-    k = len(cats)
     code_a = np.array([at[x] for x in ua.tolist()], dtype=np.int64)[ca]
     code_b = np.array([at[x] for x in ub.tolist()], dtype=np.int64)[cb]
-    tab = np.bincount(code_a * k + code_b, minlength=k * k).reshape(k, k).astype(float)
+    return kappa_of_codes(code_a, code_b, cats, confidence)
+
+
+def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], confidence: float = 0.95
+                   ) -> tuple[float, float, float, float, str]:
+    """:func:`cohen_kappa` of labels already coded as indices into ``cats`` (sorted); categories
+    neither rater uses are dropped, as :func:`cohen_kappa` never sees them."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    if len(code_a) == 0:
+        return NAN, NAN, NAN, NAN, "no unit labelled by both"
+    used = np.flatnonzero(np.bincount(code_a, minlength=len(cats)) + np.bincount(code_b, minlength=len(cats)))
+    if len(used) < len(cats):
+        remap = np.full(len(cats), -1, np.int64)
+        remap[used] = np.arange(len(used))
+        code_a, code_b, cats = remap[code_a], remap[code_b], [cats[i] for i in used]
+    k = len(cats)
+    tab = np.bincount(np.asarray(code_a, np.int64) * k + code_b, minlength=k * k).reshape(k, k).astype(float)
     pe = float((tab.sum(0) * tab.sum(1)).sum() / tab.sum() ** 2)
     if pe >= 1 - 1e-12:
         return NAN, NAN, NAN, NAN, f"kappa undefined: both give '{cats[0]}' to every unit (expected agreement 1)"
@@ -131,10 +146,11 @@ def _pair_predictions(pairs: np.ndarray, verdict: np.ndarray) -> tuple[np.ndarra
     """(pair codes in first-seen order, (k, 4) judge predictions: P(B) and the shares of A, B, tie)."""
     codes, uniq = pd.factorize(pairs)
     k = len(uniq)
-    has = np.isin(verdict, LABELS)
+    has = is_any(verdict, LABELS)
     cnt = np.bincount(codes, weights=has, minlength=k)
     out = np.empty((k, 4))
-    pref = np.where(verdict == "B", 1.0, np.where(verdict == "tie", 0.5, 0.0)) * has
+    pref = (verdict == "B").astype(float)  # 1 B, 0.5 tie, 0 A or none
+    pref[verdict == "tie"] = 0.5
     with np.errstate(invalid="ignore", divide="ignore"):
         out[:, 0] = np.where(cnt > 0, np.bincount(codes, weights=pref, minlength=k) / cnt, 0.5)
         for j, lab in enumerate(LABELS):
@@ -148,12 +164,19 @@ PPI_METRICS = ("ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")
 def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confidence: float
              ) -> list[tuple[str, PPIResult, str]]:
     """(metric, result, note) of the PPI rows; see the module docstring."""
+    if len(human) and (human != "").all():  # every pair labelled: nothing for predictions to add
+        k = len(pd.unique(np.asarray(pairs)))
+        note = f"PPI++ (ppi-python), {k} of {k} pairs human-labelled"
+        r = ppi_mean(np.zeros(k), np.zeros(k), np.zeros(0), confidence=confidence)  # its reason, not a fit
+        return [(m, r, note) for m in PPI_METRICS]
     codes, pred = _pair_predictions(pairs, verdict)
     k = pred.shape[0]
     rows = np.flatnonzero(human != "")
-    pair_of, at = np.unique(codes[rows], return_index=True)  # each labelled pair's first labelled row
+    first = np.full(k, -1, np.int64)
+    first[codes[rows[::-1]]] = rows[::-1]  # each labelled pair's first labelled row (the last write wins)
+    pair_of = np.flatnonzero(first >= 0)
     hl = np.full(k, "", dtype=object)
-    hl[pair_of] = human[rows[at]]
+    hl[pair_of] = human[first[pair_of]]
     lab = hl != ""
     targets = [np.where(hl == "B", 1.0, np.where(hl == "tie", 0.5, 0.0))] + [(hl == x).astype(float) for x in LABELS]
     note = f"PPI++ (ppi-python), {int(lab.sum())} of {k} pairs human-labelled"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgelab.bias_card.codes import is_any
 from judgelab.bias_card.humans import LABELS, cohen_kappa
 
 NAN = float("nan")
@@ -44,7 +45,7 @@ def repetition_instances(pairs: np.ndarray, order: np.ndarray, verdict: np.ndarr
     An instance is one pair in one order; its rows are its repetitions."""
     key, n_inst = instance_codes(pairs, order)
     reps = np.bincount(key, minlength=n_inst)
-    has = np.isin(verdict, LABELS)
+    has = is_any(np.asarray(verdict), LABELS)
     top = np.zeros(n_inst)
     for lab in LABELS:
         top = np.maximum(top, np.bincount(key, weights=has & (verdict == lab), minlength=n_inst))

@@ -629,14 +629,16 @@ class _Rows:
                 out[c] = a
         return out
 
-    def append(self, chunks: Sequence[dict[str, pa.Array]]) -> None:
-        """Keep encoded chunks (:meth:`encode`) after the rows gathered so far."""
+    def append(self, chunks: list[dict[str, pa.Array]]) -> None:
+        """Keep encoded chunks (:meth:`encode`) after the rows gathered so far; ``chunks`` is emptied,
+        so that :meth:`frame` holds the only reference and frees each column's chunks as it converts."""
         if self.rows:
             self.flush()
         for chunk in chunks:
             for c in self.columns:
                 self.chunks[c].append(chunk[c])
             self.n += len(chunk[self.columns[0]])
+        chunks.clear()
 
     def frame(self) -> pd.DataFrame:
         self.flush()
