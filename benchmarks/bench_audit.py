@@ -117,18 +117,49 @@ def write_log(folder: Path, n_pairs: int, n_judges: int, seed: int = 0, text_sca
     return size
 
 
+#: run in the child: the command (``-m module`` or a script, with its arguments), then the child's
+#: own peak resident memory (``VmHWM`` of /proc/self/status) written to the file named first
+_PEAK_WRAPPER = """
+import runpy, sys
+out, args = sys.argv[1], sys.argv[2:]
+try:
+    if args[0] == "-m":
+        sys.argv = args[1:]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = args
+        runpy.run_path(args[0], run_name="__main__")
+finally:
+    with open("/proc/self/status") as fh:
+        hwm = next(line.split()[1] for line in fh if line.startswith("VmHWM:"))
+    with open(out, "w") as fh:
+        fh.write(hwm)
+"""
+
+
 def run_child(cmd: list[str]) -> tuple[float, float, float, int]:
     """(wall seconds, CPU seconds, peak RSS in MiB, return code) of a child process (CPU seconds =
-    user + system: the figure to compare on a shared machine; peak RSS of that child only)."""
+    user + system: the figure to compare on a shared machine).
+
+    The peak is the child's own ``VmHWM``, read by the child as it ends (on Linux): ``ru_maxrss``
+    from ``wait4`` also counts the memory of this process at the moment it started the child (the
+    high-water mark of the address space the child replaced at exec), which after writing a
+    log of long texts is larger than the audit's own peak.  Where /proc is missing, ``ru_maxrss``."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    rc = os.waitstatus_to_exitcode(status)
-    if rc != 0 and proc.stderr is not None:
-        sys.stderr.write(proc.stderr.read().decode(errors="replace")[-3000:])
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, rc
+    linux = Path("/proc/self/status").exists()
+    with tempfile.TemporaryDirectory() as d:
+        peak_file = Path(d) / "peak"
+        if linux:
+            cmd = [cmd[0], "-c", _PEAK_WRAPPER, str(peak_file), *cmd[1:]]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        if rc != 0 and proc.stderr is not None:
+            sys.stderr.write(proc.stderr.read().decode(errors="replace")[-3000:])
+        peak = int(peak_file.read_text()) / 1024 if linux and peak_file.exists() else usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, peak, rc
 
 
 def run_audit(folder: Path, out: Path, resamples: int) -> tuple[float, float, float, int]:
