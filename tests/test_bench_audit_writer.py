@@ -60,3 +60,21 @@ def test_text_scale_keeps_pairs_and_verdicts(tmp_path):
         assert [r["label"] for r in r1] == [r["label"] for r in r3]
         assert np.array_equal([3 * len(r["response_A"].split()) for r in r1],
                               [len(r["response_A"].split()) for r in r3])
+
+
+def test_a_childs_peak_is_its_own_not_the_benchmarks(tmp_path):
+    """The benchmark holds 600 MB when it starts a child that touches 100 MB: the child's peak is
+    its own (ru_maxrss from wait4 would report the benchmark's 600 MB), and its exit code is kept."""
+    import sys
+
+    bench = _bench()
+    ballast = bytearray(600 << 20)
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])  # touched: resident
+    script = tmp_path / "child.py"
+    script.write_text("import sys\nb = bytearray(100 << 20)\nb[::4096] = b'y' * len(b[::4096])\nsys.exit(3)\n")
+    _, cpu, peak, rc = bench.run_child([sys.executable, str(script)])
+    assert rc == 3 and cpu >= 0
+    assert 100 <= peak < 400, peak
+    _, _, peak_m, rc_m = bench.run_child([sys.executable, "-m", "json.tool", str(script)])
+    assert rc_m == 1 and peak_m < 400  # -m module: run as python -m would (not JSON: exit 1)
+    del ballast

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from judgelab import io
-from judgelab.bias_card.codes import judge_tables
+from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables, per_unique
 
 
 def _frame(order: list[str]) -> pd.DataFrame:
@@ -29,6 +29,7 @@ def test_judge_tables_equal_groupby_and_slice_contiguous_judges(storage):
         pd.testing.assert_frame_equal(g, w)
     x = t["x"].to_numpy()
     assert np.shares_memory(dict(got)["b"]["x"].to_numpy(), x)  # contiguous: a view, no copy
+    assert np.shares_memory(dict(got)["a"]["x"].to_numpy(), x)  # (the first judge in sorted order too)
     assert not np.shares_memory(dict(got)["c"]["x"].to_numpy(), x)
     assert list(judge_tables(t.iloc[:0])) == []
 
@@ -48,3 +49,18 @@ def test_parquet_written_in_slices_reads_back_whole(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(back.astype(object), want.astype(object).where(want.notna(), np.nan))
     io.write_table(df.iloc[:0], tmp_path / "empty.parquet")
     assert len(io.read_table(tmp_path / "empty.parquet")) == 0
+
+
+@pytest.mark.parametrize("storage", ["category", "object", "str"])
+def test_codes_and_per_unique_read_missing_values_as_empty(storage):
+    col = pd.Series(["x", None, "yy", "x"], dtype=storage if storage != "str" else "str")
+    codes, uniq = category_codes(col)
+    assert codes[1] == -1 and codes[0] == codes[3] >= 0 and sorted(map(str, uniq)) == ["x", "yy"]
+    seen: list[str] = []
+    got = per_unique(col, lambda v: seen.append(v) or v.upper(), str)
+    assert got.tolist() == ["X", "", "YY", "X"] and "" in seen
+    t = pd.DataFrame({"c": col})
+    assert column_strings(t, "c").tolist() == ["x", "", "yy", "x"]
+    absent = column_strings(t, "nope")
+    assert absent.tolist() == ["", "", "", ""] and absent.dtype == "<U1"
+    assert is_any(np.array(["A", "tie", "", "B"]), ("A", "B")).tolist() == [True, False, False, True]

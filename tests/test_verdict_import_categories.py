@@ -40,3 +40,23 @@ def test_no_chunk_and_all_null_chunks():
     nulls = _narrow(pa.array([None, None], pa.large_string()).dictionary_encode())
     got = _categorical([nulls, nulls], "c")
     assert got.isna().all() and len(got) == 4 and len(got.cat.categories) == 0
+
+
+def test_kept_chunks_have_one_owner():
+    """The rows take the chunks a file's reader hands over and empty its list: the frame's column by
+    column conversion then frees each column's chunks (a second reference would keep every chunk
+    alive until the import returns: 0.8 GB more at ten million pairs)."""
+    from judgelab.verdict_import.importer import FEATURE_TABLE_COLUMNS, _Rows
+
+    rows = _Rows(texts=False)
+    chunk = rows.encode({c: pa.array(["x", None], pa.large_string()) if c not in (
+        "preference", "correct", "simulated", "source_row", "repeat", "words_a", "words_b", "markdown_a",
+        "markdown_b", "has_text_a", "has_text_b") else pa.array([1, 0]).cast(
+        {"correct": pa.bool_(), "simulated": pa.bool_(), "has_text_a": pa.bool_(), "has_text_b": pa.bool_()}.get(
+            c, pa.float64())) for c in FEATURE_TABLE_COLUMNS})
+    handed = [chunk, chunk]
+    rows.append(handed)
+    assert handed == [] and rows.n == 4
+    df = rows.frame()
+    assert len(df) == 4 and not rows.chunks and df["judge"].isna().tolist() == [False, True] * 2
+    assert df["words_a"].dtype == np.float32 and df["repeat"].dtype == np.int32
