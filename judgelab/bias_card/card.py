@@ -94,7 +94,7 @@ from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 from statsmodels.stats.power import NormalIndPower
 
-from judgelab.bias_card.codes import column_strings, is_any, judge_tables, per_unique
+from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.features import text_feature_arrays
@@ -977,14 +977,12 @@ def _exact_float32(x: np.ndarray) -> np.ndarray:
 def _model_codes(t: pd.DataFrame) -> dict[str, np.ndarray]:
     """``model_a``/``model_b`` of each row as indices into one sorted array of names ("" where the
     column is missing or empty), each column's distinct values read once."""
-    cols = {c: pd.factorize(t[c], use_na_sentinel=True) if c in t.columns else (np.full(len(t), -1), [])
-            for c in ("model_a", "model_b")}
-    names = sorted({"", *(str(x) for _, uniq in cols.values() for x in uniq)})
+    present = [c for c in ("model_a", "model_b") if c in t.columns]
+    names = sorted({"", *(str(x) for c in present for x in category_codes(t[c])[1])})
     at = {n: i for i, n in enumerate(names)}
-    out = {}
-    for c, (codes, uniq) in cols.items():
-        lookup = np.array([at[str(x)] for x in uniq] + [at[""]], dtype=np.int16 if len(names) < 1 << 15 else np.int32)
-        out[c] = lookup[codes]  # code -1 (missing) picks the last entry: ""
+    dtype = np.int16 if len(names) < 1 << 15 else np.int32
+    out = {c: per_unique(t[c], at.__getitem__, dtype) if c in present else np.full(len(t), at[""], dtype)
+           for c in ("model_a", "model_b")}
     return {**out, "models": np.array(names)}
 
 
