@@ -193,3 +193,14 @@ def test_chunks_of_a_file_without_a_final_line_end(tmp_path, monkeypatch):
     f = tmp_path / "x.jsonl"
     f.write_bytes(b'{"a": 1}\n{"a": 22222222222}\n{"a": 3}')
     assert list(columnar._chunks(f)) == [b'{"a": 1}\n', b'{"a": 22222222222}\n', b'{"a": 3}']
+
+
+def test_a_file_without_a_final_line_end_is_still_read_by_columns(tmp_path, taken):
+    """The last record without its newline is a line like the others: counted, not taken for a
+    blank line (which would send the file to the record path)."""
+    _judgebench_log(tmp_path, 30)
+    for f in tmp_path.glob("*.jsonl"):
+        f.write_bytes(f.read_bytes().rstrip(b"\n"))
+    fast, slow = _both([tmp_path], preset_mapping("judgebench"))
+    assert len(taken) == 2 and len(fast) == 2 * 2 * 30
+    _same(fast, slow)
