@@ -22,8 +22,13 @@ from judgelab.stats.mcnemar import (
 )
 
 
-def test_no_discordant_pair_is_no_evidence():
-    assert mcnemar_test(0, 0) == McNemarResult(0, 0, 0.0, 1.0)
+def test_no_discordant_pair_has_no_p_value():
+    r = mcnemar_test(0, 0)
+    assert (r.b, r.c) == (0, 0)
+    assert np.isnan(r.statistic) and np.isnan(r.pvalue)
+    assert "no discordant pair" in r.reason
+    assert mcnemar_test(1, 0).reason == "" and mcnemar_test(1, 0).pvalue == pytest.approx(1.0)
+    assert isinstance(mcnemar_test(2, 3), McNemarResult)
 
 
 @pytest.mark.parametrize("bc", [(3, 3), (5, 5), (1, 1)])

@@ -38,16 +38,35 @@ class McNemarResult:
     c: int  # baseline wrong, other correct
     statistic: float
     pvalue: float
+    reason: str = ""  # why there is no statistic (no discordant pair); "" when the test ran
+
+
+#: why a McNemar test on ``b + c = 0`` has no p-value (:func:`mcnemar_test`)
+NO_DISCORDANT = "no discordant pair: both sides are right (or wrong) on the same instances, so the test has no variance"
 
 
 def mcnemar_test(b: int, c: int, *, correction: bool = True) -> McNemarResult:
-    """McNemar's chi-square test from the discordant counts (continuity-corrected by default)."""
+    """McNemar's chi-square test from the discordant counts (continuity-corrected by default).
+
+    With no discordant pair (``b + c = 0``) the statistic is 0/0: the comparison carries no
+    information about which side is better, so statistic and p-value are NaN and ``reason`` says
+    why (a p-value of 1.0 would read as "tested, no difference")."""
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
-        return McNemarResult(b, c, 0.0, 1.0)  # no discordant pair: no evidence either way
+        return McNemarResult(int(b), int(c), math.nan, math.nan, NO_DISCORDANT)
     res = mcnemar(np.array([[0, b], [c, 0]]), exact=False, correction=correction)
     return McNemarResult(int(b), int(c), float(res.statistic), float(res.pvalue))
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Exact (binomial) McNemar p-value from the discordant counts; NaN without a discordant pair
+    (as :func:`mcnemar_test`)."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
+    if b + c == 0:
+        return math.nan
+    return float(mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue)
 
 
 def discordant_counts(base_correct: Sequence[bool], other_correct: Sequence[bool]) -> tuple[int, int]:

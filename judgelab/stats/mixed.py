@@ -113,6 +113,16 @@ def separated_terms(X: np.ndarray, y: np.ndarray, names: list[str], *, tol: floa
     return tuple(out)
 
 
+def wald_p(p: pd.Series, se: pd.Series) -> pd.Series:
+    """Wald p-values, NaN where the standard error is zero, negative or not finite.
+
+    A zero standard error (every outcome of a term equal, or the information matrix clipped at
+    the boundary) makes ``coef / se`` infinite and its p-value 0.0: a statistic with no variance
+    has no p-value."""
+    ok = np.isfinite(se.to_numpy(float)) & (se.to_numpy(float) > 0)
+    return p.where(ok)
+
+
 def lpm_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment: str = "strategy",
                          reference: str = "B0", group: str = "instance") -> MixedFit:
     """Linear-probability mixed model (statsmodels MixedLM, REML, Wald z p-values)."""
@@ -125,7 +135,8 @@ def lpm_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment: 
         warnings.simplefilter("ignore")  # boundary / convergence chatter; convergence is reported
         res = smf.mixedlm(formula, data, groups=data[group]).fit(reml=True)
     fe = res.fe_params.index
-    return MixedFit("lpm_mixedlm_reml", res.fe_params.copy(), res.bse_fe.reindex(fe), res.pvalues.reindex(fe),
+    se = res.bse_fe.reindex(fe)
+    return MixedFit("lpm_mixedlm_reml", res.fe_params.copy(), se, wald_p(res.pvalues.reindex(fe), se),
                     float(res.cov_re.iloc[0, 0]), int(res.nobs), int(data[group].nunique()), bool(res.converged),
                     float(res.llf))
 
@@ -190,7 +201,8 @@ def logit_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment
         se = np.full(k, np.nan)
     coef = pd.Series(th[:-1], index=names)
     se_s = pd.Series(se[:-1], index=names)
-    p = pd.Series(2 * norm.sf(np.abs(coef / se_s)), index=names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = wald_p(pd.Series(2 * norm.sf(np.abs(coef / se_s)), index=names), se_s)
     separated = separated_terms(X, y, names)
     p[list(separated)] = np.nan  # an infinite estimate has no Wald test
     return MixedFit(f"logit_glmm_ghq{n_nodes}_ml", coef, se_s, p, float(np.exp(2 * th[-1])), len(y),

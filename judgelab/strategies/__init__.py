@@ -178,6 +178,20 @@ _add(Strategy("S8", "Combined budget", "combined",
 STRATEGY_ORDER = ("B0", "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8")
 
 
+def bounded_by_baseline(strategy: Strategy, settings: StrategySettings | None = None) -> bool:
+    """Whether ``strategy`` can be right only where B0 is, on gold without ties, by construction.
+
+    A ``swap_agree`` strategy whose calls include B0's own call keeps B0's verdict when the
+    swapped order agrees and answers "tie" otherwise; a tie is wrong against tie-free gold, so
+    every instance it gets right B0 got right too (McNemar's ``c`` is 0 by construction).  Its
+    comparison with B0 then measures how often B0's verdict flips with the order, not a cost of
+    the strategy (paper 003's S1).  S8 shares the rule but not the call, so it is a real test."""
+    settings = settings or StrategySettings()
+    base = STRATEGIES.get("B0").calls(settings)
+    return (strategy.aggregation == "swap_agree" and not strategy.cross_family and len(base) == 1
+            and base[0] in strategy.calls(settings))
+
+
 def get_strategies(names: Sequence[str], *, where: str = "config: strategies/strategies") -> list[Strategy]:
     """Look the names up (unknown names raise, listing the known ones); B0 must be present."""
     out = [STRATEGIES.get(n, where=where) for n in names]

@@ -344,7 +344,8 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
             rows.append(blank({"dataset": ds, "judge": judge, "simulated": any_true(g), "comparison":
                                f"B0 vs {strat}", "strategy": strat, "n": len(x), "agreement_B0": float(x.mean()),
                                "agreement": float(y.mean()), "delta_pp": 100 * float(y.mean() - x.mean()), "b": b,
-                               "c": c, "chi2": t.statistic, "p": t.pvalue}, _MCNEMAR_STATS,
+                               "c": c, "chi2": t.statistic, "p": t.pvalue, "p_reason": t.reason,
+                               **_evidence(g, strat)}, _MCNEMAR_STATS,
                               base_reason or _side_reason(g, strat)))
     out = pd.DataFrame(rows)
     if out.empty:
@@ -357,6 +358,21 @@ def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
 
 
 _MCNEMAR_STATS = ("agreement_B0", "agreement", "delta_pp", "b", "c", "chi2", "p")
+
+
+def _evidence(g: pd.DataFrame, strat: str) -> dict[str, str]:
+    """``evidence``: ``structural`` where the comparison with B0 holds by construction
+    (:func:`judgelab.strategies.bounded_by_baseline` on gold without ties), with the reason in
+    ``structural_reason``; else ``test``."""
+    from judgelab.strategies import STRATEGIES, bounded_by_baseline
+
+    gold = g["expected_verdict"] if "expected_verdict" in g.columns else None
+    if (strat in STRATEGIES.names() and bounded_by_baseline(STRATEGIES.get(strat)) and gold is not None
+            and not (gold == "tie").any()):
+        return {"evidence": "structural", "structural_reason":
+                f"{strat} keeps B0's verdict or answers tie, and gold has no tie: {strat} can be right only where "
+                f"B0 is (c = 0 by construction); the test counts B0's order flips, not a cost of {strat}"}
+    return {"evidence": "test", "structural_reason": ""}
 
 
 def _side_reason(g: pd.DataFrame, strat: str) -> str:
@@ -498,7 +514,8 @@ def replay_s1_table(calls: pd.DataFrame, sv: pd.DataFrame) -> pd.DataFrame:
         reason = (f"baseline calls: {call_reason}" if call_reason else "") or _side_reason(g, "B0") or _side_reason(g, "S1")
         row = {**r._asdict(), "agreement_B0": float(x.mean()), "agreement_S1": float(y.mean()),
                "delta_pp": 100 * float(y.mean() - x.mean()), "S1_tie_rate": float((s1["verdict"] == "tie").mean()),
-               "S1_no_verdict": int((~s1["has_verdict"]).sum()), "b": b, "c": c, "chi2": t.statistic, "p": t.pvalue}
+               "S1_no_verdict": int((~s1["has_verdict"]).sum()), "b": b, "c": c, "chi2": t.statistic, "p": t.pvalue,
+               "p_reason": t.reason, **_evidence(g, "S1")}
         # order statistics of calls without a verdict (both orders "" reads as agreeing) and an S1
         # or B0 cell without one (every instance "wrong") are not numbers: NaN, with the reason
         rows.append(blank(row, [k for k in (*_ORDER_STATS, *_REPLAY_STATS) if k in row] if reason else (), reason))

@@ -66,14 +66,11 @@ def judge_scores(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def _mcnemar_exact(hit_a: np.ndarray, hit_b: np.ndarray) -> float:
-    """Exact McNemar p-value of two classifiers' per-pair hits on the same pairs (statsmodels)."""
-    from statsmodels.stats.contingency_tables import mcnemar
+    """Exact McNemar p-value of two classifiers' per-pair hits on the same pairs (statsmodels);
+    NaN where they never disagree (no variance: :func:`judgelab.stats.mcnemar.mcnemar_exact_p`)."""
+    from judgelab.stats.mcnemar import discordant_counts, mcnemar_exact_p
 
-    a, b = np.asarray(hit_a, bool), np.asarray(hit_b, bool)
-    table = [[int(np.sum(a & b)), int(np.sum(a & ~b))], [int(np.sum(~a & b)), int(np.sum(~a & ~b))]]
-    if table[0][1] + table[1][0] == 0:
-        return 1.0
-    return float(mcnemar(table, exact=True).pvalue)
+    return mcnemar_exact_p(*discordant_counts(hit_a, hit_b))
 
 
 def external_validity(verdicts: pd.DataFrame, pairs: pd.DataFrame, *, n_folds: int = 5, C: float = 1.0,

@@ -56,7 +56,7 @@ def synthetic_summary(full: pd.DataFrame, params: pd.DataFrame, budget: pd.DataF
         cmp = paired_comparison(aw.to_numpy(), nv.reindex(aw.index).to_numpy(), seed=seed)
         row = {"scenario": sc, "n_oracles": len(nv), "naive_full": cmp["mean_b"], "aware_full": cmp["mean_a"],
                "delta_full": cmp["delta"], "delta_ci_low": cmp["ci_low"], "delta_ci_high": cmp["ci_high"],
-               "p_full": cmp["p"], "gate_enabled_rate": float(gt["gate_enabled"].astype(float).mean()),
+               "p_full": cmp["p"], "p_full_status": cmp["status"], "gate_enabled_rate": float(gt["gate_enabled"].astype(float).mean()),
                "gated_full": float(gt["recall"].mean()),
                "best_of_two_full": float(np.maximum(aw.to_numpy(), nv.reindex(aw.index).to_numpy()).mean())}
         p = params[(params["scenario"] == sc) & (params["estimator"] == "aware")
@@ -73,6 +73,7 @@ def synthetic_summary(full: pd.DataFrame, params: pd.DataFrame, budget: pd.DataF
             if {"topk", "round_robin"} <= set(w.columns):
                 c2 = paired_comparison(w["topk"].to_numpy(), w["round_robin"].to_numpy(), seed=seed)
                 row.update({"budget": at_budget, "topk_at_budget": c2["mean_a"], "round_robin_at_budget": c2["mean_b"],
-                            "p_topk_vs_round_robin": c2["p"], "n_oracles_paired": c2["n"]})
+                            "p_topk_vs_round_robin": c2["p"], "p_topk_vs_round_robin_status": c2["status"],
+                            "n_oracles_paired": c2["n"]})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -141,7 +141,8 @@ def table_correctness(full: pd.DataFrame, *, k: int, lam_b: float, seed: int = 0
             continue
         cmp = paired_comparison(aware.loc[idx].to_numpy(), naive.loc[idx].to_numpy(), seed=seed)
         row = {"judge": name, "n": cmp["n"], "naive": cmp["mean_b"], "aware": cmp["mean_a"], "delta": cmp["delta"],
-               "ci_low": cmp["ci_low"], "ci_high": cmp["ci_high"], "t": cmp["t"], "p": cmp["p"]}
+               "ci_low": cmp["ci_low"], "ci_high": cmp["ci_high"], "t": cmp["t"], "p": cmp["p"],
+               "p_status": cmp["status"], "p_reason": cmp["reason"]}
         for oname, s in others.items():
             row[oname] = float(s.reindex(idx).mean())
         if name != "pooled":
@@ -149,7 +150,8 @@ def table_correctness(full: pd.DataFrame, *, k: int, lam_b: float, seed: int = 0
             row["gate_enabled_rate"] = float(ge.astype(float).mean()) if len(ge) else np.nan
         row["reason"] = ""
         rows.append(row)
-    return pd.DataFrame(rows, columns=["judge", "n", *_T2_STATS, *others, "gate_enabled_rate", "reason"])
+    return pd.DataFrame(rows, columns=["judge", "n", *_T2_STATS, "p_status", "p_reason", *others, "gate_enabled_rate",
+                                       "reason"])
 
 
 def table_shrinkage(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
@@ -194,13 +196,16 @@ def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "r
                                & (per_oracle["rule"] == ref) & (per_oracle["budget"] == b)]
             other = other.set_index("oracle")["recall"]
             common = mine.index.intersection(other.index)
-            if rule == ref or len(common) < 2:
-                row[f"p_vs_{ref}"] = np.nan
+            if rule == ref:
+                row[f"p_vs_{ref}"], row[f"p_vs_{ref}_status"] = np.nan, "same_rule"
                 continue
-            row[f"p_vs_{ref}"] = paired_comparison(mine.loc[common].to_numpy(), other.loc[common].to_numpy(),
-                                                   seed=seed)["p"]
+            cmp = paired_comparison(mine.loc[common].to_numpy(), other.loc[common].to_numpy(), seed=seed)
+            # no p-value without variance: fewer than two shared oracles, or identical differences
+            row[f"p_vs_{ref}"] = cmp["p"]
+            row[f"p_vs_{ref}_status"] = "too_few_oracles" if len(common) < 2 else str(cmp["status"])
         rows.append(row)
-    cols = ["judge", "model", "rule", "budget", "recall", "se", "n_oracles", "n_runs", *(f"p_vs_{r}" for r in against)]
+    cols = ["judge", "model", "rule", "budget", "recall", "se", "n_oracles", "n_runs",
+            *(c for r in against for c in (f"p_vs_{r}", f"p_vs_{r}_status"))]
     return _with_reasons(pd.DataFrame(rows, columns=cols), reasons or {},
                          ["recall", "se", *(f"p_vs_{r}" for r in against)])
 
