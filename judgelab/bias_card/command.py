@@ -19,20 +19,33 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.report import write_audit
     from judgelab.bias_card.settings import from_args
+    from judgelab.gate.rules import card_subject, evaluate, parse_rules, report
     from judgelab.verdict_import.cli import verdicts_from_args
 
     settings = from_args(CardSettings, args)  # before reading any log: a bad option stops at once
+    rules = parse_rules(args.fail_on)  # a malformed rule too
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise InputError(f"{args.out}: exists and is a file; --out needs a folder (a new or an existing one)")
     table = verdicts_from_args(args, texts=False)  # the card reads features, not texts: memory follows verdicts
+    gate = None
+
+    def gate_file(card: pd.DataFrame) -> dict[str, str]:
+        nonlocal gate
+        gate = evaluate(rules, card_subject(card))  # a rule naming no row stops before anything is written
+        return {"gate.json": gate.to_json()}
+
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
-                       settings=settings)
+                       settings=settings, extra_files=gate_file if rules else None)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(show.round(3).to_string(index=False))
     empty = table.attrs.get("empty_responses", 0)
     print(f"\n{len(table)} verdicts of {table['judge'].nunique()} judge(s); "
-          f"{empty} empty responses kept; wrote {args.out}/bias_card.csv, bias_card.md, bias_card.png, report.html")
+          f"{empty} empty responses kept; wrote {args.out}/bias_card.csv, bias_card.md, bias_card.png, report.html"
+          + (", gate.json" if gate else ""))
+    if gate is not None:
+        report(gate)
+        return gate.exit_code
     return 0
 
 
@@ -56,6 +69,7 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+    from judgelab.gate.cli import add_gate_argument
     from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
@@ -64,6 +78,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--title", help="title of the card and figure")
     # every card setting, with its range, from its one declaration (judgelab.bias_card.card.CardSettings)
     add_setting_arguments(CardSettings, a)
+    add_gate_argument(a)
     a.set_defaults(fn=cmd_audit)
 
     lb = sub.add_parser("leaderboard-length", help="correlation of leaderboard score with answer length, with CIs")

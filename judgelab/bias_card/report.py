@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,11 +236,14 @@ def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash
 
 
 def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, settings: CardSettings | None = None,
-                provenance: dict[str, Any] | None = None) -> pd.DataFrame:
+                provenance: dict[str, Any] | None = None,
+                extra_files: Callable[[pd.DataFrame], dict[str, str]] | None = None) -> pd.DataFrame:
     """Compute the card of every judge in ``table`` and write the four outputs into ``out_dir``.
 
     An empty ``table`` raises ``ValueError`` before anything is written: its card has no
     row, so there would be a table and a card without a judge and no figure to draw.
+    ``extra_files(card)`` gives more text files of the set (``gate.json``); it runs before
+    anything is written, so an error it raises leaves ``out_dir`` as it was.
     """
     settings = settings or CardSettings()
     out = Path(out_dir)
@@ -248,7 +252,10 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                          f"(nothing written to {out})")
     card = bias_card(table, settings)
     n = table.groupby("judge", observed=True).size().to_dict()
+    extra = extra_files(card) if extra_files else {}
     with staged_folder(out) as stage:  # the files appear together, replacing the old set whole
+        for name, text in extra.items():
+            write_text(stage / name, text)
         write_table(table, stage / "verdicts.parquet", provenance=provenance)
         write_table(card, stage / "bias_card.csv", provenance=provenance)
         _stage_hook("tables")

@@ -30,9 +30,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.board.length_controlled import read_gamed_csv, read_lc_weights
     from judgelab.board.table import BoardSettings, leaderboard
     from judgelab.config import ConfigError
+    from judgelab.gate.rules import board_subject, evaluate, parse_rules, report
     from judgelab.io import staged_folder
     from judgelab.verdict_import.cli import side_tables, verdicts_from_args
 
+    rules = parse_rules(args.fail_on)  # a malformed rule stops before any log is read
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
     if args.resamples < 1:
@@ -69,7 +71,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if k:
             first = board.table.loc[board.table[c].ne("ok"), c].iloc[0]
             notes.append(f"{c}: {k} model(s) without a number ({first})")
+    gate = evaluate(rules, board_subject(board.table, board.flips)) if rules else None
     with staged_folder(args.out) as tmp:
+        if gate is not None:
+            (tmp / "gate.json").write_text(gate.to_json(), encoding="utf-8")
         board.table.to_csv(tmp / "leaderboard.csv", index=False)
         board.flips.to_csv(tmp / "rank_flips.csv", index=False)
         board.judges.to_csv(tmp / "judges.csv", index=False)
@@ -87,11 +92,15 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(show.round(2).to_string(index=False))
     print("\n" + "\n".join(notes))
     print(f"{len(board.flips)} rank flips; wrote {args.out}/leaderboard.csv, rank_flips.csv, judges.csv, "
-          "style_coefficients.json, leaderboard.json, leaderboard.png, report.html")
+          "style_coefficients.json, leaderboard.json, leaderboard.png, report.html" + (", gate.json" if gate else ""))
+    if gate is not None:
+        report(gate)
+        return gate.exit_code
     return 0
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
+    from judgelab.gate.cli import add_gate_argument
     from judgelab.verdict_import.cli import add_log_arguments
 
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
@@ -110,4 +119,5 @@ def add_command(sub: argparse._SubParsersAction) -> None:
                                                                 "show_result.py's)")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - interval level (default 0.05: 95%% intervals)")
     p.add_argument("--seed", type=int, default=0)
+    add_gate_argument(p)
     p.set_defaults(fn=cmd_leaderboard)
