@@ -207,3 +207,27 @@ def test_leaderboard_exits_on_its_rules(tmp_path, capsys):
     assert cli.main([*base, "--out", str(tmp_path / "b3"), "--fail-on", "m3.win_rate<50"]) == 2
     assert "no model named 'm3'" in capsys.readouterr().err
     assert not (tmp_path / "b3").exists()
+
+
+@pytest.mark.parametrize("op,trips", [("<", [False, False, True]), ("<=", [False, True, True]),
+                                      (">", [True, False, False]), (">=", [True, True, False]),
+                                      ("==", [False, True, False]), ("!=", [True, False, True])])
+def test_every_operator_at_the_boundary(op, trips):
+    """40 OP 50, 50 OP 50, 60 OP 50 for each operator: the boundary case decides < from <=."""
+    table = pd.DataFrame({"model": ["a", "b", "c"], "win_rate": [60.0, 50.0, 40.0]})
+    subject = board_subject(table, pd.DataFrame(columns=["correction"]))
+    got = [evaluate(parse_rules([f"{m}.win_rate{op}50"]), subject).exit_code == 1 for m in ("a", "b", "c")]
+    assert got == trips
+
+
+def test_filters_need_a_key_and_a_matching_row():
+    with pytest.raises(GateError, match="not KEY=VALUE"):
+        parse_rules(["x[=v].estimate>1"])
+    table = pd.DataFrame({"metric": ["m", "m", "k"], "judge": ["j1", "j2", "j1"], "view": ["lenient"] * 3,
+                          "status": ["detected"] * 3, "estimate": [0.1, 0.2, 0.3]})
+    subject = card_subject(table)
+    with pytest.raises(GateError, match="no metric 'k' has judge=j2"):  # j2 exists, but not for k
+        evaluate(parse_rules(["k[judge=j2].estimate>0"]), subject)
+    text = table.assign(estimate=["high", "low", "mid"])
+    with pytest.raises(GateError, match="holds no numbers"):
+        evaluate(parse_rules(["m.estimate>0"]), card_subject(text))
