@@ -6,6 +6,7 @@
     judgelab backends
     judgelab audit --format llmbar result.json ... --out audit/
     judgelab leaderboard-length leaderboard.csv
+    judgelab compare --format llmbar a/result.json b/result.json --judges A,B --out cmp/
     judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
 
 Config files are merged like Snakemake does (judge set first, then
@@ -192,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.board.command import add_command as add_leaderboard  # leaderboard
 
     add_leaderboard(sub)
+    from judgelab.compare.command import add_command as add_compare  # compare
+
+    add_compare(sub)
     return p
 
 

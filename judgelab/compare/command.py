@@ -1,0 +1,70 @@
+"""``judgelab compare``: two logs (``--before``/``--after``) or two judges of one log (``--judges``).
+
+    judgelab compare --format llmbar --before old/result.json --after new/result.json --out cmp/
+    judgelab compare --format llmbar a.json b.json --judges ChatGPT-Vanilla,GPT-4-Vanilla --out cmp/
+"""
+
+from __future__ import annotations
+
+import argparse
+from types import SimpleNamespace
+
+import pandas as pd
+
+
+def _read(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
+    from judgelab.verdict_import.cli import verdicts_from_args
+
+    ns = SimpleNamespace(files=files, format=args.format, mapping=args.mapping, table=args.table, judge=None,
+                         family=args.family)
+    return verdicts_from_args(ns, texts=False)  # type: ignore[arg-type]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.settings import from_args
+    from judgelab.compare.paired import compare_cards, match, split_judges
+    from judgelab.compare.report import summary_lines, write_compare
+    from judgelab.config import ConfigError
+
+    settings = from_args(CardSettings, args)
+    if args.pair_resamples < 20:
+        raise ConfigError(f"--pair-resamples must be at least 20, got {args.pair_resamples}")
+    if args.judges:
+        if args.before or args.after:
+            raise ConfigError("give either --judges OLD,NEW (two judges of one log) or --before/--after, not both")
+        if not args.files:
+            raise ConfigError("--judges needs the log's files")
+        before, after, names = split_judges(_read(args, args.files), args.judges)
+    else:
+        if args.files or not (args.before and args.after):
+            raise ConfigError("give --before FILE... and --after FILE... (two logs), or FILES --judges OLD,NEW")
+        before, after = _read(args, args.before), _read(args, args.after)
+        names = (", ".join(sorted(before["judge"].astype(str).unique())),
+                 ", ".join(sorted(after["judge"].astype(str).unique())))
+    m = match(before, after)
+    table = compare_cards(m, settings, resamples=args.pair_resamples, seed=settings.seed)
+    write_compare(args.out, table, m, names)
+    print("\n".join(summary_lines(table, names, m)))
+    print(f"wrote {args.out}/compare.csv, compare.md, compare.png, unmatched.csv, report.html")
+    return 0
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+
+    p = sub.add_parser("compare", help="paired differences of every card row between two judges on the same items")
+    p.add_argument("files", nargs="*", help="with --judges: the log holding both judges")
+    p.add_argument("--before", nargs="+", help="the earlier judge's log files or folders")
+    p.add_argument("--after", nargs="+", help="the later judge's log files or folders")
+    p.add_argument("--judges", help="OLD,NEW: two judges of one log")
+    p.add_argument("--format", help="log format preset (both sides)")
+    p.add_argument("--mapping", help="YAML mapping (both sides)")
+    p.add_argument("--table", action="append", metavar="NAME=PATH", help="side table, as for audit")
+    p.add_argument("--family", help="judge model family when it cannot be inferred")
+    p.add_argument("--pair-resamples", type=int, default=200,
+                   help="item-bootstrap resamples of the paired differences, each recomputing both cards (default 200)")
+    p.add_argument("--out", required=True, help="output folder")
+    add_setting_arguments(CardSettings, p)  # the card's settings, declared once
+    p.set_defaults(fn=cmd_compare)
