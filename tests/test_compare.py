@@ -57,6 +57,30 @@ def test_llmbar_chatgpt_vs_gpt4_position_difference_matches_an_independent_paire
     assert row["flip"] == "not detected -> detected"
     acc = res.loc["accuracy_average"]
     assert acc["diff"] == pytest.approx(-0.140, abs=1e-3) and acc["ci_high"] < 0
+    # positional agreement pairs the two orders of each pair: a drawn item twice is two pairs
+    agree = res.loc["positional_agreement"]
+    pdiffs = []
+    for draw in item_draws(len(items), 60, 7):
+        picked = pd.Series(items[draw]).rename("item_id").to_frame().reset_index(names="copy")
+        pdiffs.append(_agreement(m.after.merge(picked, on="item_id")) - _agreement(m.before.merge(picked, on="item_id")))
+    plo, phi = np.quantile(pdiffs, [0.025, 0.975])
+    assert agree["diff"] == pytest.approx(-0.240, abs=1e-3)
+    assert abs(agree["ci_low"] - plo) < 0.01 and abs(agree["ci_high"] - phi) < 0.01
+    # Holm within the view, over the rows with a test
+    from statsmodels.stats.multitest import multipletests
+
+    tested = res[res["p_value"].notna()]
+    assert (tested["p_value"] < 0.01).sum() >= 3  # several small p-values: Holm differs from Bonferroni
+    assert np.allclose(tested["p_adjusted"], multipletests(tested["p_value"], method="holm")[1])
+
+
+def _agreement(t: pd.DataFrame) -> float:
+    """Independent of the card: per (copy, pair), the stored-frame verdicts of AB and BA agree,
+    over pairs with a verdict (A, B or tie) in both orders."""
+    v = t[t["verdict"].astype(str).isin(["A", "B", "tie"])]
+    w = v.pivot_table(index=["copy", "pair_id"], columns="order", values="verdict", aggfunc="first",
+                      observed=True).dropna()
+    return float((w["AB"] == w["BA"]).mean())
 
 
 def test_unmatched_presentations_are_counted_and_listed_never_compared():
@@ -71,6 +95,15 @@ def test_unmatched_presentations_are_counted_and_listed_never_compared():
     assert len(m.before) == len(m.after) == len(b)
     keys = ["item_id", "pair_id", "order"]
     assert (m.before[keys].astype(str).to_numpy() == m.after[keys].astype(str).to_numpy()).all()
+
+
+def test_the_after_side_is_paired_by_key_not_by_row_order():
+    a = planted_log(PlantedJudge(), n_items=25, seed=8, judge="old")
+    b = planted_log(PlantedJudge(position=0.3), n_items=25, seed=8, judge="new")
+    shuffled = b.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    m1, m2 = match(a, b), match(a, shuffled)
+    pd.testing.assert_frame_equal(m1.after, m2.after)
+    pd.testing.assert_frame_equal(compare_cards(m1, LENIENT, resamples=20), compare_cards(m2, LENIENT, resamples=20))
 
 
 def test_a_presentation_recorded_twice_is_an_error():
