@@ -210,3 +210,23 @@ def test_the_report_renders_in_headless_chromium(tmp_path):
     assert "data:image/png;base64," in page.read_text() and "SIMULATED" in page.read_text()
     assert "position_preference" in r.dom
     assert _not_blank(r.screenshot) > 0.02
+
+
+def test_compare_gate_trips_on_a_significant_worsening_only(tmp_path, capsys):
+    old, new = _logs(tmp_path)
+    base = ["compare", "--format", "judgelab", "--before", str(old), "--after", str(new), "--pair-resamples", "20",
+            "--views", "lenient"]
+    assert cli.main([*base, "--out", str(tmp_path / "w"), "--fail-on", "compare:position_preference.diff>0"]) == 1
+    assert "gate tripped: compare:position_preference.diff>0: view=lenient, metric=position_preference" in \
+        capsys.readouterr().err
+    assert (tmp_path / "w" / "gate.json").exists()
+    # the reverse direction is a significant improvement, not a worsening
+    assert cli.main([*base, "--out", str(tmp_path / "b"), "--fail-on", "compare:position_preference.diff<0"]) == 0
+    # a difference that is not significant does not trip compare:, a plain threshold does
+    table = pd.read_csv(tmp_path / "b" / "compare.csv").set_index("metric")
+    quiet = table[(~table["significant"]) & table["diff"].notna() & (table["diff"] != 0)].index[0]
+    sign = ">" if table.loc[quiet, "diff"] > 0 else "<"
+    assert cli.main([*base, "--out", str(tmp_path / "q"), "--fail-on", f"compare:{quiet}.diff{sign}0"]) == 0
+    assert cli.main([*base, "--out", str(tmp_path / "t"), "--fail-on", f"{quiet}.diff{sign}0"]) == 1
+    assert cli.main([*base, "--out", str(tmp_path / "x"), "--fail-on", "compare:position_bias.diff>0"]) == 2
+    assert not (tmp_path / "x").exists()

@@ -26,8 +26,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from judgelab.compare.paired import compare_cards, match, split_judges
     from judgelab.compare.report import summary_lines, write_compare
     from judgelab.config import ConfigError
+    from judgelab.gate.rules import compare_subject, evaluate, parse_rules, report
 
     settings = from_args(CardSettings, args)
+    rules = parse_rules(args.fail_on)
     if args.pair_resamples < 20:
         raise ConfigError(f"--pair-resamples must be at least 20, got {args.pair_resamples}")
     if args.judges:
@@ -44,15 +46,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
                  ", ".join(sorted(after["judge"].astype(str).unique())))
     m = match(before, after)
     table = compare_cards(m, settings, resamples=args.pair_resamples, seed=settings.seed)
-    write_compare(args.out, table, m, names)
+    gate = evaluate(rules, compare_subject(table)) if rules else None
+    write_compare(args.out, table, m, names, extra={"gate.json": gate.to_json()} if gate else None)
     print("\n".join(summary_lines(table, names, m)))
-    print(f"wrote {args.out}/compare.csv, compare.md, compare.png, unmatched.csv, report.html")
+    print(f"wrote {args.out}/compare.csv, compare.md, compare.png, unmatched.csv, report.html"
+          + (", gate.json" if gate else ""))
+    if gate is not None:
+        report(gate)
+        return gate.exit_code
     return 0
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+    from judgelab.gate.cli import add_gate_argument
 
     p = sub.add_parser("compare", help="paired differences of every card row between two judges on the same items")
     p.add_argument("files", nargs="*", help="with --judges: the log holding both judges")
@@ -67,4 +75,5 @@ def add_command(sub: argparse._SubParsersAction) -> None:
                    help="item-bootstrap resamples of the paired differences, each recomputing both cards (default 200)")
     p.add_argument("--out", required=True, help="output folder")
     add_setting_arguments(CardSettings, p)  # the card's settings, declared once
+    add_gate_argument(p)
     p.set_defaults(fn=cmd_compare)

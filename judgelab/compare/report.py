@@ -84,10 +84,14 @@ def compare_figure(table: pd.DataFrame, path: Path, names: tuple[str, str], *, s
     plt.close(fig)
 
 
-def write_compare(out: str | Path, table: pd.DataFrame, m: Matched, names: tuple[str, str]) -> None:
-    """Write the set (module docstring) into ``out``, replacing an earlier set whole."""
+def write_compare(out: str | Path, table: pd.DataFrame, m: Matched, names: tuple[str, str], *,
+                  extra: dict[str, str] | None = None) -> None:
+    """Write the set (module docstring) and the ``extra`` text files (``gate.json``) into ``out``,
+    replacing an earlier set whole."""
     simulated = any_true(m.before) or any_true(m.after)
     with staged_folder(out) as stage:
+        for name, text in (extra or {}).items():
+            write_text(stage / name, text)
         write_table(table.assign(simulated=simulated), stage / "compare.csv")
         write_table(m.unmatched, stage / "unmatched.csv")
         write_text(stage / "compare.md", compare_markdown(table, names, m, simulated=simulated))

@@ -9,8 +9,12 @@ rule *trips* (a matching row meets the condition), 2 when a rule is malformed or
     NAME.COLUMN OP NUMBER              a row NAME has COLUMN OP NUMBER (OP: < <= > >= == !=)
     rank-flip:CORRECTION               leaderboard: a pair of models swaps order under CORRECTION
                                        (lc_win_rate, style_controlled or bias_aware)
+    compare:NAME.COLUMN OP NUMBER      compare: a row NAME has COLUMN OP NUMBER and its difference is
+                                       significant (``compare:position_preference.diff>0``: a
+                                       significant worsening)
 
-``NAME`` is a card ``metric`` for ``judgelab audit`` and a ``model`` for ``judgelab leaderboard``.
+``NAME`` is a card ``metric`` for ``judgelab audit`` and ``judgelab compare``, a ``model`` for
+``judgelab leaderboard``.
 Any NAME (and CORRECTION) may carry filters on the table's other columns, ``NAME[judge=gpt-4,
 view=lenient]``; without them every matching row counts (each judge, both views).  A row whose
 COLUMN is empty (a number the data cannot support) never trips a threshold: it is listed under
@@ -80,7 +84,8 @@ def parse_rule(text: str) -> Rule:
     m = _PREFIXED.match(rule)
     if m:
         return Rule(rule, m["kind"], m["name"].strip(), _filters(m["filters"], rule))
-    m = _THRESHOLD.match(rule)
+    significant_only = rule.startswith("compare:")
+    m = _THRESHOLD.match(rule.removeprefix("compare:"))
     if m:
         try:
             value = float(m["value"])
@@ -88,9 +93,11 @@ def parse_rule(text: str) -> Rule:
             raise GateError(f"--fail-on {rule!r}: {m['value']!r} is not a number") from None
         if math.isnan(value):
             raise GateError(f"--fail-on {rule!r}: a threshold must be a number, not NaN")
-        return Rule(rule, "threshold", m["name"].strip(), _filters(m["filters"], rule), m["column"], m["op"], value)
+        return Rule(rule, "compare" if significant_only else "threshold", m["name"].strip(),
+                    _filters(m["filters"], rule), m["column"], m["op"], value)
     raise GateError(f"--fail-on {rule!r}: not a rule; the forms are any-detected, detected:NAME, "
-                    f"NAME.COLUMN<NUMBER (or <=, >, >=, ==, !=), rank-flip:CORRECTION, each NAME optionally "
+                    f"NAME.COLUMN<NUMBER (or <=, >, >=, ==, !=), rank-flip:CORRECTION, compare:NAME.COLUMN>NUMBER, "
+                    f"each NAME optionally "
                     f"with [KEY=VALUE,...]")
 
 
@@ -221,7 +228,7 @@ def evaluate(rules: Sequence[Rule], subject: Subject) -> GateResult:
                                                                        "win_rate_1", "win_rate_2", "corrected_1",
                                                                        "corrected_2"))}
                                for _, r in rows.iterrows()]
-        else:  # threshold
+        else:  # threshold; compare: the same on the rows whose difference is significant
             rows = _select(t, subject.name_column, rule.name, rule.filters, rule, subject.name_column)
             if rule.column not in t.columns:
                 raise GateError(f"--fail-on {rule.text!r}: no column {rule.column!r}"
@@ -234,7 +241,7 @@ def evaluate(rules: Sequence[Rule], subject: Subject) -> GateResult:
                 entry = {"rule": rule.text, "row": {**_row_id(r, ids), rule.column: v}}
                 if pd.isna(v):
                     result.no_value.append(entry)
-                elif compare(float(v), rule.value):
+                elif compare(float(v), rule.value) and (rule.kind == "threshold" or bool(r["significant"])):
                     result.tripped.append(entry)
     return result
 
@@ -246,6 +253,12 @@ def card_subject(card: pd.DataFrame) -> Subject:
     bias = frozenset(m for m, spec in METRICS.items() if spec.kind == "bias")
     return Subject("judgelab audit", card, "metric", frozenset({"any-detected", "detected", "threshold"}), bias,
                    id_columns=("judge", "view", "metric"))
+
+
+def compare_subject(table: pd.DataFrame) -> Subject:
+    """The comparison as a gate subject: NAME is ``metric``; ``compare:`` counts significant rows only."""
+    return Subject("judgelab compare", table, "metric", frozenset({"threshold", "compare"}),
+                   id_columns=("view", "metric"))
 
 
 def board_subject(table: pd.DataFrame, flips: pd.DataFrame) -> Subject:
