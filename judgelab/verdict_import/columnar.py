@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from judgelab.features import text_feature_arrays
+from judgelab.io import InputError
 from judgelab.parsing import strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.verdict_import.mapping import FieldSpec, VerdictMapping, VerdictSpec
@@ -247,7 +248,10 @@ def per_distinct(batch: pa.StructArray, leaves: list[tuple[FieldSpec, bool]],
         codes += _encode(_path(batch, spec), numbers)
     key, first = _combine(codes, n)
     reps = batch.take(pa.array(first)).to_pylist() if len(first) else []
-    return key, [fn(r) for r in reps]
+    try:
+        return key, [fn(r) for r in reps]
+    except InputError as exc:  # a value the record path refuses: its error names the record's row, which
+        raise Unsupported(f"a refused value ({exc})") from None  # a representative record cannot
 
 
 # ---------------------------------------------------------------------------------------------
