@@ -424,7 +424,7 @@ def _weight_preference(v: Any, spec: VerdictSpec, ctx: _Ctx) -> float:
     damaged file, and ``true`` would otherwise read as 1, a win for the first output)."""
     lo, hi = spec.weight_range
     w = _number(v)
-    if w is not None and math.isfinite(w) and lo <= w <= hi:
+    if w is not None and lo <= w <= hi:  # (NaN and infinity fail the comparison)
         return (w - lo) / (hi - lo)
     mapped = f" or one of the mapped values {sorted(spec.values)}" if spec.values else ""
     what = "not a number on" if w is None else "outside"
