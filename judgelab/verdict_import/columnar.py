@@ -21,7 +21,9 @@ again record by record, which also gives the error message of a malformed file:
   ``first_of``; no side tables, literal game orders, no mapped ``label`` / ``preference`` /
   ``simulated`` / ``source_file`` / ``source_row`` / ``repeat`` fields;
 * names and ids that are strings or integers, texts that are strings, verdict values that are
-  strings, integers or booleans (scores: lists of numbers); every ``require`` key present.
+  strings, integers or booleans (scores: lists of numbers); every ``require`` key present;
+* verdict values the record path's rules accept: a value they refuse (a preference off its scale)
+  sends the file to the record path, whose error names the record's row.
 
 Hand-written because no library evaluates a JSON-path mapping over Arrow columns; the JSON
 parsing, the string kernels and the hashing are pyarrow's and pandas'.
