@@ -230,13 +230,16 @@ def test_alpaca_eval_weights_identical_and_missing(tmp_path):
              "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": p}
             for k, p in enumerate([1.8, 1.2, 1.5, 0, None, 2.6])]
     f = tmp_path / "annotations.json"
-    f.write_text(json.dumps(rows))
+    f.write_text(json.dumps(rows[:5]))
     t = import_verdicts([f], preset_mapping("alpaca_eval")).set_index("instruction")
     assert t.loc["i0", "verdict"] == "B" and t.loc["i0", "preference"] == pytest.approx(0.8)
     assert t.loc["i1", "verdict"] == "A" and t.loc["i1", "preference"] == pytest.approx(0.2)
     assert t.loc["i2", "verdict"] == "tie" and t.loc["i3", "verdict"] == "tie"
     assert t.loc["i4", "status"] == "unparsed" and t.loc["i4", "verdict"] == ""
-    assert t.loc["i5", "status"] == "unparsed" and t.loc["i5", "parse_method"] == "weight-out-of-range"
+    f.write_text(json.dumps(rows))  # 2.6 is off AlpacaEval's scale: a damaged file, not a verdict
+    with pytest.raises(InputError, match=r"annotations\.json row 5: the preference at 'preference' is 2\.6, outside "
+                                         r"the scale \[1, 2\]"):
+        import_verdicts([f], preset_mapping("alpaca_eval"))
 
 
 def test_custom_csv_mapping_one_row_per_call_with_shown_responses(tmp_path):

@@ -107,12 +107,17 @@ def test_scores_decide_over_the_label_and_equal_scores_tie(tmp_path):
     rec = _raw(next(JB.glob("*internlm*")))[0]
     rec["judgments"][0]["judgment"]["scores"] = [2.0, 2.0]
     rec["judgments"][0]["decision"] = "A>B"  # a stale label: the scores win
-    rec["judgments"][1]["judgment"]["scores"] = ["x", 1.0]  # no two numbers: the decision stands
+    rec["judgments"][1]["judgment"]["scores"] = None  # no scores: the decision stands
     f = tmp_path / "dataset=judgebench,judge_name=reward_model,judge_model=rm.jsonl"
     f.write_text(json.dumps(rec) + "\n")
     t = import_verdicts([f], preset_mapping("judgebench")).set_index("order")
     assert t.loc["AB", "verdict"] == "tie" and t.loc["AB", "preference"] == 0.5
     assert t.loc["BA", "parse_method"] == "label" and t.loc["BA", "verdict"] == "A"
+    rec["judgments"][1]["judgment"]["scores"] = ["x", 1.0]  # scores that are no numbers: a damaged record
+    f.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(InputError, match=r"rm\.jsonl row 1: the scores at 'judgments\.1\.judgment\.scores' are "
+                                         r"\['x', 1\.0\], not two finite numbers"):
+        import_verdicts([f], preset_mapping("judgebench"))
 
 
 def test_judge_model_from_the_file_name_when_the_games_lack_it(tmp_path):
@@ -387,11 +392,9 @@ def test_required_nested_keys(tmp_path):
     ([3, 1], "A", 1 / (1 + math.exp(2)), "scores"),
     ([1000.0, 0.0], "A", 0.0, "scores"),  # no overflow: exp(1000) would raise
     ([0.0, 1000.0], "B", 1.0, "scores"),
-    ([1.0, float("nan")], "A", None, "label"),  # not two finite scores: the label decides
-    ([1.0, float("inf")], "A", None, "label"),
-    ([1.0, 2.0, 3.0], "A", None, "label"),
-    ("1.0,2.0", "A", None, "label"),
-    (None, "A", None, "label"),
+    (None, "A", None, "label"),  # no scores: the label decides
+    ("", "A", None, "label"),
+    (["1", "2"], "B", 1 / (1 + math.exp(-1)), "scores"),  # numbers written as text (a CSV cell) are numbers
 ])
 def test_two_scores_or_the_label(scores, verdict, pref, method):
     from judgelab.verdict_import.importer import _Ctx, _target
@@ -402,6 +405,18 @@ def test_two_scores_or_the_label(scores, verdict, pref, method):
     assert got[0] == verdict and got[2] == method and got[4]
     assert got[1] is None if pref is None else got[1] == pytest.approx(pref)
     assert got[3] == "A>B"  # the label as written is kept either way
+
+
+@pytest.mark.parametrize("scores", [[1.0, float("nan")], [1.0, float("inf")], [1.0, 2.0, 3.0], "1.0,2.0", [True, False],
+                                    [1.0, None], {"a": 1}])
+def test_scores_that_are_no_two_finite_numbers_are_refused(scores):
+    """A score list that is there but broken is a damaged record, never a silent fall-back to the label."""
+    from judgelab.verdict_import.importer import _Ctx, _target
+    from judgelab.verdict_import.mapping import _verdict
+
+    spec = _verdict({"label": "d", "values": {"A>B": "A", "B>A": "B"}, "scores": "s"}, where="t")
+    with pytest.raises(InputError, match=r"^x\.jsonl row 7: the scores at 's' are .*, not two finite numbers"):
+        _target(spec, {"d": "A>B", "s": scores}, _Ctx(Path("x.jsonl"), 7, {}))
 
 
 def test_readers_name_the_file_and_what_is_wrong(tmp_path):

@@ -5,6 +5,12 @@ it as latin-1 or UTF-16, drops or adds a field, repeats a key, gzips it, empties
 ``judgelab audit`` on it: either the command fails with rc 2 and exactly one ``judgelab: error:``
 line on stderr, or it succeeds and the verdict table has one row per game of every record an
 independent reader finds in the damaged file.
+
+Values no format writes end the same way, deterministically: a preference off its format's scale
+(NaN, infinity, -1, 7, a JSON ``true``, a word) in AlpacaEval annotations, a judgelab table, a custom
+JSONL log read by columns, and a reward model's scores; an empty mapping file; a JSON array given
+to a format that reads JSON lines.  Each is one ``judgelab: error:`` line naming the file (and the
+row), rc 2, and no output.
 """
 
 from __future__ import annotations
@@ -156,3 +162,83 @@ def test_a_damaged_log_is_one_error_line_or_every_record(source, damage, tmp_pat
     recs = _records(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data, log.suffix)
     verdicts = pd.read_parquet(root / "out" / "verdicts.parquet")
     assert len(verdicts) == n_games * len(recs)
+
+
+# --- values no format writes: one line naming the file and the row -------------------------------
+
+BAD_PREFERENCES = [float("nan"), float("inf"), -1, 7, True, "much"]
+
+
+def _bad_input(case: str, value: object, root: Path) -> tuple[Path, list[str], str]:
+    """(the damaged log, the other audit arguments, what the error line must name after the file)."""
+    if case == "alpaca_eval":  # AlpacaEval's preference on 1..2
+        rows = json.loads((FIX / "alpaca_eval" / "annotations.json").read_text())
+        rows[1]["preference"] = value
+        f = root / "annotations.json"
+        f.write_text(json.dumps(rows))
+        return f, ["--format", "alpaca_eval"], " row 1: the preference at 'preference' is "
+    if case == "judgelab":  # a recorded table's own preference in [0, 1], as a CSV cell
+        f = _table_csv(root, "log.csv")
+        t = pd.read_csv(f, dtype=str, keep_default_na=False)
+        t["preference"] = ""
+        t.loc[3, "preference"] = str(value).lower() if isinstance(value, bool) else str(value)
+        t.to_csv(f, index=False)
+        return f, ["--format", "judgelab"], " row 3: preference is "
+    if case == "custom-jsonl":  # read by columns first: the columnar reader hands it back
+        recs = [{"judge": "j", "id": i, "a": f"a {i}", "b": f"b {i}", "w": 1 + i % 2} for i in range(4)]
+        recs[2]["w"] = value
+        f = root / "w.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        (root / "w.yaml").write_text("format: jsonl\njudge: judge\npair_id: id\nresponse_a: a\nresponse_b: b\n"
+                                     "verdict: {weight: w, weight_range: [1, 2], frame: stored}\n")
+        return f, ["--mapping", str(root / "w.yaml")], " row 3: the preference at 'w' is "
+    if case == "judgebench-scores":  # a reward model's two scores
+        recs = [json.loads(line) for line in next(JB.parent.glob("*internlm*")).read_text().splitlines()]
+        recs[0]["judgments"][1]["judgment"]["scores"] = [1.0, value]
+        f = root / JB.name.replace("arena_hard,judge_model=o1-mini-2024-09-12", "reward_model,judge_model=rm")
+        f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        return f, ["--format", "judgebench"], " row 1: the scores at 'judgments.1.judgment.scores' are "
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["alpaca_eval", "judgelab", "custom-jsonl", "judgebench-scores"])
+@pytest.mark.parametrize("value", BAD_PREFERENCES, ids=repr)
+def test_a_preference_off_its_scale_is_one_error_line_naming_file_and_row(case, value, tmp_path, capsys):
+    from judgelab import cli
+
+    if case == "judgebench-scores" and isinstance(value, str):
+        value = [value]  # a word, as a one-element list: no pair of scores either
+    log, args, names = _bad_input(case, value, tmp_path)
+    capsys.readouterr()
+    rc = cli.main(["audit", str(log), *args, "--out", str(tmp_path / "out"), "--resamples", "20",
+                   "--views", "lenient"])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    if case == "judgebench-scores" and type(value) is int:  # -1 and 7 are scores: a reward model's scale is open
+        assert rc == 0 and len(pd.read_parquet(tmp_path / "out" / "verdicts.parquet")) == 2 * len(
+            log.read_text().splitlines()), lines
+        return
+    assert rc == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"judgelab: error: {log}{names}"), lines
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case", ["empty mapping", "mapping without a verdict", "array as JSON lines",
+                                  "pretty array as JSON lines"])
+def test_a_wrong_kind_of_file_is_one_error_line(case, tmp_path, capsys):
+    from judgelab import cli
+
+    if case.endswith("mapping") or case.startswith("mapping"):
+        m = tmp_path / "mapping.yaml"
+        m.write_text("" if case == "empty mapping" else "judge: judge\npair_id: pair_id\n")
+        log, args = _table_csv(tmp_path, "log.csv"), ["--mapping", str(m)]
+        want = f"judgelab: error: {m}: " + ("the verdict mapping is empty" if case == "empty mapping"
+                                            else "no 'verdict' (one game per record) or 'games'")
+    else:
+        recs = [json.loads(line) for line in JB.read_text().splitlines()]
+        log = tmp_path / JB.name
+        log.write_text(json.dumps(recs, indent=2 if case.startswith("pretty") else None))
+        args, want = ["--format", "judgebench"], f"judgelab: error: {log}: a JSON array, expected JSON lines"
+    capsys.readouterr()
+    rc = cli.main(["audit", str(log), *args, "--out", str(tmp_path / "out"), "--resamples", "20"])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith(want), lines

@@ -618,38 +618,43 @@ def test_a_missing_label_is_empty_and_counts_as_found_only_with_an_answer(tmp_pa
     ({"weight": "x", "weight_range": [1, 3]}, 2.5, ("ok", "B", "weight", "2.5", 0.75)),
     ({"weight": "x", "weight_range": [1, 3]}, 1.5, ("ok", "A", "weight", "1.5", 0.25)),
     ({"weight": "x", "weight_range": [1, 3]}, 2, ("ok", "tie", "weight", "2", 0.5)),
-    ({"weight": "x", "weight_range": [1, 3]}, 3.5, ("unparsed", "", "weight-out-of-range", "3.5", None)),
-    ({"weight": "x"}, "much", ("unparsed", "", "weight-unknown", "much", None)),
     ({"weight": "x", "values": {"0": "tie"}}, 0, ("ok", "tie", "weight-value", "0", 0.5)),
     ({"weight": "x"}, None, ("unparsed", "", "weight-missing", "", None)),
-    ({"scores": "x", "text": "x"}, "12", ("unparsed", "", "scores-missing", "", None)),
+    ({"scores": "x", "text": "x"}, None, ("unparsed", "", "scores-missing", "", None)),
     ({"text": "x", "parse": "brackets"}, "[[B]]", ("ok", "B", "brackets", "", 1.0)),
 ])
 def test_each_verdict_source_gives_its_status_method_and_label(tmp_path, verdict, value, want):
-    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "x": value}, {"id": 2, "x": [1, 2]}])  # row 2: the source is there
+    there = 1 if "weight" in verdict else [1, 2]  # row 2: the source is there (a weight on every scale used)
+    f = _jsonl(tmp_path / "log.jsonl", [{"id": 1, "x": value}, {"id": 2, "x": there}])
     row = import_verdicts([f], build_mapping({"pair_id": "id", "verdict": {**verdict, "frame": "stored"}})).iloc[0]
     got = (row["status"], row["verdict"], row["parse_method"], row["label"], row["preference"])
     assert got[:4] == want[:4]
     assert pd.isna(got[4]) if want[4] is None else got[4] == pytest.approx(want[4])
 
 
+_NOWHERE = r"log\.jsonl: the verdict of game 0 \('x'\) is empty in every row"
+_REFUSED = r"log\.jsonl row [12]: the (preference|scores) at 'x' (is|are) "
+
+
 @pytest.mark.parametrize(("verdict", "values", "error"), [
-    # a verdict source empty (or unusable) in every row stops the import; a present but odd one does not
-    ({"weight": "x"}, [None, None], True),
-    ({"weight": "x"}, ["much", "more"], False),
-    ({"weight": "x"}, [7, 8], False),
-    ({"weight": "x", "values": {"0": "tie"}}, [0, 0], False),
-    ({"weight": "x", "values": {None: "tie"}}, [None, None], True),
-    ({"scores": "x"}, [None, [1, None]], True),
-    ({"label": "x", "values": {"a": "A"}}, ["b", "c"], False),
-    ({"text": "x", "parse": "brackets"}, ["no idea", "none"], False),
-    ({"text": "x", "parse": "brackets"}, ["", None], True),
+    # a verdict source empty in every row stops the import, and so does a preference that is no number
+    # on the scale; a label or an answer the rules cannot read does not
+    ({"weight": "x"}, [None, None], _NOWHERE),
+    ({"weight": "x"}, ["much", "more"], _REFUSED),
+    ({"weight": "x"}, [7, 8], _REFUSED),
+    ({"weight": "x", "values": {"0": "tie"}}, [0, 0], None),
+    ({"weight": "x", "values": {None: "tie"}}, [None, None], _NOWHERE),
+    ({"scores": "x"}, [None, None], _NOWHERE),
+    ({"scores": "x"}, [None, [1, None]], _REFUSED),
+    ({"label": "x", "values": {"a": "A"}}, ["b", "c"], None),
+    ({"text": "x", "parse": "brackets"}, ["no idea", "none"], None),
+    ({"text": "x", "parse": "brackets"}, ["", None], _NOWHERE),
 ])
 def test_a_verdict_source_found_nowhere_is_an_error(tmp_path, verdict, values, error):
     f = _jsonl(tmp_path / "log.jsonl", [{"id": i, "x": v} for i, v in enumerate(values)])
     m = build_mapping({"pair_id": "id", "verdict": verdict})
     if error:
-        with pytest.raises(InputError, match=r"log\.jsonl: the verdict of game 0 \('x'\) is empty in every row"):
+        with pytest.raises(InputError, match=error):
             import_verdicts([f], m)
     else:
         assert len(import_verdicts([f], m)) == 2

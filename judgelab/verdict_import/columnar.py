@@ -21,7 +21,9 @@ again record by record, which also gives the error message of a malformed file:
   ``first_of``; no side tables, literal game orders, no mapped ``label`` / ``preference`` /
   ``simulated`` / ``source_file`` / ``source_row`` / ``repeat`` fields;
 * names and ids that are strings or integers, texts that are strings, verdict values that are
-  strings, integers or booleans (scores: lists of numbers); every ``require`` key present.
+  strings, integers or booleans (scores: lists of numbers); every ``require`` key present;
+* verdict values the record path's rules accept: a value they refuse (a preference off its scale)
+  sends the file to the record path, whose error names the record's row.
 
 Hand-written because no library evaluates a JSON-path mapping over Arrow columns; the JSON
 parsing, the string kernels and the hashing are pyarrow's and pandas'.
@@ -41,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from judgelab.features import text_feature_arrays
+from judgelab.io import InputError
 from judgelab.parsing import strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.verdict_import.mapping import FieldSpec, VerdictMapping, VerdictSpec
@@ -247,7 +250,10 @@ def per_distinct(batch: pa.StructArray, leaves: list[tuple[FieldSpec, bool]],
         codes += _encode(_path(batch, spec), numbers)
     key, first = _combine(codes, n)
     reps = batch.take(pa.array(first)).to_pylist() if len(first) else []
-    return key, [fn(r) for r in reps]
+    try:
+        return key, [fn(r) for r in reps]
+    except InputError as exc:  # a value the record path refuses: its error names the record's row, which
+        raise Unsupported(f"a refused value ({exc})") from None  # a representative record cannot
 
 
 # ---------------------------------------------------------------------------------------------

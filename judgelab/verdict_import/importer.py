@@ -49,6 +49,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ from judgelab.prompts import to_original_frame
 from judgelab.records import CallStatus
 from judgelab.verdict_import import columnar as columnar_mod
 from judgelab.verdict_import.mapping import FieldSpec, GameSpec, VerdictMapping, VerdictSpec, value_key
+from judgelab.verdict_import.presets import NON_LOG_FILES
 from judgelab.verdict_import.readers import SUFFIX_FORMATS, _is_gzip, data_suffix, iter_records
 
 log = logging.getLogger(__name__)
@@ -259,18 +261,67 @@ def _resolve(path: str | Path) -> Path:
                      f"read from there){hint}")
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def _files_under(root: Path, loops: list[Path]) -> list[Path]:
+    """Every file under a folder, recursively, symlinked folders followed (a model's outputs linked in
+    from elsewhere are files of the folder like any other), hidden files and folders skipped.
+
+    A folder whose real identity (device, inode) is already on the way down from ``root`` is a link
+    cycle (``a/loop -> ..``): it is not entered again but added to ``loops``, so the walk ends and
+    each file is read once.  Hand-written because ``Path.rglob`` follows no symlinked folder before
+    Python 3.13 and ``os.walk(followlinks=True)`` has no cycle guard."""
+    out: list[Path] = []
+    stack: list[tuple[Path, frozenset[tuple[int, int]]]] = [(root, frozenset())]
+    while stack:
+        folder, above = stack.pop()
+        try:
+            st = folder.stat()
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:  # unreadable, or a link that leads nowhere: no files
+            continue
+        here = above | {(st.st_dev, st.st_ino)}
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            path = folder / e.name
+            try:
+                if e.is_dir():  # (follows links)
+                    t = path.stat()
+                    if (t.st_dev, t.st_ino) in here:
+                        loops.append(path)
+                    else:
+                        stack.append((path, here))
+                elif e.is_file():
+                    out.append(path)
+            except OSError:
+                continue
+    return out
+
+
+def _expand(paths: Iterable[str | Path], not_logs: Mapping[str, str] | None = None,
+            skipped: list[str] | None = None) -> list[Path]:
     """Files and folders to files: a folder gives every data file under it, recursively
-    (Arena-Hard keeps ``model_judgment/<judge>/<model>.jsonl``), skipping hidden files and
-    files whose suffix is no known format (a README next to the outputs)."""
+    (Arena-Hard keeps ``model_judgment/<judge>/<model>.jsonl``; symlinked folders followed, a link
+    cycle entered once), skipping hidden files and files whose suffix is no known format (a README
+    next to the outputs).  Files of a folder named in ``not_logs`` (a format's known non-log files,
+    :data:`~.presets.NON_LOG_FILES`: LLMBar keeps ``dataset.json`` beside its ``evaluators/``) are
+    skipped too, each added to ``skipped`` with the reason; a file given by name is always read."""
     from judgelab.verdict_import.readers import SUFFIX_FORMATS, data_suffix
 
+    not_logs = not_logs or {}
     out: list[Path] = []
     for p in paths:
         rp = _resolve(p)
         if rp.is_dir():
-            out.extend(sorted(f for f in rp.rglob("*") if f.is_file() and data_suffix(f) in SUFFIX_FORMATS
-                              and not any(part.startswith(".") for part in f.relative_to(rp).parts)))
+            loops: list[Path] = []
+            for f in sorted(f for f in _files_under(rp, loops) if data_suffix(f) in SUFFIX_FORMATS):
+                if f.name in not_logs:
+                    if skipped is not None:
+                        skipped.append(f"{f}: {not_logs[f.name]}")
+                else:
+                    out.append(f)
+            if skipped is not None:
+                skipped.extend(f"{lp}: a link back to a folder above it (its files are read once)"
+                               for lp in sorted(loops))
         else:
             out.append(rp)
     return out
@@ -330,22 +381,75 @@ def load_tables(mapping: VerdictMapping, files: Mapping[str, Sequence[str | Path
     return out
 
 
-def _two_scores(v: Any) -> tuple[float, float] | None:
-    """Two finite scores (A, B) from a recorded value, else None."""
-    if not isinstance(v, list | tuple) or len(v) != 2:
+def _blank(v: Any) -> bool:
+    """No value at all: missing, or an empty cell.  (Unlike :func:`_empty`, a NaN is a value here: a
+    preference written as NaN is a broken number, not an absent one.)"""
+    return v is None or (isinstance(v, str) and v.strip() == "")
+
+
+def _number(v: Any) -> float | None:
+    """``v`` as a float when it is a number or the text of one, else None.  A boolean is no number
+    (Python counts ``True`` as 1: a JSON ``true`` would read as a preference of 1)."""
+    if isinstance(v, bool):
         return None
-    try:
-        a, b = float(v[0]), float(v[1])
-    except (TypeError, ValueError):
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _two_scores(v: Any, ctx: _Ctx, spec: FieldSpec) -> tuple[float, float] | None:
+    """Two finite scores (A, B) from a recorded value; None when the record has none (the label then
+    decides).  A value that is there but is no pair of finite numbers (NaN, infinity, a boolean, a
+    text, three numbers) is an :class:`InputError` naming the file and row: a reward model's score
+    is a number, and a broken one must not turn into a preference."""
+    if _blank(v):
         return None
-    return (a, b) if math.isfinite(a) and math.isfinite(b) else None
+    nums = [_number(x) for x in v] if isinstance(v, list | tuple) and len(v) == 2 else [None]
+    if any(x is None or not math.isfinite(x) for x in nums):
+        raise InputError(f"{ctx.path} row {ctx.row}: the scores at {_describe(spec)} are {v!r}, not two finite numbers "
+                         f"(score A, score B); fix the value or leave it empty so the label decides")
+    return nums[0], nums[1]
+
+
+def _weight_preference(v: Any, spec: VerdictSpec, ctx: _Ctx) -> float:
+    """A continuous preference (``weight``) scaled to P(second response preferred) by the mapping's
+    ``weight_range``; a value that is no number or lies outside the range (NaN and infinity
+    included) is an :class:`InputError` naming the file, the row and the key, never a verdict
+    (AlpacaEval writes 1 to 2, 0 for identical outputs, nothing for a failed call: 7 or -1 is a
+    damaged file, and ``true`` would otherwise read as 1, a win for the first output)."""
+    lo, hi = spec.weight_range
+    w = _number(v)
+    if w is not None and lo <= w <= hi:  # (NaN and infinity fail the comparison)
+        return (w - lo) / (hi - lo)
+    mapped = f" or one of the mapped values {sorted(spec.values)}" if spec.values else ""
+    what = "not a number on" if w is None else "outside"
+    raise InputError(f"{ctx.path} row {ctx.row}: the preference at {_describe(spec.weight)} is {v!r}, {what} "
+                     f"the scale [{lo:g}, {hi:g}]{mapped}; fix the value or leave it empty (no verdict)")
+
+
+def _preference_field(v: Any, ctx: _Ctx) -> float | None:
+    """A recorded table's own ``preference`` column: P(stored B preferred), a number in [0, 1] or
+    empty; anything else (NaN, infinity, -1, 7, ``true``, a word) is an :class:`InputError` naming
+    the file and row (the ranking models reject it later with a traceback)."""
+    if _blank(v):
+        return None
+    p = _number(v)
+    if p is None or not 0.0 <= p <= 1.0:  # (NaN fails both comparisons)
+        raise InputError(f"{ctx.path} row {ctx.row}: preference is {v!r}, not a number in [0, 1] (the probability "
+                         f"that the stored second response is preferred); fix the value or leave it empty")
+    return p
 
 
 def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str, float | None, str, str, bool]:
     """(verdict or non-value status, preference in the spec's frame, method, label as written,
     whether the verdict's source was non-empty)."""
     if spec.scores is not None:
-        sc = _two_scores(get_field(spec.scores, rec, ctx))
+        sc = _two_scores(get_field(spec.scores, rec, ctx), ctx, spec.scores)
         if sc is not None:
             d = sc[1] - sc[0]
             label = "" if spec.label is None else _label_text(get_field(spec.label, rec, ctx))
@@ -370,16 +474,9 @@ def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str, flo
         label = "" if k is None else str(v)
         if k in spec.values or (k is None and "null" in spec.values):
             return spec.values[k if k is not None else "null"], None, "weight-value", label, k is not None
-        if k is None:
+        if _blank(v):
             return "unparsed", None, "weight-missing", label, False
-        try:
-            w = float(v)
-        except (TypeError, ValueError):
-            return "unparsed", None, "weight-unknown", label, True
-        lo, hi = spec.weight_range
-        p = (w - lo) / (hi - lo)
-        if not 0.0 <= p <= 1.0:
-            return "unparsed", None, "weight-out-of-range", label, True
+        p = _weight_preference(v, spec, ctx)
         return ("A" if p < 0.5 else "B" if p > 0.5 else "tie"), p, "weight", label, True
     if spec.text is None or spec.parse is None:
         return "unparsed", None, "scores-missing", "", False
@@ -544,7 +641,7 @@ class _Reader:
             model_a=None if _empty(ma) else share(ma), model_b=None if _empty(mb) else share(mb),
             raw_pair=f.get("pair_id"), raw_item=f.get("item_id"),
             label=None if _empty(f.get("label")) else str(f["label"]),
-            preference=None if _empty(f.get("preference")) else float(f["preference"]),
+            preference=_preference_field(f.get("preference"), ctx),
             simulated=str(sim).lower() in ("true", "1") if not _empty(sim) else False,
             category="" if _empty(cat) else share(cat), source_file=share(src) if src else path_str,
             source_row=int(f["source_row"]) if not _empty(f.get("source_row")) else ctx.row,
@@ -746,7 +843,12 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
     where_file: list[str] = []
     file_starts: list[int] = []
     empty_responses = 0
-    for path in _expand(files):
+    skipped: list[str] = []
+    paths = _expand(files, NON_LOG_FILES.get(mapping.name), skipped)
+    if skipped:  # one line, every file named
+        log.warning("skipped %d file(s) that hold no verdicts of format %r: %s", len(skipped), mapping.name,
+                    "; ".join(skipped))
+    for path in paths:
         ctx = _Ctx(path, 0, side, file_name_keys(path))
         where_file.append(str(path))
         file_starts.append(rows.n + len(rows.rows))
@@ -792,6 +894,7 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
     df = rows.frame()
     _check_unique(df, _locator(mapping, where_file, file_starts))
     df.attrs["empty_responses"] = empty_responses
+    df.attrs["skipped_files"] = skipped
     # what the reading freed, back to the OS: Arrow's allocator (mimalloc) would keep it for Arrow's
     # next allocations (0.7 GB at ten million pairs) while NumPy, which the card uses, asks for more
     pa.default_memory_pool().release_unused()

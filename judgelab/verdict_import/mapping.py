@@ -245,6 +245,9 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
     validate_mapping(raw, where=where)
     if raw.get("verdict") is not None and raw.get("games"):
         raise ConfigError(f"{where}: give either 'verdict' (one game per record) or 'games', not both")
+    if raw.get("verdict") is None and not raw.get("games"):
+        raise ConfigError(f"{where}: no 'verdict' (one game per record) or 'games': a mapping says where each "
+                          f"record's verdict is")
     games_raw = raw.get("games") or [{"order": raw.get("order", "AB"), "verdict": raw.get("verdict")}]
     games = []
     for i, g in enumerate(games_raw):

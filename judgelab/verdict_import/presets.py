@@ -58,6 +58,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from judgelab.config import ConfigError
 from judgelab.registry import Registry
 from judgelab.verdict_import.mapping import VerdictMapping, build_mapping
 
@@ -212,6 +213,18 @@ PRESETS.add("judgelab", {
 })
 
 
+#: files a format's published folders hold beside its logs, by file name, with what they are: a folder
+#: given to ``judgelab audit`` skips them (and says so) instead of stopping at their first record.  From
+#: the published layouts: LLMBar's ``Dataset/LLMBar/Natural/`` holds ``dataset.json`` (the pairs and
+#: gold labels) and ``evaluators/<judge>/<strategy>/{result,statistics}.json``; AlpacaEval's
+#: ``results/<model>/`` holds ``model_outputs.json`` beside ``<annotator>/annotations.json``.
+NON_LOG_FILES: dict[str, dict[str, str]] = {
+    "llmbar": {"dataset.json": "LLMBar's pairs and gold labels, no judge verdicts",
+               "statistics.json": "LLMBar's own summary of a judge's result.json, no verdicts"},
+    "alpaca_eval": {"model_outputs.json": "AlpacaEval's model outputs, no judge verdicts"},
+}
+
+
 def preset_mapping(name: str, overrides: dict[str, Any] | None = None) -> VerdictMapping:
     """Compile a preset, optionally with keys replaced (e.g. another Arena-Hard baseline)."""
     raw = copy.deepcopy(PRESETS.get(name, where="--format / format"))
@@ -223,6 +236,10 @@ def mapping_from_config(spec: str | dict[str, Any], *, where: str = "mapping") -
     """A preset name, ``{preset: name, ...overrides}`` or a full custom mapping dict."""
     if isinstance(spec, str):
         return preset_mapping(spec)
+    if not isinstance(spec, dict) or not spec:  # an empty YAML file reads as {} (or None)
+        what = "empty" if not spec else f"a {type(spec).__name__}, not a mapping"
+        raise ConfigError(f"{where}: the verdict mapping is {what}; give a preset name, {{preset: NAME, ...}} "
+                          f"or the fields of a custom mapping (docs/audit.md)")
     spec = dict(spec)
     if "preset" in spec:
         name = spec.pop("preset")

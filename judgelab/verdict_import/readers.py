@@ -138,6 +138,7 @@ def _loads(text: str, where: object, *, whole: bool = False) -> Any:
 
 def _jsonl_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)``; a malformed line names the file and line."""
+    first = True  # the first line with text
     with open_binary(p) as fh:
         for n, raw in enumerate(fh, start=1):
             if n == 1:
@@ -151,10 +152,27 @@ def _jsonl_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise InputError(f"{p}:{n}: not UTF-8 text; {_REENCODE}") from None
             if not line.strip():
                 continue
+            if first and line.lstrip().startswith("["):
+                _refuse_array(p, line)
+            first = False
             obj = _loads(line, f"{p}:{n}")
             if not isinstance(obj, dict):
                 raise InputError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
             yield n, obj
+
+
+def _refuse_array(p: Path, line: str) -> None:
+    """A JSONL file whose first line opens a JSON array (an array on one line, or a pretty-printed
+    one): a JSON file given to a format that reads JSON lines, which ``json.loads`` of its first
+    line would call "not valid JSON" or "a list".  A line that is one JSON object is no array."""
+    try:
+        whole = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        whole = []  # "[" opening a multi-line array
+    if isinstance(whole, list):
+        raise InputError(f"{p}: a JSON array, expected JSON lines (one JSON object per line); write it as "
+                         f"JSON lines (e.g. jq -c '.[]' FILE > FILE.jsonl) or read it with a JSON mapping "
+                         f"(format: json)")
 
 
 def _json_records(p: Path, records: tuple[Any, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
