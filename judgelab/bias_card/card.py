@@ -106,11 +106,14 @@ from judgelab.stats.mcnemar import mcnemar_mde
 
 #: strict: the source's published extraction; lenient: judgelab's parser (ok + fallback)
 VIEWS = ("lenient", "strict")
+#: multiplicity corrections of a judge's family of tests (statsmodels ``multipletests`` methods, and none)
+MULTIPLICITY = ("holm", "bh", "none")
+_MULTIPLETESTS = {"holm": "holm", "bh": "fdr_bh"}
 STATUSES = ("detected", "not detected", "underpowered", "not estimable", "not identified", "descriptive")
 
 CARD_COLUMNS = ["judge", "family", "view", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value",
-                "n", "n_items", "share", "n_parsed", "parsed_share", "test", "statistic", "p_value", "mde",
-                "underpowered", "estimable", "identified", "reason", "note", "simulated"]
+                "n", "n_items", "share", "n_parsed", "parsed_share", "test", "statistic", "p_value", "p_adjusted",
+                "test_family", "mde", "underpowered", "estimable", "identified", "reason", "note", "simulated"]
 
 NAN = float("nan")
 
@@ -120,8 +123,10 @@ class Metric:
     """A card metric: its scale, the effect size below which a miss is acceptable, and its kind.
 
     ``kind`` decides where the row may appear: only ``bias`` rows reach the card's
-    "Biases detected" headline; ``accuracy`` rows are tested against chance, ``rate``
-    and ``benchmark`` rows are descriptive.
+    "Biases detected" headline; ``accuracy`` rows are tested against chance; ``conditional``
+    rows (the share of a judge's errors that go to a cue's side) are tested and in the
+    multiplicity family, but a second reading of their bias row, not a headline of their own;
+    ``rate`` and ``benchmark`` rows are descriptive.
     """
 
     scale: str
@@ -148,15 +153,31 @@ METRICS: dict[str, Metric] = {
                                        "rate"),
     "position_preference": Metric("b", 0.20, "b = P(picks slot shown first) - P(picks slot shown second), parsed "
                                   "verdicts", "bias"),
-    "length_preference": Metric("proportion", 0.10, "P(picks the longer) among decisive verdicts, length ratio >= "
-                                "1+margin", "bias"),
+    "length_preference": Metric("proportion", 0.10, "with gold: P(picks the longer) minus gold's own share on the "
+                                "same decisive verdicts (length ratio >= 1+margin), tested against what errors blind "
+                                "to length give; without gold: P(picks the longer) against 0.5", "bias"),
+    "length_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick the longer, "
+                                 "against the share of eligible pairs where an error would", "conditional"),
+    "length_share_raw": Metric("proportion", 0.10, "P(picks the longer) among decisive verdicts, raw (mixes the cue "
+                               "with gold's own balance)", "rate"),
     "length_controlled": Metric("log_odds", 0.50, "log-odds per doubling of length, controlling position, markdown, "
                                 "gold", "bias"),
-    "markdown_preference": Metric("proportion", 0.10, "P(picks the more formatted) among decisive verdicts", "bias"),
+    "markdown_preference": Metric("proportion", 0.10, "with gold: P(picks the more formatted) minus gold's own "
+                                  "share, tested against markdown-blind errors; without gold: against 0.5", "bias"),
+    "markdown_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick the more "
+                                   "formatted, against the share of eligible pairs where an error would",
+                                   "conditional"),
+    "markdown_share_raw": Metric("proportion", 0.10, "P(picks the more formatted) among decisive verdicts, raw",
+                                 "rate"),
     "markdown_controlled": Metric("log_odds", 0.50, "log-odds per unit markdown score, controlling position, "
                                   "length, gold", "bias"),
-    "self_preference": Metric("proportion", 0.10, "P(picks the judge's own family) where exactly one response is",
-                              "bias"),
+    "self_preference": Metric("proportion", 0.10, "with gold: P(picks the judge's own family) minus gold's own "
+                              "share where exactly one response is, tested against family-blind errors; without "
+                              "gold: against 0.5", "bias"),
+    "self_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick its own "
+                               "family, against the share of eligible pairs where an error would", "conditional"),
+    "self_share_raw": Metric("proportion", 0.10, "P(picks the judge's own family) where exactly one response is, raw",
+                             "rate"),
     "tie_rate": Metric("proportion", 0.10, "share of tie verdicts", "rate"),
     "parse_failures": Metric("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error; "
                              "strict view: fallback too)", "rate"),
@@ -207,6 +228,11 @@ class CardSettings:
                                "memory)", minimum=1)
     views: tuple[str, ...] = setting(VIEWS, "lenient: ok + fallback verdicts; strict: ok only, the authors' "
                                      "extraction", choices=VIEWS)
+    multiplicity: str = setting("holm", "correction of each judge's and view's family of tested rows: holm "
+                                "(family-wise error), bh (false discovery rate, Benjamini-Hochberg) or none; a "
+                                "row's status is decided on its adjusted p-value", choices=MULTIPLICITY)
+    min_labels_per_side: int = setting(5, "PPI rows with fewer human labels for stored A, or for stored B, are "
+                                       "'underpowered'", key="min_labels_per_side", minimum=1)
     controlled_pairs: bool = setting(False, "the log's pairs were built to differ only in the cue (length, "
                                      "markdown, source family), a design no log format records: it identifies "
                                      "the cue rows without gold")
@@ -242,6 +268,9 @@ class CardRow:
     reason: str = ""
     note: str = ""
     identified: bool = True
+    #: why an estimable row rests on too little data to be read (e.g. too few human labels): its status
+    #: is then ``underpowered`` whatever its test says
+    underpowered_reason: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,28 +427,56 @@ def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
 # rows
 
 
-def _finish(r: CardRow, s: CardSettings) -> dict:
-    """Decide estimable / status / underpowered of a row; the only place a row can become 'detected'."""
+def _row_reason(r: CardRow) -> str:
+    """Why a row is not estimable ("" when it is): its own reason, else no estimate, else (tested rows)
+    a zero or non-finite standard error or no p-value."""
+    if r.reason:
+        return r.reason
+    if not math.isfinite(r.estimate):
+        return "no estimate"
+    if r.test != "none":
+        if not (math.isfinite(r.se) and r.se > 0):
+            return f"standard error {r.se:.3g}: the test has nothing to go on"
+        if not math.isfinite(r.p_value):
+            return "no p-value"
+    return ""
+
+
+def in_family(r: CardRow) -> bool:
+    """Whether a row belongs to its judge's and view's multiplicity family: a tested row that could be
+    detected (estimable, identified, with a p-value).  Descriptive, not estimable and not identified
+    rows test nothing the card could report, so they are outside it."""
+    return r.test != "none" and r.identified and not r.underpowered_reason and not _row_reason(r)
+
+
+def adjust_p_values(p_values: list[float], method: str) -> list[float]:
+    """The family's p-values adjusted by ``method`` (:data:`MULTIPLICITY`; statsmodels ``multipletests``:
+    Holm's step-down, or Benjamini-Hochberg's step-up); ``none`` returns them as they are."""
+    if method == "none" or not p_values:
+        return list(p_values)
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(x) for x in multipletests(np.asarray(p_values, float), method=_MULTIPLETESTS[method])[1]]
+
+
+def _finish(r: CardRow, s: CardSettings, p_adjusted: float = NAN) -> dict:
+    """Decide estimable / status / underpowered of a row; the only place a row can become 'detected'.
+
+    A tested row is decided on ``p_adjusted`` (its p-value adjusted within its family,
+    :func:`adjust_p_values`), and on its raw p-value when it is outside the family (NaN)."""
     spec = METRICS[r.metric]
-    reason = r.reason
-    finite_est = math.isfinite(r.estimate)
-    if not reason and not finite_est:
-        reason = "no estimate"
+    reason = _row_reason(r)
+    estimable = not reason
     if r.test == "none":
         half = (r.ci_high - r.ci_low) / 2 if math.isfinite(r.ci_high) and math.isfinite(r.ci_low) else NAN
-        estimable = not reason
         status = "descriptive" if estimable else "not estimable"
         under = not estimable or not half <= spec.threshold
         mde = half
     else:
-        if not reason and not (math.isfinite(r.se) and r.se > 0):
-            reason = f"standard error {r.se:.3g}: the test has nothing to go on"
-        if not reason and not math.isfinite(r.p_value):
-            reason = "no p-value"
-        estimable = not reason
+        p_decide = p_adjusted if math.isfinite(p_adjusted) else r.p_value
         excludes = (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)
                     and not r.ci_low <= r.null_value <= r.ci_high)
-        rejected = estimable and r.p_value < s.alpha and excludes
+        rejected = estimable and p_decide < s.alpha and excludes
         under = not estimable or (not rejected and (math.isnan(r.mde) or abs(r.mde) > spec.threshold))
         mde = r.mde
         if not estimable:
@@ -432,9 +489,28 @@ def _finish(r: CardRow, s: CardSettings) -> dict:
             status = "underpowered"
         else:
             status = "not detected"
+    if estimable and r.underpowered_reason:
+        status, under = "underpowered", True
+        reason = r.underpowered_reason
     out = asdict(r)
+    out.pop("underpowered_reason")
     out.update(reason=reason, status=status, estimable=estimable, underpowered=bool(under), mde=mde, n=int(r.n),
-               n_items=int(r.n_items))
+               n_items=int(r.n_items), p_adjusted=p_adjusted, test_family="")
+    return out
+
+
+def finish_rows(rows: list[CardRow], s: CardSettings) -> list[dict]:
+    """The rows of one judge and view with their statuses, the family's p-values adjusted together
+    (``s.multiplicity``); each family row names the family in ``test_family``."""
+    fam = [i for i, r in enumerate(rows) if in_family(r)]
+    adj = dict(zip(fam, adjust_p_values([rows[i].p_value for i in fam], s.multiplicity), strict=True))
+    label = (f"{s.multiplicity} over {len(fam)} tests: " + ", ".join(rows[i].metric for i in fam)) if fam else ""
+    out = []
+    for i, r in enumerate(rows):
+        d = _finish(r, s, adj.get(i, NAN))
+        if i in adj:
+            d["test_family"] = label
+        out.append(d)
     return out
 
 
@@ -465,6 +541,107 @@ def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nda
     if n < s.min_decisive:
         row.reason = f"fewer than {s.min_decisive} verdicts to test ({n})"
     return row
+
+
+def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndarray, s: CardSettings
+                     ) -> dict[str, float]:
+    """A judge's cue share read against gold's, on the same decisive verdicts (each with gold).
+
+    ``judge_cue`` / ``gold_cue``: the verdict / the gold label is the cue's side (longer, more
+    formatted, own family).  The estimate is the paired excess, judge share minus gold share,
+    = (c_s - c_l) / n with c_s the errors on pairs where gold is on the other side (an error
+    there picks the cue) and c_l the errors on pairs where gold is on the cue's side.
+
+    Why not test the excess against 0: a judge whose errors ignore the cue (error rate e on
+    both kinds of pair) reads e (1 - 2 g) below gold's share g, since its errors move the share
+    toward 0.5; on a log where gold favours the cue 60 % of the time, a noisy but cue-blind
+    judge would be "detected" with a negative preference.  The null value is therefore that
+    expectation at the observed error rate, ebar (1 - 2 g), and the excess beyond it is exactly
+    2 g (1 - g) (e_s - e_l): the difference of the two conditional error rates, gold's sides
+    fixed by the design.  Its variance is the item-clustered (CR0, linearised) variance of
+    e_s - e_l under the null e_s = e_l = ebar (a score-type variance: it stays positive when
+    every error goes one way, where a Wald variance collapses), times (2 g (1 - g))^2; the test
+    and the CI use Student's t on items - 1 df, so the CI (excess +- t se, clipped to [-1, 1])
+    excludes the null exactly when the test rejects.  Hand-written because no library offers a
+    clustered two-proportion score test on per-item sums.
+    """
+    jc, gc = np.asarray(judge_cue, bool), np.asarray(gold_cue, bool)
+    n = len(jc)
+    out = {"estimate": NAN, "null": NAN, "se": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
+           "gold_share": NAN, "reason": ""}
+    if n == 0:
+        out["reason"] = "no eligible verdict with gold"
+        return out
+    err = jc != gc
+    codes, k = _cluster_codes(items)
+    n_l = int(gc.sum())
+    n_s = n - n_l
+    c_s, c_l = int(np.count_nonzero(err & ~gc)), int(np.count_nonzero(err & gc))
+    g = n_l / n
+    out.update(estimate=(c_s - c_l) / n, gold_share=g, k=k, errors_to_cue=c_s, errors_away=c_l)
+    if n_s == 0 or n_l == 0:
+        out["reason"] = (f"gold is on the {'cue' if n_s == 0 else 'other'} side in every eligible pair: errors "
+                         "cannot be told from a cue preference")
+        return out
+    ebar = (c_s + c_l) / n
+    out["null"] = ebar * (1 - 2 * g)
+    if k < 2:
+        out["reason"] = "one item: no clustered standard error"
+        return out
+    w = np.where(gc, -(err - ebar) / n_l, (err - ebar) / n_s)  # linearised e_s - e_l, per verdict
+    u = np.bincount(codes, weights=w, minlength=k)
+    out["se"] = 2 * g * (1 - g) * math.sqrt(float(np.dot(u, u)))
+    return out
+
+
+def _gold_cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.ndarray, gold: np.ndarray,
+                   items: np.ndarray, s: CardSettings, *, share_of: int, note: str, cue_word: str
+                   ) -> list[CardRow]:
+    """The bias row read against gold (:func:`excess_over_gold`) and its conditional form, the share of
+    the judge's errors that pick the cue's side, tested (design-effect binomial) against the share of
+    eligible pairs where an error would pick it (gold on the other side): with errors blind to the
+    cue, each error falls on a pair independently of gold's side, so that share is its expectation."""
+    prefix = metric.split("_")[0]
+    mask = np.asarray(elig, bool) & is_any(gold, ("A", "B"))
+    jc, gc = verdict[mask] == cue[mask], gold[mask] == cue[mask]
+    it = items[mask]
+    ex = excess_over_gold(jc, gc, it, s)
+    n = int(mask.sum())
+    row = CardRow(metric, estimate=ex["estimate"], null_value=ex["null"], n=n, n_items=ex["k"],
+                  share=n / share_of if share_of else NAN, test="t-cluster", reason=ex["reason"],
+                  note="; ".join(x for x in (note, f"judge share minus gold's ({ex['gold_share']:.3f} of these "
+                                              f"pairs have gold on the {cue_word} side); errors to the {cue_word} "
+                                              f"{ex['errors_to_cue']}, away {ex['errors_away']}") if x))
+    if n == 0:
+        row.reason = "no eligible verdict with gold"
+    if math.isfinite(ex["se"]) and ex["se"] > 0:
+        k = ex["k"]
+        tcrit = float(student_t.ppf(1 - s.alpha / 2, k - 1))
+        row.se = ex["se"]
+        row.statistic = (ex["estimate"] - ex["null"]) / ex["se"]
+        row.p_value = float(2 * student_t.sf(abs(row.statistic), k - 1))
+        row.ci_low = max(-1.0, ex["estimate"] - tcrit * ex["se"])
+        row.ci_high = min(1.0, ex["estimate"] + tcrit * ex["se"])
+        row.mde = (tcrit + float(norm.ppf(s.power))) * ex["se"]
+    elif not row.reason and math.isfinite(ex["se"]):
+        row.se = ex["se"]
+        row.reason = ("no error against gold on the eligible verdicts: nothing to read a cue in" if
+                      ex["errors_to_cue"] + ex["errors_away"] == 0 else
+                      "every eligible verdict is an error: nothing to read a cue in")
+    if not row.reason and n < s.min_decisive:
+        row.reason = f"fewer than {s.min_decisive} verdicts to test ({n})"
+    err = np.zeros(len(verdict), bool)
+    err[mask] = jc != gc
+    to_cue = np.zeros(len(verdict), bool)
+    to_cue[mask] = jc & ~gc
+    n_other = int(np.count_nonzero(~gc))
+    cond_null = n_other / n if n else 0.5
+    cond = _share_row(f"{prefix}_error_share", err, to_cue, items, s, null=cond_null, share_of=n,
+                      note=f"errors against gold; null: share of these pairs with gold on the other side "
+                           f"({cond_null:.3f})")
+    if not 0 < cond_null < 1 and not cond.reason:
+        cond.reason = "gold on one side of the cue in every eligible pair: no null to test against"
+    return [row, cond]
 
 
 def _not_estimable(metric: str, reason: str, *, test: str = "none", null: float = NAN, **kw) -> CardRow:
@@ -1098,16 +1275,14 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & lg.has_text
     qc = quality_control(lg, s)
-    rows += _guard(("length_preference",), lambda: _identify(_share_row(
-        "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"length ratio >= {1 + s.length_margin:g}"), qc.share(), qc))
+    rows += _cue_rows("length_preference", elig, longer, lg, s, qc, share_of=n_dec, cue_word="longer",
+                      note=no_text or f"length ratio >= {1 + s.length_margin:g}")
     wa = wb = None
     ma, mb = np.asarray(lg.ma, dtype=float), np.asarray(lg.mb, dtype=float)
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
-    rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
-        "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
+    rows += _cue_rows("markdown_preference", elig_md, more_md, lg, s, qc, share_of=n_dec, cue_word="more formatted",
+                      note=no_text or f"markdown difference >= {s.markdown_margin:g}")
     longer = elig = more_md = elig_md = ma = mb = None
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
         _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
@@ -1115,9 +1290,8 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
             "no pair with exactly one own-family response" if not elig_self.any() else "")
-    rows += _guard(("self_preference",), lambda: _identify(_share_row(
-        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note),
-        qc.share(), qc))
+    rows += _cue_rows("self_preference", elig_self, lg.own, lg, s, qc, share_of=n_dec, cue_word="own-family",
+                      note=note)
     rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), is_tie, items, s,
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(
@@ -1127,10 +1301,33 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s, n_inst))
     n_parsed = int(has_value.sum())
     out = []
-    for r in rows:
-        d = _finish(r, s)
+    for d in finish_rows(rows, s):
         d.update(view=view, n_parsed=n_parsed, parsed_share=n_parsed / n_games if n_games else NAN)
         out.append(d)
+    return out
+
+
+def _cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, lg: _Log, s: CardSettings, qc: QualityControl, *,
+              share_of: int, cue_word: str, note: str) -> list[CardRow]:
+    """A cue's three rows: the bias row, its conditional form and the raw share (descriptive).
+
+    With gold the bias row is the excess over gold's own share (:func:`_gold_cue_rows`); without it,
+    the share against 0.5, identified only by pairs declared controlled.  The raw share P(picks the
+    cue's side) is always kept, descriptive: with gold it mixes the cue with gold's own balance."""
+    prefix = metric.split("_")[0]
+    raw, cond = f"{prefix}_share_raw", f"{prefix}_error_share"
+    success = lg.verdict == cue
+    out = _guard((raw,), lambda: _share_row(raw, elig, success, lg.items, s, null=None, share_of=share_of,
+                                            note="; ".join(x for x in (note, "descriptive, not a finding: "
+                                                                        f"P(picks the {cue_word})") if x)))
+    if qc.gold:
+        out = _guard((metric, cond), lambda: [_identify(r, "gold labels", qc) for r in _gold_cue_rows(
+            metric, elig, cue, lg.verdict, lg.gold, lg.items, s, share_of=share_of, note=note,
+            cue_word=cue_word)]) + out
+    else:
+        main = _guard((metric,), lambda: _identify(_share_row(
+            metric, elig, success, lg.items, s, null=0.5, share_of=share_of, note=note), qc.share(), qc))
+        out = [*main, _not_estimable(cond, "no gold in this log"), *out]
     return out
 
 
