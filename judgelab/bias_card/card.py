@@ -558,19 +558,21 @@ def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndar
     judge would be "detected" with a negative preference.  The null value is therefore that
     expectation at the observed error rate, ebar (1 - 2 g), and the excess beyond it is exactly
     2 g (1 - g) (e_s - e_l): the difference of the two conditional error rates, gold's sides
-    fixed by the design.  Its variance is the item-clustered (CR0, linearised) variance of
-    e_s - e_l under the null e_s = e_l = ebar (a score-type variance: it stays positive when
-    every error goes one way, where a Wald variance collapses), times (2 g (1 - g))^2; the test
-    and the CI use Student's t on items - 1 df, so the CI (excess +- t se, clipped to [-1, 1])
-    excludes the null exactly when the test rejects.  Hand-written because no library offers a
-    clustered two-proportion score test on per-item sums.
+    fixed by the design.  The test's variance (``se``) is the item-clustered (CR0, linearised)
+    variance of e_s - e_l under the null e_s = e_l = ebar (a score-type variance: it stays
+    positive when every error goes one way, where a Wald variance collapses), times
+    (2 g (1 - g))^2, with Student's t on items - 1 df.  The interval (``se_excess``) is the
+    excess's own: the item-clustered (CR0) Wald variance of the per-verdict differences
+    judge - gold, so it covers the population excess (gold's share, the error rate and the
+    cue effect all vary from log to log).  Hand-written because no library offers a clustered
+    two-proportion score test on per-item sums.
     """
     jc, gc = np.asarray(judge_cue, bool), np.asarray(gold_cue, bool)
     n = len(jc)
-    out = {"estimate": NAN, "null": NAN, "se": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
+    out = {"estimate": NAN, "null": NAN, "se": NAN, "se_excess": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
            "gold_share": NAN, "reason": ""}
     if n == 0:
-        out["reason"] = "no eligible verdict with gold"
+        out["reason"] = "no eligible verdicts"
         return out
     err = jc != gc
     codes, k = _cluster_codes(items)
@@ -591,37 +593,35 @@ def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndar
     w = np.where(gc, -(err - ebar) / n_l, (err - ebar) / n_s)  # linearised e_s - e_l, per verdict
     u = np.bincount(codes, weights=w, minlength=k)
     out["se"] = 2 * g * (1 - g) * math.sqrt(float(np.dot(u, u)))
+    d = jc.astype(float) - gc
+    u = np.bincount(codes, weights=d - out["estimate"], minlength=k)
+    out["se_excess"] = math.sqrt(float(np.dot(u, u))) / n
     return out
 
 
 def _gold_cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.ndarray, gold: np.ndarray,
-                   items: np.ndarray, s: CardSettings, *, share_of: int, note: str, cue_word: str
-                   ) -> list[CardRow]:
-    """The bias row read against gold (:func:`excess_over_gold`) and its conditional form, the share of
-    the judge's errors that pick the cue's side, tested (design-effect binomial) against the share of
-    eligible pairs where an error would pick it (gold on the other side): with errors blind to the
-    cue, each error falls on a pair independently of gold's side, so that share is its expectation."""
-    prefix = metric.split("_")[0]
+                   items: np.ndarray, s: CardSettings, *, share_of: int, note: str, cue_word: str) -> CardRow:
+    """The bias row read against gold: :func:`excess_over_gold` of the eligible verdicts with gold."""
     mask = np.asarray(elig, bool) & is_any(gold, ("A", "B"))
     jc, gc = verdict[mask] == cue[mask], gold[mask] == cue[mask]
     it = items[mask]
     ex = excess_over_gold(jc, gc, it, s)
     n = int(mask.sum())
     row = CardRow(metric, estimate=ex["estimate"], null_value=ex["null"], n=n, n_items=ex["k"],
-                  share=n / share_of if share_of else NAN, test="t-cluster", reason=ex["reason"],
-                  note="; ".join(x for x in (note, f"judge share minus gold's ({ex['gold_share']:.3f} of these "
-                                              f"pairs have gold on the {cue_word} side); errors to the {cue_word} "
-                                              f"{ex['errors_to_cue']}, away {ex['errors_away']}") if x))
-    if n == 0:
-        row.reason = "no eligible verdict with gold"
+                  share=n / share_of if share_of else NAN, test="t-cluster", reason=ex["reason"], note=note)
+    if n:
+        row.note = "; ".join(x for x in (note, f"judge share minus gold's ({ex['gold_share']:.3f} of these pairs "
+                                                f"have gold on the {cue_word} side); errors to the {cue_word} "
+                                                f"{ex['errors_to_cue']}, away {ex['errors_away']}") if x)
     if math.isfinite(ex["se"]) and ex["se"] > 0:
         k = ex["k"]
         tcrit = float(student_t.ppf(1 - s.alpha / 2, k - 1))
         row.se = ex["se"]
         row.statistic = (ex["estimate"] - ex["null"]) / ex["se"]
         row.p_value = float(2 * student_t.sf(abs(row.statistic), k - 1))
-        row.ci_low = max(-1.0, ex["estimate"] - tcrit * ex["se"])
-        row.ci_high = min(1.0, ex["estimate"] + tcrit * ex["se"])
+        if ex["se_excess"] > 0:  # the excess's own interval; zero width (judge - gold constant) is none
+            row.ci_low = max(-1.0, ex["estimate"] - tcrit * ex["se_excess"])
+            row.ci_high = min(1.0, ex["estimate"] + tcrit * ex["se_excess"])
         row.mde = (tcrit + float(norm.ppf(s.power))) * ex["se"]
     elif not row.reason and math.isfinite(ex["se"]):
         row.se = ex["se"]
@@ -630,18 +630,28 @@ def _gold_cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.n
                       "every eligible verdict is an error: nothing to read a cue in")
     if not row.reason and n < s.min_decisive:
         row.reason = f"fewer than {s.min_decisive} verdicts to test ({n})"
-    err = np.zeros(len(verdict), bool)
-    err[mask] = jc != gc
-    to_cue = np.zeros(len(verdict), bool)
-    to_cue[mask] = jc & ~gc
-    n_other = int(np.count_nonzero(~gc))
-    cond_null = n_other / n if n else 0.5
-    cond = _share_row(f"{prefix}_error_share", err, to_cue, items, s, null=cond_null, share_of=n,
-                      note=f"errors against gold; null: share of these pairs with gold on the other side "
-                           f"({cond_null:.3f})")
-    if not 0 < cond_null < 1 and not cond.reason:
-        cond.reason = "gold on one side of the cue in every eligible pair: no null to test against"
-    return [row, cond]
+    return row
+
+
+def _error_share_row(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.ndarray, gold: np.ndarray,
+                     items: np.ndarray, s: CardSettings) -> CardRow:
+    """The conditional form of a cue row read against gold: the share of the judge's errors that pick the
+    cue's side, tested (design-effect binomial) against the share of eligible pairs where an error would
+    pick it (gold on the other side).  Why that null and not 0.5: with errors blind to the cue, each
+    error falls on a pair whatever gold's side, so the errors land on the cue's side in the proportion of
+    pairs whose gold is on the other side (gold favouring the longer answer 60 % of the time makes 40 %
+    of a cue-blind judge's errors pick the longer)."""
+    mask = np.asarray(elig, bool) & is_any(gold, ("A", "B"))
+    jc, gc = verdict == cue, gold == cue
+    err = mask & (jc != gc)
+    n = int(mask.sum())
+    cond_null = int(np.count_nonzero(mask & ~gc)) / n if n else 0.5
+    row = _share_row(metric, err, mask & jc & ~gc, items, s, null=cond_null, share_of=n,
+                     note=f"errors against gold; null: share of these pairs with gold on the other side "
+                          f"({cond_null:.3f})")
+    if not 0 < cond_null < 1 and not row.reason:
+        row.reason = "gold on one side of the cue in every eligible pair: no null to test against"
+    return row
 
 
 def _not_estimable(metric: str, reason: str, *, test: str = "none", null: float = NAN, **kw) -> CardRow:
@@ -1321,9 +1331,12 @@ def _cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, lg: _Log, s: CardS
                                             note="; ".join(x for x in (note, "descriptive, not a finding: "
                                                                         f"P(picks the {cue_word})") if x)))
     if qc.gold:
-        out = _guard((metric, cond), lambda: [_identify(r, "gold labels", qc) for r in _gold_cue_rows(
+        main = _guard((metric,), lambda: _identify(_gold_cue_rows(
             metric, elig, cue, lg.verdict, lg.gold, lg.items, s, share_of=share_of, note=note,
-            cue_word=cue_word)]) + out
+            cue_word=cue_word), "gold labels", qc))
+        errs = _guard((cond,), lambda: _identify(_error_share_row(cond, elig, cue, lg.verdict, lg.gold, lg.items, s),
+                                                 "gold labels", qc))
+        out = [*main, *errs, *out]
     else:
         main = _guard((metric,), lambda: _identify(_share_row(
             metric, elig, success, lg.items, s, null=0.5, share_of=share_of, note=note), qc.share(), qc))
@@ -1371,11 +1384,14 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
                         n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
     for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
+        n_a, n_b = r.labels_per_side
+        few = (f"{n_a} human label(s) for stored A and {n_b} for stored B: fewer than {s.min_labels_per_side} "
+               "per side" if min(n_a, n_b) < s.min_labels_per_side else "")
         rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
                             se=(r.ci_high - r.ci_low) / (2 * norm.ppf(0.5 + s.confidence / 2)),
                             n=r.n_labelled + r.n_unlabelled, n_items=r.n_labelled,
                             share=r.n_labelled / max(1, r.n_labelled + r.n_unlabelled), reason=r.reason,
-                            note=f"{note}; {source}"))
+                            note=f"{note}; {source}", underpowered_reason=few))
     return rows
 
 
