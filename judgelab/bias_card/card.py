@@ -499,11 +499,31 @@ def _finish(r: CardRow, s: CardSettings, p_adjusted: float = NAN) -> dict:
     return out
 
 
+def family_mde_factor(m: int, s: CardSettings) -> float:
+    """How much a row's minimum detectable effect grows when its test is one of ``m`` corrected together.
+
+    A corrected row is detected when its adjusted p-value is below alpha; Holm's adjusted p is at
+    most m p (Bonferroni), so an effect detected with the stated power at level alpha / m is detected
+    with at least that power whatever the other rows' p-values (Benjamini-Hochberg rejects at least
+    what Bonferroni does, so the same bound holds).  The MDEs are (z_a + z_power) se in the normal
+    approximation, so the factor is (z_{alpha/2m} + z_power) / (z_{alpha/2} + z_power); 1 without
+    correction."""
+    if s.multiplicity == "none" or m <= 1:
+        return 1.0
+    zp = float(norm.ppf(s.power))
+    return (float(norm.ppf(1 - s.alpha / (2 * m))) + zp) / (float(norm.ppf(1 - s.alpha / 2)) + zp)
+
+
 def finish_rows(rows: list[CardRow], s: CardSettings) -> list[dict]:
     """The rows of one judge and view with their statuses, the family's p-values adjusted together
-    (``s.multiplicity``); each family row names the family in ``test_family``."""
+    (``s.multiplicity``); each family row names the family in ``test_family``, and its MDE is the one
+    at the family's Bonferroni level (:func:`family_mde_factor`), so the stated power holds for the
+    adjusted decision."""
     fam = [i for i, r in enumerate(rows) if in_family(r)]
     adj = dict(zip(fam, adjust_p_values([rows[i].p_value for i in fam], s.multiplicity), strict=True))
+    factor = family_mde_factor(len(fam), s)
+    for i in fam:
+        rows[i].mde *= factor
     label = (f"{s.multiplicity} over {len(fam)} tests: " + ", ".join(rows[i].metric for i in fam)) if fam else ""
     out = []
     for i, r in enumerate(rows):
