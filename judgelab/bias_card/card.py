@@ -86,13 +86,13 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from dataclasses import replace as dc_replace
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
-from statsmodels.stats.power import NormalIndPower
 
 from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
@@ -413,12 +413,34 @@ def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
     return _binomial_mde(int(n), float(p0), s.alpha, s.power)
 
 
+def _cohen_h(n: int, alpha: float, power: float) -> float:
+    """The Cohen's h a two-sided one-sample z test on ``n`` trials detects with ``power``: the root of
+    Phi(h sqrt(n) - z) + Phi(-h sqrt(n) - z) = power, z = Phi^-1(1 - alpha / 2) -- statsmodels'
+    ``NormalIndPower().solve_power(nobs1=n, ratio=0)`` equation, solved with ``scipy.special``'s
+    ``ndtr`` because statsmodels goes through scipy's distribution machinery (20 ms a call: most of
+    a small card's time).  ``tests/test_bias_card_multiplicity.py`` checks the two agree."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtr, ndtri
+
+    z, root_n = float(ndtri(1 - alpha / 2)), math.sqrt(n)
+
+    def gap(h: float) -> float:
+        return float(ndtr(h * root_n - z) + ndtr(-h * root_n - z)) - power
+
+    if gap(0.0) >= 0:  # power at most alpha: no effect at all is already rejected that often
+        return 0.0
+    hi = (z + float(ndtri(power)) + 1.0) / root_n
+    while gap(hi) < 0:
+        hi *= 2
+    return float(brentq(gap, 0.0, hi, xtol=1e-12))
+
+
 @lru_cache(maxsize=4096)
 def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
     if n < 2:
         return NAN
     # h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p0)), so asin(sqrt(p1)) = asin(sqrt(p0)) + h / 2
-    h = NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0)
+    h = _cohen_h(n, alpha, power)
     p1 = math.sin(min(math.pi / 2, math.asin(math.sqrt(p0)) + h / 2)) ** 2
     return float(p1 - p0)
 
@@ -450,10 +472,22 @@ def in_family(r: CardRow) -> bool:
 
 
 def adjust_p_values(p_values: list[float], method: str) -> list[float]:
-    """The family's p-values adjusted by ``method`` (:data:`MULTIPLICITY`; statsmodels ``multipletests``:
-    Holm's step-down, or Benjamini-Hochberg's step-up); ``none`` returns them as they are."""
+    """The family's p-values adjusted by ``method`` (:data:`MULTIPLICITY`): Holm's step-down, or
+    Benjamini-Hochberg's step-up (statsmodels ``multipletests``); ``none`` returns them as they are.
+
+    Holm's step-down is written out (sorted p times m, m - 1, ..., 1, running maximum, capped at 1)
+    because statsmodels' Holm branch calls ``gc.collect()`` on every call: a tenth of a second per
+    judge and view on the heap of a loaded card.  ``tests/test_bias_card_multiplicity.py`` checks it
+    equals ``multipletests(method="holm")``."""
     if method == "none" or not p_values:
         return list(p_values)
+    if method == "holm":
+        p = np.asarray(p_values, float)
+        order = np.argsort(p, kind="stable")
+        stepped = np.minimum(1.0, np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1)))
+        out = np.empty_like(p)
+        out[order] = stepped
+        return [float(x) for x in out]
     from statsmodels.stats.multitest import multipletests
 
     return [float(x) for x in multipletests(np.asarray(p_values, float), method=_MULTIPLETESTS[method])[1]]
@@ -522,8 +556,7 @@ def finish_rows(rows: list[CardRow], s: CardSettings) -> list[dict]:
     fam = [i for i, r in enumerate(rows) if in_family(r)]
     adj = dict(zip(fam, adjust_p_values([rows[i].p_value for i in fam], s.multiplicity), strict=True))
     factor = family_mde_factor(len(fam), s)
-    for i in fam:
-        rows[i].mde *= factor
+    rows = [dc_replace(r, mde=r.mde * factor) if i in adj else r for i, r in enumerate(rows)]
     label = (f"{s.multiplicity} over {len(fam)} tests: " + ", ".join(rows[i].metric for i in fam)) if fam else ""
     out = []
     for i, r in enumerate(rows):
@@ -1257,6 +1290,17 @@ def _guard(metrics: tuple[str, ...], fn: Callable[[], list[CardRow] | CardRow]) 
 def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "lenient") -> list[dict]:
     """The card rows of one judge's recorded verdicts in one view (see :data:`VIEWS`)."""
     s = s or CardSettings()
+    rows, extra = judge_rows(t, s, view)
+    out = []
+    for d in finish_rows(rows, s):
+        d.update(extra)
+        out.append(d)
+    return out
+
+
+def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple[list[CardRow], dict]:
+    """(the rows of one judge and view before their statuses are decided, the columns every row shares):
+    :func:`finish_rows` decides them, for any multiplicity setting, from these alone."""
     lg = _prepare(t, view)
     items, verdict, shown, gold = lg.items, lg.verdict, lg.shown, lg.gold
     n_games = len(verdict)
@@ -1330,11 +1374,7 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
                    lambda: _human_rows(t, lg, s))
     rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s, n_inst))
     n_parsed = int(has_value.sum())
-    out = []
-    for d in finish_rows(rows, s):
-        d.update(view=view, n_parsed=n_parsed, parsed_share=n_parsed / n_games if n_games else NAN)
-        out.append(d)
-    return out
+    return rows, {"view": view, "n_parsed": n_parsed, "parsed_share": n_parsed / n_games if n_games else NAN}
 
 
 def _cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, lg: _Log, s: CardSettings, qc: QualityControl, *,
