@@ -711,8 +711,8 @@ def _not_estimable(metric: str, reason: str, *, test: str = "none", null: float 
     return CardRow(metric, reason=reason, test=test, null_value=null, **kw)
 
 
-def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: CardSettings, *, one_order: bool
-                  ) -> CardRow:
+def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: CardSettings, *, one_order: bool,
+                  has_gold: bool = True) -> CardRow:
     """Paper 003's b over parsed verdicts, Wilson CI of (b + 1) / 2 on the effective n, score test.
 
     (b + 1) / 2 is the mean of a [0, 1] score (first 1, tie 0.5, second 0); p(1 - p)
@@ -721,7 +721,10 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
     (t on items - 1 df, like the interval) is the one Wilson's interval inverts, so the CI
     excludes 0 exactly when p < 1 - confidence.
     """
-    note = "only one presentation order recorded: b mixes position with gold" if one_order else ""
+    # the note names what the log has: with gold, the slot shown first may simply be gold's more often;
+    # without, the better answer's (answer quality, which no column of this log records)
+    mixed = "gold" if has_gold else "answer quality (which response is better)"
+    note = f"only one presentation order recorded: b mixes position with {mixed}" if one_order else ""
     row = CardRow("position_preference", null_value=0.0, test="score", note=note, identified=not one_order)
     n = int(parsed.sum())
     if n == 0:
@@ -1341,7 +1344,8 @@ def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple
     rows += _guard(("positional_agreement_all",), lambda: _share_row(
         "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None, share_of=n_pairs,
         note=note_pairs))
-    rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order))
+    rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order,
+                                                                           has_gold=bool(with_gold.any())))
     va = vb = valid = ca = cb = None  # (read by the rows above only; freed at ten million rows)
     n_dec = int(decisive.sum())
     no_text = "" if lg.has_text.any() else "no response texts in this log"

@@ -189,6 +189,17 @@ STYLE = FigureStyle()
 
 def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
                 style: FigureStyle = STYLE) -> None:
+    """:func:`_card_figure` with every text drawn as written (names are never mathtext:
+    :data:`judgelab.plots.audit.LITERAL_TEXT`)."""
+    from judgelab.plots.audit import LITERAL_TEXT
+    from judgelab.plots.stamp import plt
+
+    with plt.rc_context(LITERAL_TEXT):
+        _card_figure(card, path, title=title, config_hash=config_hash, style=style)
+
+
+def _card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
+                 style: FigureStyle = STYLE) -> None:
     """One panel per metric: estimate and CI per judge, null as a dotted line.
 
     Draws the lenient view when the card has one (the headline's view), else the card's
