@@ -793,11 +793,20 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     return row
 
 
+#: the model term of the cue regressions is dense (a column per model, its rank check and fit cost models^2):
+#: beyond these many model terms, or verdicts x model terms cells, it is left out (see :func:`_logit_rows`)
+MAX_MODEL_TERMS = 1000
+MAX_MODEL_TERM_CELLS = 10_000_000
+
+
 def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: bool = False) -> list[CardRow]:
     """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold [+ model term].
 
     With ``model_term`` (three or more models behind the responses) the regression holds a
-    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.
+    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.  A
+    term beyond :data:`MAX_MODEL_TERMS` models or :data:`MAX_MODEL_TERM_CELLS` cells is left out
+    before it is built (the note says so); then a log without gold or controlled pairs has no
+    control of answer quality left, and the rows are not estimable with that reason.
 
     Not estimable (never detected) under separation or quasi-separation (statsmodels'
     PerfectSeparation warning or error, fitted probabilities at 0 or 1, or a
@@ -826,8 +835,19 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     cols = lg.shown_cues(decisive)
     if not np.any(cols["gold"] != 0):
         del cols["gold"]
+    left_out = ""
     if model_term:
-        cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
+        # one dense column per model, and a rank check and fit whose cost grows with models^2: refused
+        # before anything is allocated when the design would not fit (a log of 10,000 models)
+        n_terms = _n_distinct(np.concatenate([lg.model_b[decisive]] + ([] if lg.model_a is None
+                                                                       else [lg.model_a[decisive]]))) - 1
+        if n_terms > MAX_MODEL_TERMS or n * n_terms > MAX_MODEL_TERM_CELLS:
+            left_out = (f"model term left out: {n_terms + 1} models x {n} verdicts exceed the card's dense design "
+                        f"limit ({MAX_MODEL_TERMS} model terms, {MAX_MODEL_TERM_CELLS:,} cells)")
+            if "gold" not in cols and not s.controlled_pairs:
+                return fail(left_out + "; no other control of answer quality")
+        else:
+            cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
     # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
     # the rows themselves; the clustered sandwich is summed over the rows (_cluster_sandwich)
     key = pd.factorize(y)[0].astype(np.int64, copy=False)
@@ -886,9 +906,10 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
         rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
                             n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
                             p_value=float(2 * norm.sf(abs(b / se))) if se > 0 else NAN, mde=mde, reason=reason,
-                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col]
-                                                          + ([f"model strength ({n_model_cols} free terms)"]
-                                                             if n_model_cols else []))))
+                            note="; ".join(x for x in (
+                                "controls: " + ", ".join(["position"] + [c for c in controls if c != col]
+                                                         + ([f"model strength ({n_model_cols} free terms)"]
+                                                            if n_model_cols else [])), left_out) if x)))
     return rows
 
 
@@ -1363,7 +1384,8 @@ def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple
                       note=no_text or f"markdown difference >= {s.markdown_margin:g}")
     longer = elig = more_md = elig_md = ma = mb = None
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
-        _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
+        _identify(r, "" if r.reason.startswith("model term left out") else qc.regression(), qc)
+        for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
     elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
