@@ -31,9 +31,14 @@ n_parsed       verdicts with a value (A, B or tie) in this view, and
 parsed_share   their share of all calls: position, length, markdown and self
                preferences are computed over parsed verdicts only
 test           binomial (design-effect adjusted), score (position), mcnemar-cluster
-               (Durkalski's clustered McNemar over items), wald-cluster, or none
-statistic      the test statistic (successes, z, chi-square)
+               (Durkalski's clustered McNemar over items), wald-cluster, t-cluster (a cue
+               share read against gold: :func:`excess_over_gold`), or none
+statistic      the test statistic (successes, z, chi-square, t)
 p_value        two-sided
+p_adjusted     the p-value adjusted within its judge's and view's family of tested rows
+               (``CardSettings.multiplicity``: Holm by default; :func:`finish_rows`); NaN
+               outside the family (descriptive, not estimable, not identified rows)
+test_family    the correction and the family's rows ("holm over 8 tests: ..."), "" outside it
 mde            minimum detectable effect at the card's alpha and power (metric scale,
                distance from null_value; for untested rates the CI half-width)
 underpowered   True when the row is not estimable, or the test did not reject its null
@@ -50,7 +55,7 @@ simulated      True when the verdicts come from the simulated panel
 ============== ===================================================================
 
 A row is *detected* only when it is estimable and identified, its standard error is
-finite and non-zero, its CI excludes the null and its p-value is below ``alpha``; the CI's
+finite and non-zero, its CI excludes the null and its adjusted p-value is below ``alpha``; the CI's
 level is ``1 - alpha`` (:attr:`CardSettings.confidence`), so a larger alpha never detects fewer
 rows (both conditions only loosen as alpha grows).  No
 exception raised while computing one statistic ends the card: the row is kept, not
@@ -59,9 +64,11 @@ estimable, with the exception as its reason.
 Conventions: accuracy counts a missing verdict as wrong (LLMBar's convention, so the
 card of a replayed LLMBar judge equals the authors' ``statistics.json``); the position
 preference ``b`` is paper 003's signed score (:func:`judgelab.stats.bias.bias_score`)
-over parsed verdicts, ties in the denominator; the length/markdown/self preferences are
-P(picks the longer / more formatted / own-family response) among decisive verdicts on
-pairs that differ in that cue by the stated margin; the length-controlled view is a
+over parsed verdicts, ties in the denominator; the length/markdown/self preferences are,
+where the log has gold, the judge's share of the cue's side minus gold's own share among
+decisive verdicts on pairs that differ in that cue by the stated margin (tested against
+cue-blind errors, :func:`excess_over_gold`; ``*_error_share`` the share of errors that pick
+the cue, ``*_share_raw`` the raw share, descriptive), and without gold the raw share against 0.5; the length-controlled view is a
 logistic regression of "picks the response shown first" on the log2 length ratio, the
 markdown difference and gold, with item-clustered standard errors.
 
