@@ -24,9 +24,13 @@ SHOWN = ["view", "metric", "status", "estimate", "ci_low", "ci_high", "null_valu
 
 
 def multiplicity_text(settings: CardSettings) -> str:
-    from judgelab.bias_card.report import multiplicity_text as text  # (report imports this module)
-
-    return text(settings)
+    """The sentence saying how a judge's tests are corrected together (the card's intro, the HTML page)."""
+    if settings.multiplicity == "none":
+        return "p-values are not corrected for multiplicity (each row is read at alpha alone)."
+    how = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
+    return (f"Each judge's and view's tested rows are one family, their p-values adjusted by "
+            f"{how[settings.multiplicity]} (column p adj.; the family in bias_card.csv's test_family); a row "
+            "is detected on its adjusted p-value, and its MDE is the one at the family's level.")
 
 
 def settings_text(settings: CardSettings) -> str:

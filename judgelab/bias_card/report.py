@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
-from judgelab.bias_card.html import write_card_html
+from judgelab.bias_card.html import multiplicity_text, write_card_html
 from judgelab.io import any_true, staged_folder, write_table, write_text
 
 NAN = float("nan")
@@ -103,16 +103,6 @@ def headline(g: pd.DataFrame, settings: CardSettings) -> list[str]:
         lines.append("Not identified (never a detection): " + "; ".join(
             f"{m} ({g.loc[m, 'note']})" for m in unid) + ".")
     return lines
-
-
-def multiplicity_text(settings: CardSettings) -> str:
-    """The sentence saying how a judge's tests are corrected together (the card's intro, the HTML page)."""
-    if settings.multiplicity == "none":
-        return "p-values are not corrected for multiplicity (each row is read at alpha alone)."
-    how = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
-    return (f"Each judge's and view's tested rows are one family, their p-values adjusted by "
-            f"{how[settings.multiplicity]} (column p adj.; the family in bias_card.csv's test_family); a row "
-            "is detected on its adjusted p-value, and its MDE is the one at the family's level.")
 
 
 def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_verdicts: dict[str, int],
