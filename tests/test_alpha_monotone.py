@@ -37,9 +37,13 @@ def test_alpha_0_2_detects_more_rows_than_0_05_on_llmbar_natural(natural):
     d05, d20 = _detected(strict), _detected(loose)
     assert d05 <= d20, d05 - d20  # nothing detected at 0.05 is lost at 0.2
     assert len(d20) > len(d05), (len(d05), len(d20))
-    # every tested, estimable, identified row with p < 0.2 is detected at 0.2
+    # every tested, estimable, identified row with an adjusted p < 0.2 is detected at 0.2 (the cue rows read
+    # against gold also need their interval, which is the excess's own, to exclude the null)
     tested = loose[(loose["test"] != "none") & loose["estimable"] & (loose["status"] != "not identified")]
-    below = tested[tested["p_value"] < 0.2]
+    below = tested[tested["p_adjusted"] < 0.2]
+    excl = ~((below["ci_low"] <= below["null_value"]) & (below["null_value"] <= below["ci_high"]))
+    below = below[(below["test"] != "t-cluster") | excl]
+    assert len(below)
     assert (below["status"] == "detected").all(), below[["judge", "view", "metric", "p_value", "ci_low", "ci_high"]]
     # and the CI columns are at the stated level: wider at 0.05 than at 0.2
     m = strict.merge(loose, on=["judge", "view", "metric"], suffixes=("_05", "_20"))

@@ -19,9 +19,10 @@ SEEDS = range(20)
 FAST = CardSettings(n_resamples=400)
 PLANTED = PlantedJudge(position=0.2, length=0.25, markdown=0.2, self_pref=0.15, tie=0.06, fail=0.04)
 CONTROL = PlantedJudge(tie=0.06, fail=0.04)
-#: the null of every bias metric: what an unbiased judge's card must cover
-NULLS = {"position_preference": 0.0, "length_preference": 0.5, "markdown_preference": 0.5,
-         "self_preference": 0.5, "length_controlled": 0.0, "markdown_controlled": 0.0}
+#: the null of every bias metric: what an unbiased judge's card must cover (the cue rows of a log with
+#: gold: the excess over gold's share, 0 where gold is balanced on the cue, as in the planted logs)
+NULLS = {"position_preference": 0.0, "length_preference": 0.0, "markdown_preference": 0.0,
+         "self_preference": 0.0, "length_controlled": 0.0, "markdown_controlled": 0.0}
 
 
 def _cards(judge: PlantedJudge) -> list[pd.DataFrame]:
@@ -74,7 +75,7 @@ def test_card_columns_and_underpowered_flag():
     tiny = card_view(bias_card(planted_log(PLANTED, n_items=4, pairs_per_item=1, seed=0), FAST))
     # 8 verdicts cannot detect a 10-point length preference: the card says so
     assert tiny.loc["length_preference", "underpowered"]
-    assert tiny.loc["length_preference", "mde"] > 0.1
+    assert not tiny.loc["length_preference", "mde"] <= 0.1  # too large, or none (not estimable here)
     # positional agreement uses only pairs with a verdict in both orders, and reports the share
     log = planted_log(PlantedJudge(fail=0.3), n_items=40, seed=3)
     c = card_view(bias_card(log, FAST))

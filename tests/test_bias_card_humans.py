@@ -81,8 +81,11 @@ def test_ppi_degenerate_inputs_say_why():
     # a constant judge carries no information: the classical interval of the labels
     y = np.array([1.0, 0.0, 1.0, 1.0])
     c = ppi_mean(y, np.full(4, 0.5), np.full(10, 0.5))
+    # Student's t on n - 1 = 3 df (3.182) around the labels' mean, clipped to [0, 1]
     assert c.estimate == pytest.approx(y.mean())
-    assert c.ci_high - c.ci_low == pytest.approx(2 * 1.959964 * y.std(ddof=0) / 2, rel=1e-3)
+    half = 3.182446 * y.std(ddof=0) / 2
+    assert (c.ci_low, c.ci_high) == pytest.approx((y.mean() - half, 1.0), rel=1e-3)
+    assert c.note.startswith("interval clipped to [0, 1]")
     same = ppi_mean(np.ones(3), np.ones(3), np.ones(5))
     assert same.reason.startswith("every label and prediction alike")
 

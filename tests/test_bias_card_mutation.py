@@ -590,17 +590,22 @@ def test_judge_card_notes_for_missing_gold_pairs_texts_and_family():
     t2 = table([c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B")])
     c2 = by_metric(judge_card(t2, S))
     assert c2["correct_both"]["note"] == "" and c2["accuracy_AB"]["note"] == ""
-    assert c2["length_preference"]["note"] == "length ratio >= 1.2; quality controlled by gold labels"
+    assert c2["length_preference"]["note"] == ("length ratio >= 1.2; judge share minus gold's (1.000 of these pairs "
+                                               "have gold on the longer side); errors to the longer 0, away 0; "
+                                               "quality controlled by gold labels")
     assert c2["markdown_preference"]["note"] == "markdown difference >= 0.25"  # no eligible pair: note kept
     assert c2["self_preference"]["note"] == "no pair with exactly one own-family response"
     assert c2["position_preference"]["note"] == ""
     t3 = t2.copy()
     t3["family_a"] = "openai"
     c3 = by_metric(judge_card(t3, S))
-    # gold in the log: the own-family pick is read against gold (identified, and here detected)
-    assert c3["self_preference"]["note"] == "quality controlled by gold labels"
-    assert c3["self_preference"]["estimate"] == 1.0 and c3["self_preference"]["status"] == "detected"
+    # gold in the log: the own-family pick is read against gold's own share; gold is the own-family answer
+    # in every pair and the judge agrees with gold, so nothing beyond gold is left (the raw share is 1)
+    assert c3["self_preference"]["note"].endswith("quality controlled by gold labels")
+    assert c3["self_preference"]["estimate"] == 0.0 and c3["self_preference"]["status"] == "not estimable"
+    assert c3["self_preference"]["reason"].startswith("gold is on the cue side in every eligible pair")
     assert c3["self_preference"]["n"] == 24 and c3["self_preference"]["share"] == 1.0
+    assert c3["self_share_raw"]["estimate"] == 1.0 and c3["self_share_raw"]["status"] == "descriptive"
     # the same picks without gold: confounded with answer quality, never a detection
     t3n = t3.assign(expected_verdict="")
     c3n = by_metric(judge_card(t3n, S))["self_preference"]
@@ -927,8 +932,8 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
 
 @pytest.mark.parametrize("fn, failing", [
     ("_share_row", {"accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy",
-                    "positional_agreement", "positional_agreement_all", "length_preference", "markdown_preference",
-                    "self_preference", "tie_rate", "parse_failures", "human_accuracy", "human_kappa",
+                    "positional_agreement", "positional_agreement_all", "length_share_raw", "markdown_share_raw",
+                    "self_share_raw", "length_error_share", "markdown_error_share", "self_error_share", "tie_rate", "parse_failures", "human_accuracy", "human_kappa",
                     "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"}),
     ("_benchmark_rows", {"judgebench_accuracy", "arena_hard_score"}),
     ("_order_gap_row", {"accuracy_order_gap"}),
@@ -960,26 +965,29 @@ def test_length_and_markdown_preference_count_picks_of_either_stored_slot():
 
     five, six = " ".join(["w"] * 5), " ".join(["w"] * 6)
     picks_a, picks_b = ("A", "B"), ("B", "A")  # shown verdicts naming stored A / stored B in both orders
-    assert card(six, five, picks_a)["length_preference"]["estimate"] == 1.0
-    assert card(five, six, picks_b)["length_preference"]["estimate"] == 1.0
-    assert card(five, six, picks_a)["length_preference"]["estimate"] == 0.0
+    # the raw share (the bias row with gold is its excess over gold's share: gold is stored A here)
+    assert card(six, five, picks_a)["length_share_raw"]["estimate"] == 1.0
+    assert card(five, six, picks_b)["length_share_raw"]["estimate"] == 1.0
+    assert card(five, six, picks_a)["length_share_raw"]["estimate"] == 0.0
+    assert card(five, six, picks_b)["length_preference"]["estimate"] == 1.0  # gold is never the longer
     md = "# t\n" + five
     s = CardSettings(n_resamples=50, markdown_margin=markdown_score(md) - markdown_score(five))
-    assert card(md, five, picks_a, s)["markdown_preference"]["estimate"] == 1.0
-    assert card(five, md, picks_b, s)["markdown_preference"]["estimate"] == 1.0
-    assert card(md, five, picks_b, s)["markdown_preference"]["estimate"] == 0.0
+    assert card(md, five, picks_a, s)["markdown_share_raw"]["estimate"] == 1.0
+    assert card(five, md, picks_b, s)["markdown_share_raw"]["estimate"] == 1.0
+    assert card(md, five, picks_b, s)["markdown_share_raw"]["estimate"] == 0.0
+    assert card(md, five, picks_b, s)["markdown_preference"]["estimate"] == -1.0  # gold is always the formatted
     same = card(md, md, picks_a, s)["markdown_preference"]  # equally formatted: no markdown cue
     assert same["n"] == 0 and same["reason"] == "no eligible verdicts"
     pa = card(six, five, picks_a)
     assert pa["positional_agreement_all"]["share"] == 1.0 and pa["positional_agreement"]["share"] == 1.0
 
 
-def test_cue_preferences_are_binomial_tests_against_a_half_over_decisive_verdicts():
+def test_cue_preferences_without_gold_are_binomial_tests_against_a_half_over_decisive_verdicts():
     md = "# t\n" + " ".join(["w"] * 5)
     calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A", "B", response_a=md + " w w w",
                                                        response_b="w")]
     calls += both_orders("q12", "p12", "A", "B", response_a="w", response_b="w")  # no cue, still decisive
-    t = table(calls)
+    t = table(calls).assign(expected_verdict="")  # with gold the rows are read against it (t-cluster)
     t.loc[t["item_id"] != "q12", "family_a"] = "openai"
     c = by_metric(judge_card(t, S))
     for m in ("length_preference", "markdown_preference", "self_preference"):

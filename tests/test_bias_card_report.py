@@ -102,7 +102,7 @@ def test_markdown_card_has_both_views_and_says_where_they_differ():
     assert lines[k + 1] == "No bias detected at this sample size."
     assert lines[k + 2] == "Status differs between views: length_preference (detected lenient, not detected strict)."
     assert ("| lenient | length_preference | detected | 0.600 | [0.550, 0.650] | 0.50 | 40 (20) | 1.00 | binomial | "
-            "0.300 | 0.100 |  |") in lines
+            "0.300 | n/a | 0.100 |  |") in lines  # (p adj.: the row was made without a family)
     assert sum(ln.startswith("| strict |") for ln in lines) == len(METRICS)
     # no fallback verdicts: one line says so, no second headline
     md = card_markdown(card(base() + base("strict")), title="T", settings=S, n_verdicts={}, simulated=False)
@@ -121,7 +121,7 @@ def test_table_cells_say_why_a_row_is_missing():
              note="controls: position")
     md = card_markdown(card(rows), title="T", settings=S, n_verdicts={}, simulated=False)
     assert ("| lenient | length_controlled | not estimable | n/a | [n/a, n/a] | 0.50 | 40 (20) | 1.00 | binomial | "
-            "n/a | 0.100 | perfect separation |") in md
+            "n/a | n/a | 0.100 | perfect separation |") in md
     r.update(reason="")
     md = card_markdown(card(rows), title="T", settings=S, n_verdicts={}, simulated=False)
     assert "| n/a | 0.100 | controls: position |" in md
@@ -210,7 +210,10 @@ def test_markdown_intro_is_exact_and_judges_are_sorted():
         "need >= 10 decisive verdicts. Length preference counts pairs whose word counts differ by a factor >= 1.5; "
         "markdown preference pairs whose markdown scores differ by >= 0.25. Views: `lenient` counts every verdict "
         "judgelab's parser read (status ok or fallback); `strict` the source's published extraction (recorded "
-        "labels as written, texts re-read with the authors' rule), fallback verdicts counting as unparsed.", ""]
+        "labels as written, texts re-read with the authors' rule), fallback verdicts counting as unparsed. "
+        "Each judge's and view's tested rows are one family, their p-values adjusted by Holm (family-wise error) "
+        "(column p adj.; the family in bias_card.csv's test_family); a row is detected on its adjusted p-value, "
+        "and its MDE is the one at the family's level.", ""]
     assert md.index("## aa (") < md.index("## zz (")
     assert md.splitlines()[6:9] == ["## aa (family openai, 0 verdicts)", "", "No bias detected at this sample size."]
 
@@ -256,10 +259,10 @@ def test_markdown_layout_blank_lines_table_header_and_status_changes():
     assert lines[k - 1] == ""  # its own paragraph, not glued to the lenient headline
     assert lines[k + 2] == ("Status differs between views: position_preference (detected lenient, not detected strict), "
                             "length_preference (detected lenient, not detected strict).")
-    header = "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |"
+    header = "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | p adj. | MDE | note |"
     assert [i for i, ln in enumerate(lines) if ln == header] == [k + 4, lines.index("## b (family openai, 40 verdicts)")
                                                                 + 5]
-    assert lines[k + 3] == "" and lines[k + 5] == "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    assert lines[k + 3] == "" and lines[k + 5] == "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     b = lines.index("## b (family openai, 40 verdicts)")
     assert lines[b - 1] == "" and lines[b - 2].startswith(f"| strict | {list(METRICS)[-1]} |")  # the table ends first
     assert lines[b + 2] == "No bias detected at this sample size."

@@ -28,6 +28,8 @@ def _other_values() -> dict[str, object]:
             out[name] = (default[-1],)
         elif s.kind is bool:
             out[name] = not default
+        elif s.kind is str:
+            out[name] = next(c for c in s.choices if c != default)
         elif s.kind is int:
             out[name] = default + 7
         else:
@@ -39,7 +41,7 @@ def test_the_schema_holds_exactly_the_declared_settings():
     schema = load_yaml(SCHEMA_PATH)
     props = schema["properties"]["audit_logs"]["properties"]["settings"]["properties"]
     assert props == schema_fragment(CardSettings)
-    assert len(props) == len(dataclasses.fields(CardSettings)) == 12
+    assert len(props) == len(dataclasses.fields(CardSettings)) == 14
 
 
 def test_the_cli_offers_every_setting_with_the_declared_default():

@@ -31,9 +31,14 @@ n_parsed       verdicts with a value (A, B or tie) in this view, and
 parsed_share   their share of all calls: position, length, markdown and self
                preferences are computed over parsed verdicts only
 test           binomial (design-effect adjusted), score (position), mcnemar-cluster
-               (Durkalski's clustered McNemar over items), wald-cluster, or none
-statistic      the test statistic (successes, z, chi-square)
+               (Durkalski's clustered McNemar over items), wald-cluster, t-cluster (a cue
+               share read against gold: :func:`excess_over_gold`), or none
+statistic      the test statistic (successes, z, chi-square, t)
 p_value        two-sided
+p_adjusted     the p-value adjusted within its judge's and view's family of tested rows
+               (``CardSettings.multiplicity``: Holm by default; :func:`finish_rows`); NaN
+               outside the family (descriptive, not estimable, not identified rows)
+test_family    the correction and the family's rows ("holm over 8 tests: ..."), "" outside it
 mde            minimum detectable effect at the card's alpha and power (metric scale,
                distance from null_value; for untested rates the CI half-width)
 underpowered   True when the row is not estimable, or the test did not reject its null
@@ -50,7 +55,7 @@ simulated      True when the verdicts come from the simulated panel
 ============== ===================================================================
 
 A row is *detected* only when it is estimable and identified, its standard error is
-finite and non-zero, its CI excludes the null and its p-value is below ``alpha``; the CI's
+finite and non-zero, its CI excludes the null and its adjusted p-value is below ``alpha``; the CI's
 level is ``1 - alpha`` (:attr:`CardSettings.confidence`), so a larger alpha never detects fewer
 rows (both conditions only loosen as alpha grows).  No
 exception raised while computing one statistic ends the card: the row is kept, not
@@ -59,9 +64,11 @@ estimable, with the exception as its reason.
 Conventions: accuracy counts a missing verdict as wrong (LLMBar's convention, so the
 card of a replayed LLMBar judge equals the authors' ``statistics.json``); the position
 preference ``b`` is paper 003's signed score (:func:`judgelab.stats.bias.bias_score`)
-over parsed verdicts, ties in the denominator; the length/markdown/self preferences are
-P(picks the longer / more formatted / own-family response) among decisive verdicts on
-pairs that differ in that cue by the stated margin; the length-controlled view is a
+over parsed verdicts, ties in the denominator; the length/markdown/self preferences are,
+where the log has gold, the judge's share of the cue's side minus gold's own share among
+decisive verdicts on pairs that differ in that cue by the stated margin (tested against
+cue-blind errors, :func:`excess_over_gold`; ``*_error_share`` the share of errors that pick
+the cue, ``*_share_raw`` the raw share, descriptive), and without gold the raw share against 0.5; the length-controlled view is a
 logistic regression of "picks the response shown first" on the log2 length ratio, the
 markdown difference and gold, with item-clustered standard errors.
 
@@ -86,13 +93,13 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from dataclasses import replace as dc_replace
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
-from statsmodels.stats.power import NormalIndPower
 
 from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
@@ -106,11 +113,14 @@ from judgelab.stats.mcnemar import mcnemar_mde
 
 #: strict: the source's published extraction; lenient: judgelab's parser (ok + fallback)
 VIEWS = ("lenient", "strict")
+#: multiplicity corrections of a judge's family of tests (statsmodels ``multipletests`` methods, and none)
+MULTIPLICITY = ("holm", "bh", "none")
+_MULTIPLETESTS = {"holm": "holm", "bh": "fdr_bh"}
 STATUSES = ("detected", "not detected", "underpowered", "not estimable", "not identified", "descriptive")
 
 CARD_COLUMNS = ["judge", "family", "view", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value",
-                "n", "n_items", "share", "n_parsed", "parsed_share", "test", "statistic", "p_value", "mde",
-                "underpowered", "estimable", "identified", "reason", "note", "simulated"]
+                "n", "n_items", "share", "n_parsed", "parsed_share", "test", "statistic", "p_value", "p_adjusted",
+                "test_family", "mde", "underpowered", "estimable", "identified", "reason", "note", "simulated"]
 
 NAN = float("nan")
 
@@ -120,8 +130,10 @@ class Metric:
     """A card metric: its scale, the effect size below which a miss is acceptable, and its kind.
 
     ``kind`` decides where the row may appear: only ``bias`` rows reach the card's
-    "Biases detected" headline; ``accuracy`` rows are tested against chance, ``rate``
-    and ``benchmark`` rows are descriptive.
+    "Biases detected" headline; ``accuracy`` rows are tested against chance; ``conditional``
+    rows (the share of a judge's errors that go to a cue's side) are tested and in the
+    multiplicity family, but a second reading of their bias row, not a headline of their own;
+    ``rate`` and ``benchmark`` rows are descriptive.
     """
 
     scale: str
@@ -148,15 +160,31 @@ METRICS: dict[str, Metric] = {
                                        "rate"),
     "position_preference": Metric("b", 0.20, "b = P(picks slot shown first) - P(picks slot shown second), parsed "
                                   "verdicts", "bias"),
-    "length_preference": Metric("proportion", 0.10, "P(picks the longer) among decisive verdicts, length ratio >= "
-                                "1+margin", "bias"),
+    "length_preference": Metric("proportion", 0.10, "with gold: P(picks the longer) minus gold's own share on the "
+                                "same decisive verdicts (length ratio >= 1+margin), tested against what errors blind "
+                                "to length give; without gold: P(picks the longer) against 0.5", "bias"),
+    "length_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick the longer, "
+                                 "against the share of eligible pairs where an error would", "conditional"),
+    "length_share_raw": Metric("proportion", 0.10, "P(picks the longer) among decisive verdicts, raw (mixes the cue "
+                               "with gold's own balance)", "rate"),
     "length_controlled": Metric("log_odds", 0.50, "log-odds per doubling of length, controlling position, markdown, "
                                 "gold", "bias"),
-    "markdown_preference": Metric("proportion", 0.10, "P(picks the more formatted) among decisive verdicts", "bias"),
+    "markdown_preference": Metric("proportion", 0.10, "with gold: P(picks the more formatted) minus gold's own "
+                                  "share, tested against markdown-blind errors; without gold: against 0.5", "bias"),
+    "markdown_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick the more "
+                                   "formatted, against the share of eligible pairs where an error would",
+                                   "conditional"),
+    "markdown_share_raw": Metric("proportion", 0.10, "P(picks the more formatted) among decisive verdicts, raw",
+                                 "rate"),
     "markdown_controlled": Metric("log_odds", 0.50, "log-odds per unit markdown score, controlling position, "
                                   "length, gold", "bias"),
-    "self_preference": Metric("proportion", 0.10, "P(picks the judge's own family) where exactly one response is",
-                              "bias"),
+    "self_preference": Metric("proportion", 0.10, "with gold: P(picks the judge's own family) minus gold's own "
+                              "share where exactly one response is, tested against family-blind errors; without "
+                              "gold: against 0.5", "bias"),
+    "self_error_share": Metric("proportion", 0.10, "share of the judge's errors against gold that pick its own "
+                               "family, against the share of eligible pairs where an error would", "conditional"),
+    "self_share_raw": Metric("proportion", 0.10, "P(picks the judge's own family) where exactly one response is, raw",
+                             "rate"),
     "tie_rate": Metric("proportion", 0.10, "share of tie verdicts", "rate"),
     "parse_failures": Metric("proportion", 0.10, "share of calls without a verdict (unparsed, refusal, error; "
                              "strict view: fallback too)", "rate"),
@@ -207,6 +235,11 @@ class CardSettings:
                                "memory)", minimum=1)
     views: tuple[str, ...] = setting(VIEWS, "lenient: ok + fallback verdicts; strict: ok only, the authors' "
                                      "extraction", choices=VIEWS)
+    multiplicity: str = setting("holm", "correction of each judge's and view's family of tested rows: holm "
+                                "(family-wise error), bh (false discovery rate, Benjamini-Hochberg) or none; a "
+                                "row's status is decided on its adjusted p-value", choices=MULTIPLICITY)
+    min_labels_per_side: int = setting(5, "PPI rows with fewer human labels for stored A, or for stored B, are "
+                                       "'underpowered'", key="min_labels_per_side", minimum=1)
     controlled_pairs: bool = setting(False, "the log's pairs were built to differ only in the cue (length, "
                                      "markdown, source family), a design no log format records: it identifies "
                                      "the cue rows without gold")
@@ -242,6 +275,9 @@ class CardRow:
     reason: str = ""
     note: str = ""
     identified: bool = True
+    #: why an estimable row rests on too little data to be read (e.g. too few human labels): its status
+    #: is then ``underpowered`` whatever its test says
+    underpowered_reason: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,12 +420,34 @@ def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
     return _binomial_mde(int(n), float(p0), s.alpha, s.power)
 
 
+def _cohen_h(n: int, alpha: float, power: float) -> float:
+    """The Cohen's h a two-sided one-sample z test on ``n`` trials detects with ``power``: the root of
+    Phi(h sqrt(n) - z) + Phi(-h sqrt(n) - z) = power, z = Phi^-1(1 - alpha / 2) -- statsmodels'
+    ``NormalIndPower().solve_power(nobs1=n, ratio=0)`` equation, solved with ``scipy.special``'s
+    ``ndtr`` because statsmodels goes through scipy's distribution machinery (20 ms a call: most of
+    a small card's time).  ``tests/test_bias_card_multiplicity.py`` checks the two agree."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtr, ndtri
+
+    z, root_n = float(ndtri(1 - alpha / 2)), math.sqrt(n)
+
+    def gap(h: float) -> float:
+        return float(ndtr(h * root_n - z) + ndtr(-h * root_n - z)) - power
+
+    if gap(0.0) >= 0:  # power at most alpha: no effect at all is already rejected that often
+        return 0.0
+    hi = (z + float(ndtri(power)) + 1.0) / root_n
+    while gap(hi) < 0:
+        hi *= 2
+    return float(brentq(gap, 0.0, hi, xtol=1e-12))
+
+
 @lru_cache(maxsize=4096)
 def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
     if n < 2:
         return NAN
     # h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p0)), so asin(sqrt(p1)) = asin(sqrt(p0)) + h / 2
-    h = NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0)
+    h = _cohen_h(n, alpha, power)
     p1 = math.sin(min(math.pi / 2, math.asin(math.sqrt(p0)) + h / 2)) ** 2
     return float(p1 - p0)
 
@@ -398,28 +456,68 @@ def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
 # rows
 
 
-def _finish(r: CardRow, s: CardSettings) -> dict:
-    """Decide estimable / status / underpowered of a row; the only place a row can become 'detected'."""
+def _row_reason(r: CardRow) -> str:
+    """Why a row is not estimable ("" when it is): its own reason, else no estimate, else (tested rows)
+    a zero or non-finite standard error or no p-value."""
+    if r.reason:
+        return r.reason
+    if not math.isfinite(r.estimate):
+        return "no estimate"
+    if r.test != "none":
+        if not (math.isfinite(r.se) and r.se > 0):
+            return f"standard error {r.se:.3g}: the test has nothing to go on"
+        if not math.isfinite(r.p_value):
+            return "no p-value"
+    return ""
+
+
+def in_family(r: CardRow) -> bool:
+    """Whether a row belongs to its judge's and view's multiplicity family: a tested row that could be
+    detected (estimable, identified, with a p-value).  Descriptive, not estimable and not identified
+    rows test nothing the card could report, so they are outside it."""
+    return r.test != "none" and r.identified and not r.underpowered_reason and not _row_reason(r)
+
+
+def adjust_p_values(p_values: list[float], method: str) -> list[float]:
+    """The family's p-values adjusted by ``method`` (:data:`MULTIPLICITY`): Holm's step-down, or
+    Benjamini-Hochberg's step-up (statsmodels ``multipletests``); ``none`` returns them as they are.
+
+    Holm's step-down is written out (sorted p times m, m - 1, ..., 1, running maximum, capped at 1)
+    because statsmodels' Holm branch calls ``gc.collect()`` on every call: a tenth of a second per
+    judge and view on the heap of a loaded card.  ``tests/test_bias_card_multiplicity.py`` checks it
+    equals ``multipletests(method="holm")``."""
+    if method == "none" or not p_values:
+        return list(p_values)
+    if method == "holm":
+        p = np.asarray(p_values, float)
+        order = np.argsort(p, kind="stable")
+        stepped = np.minimum(1.0, np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1)))
+        out = np.empty_like(p)
+        out[order] = stepped
+        return [float(x) for x in out]
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(x) for x in multipletests(np.asarray(p_values, float), method=_MULTIPLETESTS[method])[1]]
+
+
+def _finish(r: CardRow, s: CardSettings, p_adjusted: float = NAN) -> dict:
+    """Decide estimable / status / underpowered of a row; the only place a row can become 'detected'.
+
+    A tested row is decided on ``p_adjusted`` (its p-value adjusted within its family,
+    :func:`adjust_p_values`), and on its raw p-value when it is outside the family (NaN)."""
     spec = METRICS[r.metric]
-    reason = r.reason
-    finite_est = math.isfinite(r.estimate)
-    if not reason and not finite_est:
-        reason = "no estimate"
+    reason = _row_reason(r)
+    estimable = not reason
     if r.test == "none":
         half = (r.ci_high - r.ci_low) / 2 if math.isfinite(r.ci_high) and math.isfinite(r.ci_low) else NAN
-        estimable = not reason
         status = "descriptive" if estimable else "not estimable"
         under = not estimable or not half <= spec.threshold
         mde = half
     else:
-        if not reason and not (math.isfinite(r.se) and r.se > 0):
-            reason = f"standard error {r.se:.3g}: the test has nothing to go on"
-        if not reason and not math.isfinite(r.p_value):
-            reason = "no p-value"
-        estimable = not reason
+        p_decide = p_adjusted if math.isfinite(p_adjusted) else r.p_value
         excludes = (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)
                     and not r.ci_low <= r.null_value <= r.ci_high)
-        rejected = estimable and r.p_value < s.alpha and excludes
+        rejected = estimable and p_decide < s.alpha and excludes
         under = not estimable or (not rejected and (math.isnan(r.mde) or abs(r.mde) > spec.threshold))
         mde = r.mde
         if not estimable:
@@ -432,9 +530,47 @@ def _finish(r: CardRow, s: CardSettings) -> dict:
             status = "underpowered"
         else:
             status = "not detected"
+    if estimable and r.underpowered_reason:
+        status, under = "underpowered", True
+        reason = r.underpowered_reason
     out = asdict(r)
+    out.pop("underpowered_reason")
     out.update(reason=reason, status=status, estimable=estimable, underpowered=bool(under), mde=mde, n=int(r.n),
-               n_items=int(r.n_items))
+               n_items=int(r.n_items), p_adjusted=p_adjusted, test_family="")
+    return out
+
+
+def family_mde_factor(m: int, s: CardSettings) -> float:
+    """How much a row's minimum detectable effect grows when its test is one of ``m`` corrected together.
+
+    A corrected row is detected when its adjusted p-value is below alpha; Holm's adjusted p is at
+    most m p (Bonferroni), so an effect detected with the stated power at level alpha / m is detected
+    with at least that power whatever the other rows' p-values (Benjamini-Hochberg rejects at least
+    what Bonferroni does, so the same bound holds).  The MDEs are (z_a + z_power) se in the normal
+    approximation, so the factor is (z_{alpha/2m} + z_power) / (z_{alpha/2} + z_power); 1 without
+    correction."""
+    if s.multiplicity == "none" or m <= 1:
+        return 1.0
+    zp = float(norm.ppf(s.power))
+    return (float(norm.ppf(1 - s.alpha / (2 * m))) + zp) / (float(norm.ppf(1 - s.alpha / 2)) + zp)
+
+
+def finish_rows(rows: list[CardRow], s: CardSettings) -> list[dict]:
+    """The rows of one judge and view with their statuses, the family's p-values adjusted together
+    (``s.multiplicity``); each family row names the family in ``test_family``, and its MDE is the one
+    at the family's Bonferroni level (:func:`family_mde_factor`), so the stated power holds for the
+    adjusted decision."""
+    fam = [i for i, r in enumerate(rows) if in_family(r)]
+    adj = dict(zip(fam, adjust_p_values([rows[i].p_value for i in fam], s.multiplicity), strict=True))
+    factor = family_mde_factor(len(fam), s)
+    rows = [dc_replace(r, mde=r.mde * factor) if i in adj else r for i, r in enumerate(rows)]
+    label = (f"{s.multiplicity} over {len(fam)} tests: " + ", ".join(rows[i].metric for i in fam)) if fam else ""
+    out = []
+    for i, r in enumerate(rows):
+        d = _finish(r, s, adj.get(i, NAN))
+        if i in adj:
+            d["test_family"] = label
+        out.append(d)
     return out
 
 
@@ -467,12 +603,123 @@ def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nda
     return row
 
 
+def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndarray, s: CardSettings
+                     ) -> dict[str, float]:
+    """A judge's cue share read against gold's, on the same decisive verdicts (each with gold).
+
+    ``judge_cue`` / ``gold_cue``: the verdict / the gold label is the cue's side (longer, more
+    formatted, own family).  The estimate is the paired excess, judge share minus gold share,
+    = (c_s - c_l) / n with c_s the errors on pairs where gold is on the other side (an error
+    there picks the cue) and c_l the errors on pairs where gold is on the cue's side.
+
+    Why not test the excess against 0: a judge whose errors ignore the cue (error rate e on
+    both kinds of pair) reads e (1 - 2 g) below gold's share g, since its errors move the share
+    toward 0.5; on a log where gold favours the cue 60 % of the time, a noisy but cue-blind
+    judge would be "detected" with a negative preference.  The null value is therefore that
+    expectation at the observed error rate, ebar (1 - 2 g), and the excess beyond it is exactly
+    2 g (1 - g) (e_s - e_l): the difference of the two conditional error rates, gold's sides
+    fixed by the design.  The test's variance (``se``) is the item-clustered (CR0, linearised)
+    variance of e_s - e_l under the null e_s = e_l = ebar (a score-type variance: it stays
+    positive when every error goes one way, where a Wald variance collapses), times
+    (2 g (1 - g))^2, with Student's t on items - 1 df.  The interval (``se_excess``) is the
+    excess's own: the item-clustered (CR0) Wald variance of the per-verdict differences
+    judge - gold, so it covers the population excess (gold's share, the error rate and the
+    cue effect all vary from log to log).  Hand-written because no library offers a clustered
+    two-proportion score test on per-item sums.
+    """
+    jc, gc = np.asarray(judge_cue, bool), np.asarray(gold_cue, bool)
+    n = len(jc)
+    out = {"estimate": NAN, "null": NAN, "se": NAN, "se_excess": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
+           "gold_share": NAN, "reason": ""}
+    if n == 0:
+        out["reason"] = "no eligible verdicts"
+        return out
+    err = jc != gc
+    codes, k = _cluster_codes(items)
+    n_l = int(gc.sum())
+    n_s = n - n_l
+    c_s, c_l = int(np.count_nonzero(err & ~gc)), int(np.count_nonzero(err & gc))
+    g = n_l / n
+    out.update(estimate=(c_s - c_l) / n, gold_share=g, k=k, errors_to_cue=c_s, errors_away=c_l)
+    if n_s == 0 or n_l == 0:
+        out["reason"] = (f"gold is on the {'cue' if n_s == 0 else 'other'} side in every eligible pair: errors "
+                         "cannot be told from a cue preference")
+        return out
+    ebar = (c_s + c_l) / n
+    out["null"] = ebar * (1 - 2 * g)
+    if k < 2:
+        out["reason"] = "one item: no clustered standard error"
+        return out
+    w = np.where(gc, -(err - ebar) / n_l, (err - ebar) / n_s)  # linearised e_s - e_l, per verdict
+    u = np.bincount(codes, weights=w, minlength=k)
+    out["se"] = 2 * g * (1 - g) * math.sqrt(float(np.dot(u, u)))
+    d = jc.astype(float) - gc
+    u = np.bincount(codes, weights=d - out["estimate"], minlength=k)
+    out["se_excess"] = math.sqrt(float(np.dot(u, u))) / n
+    return out
+
+
+def _gold_cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.ndarray, gold: np.ndarray,
+                   items: np.ndarray, s: CardSettings, *, share_of: int, note: str, cue_word: str) -> CardRow:
+    """The bias row read against gold: :func:`excess_over_gold` of the eligible verdicts with gold."""
+    mask = np.asarray(elig, bool) & is_any(gold, ("A", "B"))
+    jc, gc = verdict[mask] == cue[mask], gold[mask] == cue[mask]
+    it = items[mask]
+    ex = excess_over_gold(jc, gc, it, s)
+    n = int(mask.sum())
+    row = CardRow(metric, estimate=ex["estimate"], null_value=ex["null"], n=n, n_items=ex["k"],
+                  share=n / share_of if share_of else NAN, test="t-cluster", reason=ex["reason"], note=note)
+    if n:
+        row.note = "; ".join(x for x in (note, f"judge share minus gold's ({ex['gold_share']:.3f} of these pairs "
+                                                f"have gold on the {cue_word} side); errors to the {cue_word} "
+                                                f"{ex['errors_to_cue']}, away {ex['errors_away']}") if x)
+    if math.isfinite(ex["se"]) and ex["se"] > 0:
+        k = ex["k"]
+        tcrit = float(student_t.ppf(1 - s.alpha / 2, k - 1))
+        row.se = ex["se"]
+        row.statistic = (ex["estimate"] - ex["null"]) / ex["se"]
+        row.p_value = float(2 * student_t.sf(abs(row.statistic), k - 1))
+        if ex["se_excess"] > 0:  # the excess's own interval; zero width (judge - gold constant) is none
+            row.ci_low = max(-1.0, ex["estimate"] - tcrit * ex["se_excess"])
+            row.ci_high = min(1.0, ex["estimate"] + tcrit * ex["se_excess"])
+        row.mde = (tcrit + float(norm.ppf(s.power))) * ex["se"]
+    elif not row.reason and math.isfinite(ex["se"]):
+        row.se = ex["se"]
+        row.reason = ("no error against gold on the eligible verdicts: nothing to read a cue in" if
+                      ex["errors_to_cue"] + ex["errors_away"] == 0 else
+                      "every eligible verdict is an error: nothing to read a cue in")
+    if not row.reason and n < s.min_decisive:
+        row.reason = f"fewer than {s.min_decisive} verdicts to test ({n})"
+    return row
+
+
+def _error_share_row(metric: str, elig: np.ndarray, cue: np.ndarray, verdict: np.ndarray, gold: np.ndarray,
+                     items: np.ndarray, s: CardSettings) -> CardRow:
+    """The conditional form of a cue row read against gold: the share of the judge's errors that pick the
+    cue's side, tested (design-effect binomial) against the share of eligible pairs where an error would
+    pick it (gold on the other side).  Why that null and not 0.5: with errors blind to the cue, each
+    error falls on a pair whatever gold's side, so the errors land on the cue's side in the proportion of
+    pairs whose gold is on the other side (gold favouring the longer answer 60 % of the time makes 40 %
+    of a cue-blind judge's errors pick the longer)."""
+    mask = np.asarray(elig, bool) & is_any(gold, ("A", "B"))
+    jc, gc = verdict == cue, gold == cue
+    err = mask & (jc != gc)
+    n = int(mask.sum())
+    cond_null = int(np.count_nonzero(mask & ~gc)) / n if n else 0.5
+    row = _share_row(metric, err, mask & jc & ~gc, items, s, null=cond_null, share_of=n,
+                     note=f"errors against gold; null: share of these pairs with gold on the other side "
+                          f"({cond_null:.3f})")
+    if not 0 < cond_null < 1 and not row.reason:
+        row.reason = "gold on one side of the cue in every eligible pair: no null to test against"
+    return row
+
+
 def _not_estimable(metric: str, reason: str, *, test: str = "none", null: float = NAN, **kw) -> CardRow:
     return CardRow(metric, reason=reason, test=test, null_value=null, **kw)
 
 
-def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: CardSettings, *, one_order: bool
-                  ) -> CardRow:
+def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: CardSettings, *, one_order: bool,
+                  has_gold: bool = True) -> CardRow:
     """Paper 003's b over parsed verdicts, Wilson CI of (b + 1) / 2 on the effective n, score test.
 
     (b + 1) / 2 is the mean of a [0, 1] score (first 1, tie 0.5, second 0); p(1 - p)
@@ -481,7 +728,10 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
     (t on items - 1 df, like the interval) is the one Wilson's interval inverts, so the CI
     excludes 0 exactly when p < 1 - confidence.
     """
-    note = "only one presentation order recorded: b mixes position with gold" if one_order else ""
+    # the note names what the log has: with gold, the slot shown first may simply be gold's more often;
+    # without, the better answer's (answer quality, which no column of this log records)
+    mixed = "gold" if has_gold else "answer quality (which response is better)"
+    note = f"only one presentation order recorded: b mixes position with {mixed}" if one_order else ""
     row = CardRow("position_preference", null_value=0.0, test="score", note=note, identified=not one_order)
     n = int(parsed.sum())
     if n == 0:
@@ -550,11 +800,20 @@ def _order_gap_row(ca: np.ndarray, cb: np.ndarray, items: np.ndarray, s: CardSet
     return row
 
 
+#: the model term of the cue regressions is dense (a column per model, its rank check and fit cost models^2):
+#: beyond these many model terms, or verdicts x model terms cells, it is left out (see :func:`_logit_rows`)
+MAX_MODEL_TERMS = 1000
+MAX_MODEL_TERM_CELLS = 10_000_000
+
+
 def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: bool = False) -> list[CardRow]:
     """Length- and markdown-controlled view: logit P(picks shown first) ~ len + md + gold [+ model term].
 
     With ``model_term`` (three or more models behind the responses) the regression holds a
-    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.
+    Bradley-Terry strength per model (:func:`_model_term`), so the cue is read within models.  A
+    term beyond :data:`MAX_MODEL_TERMS` models or :data:`MAX_MODEL_TERM_CELLS` cells is left out
+    before it is built (the note says so); then a log without gold or controlled pairs has no
+    control of answer quality left, and the rows are not estimable with that reason.
 
     Not estimable (never detected) under separation or quasi-separation (statsmodels'
     PerfectSeparation warning or error, fitted probabilities at 0 or 1, or a
@@ -583,8 +842,19 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
     cols = lg.shown_cues(decisive)
     if not np.any(cols["gold"] != 0):
         del cols["gold"]
+    left_out = ""
     if model_term:
-        cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
+        # one dense column per model, and a rank check and fit whose cost grows with models^2: refused
+        # before anything is allocated when the design would not fit (a log of 10,000 models)
+        n_terms = _n_distinct(np.concatenate([lg.model_b[decisive]] + ([] if lg.model_a is None
+                                                                       else [lg.model_a[decisive]]))) - 1
+        if n_terms > MAX_MODEL_TERMS or n * n_terms > MAX_MODEL_TERM_CELLS:
+            left_out = (f"model term left out: {n_terms + 1} models x {n} verdicts exceed the card's dense design "
+                        f"limit ({MAX_MODEL_TERMS} model terms, {MAX_MODEL_TERM_CELLS:,} cells)")
+            if "gold" not in cols and not s.controlled_pairs:
+                return fail(left_out + "; no other control of answer quality")
+        else:
+            cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
     # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
     # the rows themselves; the clustered sandwich is summed over the rows (_cluster_sandwich)
     key = pd.factorize(y)[0].astype(np.int64, copy=False)
@@ -643,9 +913,10 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
         rows.append(CardRow(metric, estimate=b, ci_low=b - z * se, ci_high=b + z * se, se=se, null_value=0.0, n=n,
                             n_items=n_items, test="wald-cluster", statistic=b / se if se > 0 else NAN,
                             p_value=float(2 * norm.sf(abs(b / se))) if se > 0 else NAN, mde=mde, reason=reason,
-                            note="controls: " + ", ".join(["position"] + [c for c in controls if c != col]
-                                                          + ([f"model strength ({n_model_cols} free terms)"]
-                                                             if n_model_cols else []))))
+                            note="; ".join(x for x in (
+                                "controls: " + ", ".join(["position"] + [c for c in controls if c != col]
+                                                         + ([f"model strength ({n_model_cols} free terms)"]
+                                                            if n_model_cols else [])), left_out) if x)))
     return rows
 
 
@@ -1050,6 +1321,17 @@ def _guard(metrics: tuple[str, ...], fn: Callable[[], list[CardRow] | CardRow]) 
 def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "lenient") -> list[dict]:
     """The card rows of one judge's recorded verdicts in one view (see :data:`VIEWS`)."""
     s = s or CardSettings()
+    rows, extra = judge_rows(t, s, view)
+    out = []
+    for d in finish_rows(rows, s):
+        d.update(extra)
+        out.append(d)
+    return out
+
+
+def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple[list[CardRow], dict]:
+    """(the rows of one judge and view before their statuses are decided, the columns every row shares):
+    :func:`finish_rows` decides them, for any multiplicity setting, from these alone."""
     lg = _prepare(t, view)
     items, verdict, shown, gold = lg.items, lg.verdict, lg.shown, lg.gold
     n_games = len(verdict)
@@ -1090,7 +1372,8 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     rows += _guard(("positional_agreement_all",), lambda: _share_row(
         "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None, share_of=n_pairs,
         note=note_pairs))
-    rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order))
+    rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order,
+                                                                           has_gold=bool(with_gold.any())))
     va = vb = valid = ca = cb = None  # (read by the rows above only; freed at ten million rows)
     n_dec = int(decisive.sum())
     no_text = "" if lg.has_text.any() else "no response texts in this log"
@@ -1098,26 +1381,24 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
     longer = np.where(wa >= (1 + s.length_margin) * wb, "A", np.where(wb >= (1 + s.length_margin) * wa, "B", ""))
     elig = decisive & (longer != "") & lg.has_text
     qc = quality_control(lg, s)
-    rows += _guard(("length_preference",), lambda: _identify(_share_row(
-        "length_preference", elig, verdict == longer, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"length ratio >= {1 + s.length_margin:g}"), qc.share(), qc))
+    rows += _cue_rows("length_preference", elig, longer, lg, s, qc, share_of=n_dec, cue_word="longer",
+                      note=no_text or f"length ratio >= {1 + s.length_margin:g}")
     wa = wb = None
     ma, mb = np.asarray(lg.ma, dtype=float), np.asarray(lg.mb, dtype=float)
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
-    rows += _guard(("markdown_preference",), lambda: _identify(_share_row(
-        "markdown_preference", elig_md, verdict == more_md, items, s, null=0.5, share_of=n_dec,
-        note=no_text or f"markdown difference >= {s.markdown_margin:g}"), qc.share(), qc))
+    rows += _cue_rows("markdown_preference", elig_md, more_md, lg, s, qc, share_of=n_dec, cue_word="more formatted",
+                      note=no_text or f"markdown difference >= {s.markdown_margin:g}")
     longer = elig = more_md = elig_md = ma = mb = None
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
-        _identify(r, qc.regression(), qc) for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
+        _identify(r, "" if r.reason.startswith("model term left out") else qc.regression(), qc)
+        for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])
     fam = lg.family
     elig_self = decisive & (lg.own != "") & (fam not in ("", "unknown"))
     note = ("judge family unknown" if fam in ("", "unknown") else
             "no pair with exactly one own-family response" if not elig_self.any() else "")
-    rows += _guard(("self_preference",), lambda: _identify(_share_row(
-        "self_preference", elig_self, verdict == lg.own, items, s, null=0.5, share_of=n_dec, note=note),
-        qc.share(), qc))
+    rows += _cue_rows("self_preference", elig_self, lg.own, lg, s, qc, share_of=n_dec, cue_word="own-family",
+                      note=note)
     rows += _guard(("tie_rate",), lambda: _share_row("tie_rate", np.ones(n_games, bool), is_tie, items, s,
                                                      null=None, share_of=n_games))
     rows += _guard(("parse_failures",), lambda: _share_row(
@@ -1126,11 +1407,33 @@ def judge_card(t: pd.DataFrame, s: CardSettings | None = None, view: str = "leni
                    lambda: _human_rows(t, lg, s))
     rows += _guard(("repetition_consistency",), lambda: _repetition_row(lg, s, n_inst))
     n_parsed = int(has_value.sum())
-    out = []
-    for r in rows:
-        d = _finish(r, s)
-        d.update(view=view, n_parsed=n_parsed, parsed_share=n_parsed / n_games if n_games else NAN)
-        out.append(d)
+    return rows, {"view": view, "n_parsed": n_parsed, "parsed_share": n_parsed / n_games if n_games else NAN}
+
+
+def _cue_rows(metric: str, elig: np.ndarray, cue: np.ndarray, lg: _Log, s: CardSettings, qc: QualityControl, *,
+              share_of: int, cue_word: str, note: str) -> list[CardRow]:
+    """A cue's three rows: the bias row, its conditional form and the raw share (descriptive).
+
+    With gold the bias row is the excess over gold's own share (:func:`_gold_cue_rows`); without it,
+    the share against 0.5, identified only by pairs declared controlled.  The raw share P(picks the
+    cue's side) is always kept, descriptive: with gold it mixes the cue with gold's own balance."""
+    prefix = metric.split("_")[0]
+    raw, cond = f"{prefix}_share_raw", f"{prefix}_error_share"
+    success = lg.verdict == cue
+    out = _guard((raw,), lambda: _share_row(raw, elig, success, lg.items, s, null=None, share_of=share_of,
+                                            note="; ".join(x for x in (note, "descriptive, not a finding: "
+                                                                        f"P(picks the {cue_word})") if x)))
+    if qc.gold:
+        main = _guard((metric,), lambda: _identify(_gold_cue_rows(
+            metric, elig, cue, lg.verdict, lg.gold, lg.items, s, share_of=share_of, note=note,
+            cue_word=cue_word), "gold labels", qc))
+        errs = _guard((cond,), lambda: _identify(_error_share_row(cond, elig, cue, lg.verdict, lg.gold, lg.items, s),
+                                                 "gold labels", qc))
+        out = [*main, *errs, *out]
+    else:
+        main = _guard((metric,), lambda: _identify(_share_row(
+            metric, elig, success, lg.items, s, null=0.5, share_of=share_of, note=note), qc.share(), qc))
+        out = [*main, _not_estimable(cond, "no gold in this log"), *out]
     return out
 
 
@@ -1174,11 +1477,14 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
                         n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
     for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
+        n_a, n_b = r.labels_per_side
+        few = (f"{n_a} human label(s) for stored A and {n_b} for stored B: fewer than {s.min_labels_per_side} "
+               "per side" if min(n_a, n_b) < s.min_labels_per_side else "")
         rows.append(CardRow(metric, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
                             se=(r.ci_high - r.ci_low) / (2 * norm.ppf(0.5 + s.confidence / 2)),
                             n=r.n_labelled + r.n_unlabelled, n_items=r.n_labelled,
                             share=r.n_labelled / max(1, r.n_labelled + r.n_unlabelled), reason=r.reason,
-                            note=f"{note}; {source}"))
+                            note=f"{note}; {source}", underpowered_reason=few))
     return rows
 
 

@@ -20,14 +20,24 @@ from judgelab.io import any_true
 
 #: the card's columns shown per judge, in this order (the rest stays in bias_card.csv)
 SHOWN = ["view", "metric", "status", "estimate", "ci_low", "ci_high", "null_value", "n", "n_items", "parsed_share",
-         "test", "p_value", "mde", "why"]
+         "test", "p_value", "p_adjusted", "mde", "why"]
+
+
+def multiplicity_text(settings: CardSettings) -> str:
+    """The sentence saying how a judge's tests are corrected together (the card's intro, the HTML page)."""
+    if settings.multiplicity == "none":
+        return "p-values are not corrected for multiplicity (each row is read at alpha alone)."
+    how = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
+    return (f"Each judge's and view's tested rows are one family, their p-values adjusted by "
+            f"{how[settings.multiplicity]} (column p adj.; the family in bias_card.csv's test_family); a row "
+            "is detected on its adjusted p-value, and its MDE is the one at the family's level.")
 
 
 def settings_text(settings: CardSettings) -> str:
     return (f"Item-clustered {settings.confidence:.0%} CIs (clusters = items/questions); tests at alpha "
             f"{settings.alpha}, MDE at power {settings.power}; tested rows need >= {settings.min_decisive} decisive "
             f"verdicts. Views: lenient counts every verdict judgelab's parser read (status ok or fallback); strict "
-            "only the benchmark authors' extraction (status ok).")
+            "only the benchmark authors' extraction (status ok). " + multiplicity_text(settings))
 
 
 def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: CardSettings,

@@ -23,13 +23,22 @@ Rows (one judge, one view; descriptive, never a detection):
     without any verdict predicts 0.5, and 1/3 for each share); pairs are taken as i.i.d., as
     PPI's CLT interval assumes.
 
+    Small samples (:func:`ppi_mean`): the interval's critical value is Student's t on
+    labels - 1 df, since the rectifier's variance is estimated from the labels alone; below
+    :data:`PPI_TUNE_MIN` labels the power tuning is left out (lambda = 1, plain PPI), since a
+    lambda tuned on the same few labels makes the interval too short (planted worlds of
+    ``tests/test_bias_card_ppi_small.py``: PPI++ with z covered 0.91 to 0.93 at 20 labels).
+    Every interval and estimate is clipped to [0, 1] (a share cannot leave it), the note saying
+    so; with fewer than ``CardSettings.min_labels_per_side`` labels for stored A or for stored B
+    the rows are ``underpowered`` and the reason says how many each side has.
+
 The confusion matrix (human label x judge verdict, ``none`` for no verdict) is
 :func:`confusion`; ``judgelab audit`` writes it as ``human_confusion.csv`` beside the card.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -49,16 +58,26 @@ class PPIResult:
     n_labelled: int
     n_unlabelled: int
     reason: str = ""
+    note: str = ""  # what was done to the interval (clipped to [0, 1], untuned lambda)
+    labels_per_side: tuple[int, int] = (0, 0)  # labelled pairs whose human label is stored A, stored B
+
+
+#: labels from which PPI++'s power-tuned lambda is used; fewer: plain PPI (lambda = 1)
+PPI_TUNE_MIN = 50
 
 
 def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, confidence: float = 0.95
              ) -> PPIResult:
-    """PPI++ mean of ``y`` from labelled (y, yhat) and unlabelled yhat, power-tuned (lam=None).
+    """PPI++ mean of ``y`` from labelled (y, yhat) and unlabelled yhat, in [0, 1].
 
-    The point estimate is the interval's midpoint (ppi-python's two-sided interval is the
-    power-tuned estimate +- z se).  Predictions without variance carry no information: the
-    classical interval (lam = 0) is used, as the tuned lambda would be 0 / 0.  Fewer than two
-    labels leave nothing to estimate a variance from: NaN, with the reason.
+    ppi-python's interval is the estimate +- z se; here z becomes Student's t on n - 1 df
+    (the rectifier's variance is estimated from the n labels), the point estimate is the
+    interval's midpoint, and both are clipped to [0, 1] (ppi-python offers no bounded interval
+    for a mean), the note saying when.  With :data:`PPI_TUNE_MIN` labels or more lambda is
+    power-tuned (lam=None); with fewer it is 1 (plain PPI; see the module docstring).
+    Predictions without variance carry no information: the classical interval (lam = 0) is
+    used, as the tuned lambda would be 0 / 0.  Fewer than two labels leave nothing to estimate
+    a variance from: NaN, with the reason.
     """
     y = np.asarray(y, dtype=float)
     yhat = np.asarray(yhat, dtype=float)
@@ -69,12 +88,21 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, co
     if big_n == 0:
         return PPIResult(NAN, NAN, NAN, n, big_n, "every unit is human-labelled: the labelled mean is the answer")
     from ppi_py import ppi_mean_ci  # 4 s of imports (numba): only when a log has partial human labels
+    from scipy.stats import t as student_t
 
-    lam = 0.0 if np.ptp(np.concatenate([yhat, yu])) == 0 else None
+    flat = np.ptp(np.concatenate([yhat, yu])) == 0
+    lam = 0.0 if flat else (None if n >= PPI_TUNE_MIN else 1.0)
+    z = float(norm.ppf(0.5 + confidence / 2))
     lo, hi = ppi_mean_ci(y, yhat, yu, alpha=1 - confidence, lam=lam)
     lo, hi = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+    mid, half = (lo + hi) / 2, (hi - lo) / 2 * float(student_t.ppf(0.5 + confidence / 2, n - 1)) / z
+    lo, hi = mid - half, mid + half
+    notes = [] if lam is None or flat else [f"lambda 1 (plain PPI): fewer than {PPI_TUNE_MIN} labels to tune it"]
+    if lo < 0 or hi > 1 or not 0 <= mid <= 1:
+        notes.append(f"interval clipped to [0, 1] (unclipped [{lo:.3f}, {hi:.3f}])")
+        lo, hi, mid = max(lo, 0.0), min(hi, 1.0), min(max(mid, 0.0), 1.0)
     reason = "" if hi > lo else "every label and prediction alike: the interval has zero width"
-    return PPIResult((lo + hi) / 2, lo, hi, n, big_n, reason)
+    return PPIResult(mid, lo, hi, n, big_n, reason, "; ".join(notes))
 
 
 def human_labels(t: pd.DataFrame) -> tuple[np.ndarray, str]:
@@ -180,9 +208,11 @@ def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confiden
     lab = hl != ""
     targets = [np.where(hl == "B", 1.0, np.where(hl == "tie", 0.5, 0.0))] + [(hl == x).astype(float) for x in LABELS]
     note = f"PPI++ (ppi-python), {int(lab.sum())} of {k} pairs human-labelled"
+    sides = (int(np.count_nonzero(hl == "A")), int(np.count_nonzero(hl == "B")))
     out = []
     for col, m in enumerate(PPI_METRICS):  # columns of pred and targets: P(B), A, B, tie
-        out.append((m, ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], confidence=confidence), note))
+        r = ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], confidence=confidence)
+        out.append((m, replace(r, labels_per_side=sides), "; ".join(x for x in (note, r.note) if x)))
     return out
 
 

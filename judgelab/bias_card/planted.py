@@ -45,9 +45,14 @@ def planted_truth(j: PlantedJudge) -> dict[str, float]:
     follow = 1 - j.position - j.length - j.markdown - j.self_pref
     return {
         "position_preference": d / parsed * j.position,
-        "length_preference": 0.5 + j.length / 2,
-        "markdown_preference": 0.5 + j.markdown / 2,
-        "self_preference": 0.5 + j.self_pref / 2,
+        # the cue rows of a log with gold: the excess over gold's share (gold is independent of every
+        # cue and balanced here, so gold's share is 1/2 and the excess is the raw share's distance from it)
+        "length_preference": j.length / 2,
+        "markdown_preference": j.markdown / 2,
+        "self_preference": j.self_pref / 2,
+        "length_share_raw": 0.5 + j.length / 2,
+        "markdown_share_raw": 0.5 + j.markdown / 2,
+        "self_share_raw": 0.5 + j.self_pref / 2,
         "accuracy_average": d * (follow * j.accuracy + (1 - follow) * 0.5),
         "tie_rate": j.tie,
         "parse_failures": j.fail,

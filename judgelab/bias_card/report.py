@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings, bias_card
-from judgelab.bias_card.html import write_card_html
+from judgelab.bias_card.html import multiplicity_text, write_card_html
 from judgelab.io import any_true, staged_folder, write_table, write_text
 
+NAN = float("nan")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
 
 
@@ -59,8 +60,11 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 def _cell(r: pd.Series) -> str:
     """One detected bias in the headline: metric, estimate, CI, null and p (``r`` named by its metric)."""
+    adj = r.get("p_adjusted", NAN)
+    adjusted = f", adjusted p={adj:.2g}" if isinstance(adj, float) and math.isfinite(adj) else ""
     return (f"{r.name} {_fmt(r['estimate'])} "
-            f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (null {_fmt(r['null_value'], 2)}, p={r['p_value']:.2g})")
+            f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] (null {_fmt(r['null_value'], 2)}, p={r['p_value']:.2g}"
+            f"{adjusted})")
 
 
 def headline(g: pd.DataFrame, settings: CardSettings) -> list[str]:
@@ -91,7 +95,8 @@ def headline(g: pd.DataFrame, settings: CardSettings) -> list[str]:
     if under:
         lines.append("Underpowered (not significant, and an effect of the threshold size could have been missed): "
                      + ", ".join(under) + ".")
-    nonest = [m for m in g.index if g.loc[m, "status"] == "not estimable" and METRICS[m].kind != "rate"]
+    nonest = [m for m in g.index if g.loc[m, "status"] == "not estimable"
+              and METRICS[m].kind not in ("rate", "conditional")]
     if nonest:
         lines.append("Not estimable: " + "; ".join(f"{m} ({g.loc[m, 'reason']})" for m in nonest) + ".")
     unid = [m for m in g.index if g.loc[m, "status"] == "not identified"]
@@ -121,7 +126,7 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
               f"markdown scores differ by >= {settings.markdown_margin:g}. Views: `lenient` counts every verdict "
               "judgelab's parser read (status ok or fallback); `strict` the source's published extraction "
               "(recorded labels as written, texts re-read with the authors' rule), fallback verdicts "
-              "counting as unparsed.", ""]
+              f"counting as unparsed. {multiplicity_text(settings)}", ""]
     for judge, g_all in card.groupby("judge", sort=True):
         views = {v: g.set_index("metric") for v, g in g_all.groupby("view", sort=False)}
         first = next(iter(views.values()))
@@ -144,15 +149,17 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
                         f"{m} ({gl.loc[m, 'status']} lenient, {gs.loc[m, 'status']} strict)" for m in changed) + ".")
             else:
                 lines.append("The strict view equals the lenient one.")
-        lines += ["", "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | MDE | note |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| view | metric | status | estimate | CI | null | n (items) | parsed | test | p | p adj. | MDE "
+                      "| note |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for v, g in views.items():
             for m, r in g.iterrows():
                 why = r["reason"] or r["note"]
                 lines.append(f"| {v} | {m} | {r['status']} | {_fmt(r['estimate'])} | "
                              f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {_fmt(r['null_value'], 2)} | "
                              f"{r['n']} ({r['n_items']}) | {_fmt(r['parsed_share'], 2)} | {r['test']} | "
-                             f"{_fmt(r['p_value'], 3)} | {_fmt(r['mde'])} | {_table_cell(why)} |")
+                             f"{_fmt(r['p_value'], 3)} | {_fmt(r.get('p_adjusted', NAN), 3)} | {_fmt(r['mde'])} | "
+                             f"{_table_cell(why)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -190,6 +197,17 @@ STYLE = FigureStyle()
 
 def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
                 style: FigureStyle = STYLE) -> None:
+    """:func:`_card_figure` with every text drawn as written (names are never mathtext:
+    :data:`judgelab.plots.audit.LITERAL_TEXT`)."""
+    from judgelab.plots.audit import LITERAL_TEXT
+    from judgelab.plots.stamp import plt
+
+    with plt.rc_context(LITERAL_TEXT):
+        _card_figure(card, path, title=title, config_hash=config_hash, style=style)
+
+
+def _card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
+                 style: FigureStyle = STYLE) -> None:
     """One panel per metric: estimate and CI per judge, null as a dotted line.
 
     Draws the lenient view when the card has one (the headline's view), else the card's

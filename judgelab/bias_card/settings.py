@@ -29,7 +29,7 @@ class Setting:
     """How one settings field is named, typed, bounded and explained."""
 
     key: str  # public name: the config key, and the CLI flag with dashes (``--min-decisive``)
-    kind: type  # int, float, bool (a switch), or tuple (a list of choices)
+    kind: type  # int, float, bool (a switch), str (one of choices) or tuple (a list of choices)
     help: str
     minimum: float | None = None
     maximum: float | None = None
@@ -58,6 +58,8 @@ class Setting:
             if not vals or len(set(vals)) != len(vals):
                 return f"must name one or more distinct views of {', '.join(self.choices)}"
             return None
+        if self.kind is str:
+            return None if value in self.choices else f"must be one of {', '.join(self.choices)}, got {value!r}"
         if self.kind is bool:
             return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
         ok_type = isinstance(value, int) if self.kind is int else isinstance(value, (int, float))
@@ -74,7 +76,7 @@ class Setting:
 def setting(default: Any, help: str, *, key: str | None = None, **bounds: Any) -> Any:
     """A settings field: ``default``, one line of ``help``, the public ``key`` (default: the
     field's name) and its bounds (``minimum``, ``maximum``, ``exclusive_minimum``,
-    ``exclusive_maximum``, or ``choices`` for a tuple of names)."""
+    ``exclusive_maximum``, or ``choices`` for a tuple of names or a name)."""
     kind = tuple if isinstance(default, tuple) else type(default)
     return field(default=default, metadata={"setting": (key, kind, help, bounds)})
 
@@ -105,6 +107,9 @@ def add_arguments(cls: Any, parser: argparse.ArgumentParser) -> None:
         if s.kind is tuple:
             parser.add_argument(s.flag, dest=name, nargs="+", default=list(default), metavar="VIEW",
                                 help=f"{s.help}; of {', '.join(s.choices)} (default: {' '.join(default)})")
+        elif s.kind is str:
+            parser.add_argument(s.flag, dest=name, choices=s.choices, default=default,
+                                help=f"{s.help} (default: {default})")
         elif s.kind is bool:
             parser.add_argument(s.flag, dest=name, action=argparse.BooleanOptionalAction, default=default,
                                 help=f"{s.help} (default: {'on' if default else 'off'})")
@@ -130,6 +135,8 @@ def schema_fragment(cls: Any) -> dict[str, Any]:
         if s.kind is tuple:
             p: dict[str, Any] = {"type": "array", "minItems": 1, "uniqueItems": True,
                                  "items": {"enum": list(s.choices)}, "default": list(default)}
+        elif s.kind is str:
+            p = {"type": "string", "enum": list(s.choices), "default": default}
         elif s.kind is bool:
             p = {"type": "boolean", "default": default}
         else:

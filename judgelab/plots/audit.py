@@ -8,8 +8,19 @@ import pandas as pd
 from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 
+#: matplotlib settings under which every text is drawn as written: a judge, model or set name holding
+#: ``$``, ``^`` or ``_`` is a name, not mathtext (``$x^$`` would otherwise end the figure with a
+#: parse error, ``$x$`` be drawn as math)
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+
 
 def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
+    """One column per pair set (texts drawn literally: :data:`LITERAL_TEXT`); see :func:`_accuracy_figure`."""
+    with plt.rc_context(LITERAL_TEXT):
+        _accuracy_figure(summary, path)
+
+
+def _accuracy_figure(summary: pd.DataFrame, path: str) -> None:
     """One column per pair set.
 
     Top: bars of acc_AB / acc_BA per judge, Wilson CI on the mean.  Bottom (when the
