@@ -191,6 +191,42 @@ PRESETS.add("llmbar", {
     "require": ["input", "output_1", "output_2", "results"],
 })
 
+# ``inspect_ai``: records flattened by :mod:`judgelab.verdict_import.inspect_log` (one per sample and
+# scorer).  A model-graded score is a pointwise grade of the submission against the target, recorded
+# as one game of the pair (target, submission) in that order, the order of the grading template's
+# ``[Expert]`` / ``[Submission]``: C (correct) = the submission holds (B), I (incorrect) = it does
+# not (A), P (partial) = tie.  Any other value (a numeric score, N for no answer) is no verdict:
+# kept as unparsed with its label.  A scorer stating "A"/"B" is not in a published log, so not mapped.
+_INSPECT_GRADES = {"C": "B", "I": "A", "P": "tie"}
+
+PRESETS.add("inspect_ai", {
+    "format": "inspect_ai",
+    "judge": {"concat": ["scorer", "grader"], "sep": "/"}, "model": "grader",
+    "pair_id": {"concat": ["task", "sample_id", "epoch", {"first_of": ["run_id", {"const": "-"}]}], "sep": "/"},
+    "item_id": {"concat": ["task", "sample_id"], "sep": "/"},
+    "instruction": "input", "response_a": "target", "response_b": "answer",
+    "model_a": {"const": "target"}, "model_b": "eval_model", "category": "task",
+    "verdict": {"label": "value", "text": "explanation", "values": _INSPECT_GRADES, "frame": "stored"},
+    "require": ["task", "scorer", "sample_id", "value"],
+    "optional": ["response_a"],
+})
+
+# ``rewardbench2``: records expanded by :mod:`judgelab.verdict_import.rewardbench2_log` (one per chosen x
+# rejected completion of a prompt).  Stored A is the chosen completion, B the rejected one; the reward
+# model scores each completion alone, so the one game is AB and the verdict is the higher reward
+# (``scores``, A then B: preference = sigmoid(reward B - reward A)); the gold is A, the chosen one.
+PRESETS.add("rewardbench2", {
+    "format": "rewardbench2",
+    "judge": "model", "model": "model",
+    "pair_id": {"concat": ["id", "chosen_index", "rejected_index"], "sep": "/"},
+    "item_id": "id", "category": "subset",
+    "response_a": "text_chosen", "response_b": "text_rejected",
+    "verdict": {"scores": "scores"},
+    "gold": {"label": {"const": "chosen"}, "values": {"chosen": "A"}},
+    "require": ["id", "subset", "chosen_index", "rejected_index", "scores"],
+    "optional": ["response_a", "response_b", "category"],
+})
+
 PRESETS.add("judgelab", {
     "judge": "judge", "model": "model", "family": "family", "simulated": "simulated",
     "source_file": "source_file", "source_row": "source_row", "label": "label", "preference": "preference",
