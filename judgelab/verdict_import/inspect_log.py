@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def _read_plain(p: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 header = _object(_load_json(zf.read("header.json"), f"{p}:header.json"), f"{p}:header.json")
                 samples = [_object(_load_json(zf.read(n), f"{p}:{n}"), f"{p}:{n}")
                            for n in names if n.startswith("samples/") and n.endswith(".json")]
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, EOFError, NotImplementedError) as exc:
             raise InputError(f"{p}: cannot read this .eval archive ({type(exc).__name__}: {exc}); "
                              f"is the file complete?") from None
         return header, samples

@@ -27,7 +27,7 @@ from typing import IO, Any
 from judgelab.io import InputError
 
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
-                  ".parquet": "parquet", ".pq": "parquet"}
+                  ".parquet": "parquet", ".pq": "parquet", ".eval": "inspect_ai"}
 #: formats read by their own module (``module:function`` yielding ``(row, record)``), imported when used
 RECORD_READERS = {"inspect_ai": "judgelab.verdict_import.inspect_log:iter_inspect_records",
                   "rewardbench2": "judgelab.verdict_import.rewardbench2_log:iter_rewardbench2_records"}
