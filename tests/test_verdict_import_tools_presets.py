@@ -53,7 +53,7 @@ def test_inspect_log_rows_hold_what_the_log_states(path):
     for (_, row), (s, name, sc) in zip(df.iterrows(), expected, strict=True):
         model = header["eval"]["model"]
         assert row["judge"] == f"{name}/{model}" == "model_graded_fact/openai/gpt-4o-mini"
-        assert row["model"] == model and row["model_b"] == model and row["model_a"] == "target"
+        assert row["model"] == model and row["model_b"] == model and pd.isna(row["model_a"])
         assert row["label"] == sc["value"] == "C"
         assert row["verdict"] == GRADE[sc["value"]] == "B" and row["order"] == "AB" and row["status"] == "ok"
         assert row["instruction"] == s["input"]

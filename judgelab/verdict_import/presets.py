@@ -47,6 +47,27 @@ row and key named.
     ``completion[0]`` (raw text) and ``winner`` ("1"/"2", stored order; null when the
     authors' parser found none).  The verdict is the recorded winner, so the card
     reproduces the authors' ``statistics.json``; the replay backend serves the raw text.
+``inspect_ai``
+    inspect_ai eval logs, ``.eval`` (a zip of ``header.json`` and ``samples/*.json``) or ``.json``
+    (one object with ``eval``, ``results``, ``samples``), read by :mod:`~.inspect_log` (with
+    inspect_ai's ``read_eval_log`` when installed) as one record per sample and scorer.  A
+    model-graded score (``model_graded_qa``/``model_graded_fact``: ``value`` C/P/I, ``answer``,
+    ``explanation``) is a pointwise grade of the submission against the target: one game of the
+    pair (target, submission), the order the grading template shows them (``[Expert]`` then
+    ``[Submission]``), C = B (the submission holds), I = A, P = tie; any other value (a number, N)
+    is unparsed with its value kept in ``label``.  The judge is ``scorer/grader``, the grader being
+    the scorer's ``model`` parameter in ``results.scores`` or else the evaluated model (the
+    scorers' default); every scorer in the log is read (a deterministic ``match`` too, named so
+    in the judge).  The pair is ``task/sample id/epoch/run id`` (two runs grade two answers),
+    the item ``task/sample id``.  One game per pair: position is not identified.
+``rewardbench2``
+    RewardBench 2 ``results/eval-set-scores/<model>.json`` as ``scripts/run_v2.py`` writes it
+    (one object of columns: ``id``, ``subset``, ``num_correct``, ``scores``, ``text``,
+    ``results``, ``model``), read by :mod:`~.rewardbench2_log` as one record per chosen x rejected
+    completion of a prompt.  Stored A is the chosen completion (the gold), B the rejected; the
+    verdict is the higher reward (equal = tie), ``preference`` = sigmoid(reward B - reward A); a
+    NaN reward is unparsed.  The reward model is the judge.  One game per pair: a reward model
+    scores each completion alone, so position does not apply.
 ``judgelab``
     judgelab's verdict tables (``pairwise.VERDICT_COLUMNS``) and recorded verdict tables
     (``importer.RECORDED_COLUMNS``), parquet or CSV; a verdict table gets its texts from
@@ -205,7 +226,7 @@ PRESETS.add("inspect_ai", {
     "pair_id": {"concat": ["task", "sample_id", "epoch", {"first_of": ["run_id", {"const": "-"}]}], "sep": "/"},
     "item_id": {"concat": ["task", "sample_id"], "sep": "/"},
     "instruction": "input", "response_a": "target", "response_b": "answer",
-    "model_a": {"const": "target"}, "model_b": "eval_model", "category": "task",
+    "model_b": "eval_model", "category": "task",
     "verdict": {"label": "value", "text": "explanation", "values": _INSPECT_GRADES, "frame": "stored"},
     "require": ["task", "scorer", "sample_id", "value"],
     "optional": ["response_a"],
