@@ -105,6 +105,20 @@ def test_inspect_grader_named_in_the_scorer_params_is_the_judge(tmp_path):
     assert df["model_b"].iloc[0] == "openai/gpt-4o-mini"  # the graded model stays the eval's
 
 
+def test_inspect_scored_text_is_the_score_answer_else_the_sample_output(tmp_path):
+    """The grader saw the score's ``answer`` (what the scorer extracted); a scorer that records none
+    graded the sample's output."""
+    path = _derived_inspect(tmp_path, ["C", "I"])
+    doc = json.loads(path.read_text())
+    doc["samples"][0]["scores"]["model_graded_fact"]["answer"] = "the extracted answer"
+    del doc["samples"][1]["scores"]["model_graded_fact"]["answer"]
+    path.write_text(json.dumps(doc))
+    df = _import([path], "inspect_ai").sort_values("pair_id")
+    output = doc["samples"][1]["output"]["choices"][0]["message"]["content"]
+    assert list(df["response_b"]) == ["the extracted answer", output]
+    assert output.startswith("Yo,")
+
+
 def test_inspect_plain_reader_agrees_with_inspect_ai_when_installed():
     inspect_log = pytest.importorskip("inspect_ai.log")
     from judgelab.verdict_import import inspect_log as ours
