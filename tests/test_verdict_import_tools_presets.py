@@ -26,6 +26,7 @@ FIX = Path(__file__).parent / "fixtures" / "verdict_logs"
 INSPECT_JSON = FIX / "inspect_ai" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 INSPECT_EVAL = FIX / "inspect_ai" / "2024-11-05T13-32-37-05-00_input-task_hxs4q9azL3ySGkjJirypKZ.eval"
 RB2 = FIX / "rewardbench2" / "eval-set-scores" / "judgelab-fixture" / "tiny-reward-model.json"
+PF = FIX / "promptfoo" / "sample-export.json"
 GRADE = {"C": "B", "I": "A", "P": "tie"}
 
 
@@ -181,8 +182,48 @@ def test_rewardbench2_ties_prompts_pair_every_correct_with_every_incorrect(tmp_p
     assert set(rows["verdict"]) == {"A"}
 
 
+def test_promptfoo_rows_are_the_model_graded_assertions_the_file_states():
+    raw = json.loads(PF.read_text())
+    df = _import([PF], "promptfoo")
+    expected = [(r, j, c) for r in raw["results"]["results"]
+                for j, c in enumerate(r["gradingResult"]["componentResults"]) if c["assertion"]["type"] == "llm-rubric"]
+    assert len(df) == len(expected) == 4  # contains / cost / latency checks are not judgments
+    for (_, row), (r, j, c) in zip(df.iterrows(), expected, strict=True):
+        assert row["pair_id"] == f"{raw['evalId']}/{r['testIdx']}/{r['promptIdx']}/{r['provider']['id']}/{j}"
+        assert row["item_id"] == f"{raw['evalId']}/{r['testIdx']}"
+        assert row["judge"] == "llm-rubric/default" and row["model"] == "default"
+        assert row["model_b"] == r["provider"]["id"] and row["response_b"] == r["response"]["output"]
+        assert row["instruction"] == r["prompt"]["raw"] and row["category"] == c["assertion"]["value"]
+        assert row["verdict"] == ("B" if c["pass"] else "A") == "B" and row["raw_text"] == c["reason"]
+    # hand-checked against the file: test 1 through gpt-5 (promptIdx 0), its rubric component third
+    row = df.set_index("pair_id").loc["eval-WJi-2025-10-01T20:08:11/1/0/openai:gpt-5/2"]
+    assert row["response_b"].startswith("Because “single” is the trick")
+    assert row["raw_text"].startswith("The output explains that everyone on the boat is married")
+
+
+def test_promptfoo_fail_grader_select_best_and_failed_calls(tmp_path):
+    raw = json.loads(PF.read_text())
+    results = raw["results"]["results"]
+    results[0]["gradingResult"]["componentResults"][3]["pass"] = False
+    results[1]["gradingResult"]["componentResults"][3]["assertion"]["type"] = "select-best"
+    results[2]["testCase"]["options"]["provider"] = {"id": "anthropic:messages:claude-haiku-4-5"}
+    del results[3]["gradingResult"]
+    results[3]["failureReason"] = 2
+    results[3]["error"] = "API error: 500"
+    path = tmp_path / "output.json"
+    path.write_text(json.dumps(raw))
+    df = _import([path], "promptfoo").set_index("pair_id")
+    ev = raw["evalId"]
+    assert df.loc[f"{ev}/0/1/openai:gpt-5-mini/3", "verdict"] == "A"
+    assert df.loc[f"{ev}/0/0/openai:gpt-5/3", "judge"] == "select-best/default"
+    assert df.loc[f"{ev}/1/1/openai:gpt-5-mini/2", "judge"] == "llm-rubric/anthropic:messages:claude-haiku-4-5"
+    failed = df.loc[f"{ev}/1/0/openai:gpt-5/2"]  # the failed call: counted for its rubric judge, no verdict
+    assert failed["status"] == "error" and failed["verdict"] == "" and failed["raw_text"] == "API error: 500"
+    assert failed["judge"] == "llm-rubric/default"
+
+
 @pytest.mark.parametrize(("preset", "paths"), [("inspect_ai", [INSPECT_JSON, INSPECT_EVAL]),
-                                               ("rewardbench2", [RB2])])
+                                               ("rewardbench2", [RB2]), ("promptfoo", [PF])])
 def test_audit_with_the_preset_writes_a_card(preset, paths, tmp_path, capsys):
     out = tmp_path / "out"
     rc = cli.main(["audit", "--format", preset, *map(str, paths), "--out", str(out), "--resamples", "20"])
@@ -190,7 +231,7 @@ def test_audit_with_the_preset_writes_a_card(preset, paths, tmp_path, capsys):
     card = pd.read_csv(out / "bias_card.csv")
     assert len(card) > 0 and (out / "report.html").is_file()
     verdicts = pd.read_parquet(out / "verdicts.parquet")
-    assert len(verdicts) == (2 if preset == "inspect_ai" else 9)
+    assert len(verdicts) == {"inspect_ai": 2, "rewardbench2": 9, "promptfoo": 4}[preset]
 
 
 # ---- damaged files: one error line naming the file, exit 2 ------------------------------------------
@@ -207,6 +248,8 @@ def _damaged(kind: str, rng: np.random.Generator, root: Path) -> tuple[Path, str
     """A damaged copy of a fixture and the preset that reads it."""
     if kind.startswith("rb2"):
         src, preset = RB2, "rewardbench2"
+    elif kind.startswith("pf"):
+        src, preset = PF, "promptfoo"
     elif kind.startswith("eval"):
         src, preset = INSPECT_EVAL, "inspect_ai"
     else:
@@ -233,6 +276,28 @@ def _damaged(kind: str, rng: np.random.Generator, root: Path) -> tuple[Path, str
         key, bad = [("scores", [["x", 1.0]] * 3), ("num_correct", [0, 1, 1]), ("id", ["0"]),
                     ("scores", 5), ("num_correct", [1, 1, 7])][int(rng.integers(0, 5))]
         raw[key] = bad
+        path.write_text(json.dumps(raw))
+    elif kind == "pf-missing-key":
+        raw = json.loads(data)
+        choice = int(rng.integers(0, 3))
+        res = raw["results"]["results"][int(rng.integers(0, 4))]
+        if choice == 0:
+            del raw["results"]["results"]
+        elif choice == 1:
+            del res[str(rng.choice(["testIdx", "promptIdx", "provider"]))]
+        else:
+            del res["gradingResult"]["componentResults"][-1]["pass"]
+        path.write_text(json.dumps(raw))
+    elif kind == "pf-bad-value":
+        raw = json.loads(data)
+        res = raw["results"]["results"][int(rng.integers(0, 4))]
+        choice = int(rng.integers(0, 3))
+        if choice == 0:
+            res["gradingResult"]["componentResults"] = "llm-rubric"
+        elif choice == 1:
+            res["gradingResult"]["componentResults"][-1] = 7
+        else:
+            raw["results"] = [res]
         path.write_text(json.dumps(raw))
     elif kind == "json-missing-key":
         raw = json.loads(data)
@@ -263,7 +328,8 @@ def _damaged(kind: str, rng: np.random.Generator, root: Path) -> tuple[Path, str
 
 KINDS = ["json-truncate", "json-random-bytes", "json-flip-bytes", "json-wrong-type", "json-missing-key",
          "eval-truncate", "eval-random-bytes", "eval-flip-bytes", "eval-missing-key",
-         "rb2-truncate", "rb2-random-bytes", "rb2-flip-bytes", "rb2-wrong-type", "rb2-missing-key", "rb2-bad-value"]
+         "rb2-truncate", "rb2-random-bytes", "rb2-flip-bytes", "rb2-wrong-type", "rb2-missing-key", "rb2-bad-value",
+         "pf-truncate", "pf-random-bytes", "pf-flip-bytes", "pf-wrong-type", "pf-missing-key", "pf-bad-value"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

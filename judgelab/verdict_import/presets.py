@@ -248,6 +248,22 @@ PRESETS.add("rewardbench2", {
     "optional": ["response_a", "response_b", "category"],
 })
 
+# ``promptfoo``: records flattened by :mod:`judgelab.verdict_import.promptfoo_log` (one per model-graded
+# assertion result).  A grade is pointwise (the rubric holds for the output or not; select-best: this
+# output was picked), stored as one game of the pair (nothing, output) like inspect_ai's grades:
+# pass = B, fail = A, a call that failed before grading (pass null) = error.
+PRESETS.add("promptfoo", {
+    "format": "promptfoo",
+    "judge": {"concat": ["assertion_type", "grader"], "sep": "/"}, "model": "grader",
+    "pair_id": {"concat": ["eval_id", "test_idx", "prompt_idx", "provider", "component_idx"], "sep": "/"},
+    "item_id": {"concat": ["eval_id", "test_idx"], "sep": "/"},
+    "instruction": "prompt", "response_b": "output", "model_b": "provider", "category": "rubric",
+    "verdict": {"label": "pass", "text": "reason", "values": {"true": "B", "false": "A", "null": "error"},
+                "frame": "stored"},
+    "require": ["test_idx", "prompt_idx", "provider", "assertion_type", "pass"],
+    "optional": ["category", "instruction"],
+})
+
 PRESETS.add("judgelab", {
     "judge": "judge", "model": "model", "family": "family", "simulated": "simulated",
     "source_file": "source_file", "source_row": "source_row", "label": "label", "preference": "preference",

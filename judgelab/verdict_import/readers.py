@@ -30,7 +30,8 @@ SUFFIX_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv"
                   ".parquet": "parquet", ".pq": "parquet", ".eval": "inspect_ai"}
 #: formats read by their own module (``module:function`` yielding ``(row, record)``), imported when used
 RECORD_READERS = {"inspect_ai": "judgelab.verdict_import.inspect_log:iter_inspect_records",
-                  "rewardbench2": "judgelab.verdict_import.rewardbench2_log:iter_rewardbench2_records"}
+                  "rewardbench2": "judgelab.verdict_import.rewardbench2_log:iter_rewardbench2_records",
+                  "promptfoo": "judgelab.verdict_import.promptfoo_log:iter_promptfoo_records"}
 #: a compression suffix read through, before the format's suffix (``x.jsonl.gz``)
 COMPRESSED_SUFFIXES = (".gz",)
 _GZIP_MAGIC = b"\x1f\x8b"
