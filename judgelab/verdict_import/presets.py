@@ -68,6 +68,17 @@ row and key named.
     verdict is the higher reward (equal = tie), ``preference`` = sigmoid(reward B - reward A); a
     NaN reward is unparsed.  The reward model is the judge.  One game per pair: a reward model
     scores each completion alone, so position does not apply.
+``promptfoo``
+    promptfoo ``output.json`` (``promptfoo eval -o``; ``results.results[]``, one per test case,
+    prompt and provider), read by :mod:`~.promptfoo_log` as one record per model-graded
+    assertion result in ``gradingResult.componentResults`` (``llm-rubric``,
+    ``model-graded-closedqa``, ``factuality``, ``select-best``, ``g-eval``; checks such as
+    ``contains``, ``cost``, ``latency`` are no judgment and are not read).  A grade is pointwise:
+    one game of the pair (nothing, the output), ``pass`` true = B, false = A; ``select-best`` is
+    read the same way (this output was or was not picked), not as pairs.  A call that failed before
+    grading (no component results) gives one ``error`` row per model-graded assertion its test
+    asked for.  The judge is ``assertion type/grader`` (``testCase.options.provider``, else
+    ``default``), the graded model the provider, the category the rubric.
 ``judgelab``
     judgelab's verdict tables (``pairwise.VERDICT_COLUMNS``) and recorded verdict tables
     (``importer.RECORDED_COLUMNS``), parquet or CSV; a verdict table gets its texts from
