@@ -210,6 +210,7 @@ def test_promptfoo_fail_grader_select_best_and_failed_calls(tmp_path):
     del results[3]["gradingResult"]
     results[3]["failureReason"] = 2
     results[3]["error"] = "API error: 500"
+    results[3]["testCase"]["assert"].append({"type": "factuality", "value": "Everyone on the boat is married."})
     path = tmp_path / "output.json"
     path.write_text(json.dumps(raw))
     df = _import([path], "promptfoo").set_index("pair_id")
@@ -220,6 +221,9 @@ def test_promptfoo_fail_grader_select_best_and_failed_calls(tmp_path):
     failed = df.loc[f"{ev}/1/0/openai:gpt-5/2"]  # the failed call: counted for its rubric judge, no verdict
     assert failed["status"] == "error" and failed["verdict"] == "" and failed["raw_text"] == "API error: 500"
     assert failed["judge"] == "llm-rubric/default"
+    second = df.loc[f"{ev}/1/0/openai:gpt-5/3"]  # every model-graded assertion of the failed test
+    assert second["judge"] == "factuality/default" and second["status"] == "error"
+    assert df["source_row"].is_unique and sorted(df["source_row"]) == list(range(len(df)))
 
 
 @pytest.mark.parametrize(("preset", "paths"), [("inspect_ai", [INSPECT_JSON, INSPECT_EVAL]),
