@@ -167,8 +167,9 @@ FIXTURES = {
 
 
 def test_every_preset_has_a_fixture():
-    # arena_hard_v2 is tested on its real published records in tests/test_verdict_import_arena_hard_v2.py
-    assert set(PRESETS.names()) == set(FIXTURES) | {"judgelab", "arena_hard_v2"}
+    # arena_hard_v2 is tested on its real published records in tests/test_verdict_import_arena_hard_v2.py,
+    # inspect_ai, rewardbench2 and promptfoo (one game per pair, own readers) in tests/test_verdict_import_tools_presets.py
+    assert set(PRESETS.names()) == set(FIXTURES) | {"judgelab", "arena_hard_v2", "inspect_ai", "rewardbench2", "promptfoo"}
 
 
 @pytest.mark.parametrize("preset", sorted(FIXTURES))

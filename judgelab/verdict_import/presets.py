@@ -47,6 +47,38 @@ row and key named.
     ``completion[0]`` (raw text) and ``winner`` ("1"/"2", stored order; null when the
     authors' parser found none).  The verdict is the recorded winner, so the card
     reproduces the authors' ``statistics.json``; the replay backend serves the raw text.
+``inspect_ai``
+    inspect_ai eval logs, ``.eval`` (a zip of ``header.json`` and ``samples/*.json``) or ``.json``
+    (one object with ``eval``, ``results``, ``samples``), read by :mod:`~.inspect_log` (with
+    inspect_ai's ``read_eval_log`` when installed) as one record per sample and scorer.  A
+    model-graded score (``model_graded_qa``/``model_graded_fact``: ``value`` C/P/I, ``answer``,
+    ``explanation``) is a pointwise grade of the submission against the target: one game of the
+    pair (target, submission), the order the grading template shows them (``[Expert]`` then
+    ``[Submission]``), C = B (the submission holds), I = A, P = tie; any other value (a number, N)
+    is unparsed with its value kept in ``label``.  The judge is ``scorer/grader``, the grader being
+    the scorer's ``model`` parameter in ``results.scores`` or else the evaluated model (the
+    scorers' default); every scorer in the log is read (a deterministic ``match`` too, named so
+    in the judge).  The pair is ``task/sample id/epoch/run id`` (two runs grade two answers),
+    the item ``task/sample id``.  One game per pair: position is not identified.
+``rewardbench2``
+    RewardBench 2 ``results/eval-set-scores/<model>.json`` as ``scripts/run_v2.py`` writes it
+    (one object of columns: ``id``, ``subset``, ``num_correct``, ``scores``, ``text``,
+    ``results``, ``model``), read by :mod:`~.rewardbench2_log` as one record per chosen x rejected
+    completion of a prompt.  Stored A is the chosen completion (the gold), B the rejected; the
+    verdict is the higher reward (equal = tie), ``preference`` = sigmoid(reward B - reward A); a
+    NaN reward is unparsed.  The reward model is the judge.  One game per pair: a reward model
+    scores each completion alone, so position does not apply.
+``promptfoo``
+    promptfoo ``output.json`` (``promptfoo eval -o``; ``results.results[]``, one per test case,
+    prompt and provider), read by :mod:`~.promptfoo_log` as one record per model-graded
+    assertion result in ``gradingResult.componentResults`` (``llm-rubric``,
+    ``model-graded-closedqa``, ``factuality``, ``select-best``, ``g-eval``; checks such as
+    ``contains``, ``cost``, ``latency`` are no judgment and are not read).  A grade is pointwise:
+    one game of the pair (nothing, the output), ``pass`` true = B, false = A; ``select-best`` is
+    read the same way (this output was or was not picked), not as pairs.  A call that failed before
+    grading (no component results) gives one ``error`` row per model-graded assertion its test
+    asked for.  The judge is ``assertion type/grader`` (``testCase.options.provider``, else
+    ``default``), the graded model the provider, the category the rubric.
 ``judgelab``
     judgelab's verdict tables (``pairwise.VERDICT_COLUMNS``) and recorded verdict tables
     (``importer.RECORDED_COLUMNS``), parquet or CSV; a verdict table gets its texts from
@@ -190,6 +222,58 @@ PRESETS.add("llmbar", {
     "gold": {"label": "label", "values": {"1": "A", "2": "B"}},
     "games": [_llmbar_game("swap = False", "AB"), _llmbar_game("swap = True", "BA")],
     "require": ["input", "output_1", "output_2", "results"],
+})
+
+# ``inspect_ai``: records flattened by :mod:`judgelab.verdict_import.inspect_log` (one per sample and
+# scorer).  A model-graded score is a pointwise grade of the submission against the target, recorded
+# as one game of the pair (target, submission) in that order, the order of the grading template's
+# ``[Expert]`` / ``[Submission]``: C (correct) = the submission holds (B), I (incorrect) = it does
+# not (A), P (partial) = tie.  Any other value (a numeric score, N for no answer) is no verdict:
+# kept as unparsed with its label.  A scorer stating "A"/"B" is not in a published log, so not mapped.
+_INSPECT_GRADES = {"C": "B", "I": "A", "P": "tie"}
+
+PRESETS.add("inspect_ai", {
+    "format": "inspect_ai",
+    "judge": {"concat": ["scorer", "grader"], "sep": "/"}, "model": "grader",
+    "pair_id": {"concat": ["task", "sample_id", "epoch", {"first_of": ["run_id", {"const": "-"}]}], "sep": "/"},
+    "item_id": {"concat": ["task", "sample_id"], "sep": "/"},
+    "instruction": "input", "response_a": "target", "response_b": "answer",
+    "model_b": "eval_model", "category": "task",
+    "verdict": {"label": "value", "text": "explanation", "values": _INSPECT_GRADES, "frame": "stored"},
+    "require": ["task", "scorer", "sample_id", "value"],
+    "optional": ["response_a"],
+})
+
+# ``rewardbench2``: records expanded by :mod:`judgelab.verdict_import.rewardbench2_log` (one per chosen x
+# rejected completion of a prompt).  Stored A is the chosen completion, B the rejected one; the reward
+# model scores each completion alone, so the one game is AB and the verdict is the higher reward
+# (``scores``, A then B: preference = sigmoid(reward B - reward A)); the gold is A, the chosen one.
+PRESETS.add("rewardbench2", {
+    "format": "rewardbench2",
+    "judge": "model", "model": "model",
+    "pair_id": {"concat": ["id", "chosen_index", "rejected_index"], "sep": "/"},
+    "item_id": "id", "category": "subset",
+    "response_a": "text_chosen", "response_b": "text_rejected",
+    "verdict": {"scores": "scores"},
+    "gold": {"label": {"const": "chosen"}, "values": {"chosen": "A"}},
+    "require": ["id", "subset", "chosen_index", "rejected_index", "scores"],
+    "optional": ["response_a", "response_b", "category"],
+})
+
+# ``promptfoo``: records flattened by :mod:`judgelab.verdict_import.promptfoo_log` (one per model-graded
+# assertion result).  A grade is pointwise (the rubric holds for the output or not; select-best: this
+# output was picked), stored as one game of the pair (nothing, output) like inspect_ai's grades:
+# pass = B, fail = A, a call that failed before grading (pass null) = error.
+PRESETS.add("promptfoo", {
+    "format": "promptfoo",
+    "judge": {"concat": ["assertion_type", "grader"], "sep": "/"}, "model": "grader",
+    "pair_id": {"concat": ["eval_id", "test_idx", "prompt_idx", "provider", "component_idx"], "sep": "/"},
+    "item_id": {"concat": ["eval_id", "test_idx"], "sep": "/"},
+    "instruction": "prompt", "response_b": "output", "model_b": "provider", "category": "rubric",
+    "verdict": {"label": "pass", "text": "reason", "values": {"true": "B", "false": "A", "null": "error"},
+                "frame": "stored"},
+    "require": ["test_idx", "prompt_idx", "provider", "assertion_type", "pass"],
+    "optional": ["category", "instruction"],
 })
 
 PRESETS.add("judgelab", {

@@ -27,7 +27,11 @@ from typing import IO, Any
 from judgelab.io import InputError
 
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
-                  ".parquet": "parquet", ".pq": "parquet"}
+                  ".parquet": "parquet", ".pq": "parquet", ".eval": "inspect_ai"}
+#: formats read by their own module (``module:function`` yielding ``(row, record)``), imported when used
+RECORD_READERS = {"inspect_ai": "judgelab.verdict_import.inspect_log:iter_inspect_records",
+                  "rewardbench2": "judgelab.verdict_import.rewardbench2_log:iter_rewardbench2_records",
+                  "promptfoo": "judgelab.verdict_import.promptfoo_log:iter_promptfoo_records"}
 #: a compression suffix read through, before the format's suffix (``x.jsonl.gz``)
 COMPRESSED_SUFFIXES = (".gz",)
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -102,6 +106,11 @@ def iter_records(path: str | Path, fmt: str = "auto", records: tuple[Any, ...] =
     if p.is_dir():
         raise InputError(f"{p}: is a folder; give the files in it (or the folder as an input of the log list)")
     fmt = detect_format(p, fmt)
+    if fmt in RECORD_READERS:  # a tool's own log layout (inspect_ai, RewardBench 2): its reader module
+        import importlib
+        module, func = RECORD_READERS[fmt].split(":")
+        yield from getattr(importlib.import_module(module), func)(p)
+        return
     if fmt not in ("jsonl", "json", "csv", "tsv", "parquet"):
         raise InputError(f"{p}: unknown format {fmt!r}")
     if p.stat().st_size == 0 and fmt != "jsonl":
