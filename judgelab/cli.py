@@ -7,6 +7,7 @@
     judgelab audit --format llmbar result.json ... --out audit/
     judgelab leaderboard-length leaderboard.csv
     judgelab compare --format llmbar a/result.json b/result.json --judges A,B --out cmp/
+    judgelab power --format llmbar result.json --delta position_preference=0.1
     judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
 
 Config files are merged like Snakemake does (judge set first, then
@@ -196,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.compare.command import add_command as add_compare  # compare
 
     add_compare(sub)
+    from judgelab.bias_card.power import add_command as add_power  # power
+
+    add_power(sub)
     return p
 
 

@@ -1,0 +1,194 @@
+"""Probe sizes from power: how many items, pairs and games a card row needs to detect an effect δ.
+
+For every tested row of a pilot card (a log the user already has, or a planted pilot built from
+stated assumptions), the card's own minimum detectable effect is the distance from the null the
+row detects with the card's power at its level.  That distance shrinks as one over the square
+root of the number of independent clusters (items): every test of the card is a z- or t-test on an
+item-clustered standard error, whose variance is the per-item variance over the item count.  So
+the items needed for δ are
+
+    row items = pilot row items x (MDE_at_the_level_the_row_will_face / δ)^2
+
+(a row's items are those with a verdict it can use), and the probe's items, pairs and games
+follow from the pilot's items per row item, pairs per item and games per pair (the probe keeps
+the pilot's design: both orders, the same share of eligible verdicts).
+
+The level a row faces: the card decides each family row on Holm-adjusted p-values, and its MDE is
+stated at alpha/m (m = the family's size).  Holm rejects the strongest rows first; rows the pilot
+already detects (accuracy against chance, an obvious bias) will be rejected before the row asked
+about, so that row faces alpha/(m - r), r = the other rows detected in the pilot.  ``multiplicity
+none`` is alpha.  Why by hand: statsmodels' power classes solve one test at a time with a known
+variance; the card's rows need their own clustered variance, which only the card computes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+from judgelab.bias_card.card import CardSettings, bias_card
+
+COLUMNS = ["judge", "metric", "delta", "pilot_estimate", "null_value", "pilot_items", "pilot_mde", "level",
+           "items_needed", "pairs_needed", "games_needed", "reason"]
+
+
+def _family_size(text: str) -> int:
+    m = re.match(r"\w+ over (\d+) tests", str(text))
+    return int(m.group(1)) if m else 1
+
+
+class _Default(dict):
+    """{metric: δ} with a δ for every other metric."""
+
+    def __init__(self, default: float, given: dict[str, float]) -> None:
+        super().__init__(given)
+        self.default = default
+
+    def get(self, key, fallback=None):  # type: ignore[no-untyped-def, override]
+        return super().get(key, self.default)
+
+
+def _z_sum(level: float, power: float) -> float:
+    return float(norm.ppf(1 - level / 2) + norm.ppf(power))
+
+
+def _t_sum(level: float, power: float, df: float) -> float:
+    return float(student_t.ppf(1 - level / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
+
+
+def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings: CardSettings | None = None,
+                *, view: str = "lenient") -> pd.DataFrame:
+    """Per judge and tested card row: the items, pairs and games to detect ``deltas`` (one δ for every
+    row, or {metric: δ}) at the card's alpha and power (module docstring)."""
+    s = settings or CardSettings()
+    card = bias_card(pilot, s)
+    card = card[(card["view"] == view) & card["p_value"].notna() & card["estimable"].astype(bool)
+                & card["identified"].astype(bool)]
+    rows = []
+    for judge, g in card.groupby("judge", sort=True):
+        t = pilot[pilot["judge"].astype(str) == str(judge)]
+        items = t["item_id"].astype(str).nunique()
+        pairs = t["pair_id"].astype(str).nunique()
+        pairs_per_item, games_per_pair = pairs / items, len(t) / pairs
+        effect = (g["estimate"] - g["null_value"]).abs().to_numpy(float)
+        mdes = g["mde"].to_numpy(float)
+        k_pilot = g["n_items"].to_numpy(float)
+        for i, r in enumerate(g.itertuples()):
+            delta = deltas.get(r.metric) if isinstance(deltas, dict) else float(deltas)
+            if delta is None:
+                continue
+            m = _family_size(r.test_family) if s.multiplicity != "none" else 1
+            row = {"judge": judge, "metric": r.metric, "delta": delta, "pilot_estimate": r.estimate,
+                   "null_value": r.null_value, "pilot_items": int(r.n_items), "pilot_mde": r.mde, "level": np.nan,
+                   "items_needed": np.nan, "pairs_needed": np.nan, "games_needed": np.nan, "reason": ""}
+            if not (delta > 0 and math.isfinite(r.mde) and r.mde > 0):
+                row["reason"] = "no finite MDE in the pilot" if delta > 0 else "delta must be positive"
+                rows.append(row)
+                continue
+            # Holm's step-down: the other rows whose pilot effect the probe itself would detect are
+            # rejected first; the size and that count settle in a few rounds
+            level, need = s.alpha / m, float(r.n_items)
+            for _ in range(4):
+                scale = np.sqrt(need / np.maximum(k_pilot, 1))
+                others = int(np.count_nonzero(np.delete(np.nan_to_num(effect) >= np.nan_to_num(mdes, nan=np.inf) / scale, i)))
+                level = s.alpha / max(1, m - others) if m > 1 else s.alpha
+                # the card's MDE is a normal approximation; its tests are t-tests on the items, which
+                # at a probe's size need a little more (Student's t on items - 1 df)
+                mde = r.mde * _t_sum(level, s.power, need - 1) / _z_sum(s.alpha / m, s.power)
+                need = max(1.0, math.ceil(r.n_items * (mde / delta) ** 2))
+            # the row's items are those with an eligible verdict (a length row: pairs whose lengths
+            # differ enough); the probe needs as many more items as the pilot had per eligible one
+            log_items = math.ceil(need * items / max(int(r.n_items), 1))
+            pairs = math.ceil(log_items * pairs_per_item)
+            row.update(level=level, items_needed=log_items, pairs_needed=pairs,
+                       games_needed=math.ceil(pairs * games_per_pair))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def assumed_pilot(assume: dict[str, float], *, n_items: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A planted pilot from stated assumptions (:class:`~judgelab.bias_card.planted.PlantedJudge`
+    fields: accuracy, tie, fail and the biases), both orders of two pairs per item; marked simulated."""
+    import dataclasses
+
+    from judgelab.bias_card.planted import PlantedJudge, planted_log
+    from judgelab.config import ConfigError
+
+    known = {f.name for f in dataclasses.fields(PlantedJudge)} - {"family"}
+    bad = sorted(set(assume) - known)
+    if bad:
+        raise ConfigError(f"--assume: unknown {', '.join(bad)}; known: {', '.join(sorted(known))}")
+    try:
+        judge = PlantedJudge(**assume)
+    except ValueError as exc:
+        raise ConfigError(f"--assume: {exc}") from None
+    return planted_log(judge, n_items=n_items, seed=seed, judge="assumed")
+
+
+def _pairs(values: list[str] | None, what: str) -> dict[str, float]:
+    from judgelab.config import ConfigError
+
+    out: dict[str, float] = {}
+    for v in values or []:
+        for part in v.split(","):
+            key, eq, num = part.partition("=")
+            try:
+                out[key.strip() if eq else "*"] = float(num if eq else key)
+            except ValueError:
+                raise ConfigError(f"{what}: {part!r} is not NUMBER or NAME=NUMBER") from None
+    return out
+
+
+def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
+    from judgelab.bias_card.settings import from_args
+    from judgelab.config import ConfigError
+    from judgelab.io import write_table
+
+    s = from_args(CardSettings, args)
+    deltas = _pairs(args.delta, "--delta")
+    if not deltas:
+        raise ConfigError("--delta: give the effect to detect, one for every row (0.1) or per metric "
+                          "(position_preference=0.15)")
+    if args.files and args.assume:
+        raise ConfigError("give a pilot log (FILES with --format/--mapping) or --assume, not both")
+    if args.files:
+        from judgelab.verdict_import.cli import verdicts_from_args
+
+        pilot, source = verdicts_from_args(args, texts=False), "pilot log"
+    else:
+        pilot = assumed_pilot(_pairs(args.assume, "--assume"), n_items=args.assume_items, seed=s.seed)
+        source = f"assumed (a simulated pilot of {args.assume_items} items)"
+    default = deltas.pop("*", None)
+    table = probe_sizes(pilot, deltas if default is None else _Default(default, deltas), s)
+    table.insert(0, "source", source)
+    if args.out:
+        write_table(table, args.out)
+    with pd.option_context("display.width", 200, "display.max_rows", 200):
+        print(table.drop(columns=["source"]).round(4).to_string(index=False))
+    print(f"\nsource: {source}; alpha {s.alpha}, power {s.power}, multiplicity {s.multiplicity}")
+    return 0
+
+
+def add_command(sub) -> None:  # type: ignore[no-untyped-def]
+    from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+
+    p = sub.add_parser("power", help="items, pairs and games a probe needs to detect an effect, per card row")
+    p.add_argument("files", nargs="*", help="a pilot log (as for audit); or use --assume")
+    p.add_argument("--format", help="log format preset")
+    p.add_argument("--mapping", help="YAML mapping")
+    p.add_argument("--table", action="append", metavar="NAME=PATH", help="side table, as for audit")
+    p.add_argument("--judge", help="judge name when the log does not name it")
+    p.add_argument("--family", help="judge model family when it cannot be inferred")
+    p.add_argument("--delta", action="append", required=True,
+                   help="effect to detect on each row's scale: NUMBER for every row, or METRIC=NUMBER (repeatable)")
+    p.add_argument("--assume", action="append", help="no pilot: a simulated one with these judge rates, e.g. "
+                                                     "accuracy=0.8,tie=0.05,fail=0.02")
+    p.add_argument("--assume-items", type=int, default=600, help="items of the simulated pilot (default 600)")
+    p.add_argument("--out", help="also write the table here (.csv or .parquet)")
+    add_setting_arguments(CardSettings, p)
+    p.set_defaults(fn=cmd_power)
