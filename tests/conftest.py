@@ -33,3 +33,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     name a long file picked up last leaves one worker alone for minutes.  The sort is stable,
     so the order within each group is the collection order (the same on every worker)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Files the columnar verdict reader read to the end (the rest went back to the record path)."""
+    from judgelab.verdict_import import columnar
+
+    done: list[str] = []
+    real = columnar.read_file
+
+    def spy(path, *a, **k):  # type: ignore[no-untyped-def]
+        out = real(path, *a, **k)
+        done.append(Path(path).name)
+        return out
+
+    monkeypatch.setattr(columnar, "read_file", spy)
+    return done

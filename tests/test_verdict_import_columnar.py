@@ -21,21 +21,6 @@ from tests.test_verdict_import_stream import _judgebench_log
 FIXTURES = Path(__file__).parent / "fixtures" / "verdict_logs" / "judgebench"
 
 
-@pytest.fixture
-def taken(monkeypatch):
-    """Files the columnar reader read to the end (the rest went back to the record path)."""
-    done: list[str] = []
-    real = columnar.read_file
-
-    def spy(path, *a, **k):
-        out = real(path, *a, **k)
-        done.append(Path(path).name)
-        return out
-
-    monkeypatch.setattr(columnar, "read_file", spy)
-    return done
-
-
 def _both(files, mapping, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
     fast = import_verdicts(files, mapping, texts=False, **kw)
     slow = import_verdicts(files, mapping, texts=False, columnar=False, **kw)

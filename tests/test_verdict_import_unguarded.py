@@ -18,24 +18,8 @@ import pandas as pd
 import pytest
 
 from judgelab.features import text_feature_arrays
-from judgelab.verdict_import import columnar
 from judgelab.verdict_import.importer import import_verdicts
 from judgelab.verdict_import.mapping import build_mapping
-
-
-@pytest.fixture
-def taken(monkeypatch):
-    """Files the columnar reader read to the end (the rest went back to the record path)."""
-    done: list[str] = []
-    real = columnar.read_file
-
-    def spy(path, *a, **k):
-        out = real(path, *a, **k)
-        done.append(Path(path).name)
-        return out
-
-    monkeypatch.setattr(columnar, "read_file", spy)
-    return done
 
 
 def _both(f: Path, mapping) -> tuple[pd.DataFrame, pd.DataFrame]:

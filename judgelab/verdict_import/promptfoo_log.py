@@ -25,12 +25,12 @@ Bad input raises :class:`~judgelab.io.InputError` naming the file, the result an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from judgelab.io import InputError
+from judgelab.verdict_import.readers import load_json_object
 
 #: assertion types graded by a model (promptfoo's "model-graded metrics"); the others are checks
 MODEL_GRADED = frozenset({"llm-rubric", "model-graded-closedqa", "factuality", "model-graded-factuality",
@@ -38,16 +38,7 @@ MODEL_GRADED = frozenset({"llm-rubric", "model-graded-closedqa", "factuality", "
 
 
 def _load(p: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(p.read_bytes())
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (offset {exc.start}); is this a promptfoo output.json?") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{p}: not valid JSON ({type(exc).__name__}: {exc}); is the file complete?") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{p}: format 'promptfoo' expects one JSON object (evalId, results, ...), "
-                         f"got a {type(doc).__name__}")
-    return doc
+    return load_json_object(p, "promptfoo", "evalId, results, ...")
 
 
 def _grader(test_case: Any) -> str:

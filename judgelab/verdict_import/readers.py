@@ -145,6 +145,21 @@ def _loads(text: str, where: object, *, whole: bool = False) -> Any:
         raise InputError(f"{where}: JSON nested too deeply to read; flatten the record{'s' if whole else ''}") from None
 
 
+def load_json_object(p: Path, fmt: str, expects: str) -> dict[str, Any]:
+    """A whole JSON file that is one object (a tool's own log layout: promptfoo's ``output.json``,
+    a RewardBench 2 scores file); anything else is one line naming the file and what ``fmt``
+    expects there (``expects``: its keys, for the message)."""
+    try:
+        doc = json.loads(p.read_bytes())
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (offset {exc.start}); is this a {fmt} file?") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"{p}: not valid JSON ({type(exc).__name__}: {exc}); is the file complete?") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{p}: format {fmt!r} expects one JSON object ({expects}), got a {type(doc).__name__}")
+    return doc
+
+
 def _jsonl_records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)``; a malformed line names the file and line."""
     first = True  # the first line with text

@@ -22,29 +22,20 @@ Bad input raises :class:`~judgelab.io.InputError` naming the file, the column or
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from judgelab.io import InputError
+from judgelab.verdict_import.readers import load_json_object
 
 #: the columns every scores file has (``text`` is read when present)
 COLUMNS = ("id", "subset", "num_correct", "scores")
 
 
 def _load(p: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(p.read_bytes())
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (offset {exc.start}); is this a RewardBench 2 scores file?") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{p}: not valid JSON ({type(exc).__name__}: {exc}); is the file complete?") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{p}: format 'rewardbench2' expects one JSON object of columns "
-                         f"(id, subset, num_correct, scores, ...), got a {type(doc).__name__}")
-    return doc
+    return load_json_object(p, "rewardbench2", "of columns id, subset, num_correct, scores, ...")
 
 
 def iter_rewardbench2_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
