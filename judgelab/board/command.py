@@ -30,7 +30,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.board.length_controlled import read_gamed_csv, read_lc_weights
     from judgelab.board.table import BoardSettings, leaderboard
     from judgelab.config import ConfigError
-    from judgelab.io import staged_folder
+    from judgelab.io import formula_safe, staged_folder
     from judgelab.verdict_import.cli import side_tables, verdicts_from_args
 
     if not 0 < args.alpha < 1:
@@ -70,9 +70,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             first = board.table.loc[board.table[c].ne("ok"), c].iloc[0]
             notes.append(f"{c}: {k} model(s) without a number ({first})")
     with staged_folder(args.out) as tmp:
-        board.table.to_csv(tmp / "leaderboard.csv", index=False)
-        board.flips.to_csv(tmp / "rank_flips.csv", index=False)
-        board.judges.to_csv(tmp / "judges.csv", index=False)
+        # model and judge names from the logs: a cell a spreadsheet would run as a formula is quoted
+        formula_safe(board.table).to_csv(tmp / "leaderboard.csv", index=False)
+        formula_safe(board.flips).to_csv(tmp / "rank_flips.csv", index=False)
+        formula_safe(board.judges).to_csv(tmp / "judges.csv", index=False)
         if board.style is not None:
             from judgelab.board.style_control import reference_dict
 
@@ -96,7 +97,10 @@ def add_command(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
     add_log_arguments(p)
-    p.add_argument("--out", required=True, help="output folder (replaced whole)")
+    p.add_argument("--out", required=True, help="output folder (a judgelab set, replaced whole; new or empty)")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out even when it holds files judgelab did not write")
+    p.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
     p.add_argument("--title", help="title of the figure")
     p.add_argument("--baseline", help="score against this model (default: the one in every game, else the most "
                                       "frequent)")
