@@ -133,7 +133,7 @@ def check_out(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLik
     real = dest.resolve()
     cwd = Path.cwd().resolve()
     if real == cwd or real in cwd.parents:
-        raise OutputRefused(f"--out {shown} is the current folder{'' if real == cwd else ' or holds it'}; the set "
+        raise OutputRefused(f"--out {shown} {'is' if real == cwd else 'holds'} the current folder; the set "
                             f"replaces its folder whole, so name a subfolder (e.g. --out {Path(shown) / 'out'})")
     for raw in inputs:
         inp = Path(os.path.abspath(raw)).resolve()
@@ -191,7 +191,11 @@ def _acquire(dest: Path) -> tuple[int, Path]:
     lock = dest.parent / f".{dest.name}.lock"
     said = False
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+        except OSError as exc:  # /proc, a read-only mount: no staging folder could be made there either
+            raise OutputRefused(f"--out {dest}: cannot write beside it in {lock.parent} ({exc.strerror}); "
+                                f"write it elsewhere") from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -214,6 +218,13 @@ def _acquire(dest: Path) -> tuple[int, Path]:
             os.close(fd)
             raise
         os.close(fd)
+
+
+def _make_parent(dest: Path) -> None:
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputRefused(f"--out {dest}: cannot make its parent folder ({exc.strerror}); write it elsewhere") from None
 
 
 def _release(fd: int, lock: Path) -> None:
@@ -250,7 +261,7 @@ def out_guard(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLik
     :func:`staged_folder` of ``path`` inside takes ``inputs``, ``force`` and ``command`` from here."""
     check_out(path, inputs=inputs, force=force)  # before waiting: a refusal needs no lock
     dest = Path(os.path.abspath(path))
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    _make_parent(dest)
     fd, lock = _acquire(dest)
     try:
         check_out(path, inputs=inputs, force=force)  # again: the run we waited for may have changed it
@@ -283,7 +294,7 @@ def staged_folder(path: str | os.PathLike[str], *, force: bool = False, command:
         yield from _staged(dest, force=guard.force, command=command or guard.command, inputs=guard.inputs)
         return
     check_out(path, force=force)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    _make_parent(dest)
     fd, lock = _acquire(dest)
     try:
         yield from _staged(dest, force=force, command=command, inputs=())
