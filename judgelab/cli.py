@@ -98,10 +98,16 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from judgelab.roles import check_roles
+    from judgelab.roles import check_log_formats, check_roles, missing_key_lines
 
     config = _config(args, references=True)  # every name that must name a judge, set, run or detector
+    check_log_formats(config)
     simulated_roles = check_roles(config)  # a real run with a simulated role fails here, as in the DAG
+    missing = [] if args.offline else missing_key_lines(config)
+    if missing:
+        for line in missing:
+            print(f"judgelab: error: {line}", file=sys.stderr)
+        return 2
     names = [d["name"] for d in config["judges"]]
     print(f"config OK: {len(names)} judges ({', '.join(names)})")
     if simulated_roles:
@@ -261,8 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "where a run from this directory writes it)")
     c.set_defaults(fn=cmd_cache_stats)
 
-    v = sub.add_parser("check-config", help="validate the merged config")
+    v = sub.add_parser("check-config", help="validate the merged config (and that the judges' API keys are set)")
     with_config(v)
+    v.add_argument("--offline", action="store_true",
+                   help="skip the check that every API key variable the judges need is set")
     v.set_defaults(fn=cmd_check_config)
 
     b = sub.add_parser("backends", help="list registered backends (with their traits) and prompt templates")
