@@ -195,8 +195,9 @@ class CallCache:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
+            if isinstance(exc, sqlite3.OperationalError | sqlite3.ProgrammingError | sqlite3.IntegrityError
+                          | sqlite3.DataError | sqlite3.NotSupportedError):
+                raise  # a lock, or a fault of the caller's values: not damage to the file
             from judgelab.io import InputError
 
             self._conn.close()
