@@ -100,9 +100,10 @@ def _entries(folder: Path) -> list[str]:
     return sorted(e for e in out if e != SET_MANIFEST)
 
 
-def foreign_entry(folder: str | os.PathLike[str]) -> str | None:
+def foreign_entry(folder: str | os.PathLike[str], *, ours: Sequence[str] = ()) -> str | None:
     """The first entry of an existing ``folder`` that judgelab did not write (not listed in its
-    :data:`SET_MANIFEST`), or None when every entry is listed (an empty or missing folder too)."""
+    :data:`SET_MANIFEST`, nor in ``ours``: files the command itself keeps there while it works),
+    or None when every entry is listed (an empty or missing folder too)."""
     dest = Path(folder)
     if not dest.is_dir():
         return None
@@ -113,11 +114,12 @@ def foreign_entry(folder: str | os.PathLike[str]) -> str | None:
             listed = {str(e) for e in manifest["entries"]}
     except (OSError, ValueError):
         pass  # no manifest (or not one judgelab wrote): every entry counts as the user's
+    listed |= set(ours)
     return next((e for e in _entries(dest) if e not in listed), None)
 
 
 def check_out(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
-              force: bool = False) -> Path:
+              force: bool = False, ours: Sequence[str] = ()) -> Path:
     """Refuse an ``--out`` folder judgelab must not replace, before anything is read or written.
 
     Refused, each with one line (an :class:`OutputRefused`): an existing file; the current folder
@@ -158,7 +160,7 @@ def check_out(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLik
         raise OutputRefused(f"--out {shown}: {where} is not writable (the set is staged beside it, then renamed "
                             f"into place); write it elsewhere")
     if not force:
-        foreign = foreign_entry(dest)
+        foreign = foreign_entry(dest, ours=ours)
         if foreign is not None:
             raise OutputRefused(f"--out {shown} holds {foreign!r}, which judgelab did not write; the set would "
                                 f"replace the folder whole: choose another --out, or add --force to replace it")
@@ -273,7 +275,8 @@ def out_guard(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLik
 
 
 @contextmanager
-def staged_folder(path: str | os.PathLike[str], *, force: bool = False, command: str | None = None) -> Iterator[Path]:
+def staged_folder(path: str | os.PathLike[str], *, force: bool = False, command: str | None = None,
+                  ours: Sequence[str] = ()) -> Iterator[Path]:
     """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole.
 
     Only a folder judgelab wrote is replaced (:func:`check_out`: every entry listed in its
@@ -287,25 +290,27 @@ def staged_folder(path: str | os.PathLike[str], *, force: bool = False, command:
     Where that call is missing, two renames do it: the old folder aside, the new one into place
     (a kill between them leaves the old set under ``.<name>.old-<pid>-*/set`` and nothing at
     ``path``).  Staging folders of a dead run (their names carry its pid) are removed by the next
-    run.  The folder gets the umask's mode, as ``mkdir`` would."""
+    run.  The folder gets the umask's mode, as ``mkdir`` would.  ``ours``: entries the command
+    itself keeps in ``path`` while it works (a call cache), not counted as a user's."""
     dest = Path(os.path.abspath(path))
     guard = _GUARDS.get(dest)
     if guard is not None:
-        yield from _staged(dest, force=guard.force, command=command or guard.command, inputs=guard.inputs)
+        yield from _staged(dest, force=guard.force, command=command or guard.command, inputs=guard.inputs, ours=ours)
         return
-    check_out(path, force=force)
+    check_out(path, force=force, ours=ours)
     _make_parent(dest)
     fd, lock = _acquire(dest)
     try:
-        yield from _staged(dest, force=force, command=command, inputs=())
+        yield from _staged(dest, force=force, command=command, inputs=(), ours=ours)
     finally:
         _release(fd, lock)
 
 
-def _staged(dest: Path, *, force: bool, command: str | None, inputs: Sequence[str]) -> Iterator[Path]:
+def _staged(dest: Path, *, force: bool, command: str | None, inputs: Sequence[str],
+            ours: Sequence[str] = ()) -> Iterator[Path]:
     import shutil
 
-    check_out(dest, inputs=inputs, force=force)
+    check_out(dest, inputs=inputs, force=force, ours=ours)
     _clean_stale(dest)
     stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.staging-{os.getpid()}-"))
     os.chmod(stage, 0o777 & ~current_umask())

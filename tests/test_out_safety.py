@@ -281,3 +281,15 @@ def test_bias_card_csv_holds_no_formula(tmp_path):
     cells = pd.read_csv(tmp_path / "a" / "bias_card.csv", dtype=str, keep_default_na=False)
     assert set(cells["judge"]) == {"'=HYPERLINK(\"x\")"}
     assert set(read_table(tmp_path / "a" / "bias_card.csv")["judge"]) == {"=HYPERLINK(\"x\")"}
+
+
+def test_the_mt_bench_demonstration_refuses_a_users_folder_before_opening_its_cache(tmp_path):
+    from judgelab.bias_card import mtbench_humans
+
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit) as exit_:
+        mtbench_humans.main(["--out", str(out), "--max-pairs", "4"])
+    assert "holds 'notes.txt', which judgelab did not write" in str(exit_.value.code)
+    assert _hashes(tmp_path) == {"demo": "dir", "demo/notes.txt": hashlib.sha256(b"mine").hexdigest()}
