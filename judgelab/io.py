@@ -455,10 +455,15 @@ def formula_safe(df: pd.DataFrame) -> pd.DataFrame:
         col = df[c]
         if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
             continue
-        hit = col.map(lambda v: isinstance(v, str) and _FORMULA.match(v) is not None)
+        values = col.astype(object)  # a categorical column too (its cells are written as text)
+        try:
+            hit = values.str.match(_FORMULA.pattern)  # vectorised; a cell that is no string is NaN
+        except AttributeError:  # no string cell at all
+            continue
+        hit = hit.fillna(False).astype(bool)
         if hit.any():
             out = df.copy(deep=False) if out is None else out
-            out[c] = col.where(~hit.astype(bool), "'" + col.astype(object).where(hit.astype(bool), ""))
+            out[c] = values.where(~hit, values.map(lambda v: "'" + v if isinstance(v, str) else v))
     return df if out is None else out
 
 

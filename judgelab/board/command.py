@@ -97,7 +97,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
     add_log_arguments(p)
-    p.add_argument("--out", required=True, help="output folder (a judgelab set, replaced whole; new or empty)")
+    p.add_argument("--out", required=True, help="output folder (replaced whole)")
     p.add_argument("--force", action="store_true",
                    help="replace --out even when it holds files judgelab did not write")
     p.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
