@@ -38,7 +38,7 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +148,19 @@ def _redact(url: str) -> str:
     return re.sub(r"(://[^/:@]*:)[^/@]*@", r"\1***@", url)
 
 
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A cache method whose damaged-file error is :meth:`CallCache._readable`'s one line: random
+    bytes inside a valid file pass the open and fail only at the first query that meets them."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self: CallCache, *args: Any, **kwargs: Any) -> Any:
+        with self._readable():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class CallCache:
     """SQLite-backed cache of judge calls. Safe to open from many processes on one host.
 
@@ -182,8 +195,9 @@ class CallCache:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
+            if isinstance(exc, sqlite3.OperationalError | sqlite3.ProgrammingError | sqlite3.IntegrityError
+                          | sqlite3.DataError | sqlite3.NotSupportedError):
+                raise  # a lock, or a fault of the caller's values: not damage to the file
             from judgelab.io import InputError
 
             self._conn.close()
@@ -215,10 +229,12 @@ class CallCache:
         self.close()
 
     # -- reads --------------------------------------------------------------------
+    @_guarded
     def get(self, key: str) -> CachedCall | None:
         row = self._conn.execute(_SELECT + " WHERE key = ?", (key,)).fetchone()
         return _to_call(row) if row else None
 
+    @_guarded
     def get_many(self, keys: Sequence[str]) -> dict[str, CachedCall]:
         out: dict[str, CachedCall] = {}
         uniq = list(dict.fromkeys(keys))
@@ -230,9 +246,11 @@ class CallCache:
                 out[call.key] = call
         return out
 
+    @_guarded
     def __contains__(self, key: str) -> bool:
         return self._conn.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None
 
+    @_guarded
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
 
@@ -240,10 +258,17 @@ class CallCache:
         q, args = _SELECT, ()
         if judge is not None:
             q, args = q + " WHERE judge = ?", (judge,)
-        for row in self._conn.execute(q, args):
+        with self._readable():
+            rows = self._conn.execute(q, args)
+        while True:
+            with self._readable():
+                row = rows.fetchone()
+            if row is None:
+                return
             yield _to_call(row)
 
     # -- writes -------------------------------------------------------------------
+    @_guarded
     def put_many(self, calls: Iterable[tuple[CachedCall, dict[str, Any]]]) -> int:
         """Store answered calls (with their request dicts); first answer wins."""
         now = time.time()
@@ -271,6 +296,7 @@ class CallCache:
 
         return self._write(fn)
 
+    @_guarded
     def record_failures(self, failures: Iterable[tuple[str, str, str, str, str]]) -> None:
         """Record ``(key, judge, backend, model, error)`` tuples."""
         now = time.time()
@@ -284,6 +310,7 @@ class CallCache:
                 )
             )
 
+    @_guarded
     def record_run(
         self, *, judge: str, backend: str, model: str, label: str | None, requested: int,
         hits: int, new_calls: int, failures: int, started_at: float,
@@ -297,6 +324,7 @@ class CallCache:
             )
         )
 
+    @_guarded
     def request(self, key: str) -> dict[str, Any] | None:
         """The stored request of a call (for audits), or None if the key is not cached."""
         row = self._conn.execute("SELECT request_json FROM calls WHERE key = ?", (key,)).fetchone()

@@ -21,6 +21,7 @@ import argparse
 import errno
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pandas as pd
 
@@ -99,10 +100,16 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from judgelab.roles import check_roles
+    from judgelab.roles import check_log_formats, check_roles, missing_key_lines
 
     config = _config(args, references=True)  # every name that must name a judge, set, run or detector
+    check_log_formats(config)
     simulated_roles = check_roles(config)  # a real run with a simulated role fails here, as in the DAG
+    missing = [] if args.offline else missing_key_lines(config)
+    if missing:
+        for line in missing:
+            print(f"judgelab: error: {line}", file=sys.stderr)
+        return 2
     names = [d["name"] for d in config["judges"]]
     print(f"config OK: {len(names)} judges ({', '.join(names)})")
     if simulated_roles:
@@ -144,8 +151,101 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for a misspelt subcommand or choice (Python 3.11's argparse
+    has none), on one line."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            known = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1), known, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
+            self.exit(2, f"{self.prog}: error: invalid choice {m.group(1)!r}; {hint}\n")
+        super().error(message)
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> NoReturn:
+    """One line for arguments no option of the subcommand takes, with the closest option for each."""
+    import difflib
+
+    sub = _subcommands(parser).get(getattr(args, "cmd", None) or "", parser)
+    options = [s for a in sub._actions for s in a.option_strings]
+    parts = []
+    for token in extra:
+        close = difflib.get_close_matches(token.split("=", 1)[0], options, n=1, cutoff=0.6) \
+            if token.startswith("-") else []
+        parts.append(f"{token} (did you mean {close[0]}?)" if close else token)
+    sub.exit(2, f"{sub.prog}: error: unrecognized argument{'s' if len(extra) > 1 else ''}: {', '.join(parts)}\n")
+
+
+def _misspelt_flag(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Exit with one did-you-mean line for a ``--flag`` the subcommand does not have (and that
+    abbreviates none of its flags), before argparse parses: argparse would otherwise report a
+    required option as missing first (``--outt`` for ``--out``), or print its usage."""
+    import difflib
+
+    subs = _subcommands(parser)
+    name = next((t for t in argv if t in subs), None)
+    if name is None:
+        return
+    sub = subs[name]
+    options = [s for a in sub._actions for s in a.option_strings]
+    for token in argv[argv.index(name) + 1:]:
+        if token == "--":
+            return
+        flag = token.split("=", 1)[0]
+        if not flag.startswith("--") or any(o.startswith(flag) for o in options):
+            continue
+        close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+        if close:
+            sub.exit(2, f"{sub.prog}: error: unrecognized argument {flag}; did you mean {close[0]}?\n")
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+#: Options of the commands that name files or folders to read: ``--out`` may not be, hold or lie
+#: inside any of them (:func:`judgelab.io.check_out`).
+INPUT_OPTIONS = ("files", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
+                 "model_dir", "pairs")
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every input path the arguments name (``--table NAME=PATH`` by its path)."""
+    out: list[str] = []
+    for name in INPUT_OPTIONS:
+        value = getattr(args, name, None)
+        if value:
+            out.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    for spec in getattr(args, "table", None) or []:
+        _, sep, path = str(spec).partition("=")
+        if sep and path:
+            out.append(path)
+    return [p for p in out if "://" not in p]  # a server URL (postgresql://) is no path
+
+
+def absolute_data_root() -> None:
+    """Make ``$JUDGELAB_DATA`` absolute once, at start: a command that runs elsewhere (``plan``
+    works in a scratch folder) reads the folder the user named, relative to where they stood."""
+    import os
+
+    from judgelab.datasets.sources import ENV_VAR
+
+    value = os.environ.get(ENV_VAR)
+    if value and not Path(value).expanduser().is_absolute():
+        os.environ[ENV_VAR] = str(Path(value).expanduser().resolve())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="judgelab", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="judgelab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
 
     def with_config(sp: argparse.ArgumentParser) -> None:
@@ -169,8 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "where a run from this directory writes it)")
     c.set_defaults(fn=cmd_cache_stats)
 
-    v = sub.add_parser("check-config", help="validate the merged config")
+    v = sub.add_parser("check-config", help="validate the merged config (and that the judges' API keys are set)")
     with_config(v)
+    v.add_argument("--offline", action="store_true",
+                   help="skip the check that every API key variable the judges need is set")
     v.set_defaults(fn=cmd_check_config)
 
     b = sub.add_parser("backends", help="list registered backends (with their traits) and prompt templates")
@@ -205,20 +307,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from judgelab.datasets.sources import DataMissing
-    from judgelab.io import InputError
+    from judgelab.io import InputError, out_guard
     from judgelab.judges.base import BackendUnavailable
     from judgelab.plan import UnplannedRule
     from judgelab.registry import UnknownEntryError
     from judgelab.runner import TooManyErrors
 
-    args = build_parser().parse_args(argv)
+    absolute_data_root()
+    parser = build_parser()
+    _misspelt_flag(parser, list(sys.argv[1:] if argv is None else argv))
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognized(parser, args, extra)
     try:
+        if getattr(args, "out_folder", False):  # a set replacing a folder: refused or locked before any work
+            with out_guard(args.out, inputs=input_paths(args), force=args.force, command=args.cmd):
+                return int(args.fn(args))
         return int(args.fn(args))
+    except KeyboardInterrupt:
+        print("judgelab: interrupted; nothing was replaced", file=sys.stderr)
+        return 130
     except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors,
             UnplannedRule, FileNotFoundError) as exc:
         print(f"judgelab: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR):
+            where = exc.filename or getattr(args, "out", None) or "the output"
+            print(f"judgelab: error: {where}: {exc.strerror}; nothing was replaced (write elsewhere, or fix the "
+                  f"permissions)", file=sys.stderr)
+            return 2
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         where = exc.filename or getattr(args, "out", None) or "the output"

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,35 +68,261 @@ def _exchange(a: Path, b: Path) -> bool:
     return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-@contextmanager
-def staged_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole.
+#: The manifest every output set carries: the entries judgelab wrote into the folder and the
+#: command that wrote them.  A folder whose every entry is listed in its manifest is judgelab's to
+#: replace; any other entry is the user's, and ``--out`` refuses the folder (``--force`` overrides).
+SET_MANIFEST = ".judgelab-set.json"
 
-    A reader (or a run killed at any instant, ``kill -9`` included) sees either the old set of
-    files or the new one, never a mix: the staging folder is written whole, then swapped with the old one in one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux, then the old
-    set removed.  Where that call is missing, two renames do it: the old folder aside, the new one
-    into place (a kill between them leaves the old set under ``.<name>.old-*/set`` and nothing at
-    ``path``).  Staging folders a killed run left behind are removed by the next run.  ``path`` naming an existing file is an :class:`InputError`.
-    The folder gets the umask's mode, as ``mkdir`` would."""
+
+class OutputRefused(InputError):
+    """``--out`` names a folder judgelab must not replace (an input, a user's files, the cwd)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def _entries(folder: Path) -> list[str]:
+    """Every entry under ``folder`` as a relative POSIX path (folders end in ``/``), symlinks not followed."""
+    out: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        rel = Path(root).relative_to(folder)
+        for d in dirs:
+            path = rel / d
+            out.append(path.as_posix() + ("" if (Path(root) / d).is_symlink() else "/"))
+        out.extend((rel / f).as_posix() for f in files)
+    return sorted(e for e in out if e != SET_MANIFEST)
+
+
+def foreign_entry(folder: str | os.PathLike[str], *, ours: Sequence[str] = ()) -> str | None:
+    """The first entry of an existing ``folder`` that judgelab did not write (not listed in its
+    :data:`SET_MANIFEST`, nor in ``ours``: files the command itself keeps there while it works),
+    or None when every entry is listed (an empty or missing folder too)."""
+    dest = Path(folder)
+    if not dest.is_dir():
+        return None
+    listed: set[str] = set()
+    try:
+        manifest = json.loads((dest / SET_MANIFEST).read_text(encoding="utf-8"))
+        if isinstance(manifest, dict) and isinstance(manifest.get("entries"), list):
+            listed = {str(e) for e in manifest["entries"]}
+    except (OSError, ValueError):
+        pass  # no manifest (or not one judgelab wrote): every entry counts as the user's
+    listed |= set(ours)
+    return next((e for e in _entries(dest) if e not in listed), None)
+
+
+def check_out(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
+              force: bool = False, ours: Sequence[str] = ()) -> Path:
+    """Refuse an ``--out`` folder judgelab must not replace, before anything is read or written.
+
+    Refused, each with one line (an :class:`OutputRefused`): an existing file; the current folder
+    or one holding it (a set is staged beside ``--out``, and replacing the folder one stands in
+    would pull it from under the shell); a path that is, contains or lies inside an input (the
+    set would delete or write into the logs it was read from); a folder whose parent cannot take
+    the staging folder; and, unless ``force``, a folder holding an entry judgelab did not write.
+    Returns the absolute path."""
+    dest = Path(os.path.abspath(path))
+    shown = str(path)
+    if dest.exists() and not dest.is_dir():
+        raise OutputRefused(f"{shown}: exists and is a file; --out needs a folder (a new or an existing one)")
+    real = dest.resolve()
+    cwd = Path.cwd().resolve()
+    if real == cwd or real in cwd.parents:
+        raise OutputRefused(f"--out {shown} {'is' if real == cwd else 'holds'} the current folder; the set "
+                            f"replaces its folder whole, so name a subfolder (e.g. --out {Path(shown) / 'out'})")
+    for raw in inputs:
+        inp = Path(os.path.abspath(raw)).resolve()
+        if real == inp:
+            how = "is"
+        elif inp in real.parents:
+            how = "lies inside"
+        elif real in inp.parents:
+            how = "contains"
+        else:
+            continue
+        raise OutputRefused(f"--out {shown} {how} the input {raw}; the set replaces its folder whole, "
+                            f"so write it elsewhere (nothing was written)")
+    parent = real.parent
+    probe = parent
+    while not probe.exists() and probe.parent != probe:  # the nearest folder that exists takes the mkdir
+        probe = probe.parent
+    if not probe.is_dir():
+        raise OutputRefused(f"--out {shown}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK) or (dest.is_dir() and not os.access(dest, os.W_OK | os.X_OK)):
+        where = dest if dest.is_dir() and not os.access(dest, os.W_OK | os.X_OK) else probe
+        raise OutputRefused(f"--out {shown}: {where} is not writable (the set is staged beside it, then renamed "
+                            f"into place); write it elsewhere")
+    if not force:
+        foreign = foreign_entry(dest, ours=ours)
+        if foreign is not None:
+            raise OutputRefused(f"--out {shown} holds {foreign!r}, which judgelab did not write; the set would "
+                                f"replace the folder whole: choose another --out, or add --force to replace it")
+    return dest
+
+
+class _Guard:
+    """One held ``--out``: its lock file's descriptor and the options the command gave."""
+
+    def __init__(self, fd: int, lock: Path, inputs: tuple[str, ...], force: bool, command: str | None) -> None:
+        self.fd, self.lock, self.inputs, self.force, self.command = fd, lock, inputs, force, command
+
+
+#: ``--out`` folders this process holds (:func:`out_guard`), by absolute path: a staged folder
+#: inside the guard takes its options and does not lock again (a second ``flock`` on a new
+#: descriptor of the same file would wait on this process itself).
+_GUARDS: dict[Path, _Guard] = {}
+
+
+def _acquire(dest: Path) -> tuple[int, Path]:
+    """Lock ``.<name>.lock`` beside ``dest`` (``flock``), waiting for another run that holds it.
+
+    The holder writes its pid into the file, so a waiting run says once whom it waits for.  The
+    holder removes the file while it still holds it; a run that locked a file that was removed
+    meanwhile (the path now names another file, or none) locks again, so two runs never hold two
+    different files of one path."""
+    import fcntl
+    import sys
+
+    lock = dest.parent / f".{dest.name}.lock"
+    said = False
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+        except OSError as exc:  # /proc, a read-only mount: no staging folder could be made there either
+            raise OutputRefused(f"--out {dest}: cannot write beside it in {lock.parent} ({exc.strerror}); "
+                                f"write it elsewhere") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not said:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                    print(f"judgelab: {dest} is being written by another run (pid {holder}); waiting for it",
+                          file=sys.stderr, flush=True)
+                    said = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                return fd, lock
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _make_parent(dest: Path) -> None:
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputRefused(f"--out {dest}: cannot make its parent folder ({exc.strerror}); write it elsewhere") from None
+
+
+def _release(fd: int, lock: Path) -> None:
+    try:
+        lock.unlink(missing_ok=True)  # while still held: a run waiting on it locks again (see _acquire)
+    finally:
+        os.close(fd)
+
+
+def _clean_stale(dest: Path) -> None:
+    """Remove staging and old-set folders beside ``dest`` whose run is dead (their names carry its
+    pid); called with the lock held, so a live run's staging folder is never removed."""
     import shutil
 
-    dest = Path(path)
-    if dest.exists() and not dest.is_dir():
-        raise InputError(f"{dest}: exists and is a file; --out needs a folder (a new or an existing one)")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for stale in dest.parent.glob(f".{dest.name}.*"):  # left by a run killed mid-swap or mid-write
-        if stale.is_dir() and (".staging-" in stale.name or ".old-" in stale.name):
+    pattern = re.compile(rf"^\.{re.escape(dest.name)}\.(?:staging|old)-(\d+)-")
+    for stale in dest.parent.glob(f".{glob_escape(dest.name)}.*"):
+        m = pattern.match(stale.name)
+        if m and stale.is_dir() and not stale.is_symlink() and not _pid_alive(int(m.group(1))):
             shutil.rmtree(stale, ignore_errors=True)
-    stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.staging-"))
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
+
+
+@contextmanager
+def out_guard(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (), force: bool = False,
+              command: str | None = None) -> Iterator[Path]:
+    """Hold ``--out`` for a whole command: refuse it (:func:`check_out`) or lock it, before the
+    command reads anything, so a refused folder costs no work and a second run to the same folder
+    waits for the first and then sees its set (a judgelab set, replaced in turn).  Every
+    :func:`staged_folder` of ``path`` inside takes ``inputs``, ``force`` and ``command`` from here."""
+    check_out(path, inputs=inputs, force=force)  # before waiting: a refusal needs no lock
+    dest = Path(os.path.abspath(path))
+    _make_parent(dest)
+    fd, lock = _acquire(dest)
+    try:
+        check_out(path, inputs=inputs, force=force)  # again: the run we waited for may have changed it
+        _GUARDS[dest] = _Guard(fd, lock, tuple(str(p) for p in inputs), force, command)
+        yield dest
+    finally:
+        _GUARDS.pop(dest, None)
+        _release(fd, lock)
+
+
+@contextmanager
+def staged_folder(path: str | os.PathLike[str], *, force: bool = False, command: str | None = None,
+                  ours: Sequence[str] = ()) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole.
+
+    Only a folder judgelab wrote is replaced (:func:`check_out`: every entry listed in its
+    :data:`SET_MANIFEST`, or empty, or missing), unless ``force``; the new set gets its own manifest.
+    Runs to one ``path`` are serialised by a lock beside it (:func:`out_guard` holds it for a
+    whole command; outside one, this holds it for the staging and the swap).
+
+    A reader (or a run killed at any instant, ``kill -9`` included) sees either the old set of
+    files or the new one, never a mix: the staging folder is written whole, then swapped with the
+    old one in one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux, then the old set removed.
+    Where that call is missing, two renames do it: the old folder aside, the new one into place
+    (a kill between them leaves the old set under ``.<name>.old-<pid>-*/set`` and nothing at
+    ``path``).  Staging folders of a dead run (their names carry its pid) are removed by the next
+    run.  The folder gets the umask's mode, as ``mkdir`` would.  ``ours``: entries the command
+    itself keeps in ``path`` while it works (a call cache), not counted as a user's."""
+    dest = Path(os.path.abspath(path))
+    guard = _GUARDS.get(dest)
+    if guard is not None:
+        yield from _staged(dest, force=guard.force, command=command or guard.command, inputs=guard.inputs, ours=ours)
+        return
+    check_out(path, force=force, ours=ours)
+    _make_parent(dest)
+    fd, lock = _acquire(dest)
+    try:
+        yield from _staged(dest, force=force, command=command, inputs=(), ours=ours)
+    finally:
+        _release(fd, lock)
+
+
+def _staged(dest: Path, *, force: bool, command: str | None, inputs: Sequence[str],
+            ours: Sequence[str] = ()) -> Iterator[Path]:
+    import shutil
+
+    check_out(dest, inputs=inputs, force=force, ours=ours)
+    _clean_stale(dest)
+    stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.staging-{os.getpid()}-"))
     os.chmod(stage, 0o777 & ~current_umask())
     try:
         yield stage
+        write_json(stage / SET_MANIFEST, {"written_by": "judgelab", "command": command, "entries": _entries(stage)})
         if dest.exists() and _exchange(stage, dest):  # one atomic swap: the old set is now in stage
             shutil.rmtree(stage, ignore_errors=True)
             return
         old = None
         if dest.exists():
-            old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.old-"))
+            old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.old-{os.getpid()}-"))
             os.replace(dest, old / "set")
         os.replace(stage, dest)
         if old is not None:
@@ -212,6 +439,40 @@ def _typed(df: pd.DataFrame, where: str) -> pd.DataFrame:
     return out
 
 
+#: A text cell a spreadsheet would run as a formula (OWASP "CSV injection"): it starts with one of
+#: these, after any number of single quotes (so the escape below stays reversible).
+_FORMULA = re.compile(r"^'*[=+\-@\t\r]")
+_ESCAPED = re.compile(r"^'+[=+\-@\t\r]")
+
+
+def formula_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell that a spreadsheet would run as a formula given a leading
+    single quote (the OWASP rule), for CSV output: a model named ``=HYPERLINK(...)`` is shown,
+    not run.  A cell that already starts with quotes before such a character gets one more, so
+    :func:`read_table` undoes exactly this.  Numeric columns are untouched (``-1`` is a number)."""
+    out = None
+    for c in df.columns:
+        col = df[c]
+        if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
+            continue
+        values = col.astype(object)  # a categorical column too (its cells are written as text)
+        try:
+            hit = values.str.match(_FORMULA.pattern)  # vectorised; a cell that is no string is NaN
+        except AttributeError:  # no string cell at all
+            continue
+        hit = hit.fillna(False).astype(bool)
+        if hit.any():
+            out = df.copy(deep=False) if out is None else out
+            out[c] = values.where(~hit, values.map(lambda v: "'" + v if isinstance(v, str) else v))
+    return df if out is None else out
+
+
+def _unescape_formulas(col: pd.Series) -> pd.Series:
+    """Undo :func:`formula_safe` on a column read as text."""
+    hit = col.str.match(_ESCAPED).fillna(False).astype(bool)
+    return col.where(~hit, col.str.slice(1)) if hit.any() else col
+
+
 #: rows converted to Arrow and written to parquet at a time (:func:`write_table`)
 PARQUET_ROWS = 1 << 20
 
@@ -240,7 +501,7 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], *, provenance: d
                     part = pa.Table.from_pandas(df.iloc[lo:lo + PARQUET_ROWS], schema=schema, preserve_index=False)
                     writer.write_table(part)
         elif p.suffix == ".csv":
-            df.to_csv(tmp, index=False)
+            formula_safe(df).to_csv(tmp, index=False)
         else:
             raise ValueError(f"unsupported table format {p.suffix!r} ({p})")
 
@@ -266,7 +527,8 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
     verbatim: an empty cell is ``""`` and ``NA``/``None``/``null`` stay words
     (pandas' default turns all of them into NaN).
     So a table written by :func:`write_table` as CSV reads back equal to the frame
-    written, empty verdicts included.
+    written, empty verdicts included, and text cells it escaped against spreadsheet formulas
+    (:func:`formula_safe`) read back as they were.
     """
     p = Path(path)
     if p.suffix == ".parquet":
@@ -282,7 +544,7 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
         if c in BOOL_COLUMNS:
             typed[c] = to_bool(raw[c], where=f"{p}: column {c!r}")
         elif c in text or is_text or words_as_nan:
-            typed[c] = raw[c]
+            typed[c] = _unescape_formulas(raw[c]) if p.suffix == ".csv" else raw[c]
     return typed
 
 

@@ -216,3 +216,61 @@ def with_roles(prov: dict[str, Any], roles: list[Role], study: str, panel: Any =
     names, panel = {e["name"] for e in extra}, set(panel)
     own = [e for e in prov.get("judges") or [] if e.get("name") not in names or e.get("name") in panel]
     return {**prov, "judges": own + extra}
+
+
+def _judge_entries(obj: Any) -> Iterable[Mapping[str, Any]]:
+    """Every judge entry anywhere in the config (the panel, study roles, rbd writers and detectors)."""
+    if isinstance(obj, Mapping):
+        if {"name", "backend", "model"} <= set(obj):
+            yield obj
+        for v in obj.values():
+            yield from _judge_entries(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _judge_entries(v)
+
+
+def missing_keys(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """The environment variables the config's HTTP judges read their keys from that are unset or
+    empty, each with the judges that need it (``options.api_key_env``; the openai backend's
+    default when absent, none when null).  What the backend itself checks when a job starts,
+    asked before any job (``check-config``, the Snakefile) so a run does not fail after hours."""
+    from judgelab.judges.openai_backend import DEFAULT_KEY_ENV
+
+    env = os.environ if environ is None else environ
+    out: dict[str, list[str]] = {}
+    for entry in _judge_entries(config):
+        if entry.get("backend") != "openai":
+            continue
+        options = entry.get("options") or {}
+        var = options.get("api_key_env", DEFAULT_KEY_ENV) if isinstance(options, Mapping) else DEFAULT_KEY_ENV
+        if var is None or env.get(str(var)):
+            continue
+        names = out.setdefault(str(var), [])
+        if str(entry["name"]) not in names:
+            names.append(str(entry["name"]))
+    return out
+
+
+def missing_key_lines(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per missing key variable (:func:`missing_keys`), naming the judges that need it."""
+    return [f"environment variable {var} is not set (options.api_key_env of {', '.join(names)}); export it, "
+            f"or check the config alone with --offline"
+            for var, names in sorted(missing_keys(config, environ).items())]
+
+
+def check_log_formats(config: Mapping[str, Any]) -> None:
+    """Each ``audit_logs`` set's ``format`` names a known preset (or is a valid mapping): what the
+    study's plan checks at DAG construction, asked by ``check-config`` too (it plans no study)."""
+    from judgelab.registry import UnknownEntryError
+    from judgelab.verdict_import import mapping_from_config
+
+    sets = (config.get("audit_logs") or {}).get("sets") or {}
+    for name, spec in sets.items():
+        where = f"config: audit_logs/sets/{name}/format"
+        if not isinstance(spec, Mapping) or "format" not in spec:
+            continue  # the schema's own error
+        try:
+            mapping_from_config(spec["format"], where=where)
+        except UnknownEntryError as e:  # its message names the --format flag; here the key is the place
+            raise ConfigError(f"{where}: {e}") from None

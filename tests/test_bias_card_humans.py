@@ -488,7 +488,8 @@ def test_mt_bench_demonstration_writes_a_whole_set_and_keeps_its_calls(data_root
         first = len(asked)
         assert first == 24
         old = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith("calls.sqlite")}
-        assert set(old) == {"ppi_by_model.csv", "verdicts_all_labels.csv", "verdicts_some_labels.csv", "summary.json"}
+        assert set(old) == {"ppi_by_model.csv", "verdicts_all_labels.csv", "verdicts_some_labels.csv", "summary.json",
+                            ".judgelab-set.json"}  # and the set's manifest
         assert {oct(p.stat().st_mode & 0o777) for p in out.iterdir()} == {oct(0o644)}
 
         real_write = judgelab.io.write_table

@@ -194,12 +194,12 @@ def test_the_command_writes_the_whole_set_honouring_the_umask(tmp_path, capsys):
     old = os.umask(0o027)
     try:
         assert cli.main(["leaderboard", "--format", "alpaca_eval", str(tmp_path / "results"), "--out", str(out),
-                         "--resamples", "5"]) == 0
+                         "--resamples", "5", "--force"]) == 0  # --force: stale.txt is no set of judgelab's
     finally:
         os.umask(old)
     names = {p.name for p in out.iterdir()}
     assert names == {"leaderboard.csv", "rank_flips.csv", "judges.csv", "style_coefficients.json",
-                     "leaderboard.json", "leaderboard.png", "report.html"}
+                     "leaderboard.json", "leaderboard.png", "report.html", ".judgelab-set.json"}
     assert stat.S_IMODE(out.stat().st_mode) == 0o750
     assert stat.S_IMODE((out / "leaderboard.csv").stat().st_mode) == 0o640
     t = pd.read_csv(out / "leaderboard.csv")

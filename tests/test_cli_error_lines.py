@@ -42,6 +42,6 @@ def test_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"judgelab: error: {tmp_path / 'out'}: no space left on the device (No space left on device); "
                    "free space or write elsewhere, then rerun (nothing was renamed into place)"]
-    monkeypatch.setattr(report, "write_audit", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EACCES, "x")))
+    monkeypatch.setattr(report, "write_audit", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EIO, "x")))
     with pytest.raises(OSError):  # other OS errors are not dressed as a full disk
         cli.main(["audit", "--format", "judgelab", str(log), "--out", str(tmp_path / "out")])

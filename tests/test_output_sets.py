@@ -14,7 +14,7 @@ import pytest
 
 from judgelab.bias_card import CardSettings
 from judgelab.bias_card.report import write_audit
-from judgelab.io import InputError, staged_folder, write_table, write_text
+from judgelab.io import SET_MANIFEST, InputError, staged_folder, write_table, write_text
 from judgelab.verdict_import import import_verdicts, preset_mapping
 from tests.conftest import REPO
 
@@ -52,10 +52,10 @@ def test_a_staged_folder_replaces_the_old_set_whole_or_not_at_all(tmp_path):
     with pytest.raises(RuntimeError), staged_folder(out) as stage:
         write_text(stage / "new.txt", "new")
         raise RuntimeError("failed mid-write")
-    assert sorted(p.name for p in out.iterdir()) == ["old.txt"]  # the failed set left no trace
+    assert sorted(p.name for p in out.iterdir()) == [SET_MANIFEST, "old.txt"]  # the failed set left no trace
     with staged_folder(out) as stage:
         write_text(stage / "new.txt", "new")
-    assert sorted(p.name for p in out.iterdir()) == ["new.txt"]  # no file of the old set survives
+    assert sorted(p.name for p in out.iterdir()) == [SET_MANIFEST, "new.txt"]  # no file of the old set survives
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left behind
     (tmp_path / "f").write_text("a file")
     with pytest.raises(InputError, match=r"f: exists and is a file; --out needs a folder"), staged_folder(tmp_path / "f"):
@@ -79,7 +79,7 @@ def test_kill_9_of_audit_mid_write_leaves_the_old_set(tmp_path):
     before = {n: (out / n).read_bytes() for n in SET}
     killed = _audit(out, "--title", "new run", env={"JUDGELAB_KILL_AT": "tables"}, log=JB_OTHER)
     assert killed.returncode == -9, (killed.returncode, killed.stderr[-2000:])
-    assert sorted(p.name for p in out.iterdir()) == sorted(SET)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*SET, SET_MANIFEST])
     assert {n: (out / n).read_bytes() for n in SET} == before
     again = _audit(out, "--title", "new run", log=JB_OTHER)
     assert again.returncode == 0, again.stderr

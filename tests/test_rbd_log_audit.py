@@ -204,10 +204,10 @@ def test_cli_detect_bias_on_the_example_log(tmp_path, capsys):
     old = os.umask(0o022)
     try:
         assert main(["detect-bias", "--format", "judgelab", str(EXAMPLE), "--detector", str(judges), "--bias",
-                     "position", "--out", str(out), "--cache", str(tmp_path / "c.sqlite")]) == 0
+                     "position", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"), "--force"]) == 0
     finally:
         os.umask(old)
-    assert sorted(p.name for p in out.iterdir()) == ["calls.parquet", "skipped.csv", "summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".judgelab-set.json", "calls.parquet", "skipped.csv", "summary.csv"]
     assert stat.S_IMODE((out / "summary.csv").stat().st_mode) == 0o644
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []  # no staging left
     f = tmp_path / "a-file"

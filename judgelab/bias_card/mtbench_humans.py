@@ -112,6 +112,11 @@ def ppi_by_model(votes: pd.DataFrame, judge_pref: pd.Series, *, label_share: flo
     return pd.DataFrame(rows)
 
 
+#: the call cache this command keeps in ``--out`` while the judge works (SQLite's file and its
+#: write-ahead log): judgelab's own, so a folder holding them is not a user's (``staged_folder``)
+CACHE_FILES = ("calls.sqlite", "calls.sqlite-wal", "calls.sqlite-shm")
+
+
 def carry_cache(source: Path, dest: Path) -> None:
     """Copy the (closed) call cache at ``source`` to ``dest`` with SQLite's online backup: a
     consistent copy whatever a WAL file still holds, the new file with the umask's mode."""
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.datasets.mtbench import load_mtbench_human
     from judgelab.datasets.pairs import Pair
     from judgelab.datasets.sources import data_root
-    from judgelab.io import staged_folder, write_table, write_text
+    from judgelab.io import InputError, check_out, staged_folder, write_table, write_text
     from judgelab.judges import make_judge
     from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL
     from judgelab.pairwise import judge_pairs
@@ -163,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise SystemExit(f"{out}: exists and is a file; --out needs a folder (a new or an existing one)")
+    try:  # before the cache is opened in it: a folder of the user's files is refused, untouched
+        check_out(out, ours=CACHE_FILES)
+    except InputError as exc:
+        raise SystemExit(f"judgelab: error: {exc}") from None
     cache = CallCache(out / "calls.sqlite")  # in the live folder: outside the staging swap, kept by a failed run
     judge = make_judge(spec)
     objs = [Pair(pair_id=r.pair_id, prompt=r.prompt, response_a=r.response_a, response_b=r.response_b,
@@ -190,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                "judge": spec.name, "template": args.template, "judge_seconds": round(judge_s, 1),
                "parsed_share": float((verdicts["verdict"] != "").mean()),
                "ppi_coverage_of_human_all": float(table["ppi_covers_human_all"].mean())}
-    with staged_folder(out) as stage:  # the set appears whole, replacing the old one (and its cache copy)
+    with staged_folder(out, command="mtbench_humans", ours=CACHE_FILES) as stage:  # the set appears whole, replacing the old one (and its cache copy)
         write_table(table, stage / "ppi_by_model.csv")
         write_table(rec, stage / "verdicts_all_labels.csv")
         write_table(rec_some, stage / "verdicts_some_labels.csv")

@@ -31,7 +31,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.board.table import BoardSettings, leaderboard
     from judgelab.config import ConfigError
     from judgelab.gate.rules import board_subject, evaluate, parse_rules, report
-    from judgelab.io import staged_folder
+    from judgelab.io import formula_safe, staged_folder
     from judgelab.verdict_import.cli import side_tables, verdicts_from_args
 
     rules = parse_rules(args.fail_on)  # a malformed rule stops before any log is read
@@ -75,9 +75,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     with staged_folder(args.out) as tmp:
         if gate is not None:
             (tmp / "gate.json").write_text(gate.to_json(), encoding="utf-8")
-        board.table.to_csv(tmp / "leaderboard.csv", index=False)
-        board.flips.to_csv(tmp / "rank_flips.csv", index=False)
-        board.judges.to_csv(tmp / "judges.csv", index=False)
+        # model and judge names from the logs: a cell a spreadsheet would run as a formula is quoted
+        formula_safe(board.table).to_csv(tmp / "leaderboard.csv", index=False)
+        formula_safe(board.flips).to_csv(tmp / "rank_flips.csv", index=False)
+        formula_safe(board.judges).to_csv(tmp / "judges.csv", index=False)
         if board.style is not None:
             from judgelab.board.style_control import reference_dict
 
@@ -106,6 +107,9 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
     add_log_arguments(p)
     p.add_argument("--out", required=True, help="output folder (replaced whole)")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out even when it holds files judgelab did not write")
+    p.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
     p.add_argument("--title", help="title of the figure")
     p.add_argument("--baseline", help="score against this model (default: the one in every game, else the most "
                                       "frequent)")
