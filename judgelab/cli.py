@@ -214,7 +214,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 #: Options of the commands that name files or folders to read: ``--out`` may not be, hold or lie
 #: inside any of them (:func:`judgelab.io.check_out`).
-INPUT_OPTIONS = ("files", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
+INPUT_OPTIONS = ("files", "before", "after", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
                  "model_dir", "pairs")
 
 

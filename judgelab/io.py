@@ -167,6 +167,16 @@ def check_out(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLik
     return dest
 
 
+def add_out_folder(parser: Any, help_text: str) -> None:
+    """``--out`` (an output set's folder) and ``--force``, declared once for every command that
+    writes a set: ``judgelab.cli`` refuses or locks the folder (:func:`out_guard`) before the
+    command reads anything."""
+    parser.add_argument("--out", required=True, help=help_text)
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out even when it holds files judgelab did not write")
+    parser.set_defaults(out_folder=True)
+
+
 class _Guard:
     """One held ``--out``: its lock file's descriptor and the options the command gave."""
 

@@ -230,3 +230,18 @@ def test_compare_gate_trips_on_a_significant_worsening_only(tmp_path, capsys):
     assert cli.main([*base, "--out", str(tmp_path / "t"), "--fail-on", f"{quiet}.diff{sign}0"]) == 1
     assert cli.main([*base, "--out", str(tmp_path / "x"), "--fail-on", "compare:position_bias.diff>0"]) == 2
     assert not (tmp_path / "x").exists()
+
+
+def test_compare_never_writes_over_its_inputs_or_a_users_folder(tmp_path, capsys):
+    old, new = _logs(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    base = ["compare", "--format", "judgelab", "--before", str(old), "--after", str(new), "--pair-resamples", "20",
+            "--views", "lenient"]
+    assert cli.main([*base, "--out", str(tmp_path)]) == 2  # the folder holding both logs
+    assert "contains the input" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    assert cli.main([*base, "--out", str(mine)]) == 2
+    assert (mine / "notes.txt").read_text() == "keep me" and "--force" in capsys.readouterr().err

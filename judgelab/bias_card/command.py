@@ -70,14 +70,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
+    from judgelab.io import add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
     add_log_arguments(a)
-    a.add_argument("--out", required=True, help="output folder")
-    a.add_argument("--force", action="store_true",
-                   help="replace --out even when it holds files judgelab did not write")
-    a.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
+    add_out_folder(a, "output folder")
     a.add_argument("--title", help="title of the card and figure")
     # every card setting, with its range, from its one declaration (judgelab.bias_card.card.CardSettings)
     add_setting_arguments(CardSettings, a)

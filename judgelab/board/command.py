@@ -102,14 +102,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     from judgelab.gate.cli import add_gate_argument
+    from judgelab.io import add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments
 
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
     add_log_arguments(p)
-    p.add_argument("--out", required=True, help="output folder (replaced whole)")
-    p.add_argument("--force", action="store_true",
-                   help="replace --out even when it holds files judgelab did not write")
-    p.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
+    add_out_folder(p, "output folder (replaced whole)")
     p.add_argument("--title", help="title of the figure")
     p.add_argument("--baseline", help="score against this model (default: the one in every game, else the most "
                                       "frequent)")

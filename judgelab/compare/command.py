@@ -61,6 +61,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
+    from judgelab.io import add_out_folder
 
     p = sub.add_parser("compare", help="paired differences of every card row between two judges on the same items")
     p.add_argument("files", nargs="*", help="with --judges: the log holding both judges")
@@ -73,7 +74,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--family", help="judge model family when it cannot be inferred")
     p.add_argument("--pair-resamples", type=int, default=200,
                    help="item-bootstrap resamples of the paired differences, each recomputing both cards (default 200)")
-    p.add_argument("--out", required=True, help="output folder")
+    add_out_folder(p, "output folder")
     add_setting_arguments(CardSettings, p)  # the card's settings, declared once
     add_gate_argument(p)
     p.set_defaults(fn=cmd_compare)

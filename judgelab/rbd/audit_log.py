@@ -394,6 +394,7 @@ def cmd_detect_bias(args: argparse.Namespace) -> int:
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
+    from judgelab.io import add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("detect-bias", help="a bias detector (paper 001) over recorded verdicts, per call")
@@ -403,10 +404,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--prompting", default="rbd", help="detector prompt for a plain judge (default rbd)")
     a.add_argument("--bias", nargs="+", default=["verbosity", "position"], choices=list(BIAS_TYPES),
                    help="bias types to check (default: verbosity position)")
-    a.add_argument("--out", required=True, help="output folder: calls.parquet, summary.csv, skipped.csv")
-    a.add_argument("--force", action="store_true",
-                   help="replace --out even when it holds files judgelab did not write")
-    a.set_defaults(out_folder=True)  # judgelab.cli: --out refused or locked before any work
+    add_out_folder(a, "output folder: calls.parquet, summary.csv, skipped.csv")
     a.add_argument("--configfile", action="append", help="extra config file(s), merged in order")
     a.add_argument("--cache", help="SQLite call cache (default: the config's)")
     a.add_argument("--traces", help="teacher traces table for few-shot promptings")
