@@ -56,6 +56,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
+from judgelab.board.separation import NotEstimable, reason, separated_rows
 from judgelab.io import InputError
 
 #: GLM_INFO["length_controlled_v1"] of glm_winrate.py
@@ -270,7 +271,22 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
     """``length_controlled_v1`` of one model against the baseline (its games as arrays).
 
     ``difficulty`` is each game's instruction difficulty; ``cluster`` its instruction key (with
-    ``gamed``: the AlpacaEval index, so the gamed rows of the same instruction share it)."""
+    ``gamed``: the AlpacaEval index, so the gamed rows of the same instruction share it).
+
+    Raises :class:`~judgelab.board.separation.NotEstimable` (a ``ValueError``) with the reason
+    when the model has no game (liblinear is never called on an empty design: it crashes the
+    process), a preference outside [0, 1], or games that a direction of the three weights
+    predicts exactly (separation, :mod:`judgelab.board.separation`) *and* a cross-validation
+    that chose the weakest penalty of the grid: the L1 penalty keeps every fit finite, but at
+    ``C = 1e4`` on separated games the weights are the solver's stopping point, not an estimate.
+    Separated games under a stronger chosen penalty keep the penalised (finite) fit.  One model
+    with the difficulty estimated from its own games is the typical case: each instruction's
+    estimated difficulty then carries that game's outcome."""
+    y = np.asarray(y, float)
+    if len(y) == 0:
+        raise NotEstimable("not estimable: no games of this model (the GLM needs at least one)")
+    if not np.all((y >= 0.0) & (y <= 1.0)):
+        raise NotEstimable("not estimable: a preference outside [0, 1] (or not a number)")
     sdl = std_delta_len(len_base, len_model)
     X_m = _design(sdl, difficulty, np.ones(len(y), bool))
     if gamed is not None:
@@ -282,7 +298,14 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
         cl = np.r_[gamed.index, cluster]
     else:
         X, p, sw, cl = X_m, np.asarray(y, float), np.ones(len(y)), np.asarray(cluster)
+    if np.all(p >= 1.0) or np.all(p <= 0.0):  # one label only: liblinear has no second class to fit
+        raise NotEstimable(f"not estimable: separation: every one of its {len(y)} games (and every training row) "
+                           f"has the same outcome, so the fit has no finite maximum")
     w, C = fit_lc(X, p, sw)
+    sep = separated_rows(X, p)
+    if sep.any and C >= CS[-1]:
+        terms = [WEIGHT_COLUMNS[c] for c in sep.columns()]
+        raise NotEstimable(reason(int(sep.rows[len(p) - len(y):].sum()), len(y), terms))
     X_test = _design(np.zeros(len(y)), difficulty, np.ones(len(y), bool))
     lc, lo, hi = lc_interval(w, X, p, sw, cl, X_test, np.asarray(cluster), alpha)
     return LCFit(weights=w, C=C, lc=lc, ci_low=lo, ci_high=hi)

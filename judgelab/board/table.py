@@ -44,6 +44,7 @@ from judgelab.board.length_controlled import (
     length_controlled,
     std_delta_len,
 )
+from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 
@@ -137,8 +138,12 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
         if len(rows) < MIN_LC_GAMES:
             status[m] = f"not estimable: {len(rows)} games, the cross-validated GLM needs {MIN_LC_GAMES}"
             continue
-        fit = length_controlled(len_base[rows], len_m[rows], y[rows], difficulty[rows], cluster[rows],
-                                gamed=s.gamed, alpha=s.alpha)
+        try:
+            fit = length_controlled(len_base[rows], len_m[rows], y[rows], difficulty[rows], cluster[rows],
+                                    gamed=s.gamed, alpha=s.alpha)
+        except NotEstimable as exc:
+            status[m] = str(exc)
+            continue
         out[m] = (fit.lc, fit.ci_low, fit.ci_high)
         status[m] = "ok"
     if s.lc_weights is not None:
@@ -158,7 +163,7 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
 
 def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
     try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
-        from judgelab.board.style_control import style_controlled, style_controlled_frozen
+        from judgelab.board.style_control import FEATURES, style_controlled, style_controlled_frozen
     except ImportError:
         return None, ["not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"
                       ] * b.n_models
@@ -174,6 +179,13 @@ def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
         res = style_controlled(model, opp, y, weight, sm, so, b.n_models, ref, rounds=s.style_rounds,
                                alpha=s.alpha, seed=s.seed)
     status = ["ok"] * b.n_models
+    if res.separation is not None and res.separation.any:
+        cols = res.separation.columns()
+        terms = [FEATURES[c - b.n_models] for c in cols if c >= b.n_models]
+        for m, (k, n) in separated_models(res.separation.rows, model, opp, b.n_models, ref).items():
+            res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan
+            own = ["its score"] if m in cols or ref in cols else []
+            status[m] = reason(k, n, own + terms)
     reach = connected_to(model, opp, b.n_models, ref)
     for m in np.flatnonzero(~reach):
         res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan

@@ -95,8 +95,11 @@ class Comparisons:
             raise ValueError(f"first/second/y lengths differ: {len(f)}, {len(s)}, {len(y)}")
         if len(f) and np.any(f == s):
             raise ValueError("an item cannot be compared with itself")
-        if len(y) and not np.all((y >= 0.0) & (y <= 1.0)):
-            raise ValueError("y must lie in [0, 1] (1 = first-shown item preferred; in between: a soft label)")
+        bad = ~((y >= 0.0) & (y <= 1.0))  # NaN fails both comparisons: refused with the rest
+        if bad.any():
+            t = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"y must lie in [0, 1] (1 = first-shown item preferred; in between: a soft label): "
+                             f"comparison {t} has {y[t]!r} ({int(bad.sum())} of {len(y)} outside)")
         object.__setattr__(self, "first", f)
         object.__setattr__(self, "second", s)
         object.__setattr__(self, "y", y)
