@@ -248,7 +248,7 @@ def test_bad_input_is_one_line_naming_file_row_or_key(tmp_path, capsys, args, ne
 
 def test_df_gamed_rows_are_read_with_their_keys(tmp_path):
     p = tmp_path / "df_gamed.csv"
-    pd.DataFrame({"model": ["v", "v", "c"], "index": [0, 1, 0], "preference": [2.0, 0.0, None],
+    pd.DataFrame({"model": ["v", "v", "c"], "index": [0, 1, 0], "preference": [1.0, 0.5, None],
                   "std_delta_len": [0.5, -1.0, 0.2], "instruction_difficulty": [0.3, -0.2, 0.3],
                   "not_gamed_baseline": [False, False, False]}).to_csv(p, index=False)
     g = read_gamed_csv(p)

@@ -175,8 +175,8 @@ def test_the_gamed_file_gives_difficulty_and_clusters_by_instruction_index():
                   not_gamed=gamed.not_gamed, difficulty=gamed.difficulty.drop(rows[5]))
     with pytest.raises(InputError) as e:
         T.leaderboard(b, T.BoardSettings(style_rounds=1, gamed=short))
-    assert str(e.value) == (f"df_gamed.csv has no instruction_difficulty for row {rows[5]} of the annotations "
-                            "(its 'index' is the instruction's row in annotations.json)")
+    assert str(e.value) == (f"df_gamed.csv has no instruction_difficulty for index {rows[5]} "
+                            f"(instruction 'q{rows[5]}')")
 
 
 def test_lc_needs_ten_games_of_the_model():

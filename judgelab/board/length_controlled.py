@@ -85,7 +85,18 @@ class Gamed:
 
 
 def read_gamed_csv(path: str | Path) -> Gamed:
-    """Read AlpacaEval's ``df_gamed.csv`` (errors name the file, row and key)."""
+    """Read AlpacaEval's ``df_gamed.csv`` (errors name the file, row and key).
+
+    The scale is AlpacaEval's own (``tatsu-lab/alpaca_eval`` at ``cd543a14``):
+    ``src/alpaca_eval/metrics/glm_winrate.py`` lines 227-228 read the file and take the
+    difficulty of each ``index`` from its first row, lines 237-238 move *the annotations'*
+    preference from [1, 2] to [0, 1] (``replace({0.0: 1.5}) - 1``) and look their difficulty up,
+    and lines 246-252 concatenate ``df_gamed`` with those rows *unchanged*, so its
+    ``preference`` is already on [0, 1] (``notebooks/notebook_helpers.py`` lines 86-108,
+    ``load_annotations``, builds it so: ``index`` the row of each ``annotations.json``,
+    nulls and negatives dropped, then ``replace({0.0: 1.5}) - 1``).  It is read as is; a null
+    preference is dropped (``glm_winrate.py`` line 100), and a value outside [0, 1] (the raw
+    annotation scale) is refused with its row."""
     p = Path(path)
     try:
         df = pd.read_csv(p)
@@ -104,7 +115,12 @@ def read_gamed_csv(path: str | Path) -> Gamed:
     if ng.isna().any():
         raise InputError(f"{p}: row {int(np.flatnonzero(ng.isna().to_numpy())[0]) + 2}: key 'not_gamed_baseline' "
                          "is not True/False")
-    pref = df["preference"].astype(float).replace({0.0: 1.5}) - 1
+    pref = df["preference"].astype(float)
+    off = pref.notna() & ~pref.between(0.0, 1.0)
+    if off.any():
+        i = int(np.flatnonzero(off.to_numpy())[0])
+        raise InputError(f"{p}: row {i + 2}: key 'preference' is {pref.iloc[i]!r}; df_gamed.csv holds AlpacaEval's "
+                         "[0, 1] scale (the raw annotations' [1, 2] minus 1)")
     diff = df.drop_duplicates("index").set_index("index")["instruction_difficulty"]
     keep = pref.notna().to_numpy()
     return Gamed(index=df["index"].to_numpy(np.int64)[keep], preference=pref.to_numpy(float)[keep],
