@@ -26,7 +26,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
@@ -38,8 +37,8 @@ from judgelab.ranking.bias_aware import (
     Comparisons,
     FitOptions,
     IdentifiabilityWarning,
-    design_matrix,
     fit_bias_aware,
+    sparse_design_matrix,
 )
 
 
@@ -102,8 +101,8 @@ def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = 
     reach = connected_to(first, second, n, ref)
     # the MAP is finite under the priors even on separated games, but there the data leave the
     # score to the prior alone: no measurement (:mod:`judgelab.board.separation`)
-    design = sparse.csr_array(design_matrix(Comparisons(first, second, y), n, None, opts,
-                                            W[:, keep_cols] if keep_cols and opts.covariates else None))
+    design = sparse_design_matrix(Comparisons(first, second, y), n, None, opts,
+                                  W[:, keep_cols] if keep_cols and opts.covariates else None)
     sep = separated_rows(design, y)
     z = float(norm.ppf(1 - alpha / 2))
     theta = fit.theta - fit.theta[ref]
