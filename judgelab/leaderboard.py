@@ -90,14 +90,25 @@ def _pick(df: pd.DataFrame, given: str | None, names: tuple[str, ...], what: str
                      f"{list(df.columns)}; name it with --{what}-col")
 
 
+#: what ``--on-duplicate`` may say about a model name on several rows
+ON_DUPLICATE = ("error", "first", "mean")
+
+
 def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_col: str | None = None,
-                     length_col: str | None = None) -> Leaderboard:
+                     length_col: str | None = None, on_duplicate: str = "error") -> Leaderboard:
     """``model, score, length`` from a CSV/TSV/JSON/JSONL/parquet leaderboard (rows with gaps are errors).
 
     Without ``*_col`` the first name of :data:`MODEL_NAMES` / :data:`SCORE_NAMES` /
     :data:`LENGTH_NAMES` present is used, and for the model an unnamed first column (the
     AlpacaEval layout ``,win_rate,...,avg_length``).  Row numbers in errors are 0-based data
-    rows (CSV line = row + 2)."""
+    rows (CSV line = row + 2).
+
+    A model name on several rows (the published AlpacaEval 2 leaderboard lists two runs as
+    ``GPT 3.5 Turbo (06/13)``) is an error by default, since a correlation over models counts
+    it twice; ``on_duplicate="first"`` keeps its first row, ``"mean"`` averages its score and
+    length over its rows (one point per name either way)."""
+    if on_duplicate not in ON_DUPLICATE:
+        raise InputError(f"--on-duplicate must be one of {', '.join(ON_DUPLICATE)}, got {on_duplicate!r}")
     from judgelab.verdict_import.readers import read_records
 
     p = Path(path)
@@ -119,8 +130,17 @@ def read_leaderboard(path: str | Path, *, model_col: str | None = None, score_co
     if blank.any():
         i = int(np.flatnonzero(blank.to_numpy())[0])
         raise InputError(f"{p} row {recs[i][0]}: no model name in column {cols['model']!r}")
-    if out["model"].duplicated().any():
-        raise InputError(f"{p}: model {out['model'][out['model'].duplicated()].iloc[0]!r} appears twice")
+    dup = out["model"].duplicated()
+    if dup.any():
+        if on_duplicate == "error":
+            i = int(np.flatnonzero(dup.to_numpy())[0])
+            raise InputError(f"{p}: model {out['model'].iloc[i]!r} appears twice (again at row {recs[i][0]}); "
+                             "choose with --on-duplicate first|mean")
+        if on_duplicate == "first":
+            out = out[~dup]
+        else:
+            out = out.groupby("model", sort=False, as_index=False)[["score", "length"]].mean()
+        out = out.reset_index(drop=True)
     others = tuple(n for n in SCORE_NAMES if n in df.columns and n != cols["score"])
     model = "" if _is_unnamed(cols["model"]) else cols["model"]
     return Leaderboard(p, out, LeaderboardColumns(model, cols["score"], cols["length"], others))

@@ -68,7 +68,10 @@ def test_one_model_against_the_baseline_is_a_leaderboard_of_one():
     t = board.table
     assert list(t["model"]) == ["m1"] and t.loc[0, "baseline"] == "base"
     assert t.loc[0, "win_rate"] == pytest.approx(100 * np.mean([i % 3 == 0 for i in range(30)]))
-    assert t.loc[0, "lc_status"] == "ok" and np.isfinite(t.loc[0, "lc_win_rate"])
+    # one model with the difficulty estimated from its own games: each difficulty carries its game's
+    # outcome, the GLM is separated and the cross-validation picks the weakest penalty
+    assert t.loc[0, "lc_status"].startswith("not estimable: separation: 30 of its 30 games")
+    assert np.isnan(t.loc[0, "lc_win_rate"])
     assert board.flips.empty
 
 
@@ -245,7 +248,7 @@ def test_bad_input_is_one_line_naming_file_row_or_key(tmp_path, capsys, args, ne
 
 def test_df_gamed_rows_are_read_with_their_keys(tmp_path):
     p = tmp_path / "df_gamed.csv"
-    pd.DataFrame({"model": ["v", "v", "c"], "index": [0, 1, 0], "preference": [2.0, 0.0, None],
+    pd.DataFrame({"model": ["v", "v", "c"], "index": [0, 1, 0], "preference": [1.0, 0.5, None],
                   "std_delta_len": [0.5, -1.0, 0.2], "instruction_difficulty": [0.3, -0.2, 0.3],
                   "not_gamed_baseline": [False, False, False]}).to_csv(p, index=False)
     g = read_gamed_csv(p)

@@ -339,7 +339,7 @@ def test_title_defaults_to_the_preset_then_the_mapping_files_name(tmp_path, spy)
 def test_files_given_by_option_reach_the_settings(tmp_path, spy, monkeypatch):
     logs = _alpaca_log(tmp_path / "results", n=12)
     gamed = tmp_path / "df_gamed.csv"
-    pd.DataFrame({"index": [0, 1], "preference": [2.0, 1.0], "std_delta_len": [0.5, -1.0],
+    pd.DataFrame({"index": [0, 1], "preference": [1.0, 0.0], "std_delta_len": [0.5, -1.0],  # AlpacaEval's [0, 1]
                   "instruction_difficulty": [0.3, -0.2], "not_gamed_baseline": [False, True]}).to_csv(gamed, index=False)
     weights = tmp_path / "w.csv"
     pd.DataFrame({"np.tanh(std_delta_len)": [0.1], "instruction_difficulty": [0.2],

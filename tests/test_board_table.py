@@ -175,8 +175,8 @@ def test_the_gamed_file_gives_difficulty_and_clusters_by_instruction_index():
                   not_gamed=gamed.not_gamed, difficulty=gamed.difficulty.drop(rows[5]))
     with pytest.raises(InputError) as e:
         T.leaderboard(b, T.BoardSettings(style_rounds=1, gamed=short))
-    assert str(e.value) == (f"df_gamed.csv has no instruction_difficulty for row {rows[5]} of the annotations "
-                            "(its 'index' is the instruction's row in annotations.json)")
+    assert str(e.value) == (f"df_gamed.csv has no instruction_difficulty for index {rows[5]} "
+                            f"(instruction 'q{rows[5]}')")
 
 
 def test_lc_needs_ten_games_of_the_model():
@@ -270,7 +270,7 @@ def test_a_frozen_reference_is_the_frozen_fit():
 
 def test_a_model_without_games_gets_no_correction():
     rng = np.random.default_rng(5)
-    b = battles_from_table(_log(_baseline_log(rng, n=12)))
+    b = battles_from_table(_log(_baseline_log(rng, n=40)))  # 40 games: m1's LC design is not separated
     model, _, _ = b.evaluated()
     sub = b.subset(model != b.models.index("m2"))
     t = T.leaderboard(sub, FAST).table.set_index("model")
@@ -368,7 +368,10 @@ def test_a_judge_who_saw_one_model_leaves_too_few_to_rank():
         board = T.leaderboard(battles_from_table(_log(games)), FAST)
     j = board.judges
     left_j1 = j[j["judge_left_out"] == "j1"]  # one model left: no tau, and no small-sample warning from scipy
-    assert (left_j1["n_models"] == 1).all() and left_j1["kendall_tau"].isna().all()
+    # one model left: m1's LC with the difficulty estimated from its own games is separated (no model)
+    assert left_j1.set_index("score")["n_models"].to_dict() == {"win_rate": 1, "lc_win_rate": 0,
+                                                                 "style_controlled": 1, "bias_aware": 1}
+    assert left_j1["kendall_tau"].isna().all()
     left_j2 = j[(j["judge_left_out"] == "j2") & (j["score"] == "win_rate")]
     assert left_j2["n_models"].item() == 2 and left_j2["kendall_tau"].item() == pytest.approx(-1.0)  # j2 alone lifts m1 above m2
     assert T.leaderboard(battles_from_table(_log(games)), FAST, judges=False).judges.empty
@@ -422,9 +425,13 @@ def test_without_torch_style_control_says_why(monkeypatch):
         "not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"] * 2
 
 
-def test_a_model_with_one_game_keeps_its_corrections():
+def test_a_model_with_one_game_is_separated_not_scored():
     games = [(f"q{i}", "base", "m1", float(i % 3 == 0)) for i in range(12)] + [("q0", "base", "one", 1.0)]
     t = T.leaderboard(battles_from_table(_log(games)), FAST).table.set_index("model")
     assert t.loc["one", "n"] == 1
-    assert np.isfinite(t.loc["one", ["style_controlled", "bias_aware"]].to_numpy(float)).all()
+    # one game won: its coefficient has no finite maximum (the MAP of the bias-aware fit is the prior's)
+    assert np.isnan(t.loc["one", ["style_controlled", "bias_aware"]].to_numpy(float)).all()
+    for col in ("style_status", "bias_aware_status"):
+        assert t.loc["one", col].startswith("not estimable: separation: 1 of its 1 games")
+        assert "moves its score" in t.loc["one", col]
     assert t.loc["one", "lc_status"].startswith("not estimable: 1 games")

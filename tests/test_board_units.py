@@ -552,13 +552,13 @@ def test_style_controlled_with_strong_verdicts_is_the_exploded_bootstrap():
 def test_df_gamed_is_read_row_by_row(tmp_path):
     p = tmp_path / "df_gamed.csv"
     p.write_text("model,index,preference,std_delta_len,instruction_difficulty,not_gamed_baseline\n"
-                 "v,3.0,2.0,1,0.5,True\n"  # an index spelled as a float is still the row number
-                 "c,1,0,-2,-0.25,False\n"  # preference 0 is the tie
-                 "v,3,1.0,0,0.9,False\n"  # index 3 again: its first difficulty is kept
+                 "v,3.0,1.0,1,0.5,True\n"  # an index spelled as a float is still the row number
+                 "c,1,0,-2,-0.25,False\n"  # AlpacaEval's [0, 1] scale: 0 is a loss, read as is
+                 "v,3,0.25,0,0.9,False\n"  # index 3 again: its first difficulty is kept
                  "c,2,,1,0.1,False\n")  # null preference: the row leaves, its difficulty stays
     g = L.read_gamed_csv(p)
     assert g.index.tolist() == [3, 1, 3] and g.index.dtype == np.int64
-    assert g.preference.tolist() == [1.0, 0.5, 0.0]
+    assert g.preference.tolist() == [1.0, 0.0, 0.25]
     assert g.std_delta_len.tolist() == [1.0, -2.0, 0.0] and g.std_delta_len.dtype == np.float64
     assert g.not_gamed.tolist() == [True, False, False] and g.not_gamed.dtype == bool
     assert g.difficulty.to_dict() == {3: 0.5, 1: -0.25, 2: 0.1} and g.difficulty.dtype == np.float64

@@ -54,7 +54,7 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
     from judgelab.leaderboard import length_correlation, read_leaderboard
 
     board = read_leaderboard(args.file, model_col=args.model_col, score_col=args.score_col,
-                             length_col=args.length_col)
+                             length_col=args.length_col, on_duplicate=args.on_duplicate)
     # say which columns were read: a leaderboard often has several scores (AlpacaEval 2: win_rate,
     # length_controlled_winrate), and the correlation means something different for each
     print(f"{board.path}: {len(board.table)} models; {board.columns.describe()}")
@@ -88,6 +88,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     lb.add_argument("--score-col")
     lb.add_argument("--length-col")
     lb.add_argument("--log-length", action="store_true", help="correlate with log length")
+    lb.add_argument("--on-duplicate", choices=("error", "first", "mean"), default="error",
+                    help="a model name on several rows: error (default), keep the first row, or the mean of its rows")
     lb.add_argument("--seed", type=int, default=0)
     lb.add_argument("--out", help="write the table here (.csv or .parquet)")
     lb.set_defaults(fn=cmd_leaderboard_length)

@@ -171,6 +171,12 @@ def battles_from_table(table: pd.DataFrame, *, metadata: Mapping[tuple[str, str]
     if k.empty:
         raise InputError(f"{t['source_file'].iloc[0]}: no usable verdict (every row is a failure, a refusal or a "
                          "model judged against itself)")
+    pref = pd.to_numeric(k["preference"], errors="coerce").to_numpy(float)
+    bad = ~(np.isfinite(pref) & (pref >= 0.0) & (pref <= 1.0))
+    if bad.any():  # every fit below reads it as P(B preferred); the importer refuses these too
+        row = k.iloc[int(np.flatnonzero(bad)[0])]
+        raise InputError(f"{row['source_file']}: row {row['source_row']}: preference {row['preference']!r} is not "
+                         "a number in [0, 1] (P(answer B preferred))")
     names = sorted(set(k["model_a"].astype(str)) | set(k["model_b"].astype(str)))
     index = {m: i for i, m in enumerate(names)}
     a = k["model_a"].astype(str).map(index).to_numpy(np.int64)
@@ -195,7 +201,7 @@ def battles_from_table(table: pd.DataFrame, *, metadata: Mapping[tuple[str, str]
         base = None  # scored against another model than the one in every game: free battles
     src = k.groupby(k["model_b"].astype(str).to_numpy(), observed=True)["source_file"].first()
     sources = {str(m): str(v) for m, v in src.items()}
-    return Battles(models=names, a=a, b=b, pref_b=k["preference"].to_numpy(float),
+    return Battles(models=names, a=a, b=b, pref_b=pref,
                    b_first=(k["order"].astype(str) == "BA").to_numpy(), weight=weight, item=item, items=items,
                    row=k["source_row"].to_numpy(np.int64), judge=judge, judges=judges, len_a=len_a, len_b=len_b,
                    style_a=style_a, style_b=style_b, style_source=source, failed={str(m): int(n) for m, n in

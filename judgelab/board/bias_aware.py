@@ -32,7 +32,14 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from judgelab.board.battles import Battles
-from judgelab.ranking.bias_aware import Comparisons, FitOptions, IdentifiabilityWarning, fit_bias_aware
+from judgelab.board.separation import reason, separated_models, separated_rows
+from judgelab.ranking.bias_aware import (
+    Comparisons,
+    FitOptions,
+    IdentifiabilityWarning,
+    fit_bias_aware,
+    sparse_design_matrix,
+)
 
 
 @dataclass
@@ -92,6 +99,11 @@ def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = 
                              pair_X=W[:, keep_cols] if keep_cols else None, pair_names=names or None)
     del caught
     reach = connected_to(first, second, n, ref)
+    # the MAP is finite under the priors even on separated games, but there the data leave the
+    # score to the prior alone: no measurement (:mod:`judgelab.board.separation`)
+    design = sparse_design_matrix(Comparisons(first, second, y), n, None, opts,
+                                  W[:, keep_cols] if keep_cols and opts.covariates else None)
+    sep = separated_rows(design, y)
     z = float(norm.ppf(1 - alpha / 2))
     theta = fit.theta - fit.theta[ref]
     cov = fit.sigma
@@ -99,6 +111,17 @@ def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = 
     se = np.sqrt(np.maximum(var, 0.0))
     score, lo, hi = 100 * expit(theta), 100 * expit(theta - z * se), 100 * expit(theta + z * se)
     status = ["ok"] * n
+    if not fit.converged:
+        for m in range(n):
+            score[m] = lo[m] = hi[m] = np.nan
+            status[m] = f"not estimable: the MAP fit did not converge in {fit.n_iter} L-BFGS iterations"
+    if sep.any:
+        cols = sep.columns()
+        terms = [fit.names[c] for c in cols if c >= n]
+        for m, (k, g) in separated_models(sep.rows, first, second, n, ref).items():
+            score[m] = lo[m] = hi[m] = np.nan
+            own = ["its score"] if m in cols or ref in cols else []
+            status[m] = reason(k, g, own + terms) + " (the MAP is the prior's)"
     for m in np.flatnonzero(~reach):
         score[m] = lo[m] = hi[m] = np.nan
         status[m] = f"not estimable: no chain of games to the reference {b.reference!r}"

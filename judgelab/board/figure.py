@@ -17,7 +17,11 @@ from judgelab.plots.stamp import stamp
 
 def leaderboard_figure(table: pd.DataFrame, path: str | Path, *, title: str, simulated: bool) -> None:
     """Raw win rate (x, with its interval) against each corrected score (y, with its interval);
-    the diagonal is "no change".  Written to ``path`` as is (the caller stages the folder)."""
+    the diagonal is "no change".  Written to ``path`` as is (the caller stages the folder).
+
+    Model names and the title are drawn literally (``parse_math=False``): a name is data, and
+    matplotlib would otherwise read a ``$`` in it as the start of mathtext and fail the whole
+    figure on a name such as ``x$^$y``."""
     fig, axes = plt.subplots(1, len(CORRECTIONS), figsize=(5 * len(CORRECTIONS), 4.8), squeeze=False)
     x = table["win_rate"].to_numpy(float)
     xerr = np.abs(np.vstack([x - table["win_rate_ci_low"].to_numpy(float),
@@ -33,7 +37,8 @@ def leaderboard_figure(table: pd.DataFrame, path: str | Path, *, title: str, sim
                         ms=4, lw=0.8, capsize=2)
             if label:
                 for xi, yi, m in zip(x[ok], y[ok], table["model"].to_numpy()[ok], strict=False):
-                    ax.annotate(str(m), (xi, yi), fontsize=7, xytext=(3, 3), textcoords="offset points")
+                    ax.annotate(str(m), (xi, yi), fontsize=7, xytext=(3, 3), textcoords="offset points",
+                                parse_math=False)
         else:
             ax.text(50, 50, "not estimable", ha="center", va="center", color="dimgray")
         ax.set_xlim(0, 100)
@@ -41,7 +46,7 @@ def leaderboard_figure(table: pd.DataFrame, path: str | Path, *, title: str, sim
         ax.set_xlabel("raw win rate (%)")
         ax.set_ylabel(f"{name} (%)")
         ax.set_title(name, fontsize=10)
-    fig.suptitle(title)
+    fig.suptitle(title, parse_math=False)
     stamp(fig, simulated=simulated)
     fig.savefig(path, dpi=130, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)

@@ -56,6 +56,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
+from judgelab.board.separation import NotEstimable, reason, separated_rows
 from judgelab.io import InputError
 
 #: GLM_INFO["length_controlled_v1"] of glm_winrate.py
@@ -84,7 +85,18 @@ class Gamed:
 
 
 def read_gamed_csv(path: str | Path) -> Gamed:
-    """Read AlpacaEval's ``df_gamed.csv`` (errors name the file, row and key)."""
+    """Read AlpacaEval's ``df_gamed.csv`` (errors name the file, row and key).
+
+    The scale is AlpacaEval's own (``tatsu-lab/alpaca_eval`` at ``cd543a14``):
+    ``src/alpaca_eval/metrics/glm_winrate.py`` lines 227-228 read the file and take the
+    difficulty of each ``index`` from its first row, lines 237-238 move *the annotations'*
+    preference from [1, 2] to [0, 1] (``replace({0.0: 1.5}) - 1``) and look their difficulty up,
+    and lines 246-252 concatenate ``df_gamed`` with those rows *unchanged*, so its
+    ``preference`` is already on [0, 1] (``notebooks/notebook_helpers.py`` lines 86-108,
+    ``load_annotations``, builds it so: ``index`` the row of each ``annotations.json``,
+    nulls and negatives dropped, then ``replace({0.0: 1.5}) - 1``).  It is read as is; a null
+    preference is dropped (``glm_winrate.py`` line 100), and a value outside [0, 1] (the raw
+    annotation scale) is refused with its row."""
     p = Path(path)
     try:
         df = pd.read_csv(p)
@@ -103,7 +115,12 @@ def read_gamed_csv(path: str | Path) -> Gamed:
     if ng.isna().any():
         raise InputError(f"{p}: row {int(np.flatnonzero(ng.isna().to_numpy())[0]) + 2}: key 'not_gamed_baseline' "
                          "is not True/False")
-    pref = df["preference"].astype(float).replace({0.0: 1.5}) - 1
+    pref = df["preference"].astype(float)
+    off = pref.notna() & ~pref.between(0.0, 1.0)
+    if off.any():
+        i = int(np.flatnonzero(off.to_numpy())[0])
+        raise InputError(f"{p}: row {i + 2}: key 'preference' is {pref.iloc[i]!r}; df_gamed.csv holds AlpacaEval's "
+                         "[0, 1] scale (the raw annotations' [1, 2] minus 1)")
     diff = df.drop_duplicates("index").set_index("index")["instruction_difficulty"]
     keep = pref.notna().to_numpy()
     return Gamed(index=df["index"].to_numpy(np.int64)[keep], preference=pref.to_numpy(float)[keep],
@@ -270,7 +287,22 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
     """``length_controlled_v1`` of one model against the baseline (its games as arrays).
 
     ``difficulty`` is each game's instruction difficulty; ``cluster`` its instruction key (with
-    ``gamed``: the AlpacaEval index, so the gamed rows of the same instruction share it)."""
+    ``gamed``: the AlpacaEval index, so the gamed rows of the same instruction share it).
+
+    Raises :class:`~judgelab.board.separation.NotEstimable` (a ``ValueError``) with the reason
+    when the model has no game (liblinear is never called on an empty design: it crashes the
+    process), a preference outside [0, 1], or games that a direction of the three weights
+    predicts exactly (separation, :mod:`judgelab.board.separation`) *and* a cross-validation
+    that chose the weakest penalty of the grid: the L1 penalty keeps every fit finite, but at
+    ``C = 1e4`` on separated games the weights are the solver's stopping point, not an estimate.
+    Separated games under a stronger chosen penalty keep the penalised (finite) fit.  One model
+    with the difficulty estimated from its own games is the typical case: each instruction's
+    estimated difficulty then carries that game's outcome."""
+    y = np.asarray(y, float)
+    if len(y) == 0:
+        raise NotEstimable("not estimable: no games of this model (the GLM needs at least one)")
+    if not np.all((y >= 0.0) & (y <= 1.0)):
+        raise NotEstimable("not estimable: a preference outside [0, 1] (or not a number)")
     sdl = std_delta_len(len_base, len_model)
     X_m = _design(sdl, difficulty, np.ones(len(y), bool))
     if gamed is not None:
@@ -282,7 +314,14 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
         cl = np.r_[gamed.index, cluster]
     else:
         X, p, sw, cl = X_m, np.asarray(y, float), np.ones(len(y)), np.asarray(cluster)
+    if np.all(p >= 1.0) or np.all(p <= 0.0):  # one label only: liblinear has no second class to fit
+        raise NotEstimable(f"not estimable: separation: every one of its {len(y)} games (and every training row) "
+                           f"has the same outcome, so the fit has no finite maximum")
     w, C = fit_lc(X, p, sw)
+    sep = separated_rows(X, p)
+    if sep.any and C >= CS[-1]:
+        terms = [WEIGHT_COLUMNS[c] for c in sep.columns()]
+        raise NotEstimable(reason(int(sep.rows[len(p) - len(y):].sum()), len(y), terms))
     X_test = _design(np.zeros(len(y)), difficulty, np.ones(len(y), bool))
     lc, lo, hi = lc_interval(w, X, p, sw, cl, X_test, np.asarray(cluster), alpha)
     return LCFit(weights=w, C=C, lc=lc, ci_low=lo, ci_high=hi)

@@ -40,7 +40,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy import sparse
 
+from judgelab.board.separation import Separation, separated_rows
 from judgelab.io import InputError
 
 FEATURES = ("length", "header_density", "list_density", "bold_density")
@@ -154,6 +156,9 @@ class StyleResult:
     mean: np.ndarray
     std: np.ndarray
     frozen: bool
+    #: games (rows of the input arrays) that a direction of the coefficients predicts exactly
+    #: (:mod:`judgelab.board.separation`); a model with such a game has no finite score
+    separation: Separation | None = None
 
 
 def standardize(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -171,6 +176,8 @@ def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: 
 
     ``y`` is P(``model`` wins) per game against ``opp`` (the baseline, or any opponent in free
     battles, where the features are ``model`` minus ``opp`` as for the baseline)."""
+    if len(y) == 0:
+        raise ValueError("style control needs at least one game; got none")
     feats = style_features(style_model, style_opp)
     mdl, opp_, out, f = explode(model, opp, y, weight, feats)
     fz, mean, std = standardize(f)
@@ -194,8 +201,18 @@ def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: 
     lo = np.quantile(probs, alpha / 2, axis=0)
     hi = np.quantile(probs, 1 - alpha / 2, axis=0)
     beta = np.quantile(coefs[:, n_models:], 0.5, axis=0)
+    # the design the fit maximises over (one row per game; the weight repeats a row, which moves
+    # no recession direction): +1 model, -1 opponent, the standardised features
+    rows = np.arange(len(y))
+    onehot = sparse.csr_array((np.r_[np.ones(len(y)), -np.ones(len(y))], (np.r_[rows, rows], np.r_[model, opp])),
+                              shape=(len(y), n_models))
+    design = sparse.hstack([onehot, sparse.csr_array(np.asarray(fz[first], float))], format="csr")
+    sep = separated_rows(design[np.asarray(weight) > 0], np.asarray(y, float)[np.asarray(weight) > 0])
+    rows_sep = np.zeros(len(y), bool)
+    rows_sep[np.asarray(weight) > 0] = sep.rows
     return StyleResult(score=100 * score.astype(float), ci_low=100 * lo.astype(float), ci_high=100 * hi.astype(float),
-                       coefs=dict(zip(FEATURES, map(float, beta), strict=False)), mean=mean, std=std, frozen=False)
+                       coefs=dict(zip(FEATURES, map(float, beta), strict=False)), mean=mean, std=std, frozen=False,
+                       separation=Separation(rows=rows_sep, direction=sep.direction))
 
 
 def _model_seed(seed: int, name: str) -> int:
@@ -210,9 +227,19 @@ def style_controlled_frozen(model: np.ndarray, y: np.ndarray, weight: np.ndarray
     std = np.asarray(reference["std"], np.float32)
     beta = np.asarray([reference["coefs"][k] for k in FEATURES], np.float32)
     feats = np.nan_to_num((style_features(style_model, style_base) - mean) / np.where(std > 0, std, 1))
+    if len(y) == 0:
+        raise ValueError("style control needs at least one game; got none")
     mdl, _, out, f = explode(model, model, y, weight, feats)
     offset = torch.as_tensor(f) @ torch.as_tensor(beta)
     n_models = len(models)
+    # with the style term a fixed offset each model has one coefficient: it runs to infinity
+    # exactly when the model won (or lost) every one of its games
+    used = np.asarray(weight) > 0
+    onehot = sparse.csr_array((np.ones(int(used.sum())), (np.arange(int(used.sum())), np.asarray(model)[used])),
+                              shape=(int(used.sum()), n_models))
+    sep = separated_rows(onehot, np.asarray(y, float)[used])
+    rows_sep = np.zeros(len(y), bool)
+    rows_sep[used] = sep.rows
     score, lo, hi = (np.full(n_models, np.nan) for _ in range(3))
     score[base] = lo[base] = hi[base] = 50.0
     order = np.argsort(mdl, kind="stable")
@@ -234,7 +261,7 @@ def style_controlled_frozen(model: np.ndarray, y: np.ndarray, weight: np.ndarray
         v = np.asarray(vals)
         score[m], lo[m], hi[m] = (100 * np.quantile(v, q) for q in (0.5, alpha / 2, 1 - alpha / 2))
     return StyleResult(score=score, ci_low=lo, ci_high=hi, coefs=dict(zip(FEATURES, map(float, beta), strict=False)),
-                       mean=mean, std=std, frozen=True)
+                       mean=mean, std=std, frozen=True, separation=Separation(rows=rows_sep, direction=sep.direction))
 
 
 def reference_dict(res: StyleResult, style_source: str) -> dict:

@@ -44,6 +44,7 @@ from judgelab.board.length_controlled import (
     length_controlled,
     std_delta_len,
 )
+from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 
@@ -104,6 +105,31 @@ def weights_key(model: str, source: str, index: pd.Index) -> str | None:
     return model if model in index else None
 
 
+def alpaca_eval_index(b: Battles) -> np.ndarray:
+    """Each game's AlpacaEval index (the key of ``df_gamed.csv``), joined by instruction.
+
+    ``df_gamed.csv`` keys an instruction by its row in a complete ``annotations.json`` (805 rows,
+    the evaluation set's order); a results file that lacks some instructions (802-804 rows in
+    some public folders) has its later rows shifted, so a row number is not a key.  The key is
+    taken from the model whose log holds the most distinct instructions, each at one row (its
+    rows are the evaluation set's order), and every game is looked up by its instruction."""
+    model = b.b if b.baseline is None else b.evaluated()[0]
+    best, key = -1, None
+    for m in np.unique(model):
+        sel = model == m
+        pairs = pd.DataFrame({"item": b.item[sel], "row": b.row[sel]}).drop_duplicates()
+        if pairs["item"].is_unique and pairs["row"].is_unique and len(pairs) > best:
+            best, key = len(pairs), pd.Series(pairs["row"].to_numpy(), index=pairs["item"].to_numpy())
+    if key is None:
+        raise InputError("--gamed-csv: no model's log holds each instruction at one row, so the AlpacaEval index of "
+                         "an instruction cannot be read from the logs")
+    index = key.reindex(b.item).to_numpy(float)
+    if np.isnan(index).any():
+        raise InputError(f"--gamed-csv: instruction {b.items[int(b.item[np.isnan(index)][0])]!r} is in no log "
+                         f"that gives the AlpacaEval index (the fullest log has {best} instructions)")
+    return index.astype(np.int64)
+
+
 def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, float]], dict[int, str], str,
                                                dict[int, float]]:
     """LC per evaluated model code: values, statuses, difficulty source, published-weights LC."""
@@ -122,12 +148,13 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
         sdl[rows] = std_delta_len(len_base[rows], len_m[rows])
     if s.gamed is not None:
         diff_series = s.gamed.difficulty
-        missing = ~np.isin(b.row, diff_series.index.to_numpy())
+        index = alpaca_eval_index(b)
+        missing = ~np.isin(index, diff_series.index.to_numpy())
         if missing.any():
-            raise InputError(f"df_gamed.csv has no instruction_difficulty for row {int(b.row[missing][0])} of the "
-                             "annotations (its 'index' is the instruction's row in annotations.json)")
-        difficulty = diff_series.reindex(b.row).to_numpy(float)
-        cluster, source = b.row, "df_gamed.csv"
+            raise InputError(f"df_gamed.csv has no instruction_difficulty for index {int(index[missing][0])} "
+                             f"(instruction {b.items[int(b.item[missing][0])]!r})")
+        difficulty = diff_series.reindex(index).to_numpy(float)
+        cluster, source = index, "df_gamed.csv"
     else:
         d = estimate_difficulty(model, b.item, sdl, y, b.n_models, len(b.items))
         difficulty, cluster = d[b.item], b.item
@@ -137,8 +164,12 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
         if len(rows) < MIN_LC_GAMES:
             status[m] = f"not estimable: {len(rows)} games, the cross-validated GLM needs {MIN_LC_GAMES}"
             continue
-        fit = length_controlled(len_base[rows], len_m[rows], y[rows], difficulty[rows], cluster[rows],
-                                gamed=s.gamed, alpha=s.alpha)
+        try:
+            fit = length_controlled(len_base[rows], len_m[rows], y[rows], difficulty[rows], cluster[rows],
+                                    gamed=s.gamed, alpha=s.alpha)
+        except NotEstimable as exc:
+            status[m] = str(exc)
+            continue
         out[m] = (fit.lc, fit.ci_low, fit.ci_high)
         status[m] = "ok"
     if s.lc_weights is not None:
@@ -158,7 +189,7 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
 
 def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
     try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
-        from judgelab.board.style_control import style_controlled, style_controlled_frozen
+        from judgelab.board.style_control import FEATURES, style_controlled, style_controlled_frozen
     except ImportError:
         return None, ["not estimable: Arena-Hard's style control needs torch (pip install 'judgelab[train]')"
                       ] * b.n_models
@@ -174,6 +205,13 @@ def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
         res = style_controlled(model, opp, y, weight, sm, so, b.n_models, ref, rounds=s.style_rounds,
                                alpha=s.alpha, seed=s.seed)
     status = ["ok"] * b.n_models
+    if res.separation is not None and res.separation.any:
+        cols = res.separation.columns()
+        terms = [FEATURES[c - b.n_models] for c in cols if c >= b.n_models]
+        for m, (k, n) in separated_models(res.separation.rows, model, opp, b.n_models, ref).items():
+            res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan
+            own = ["its score"] if m in cols or ref in cols else []
+            status[m] = reason(k, n, own + terms)
     reach = connected_to(model, opp, b.n_models, ref)
     for m in np.flatnonzero(~reach):
         res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan
