@@ -139,6 +139,8 @@ class BackendTraits:
     conda_env: str
     #: a config's ``judges`` may name it (False: an internal pseudo-backend)
     configurable: bool
+    #: the environment variable its calls read a key from (None: it needs none); checked before a run
+    key_env: str | None = None
 
     @property
     def runs_model(self) -> bool:

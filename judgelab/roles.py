@@ -231,22 +231,22 @@ def _judge_entries(obj: Any) -> Iterable[Mapping[str, Any]]:
 
 
 def missing_keys(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
-    """The environment variables the config's HTTP judges read their keys from that are unset or
-    empty, each with the judges that need it (``options.api_key_env``; the openai backend's
-    default when absent, none when null).  What the backend itself checks when a job starts,
-    asked before any job (``check-config``, the Snakefile) so a run does not fail after hours."""
-    from judgelab.judges.openai_backend import DEFAULT_KEY_ENV
+    """The environment variables the config's judges read their keys from (their backend's
+    ``key_env`` trait: :class:`judgelab.registry.BackendTraits`) that are unset or empty, each with
+    the judges that need it.  What the backend itself checks when a job starts, asked before any
+    job (``check-config``, the Snakefile) so a run does not fail after hours."""
+    from judgelab.registry import UnknownEntryError, backend_traits
 
     env = os.environ if environ is None else environ
     out: dict[str, list[str]] = {}
     for entry in _judge_entries(config):
-        if entry.get("backend") != "openai":
+        try:
+            var = backend_traits(entry).key_env
+        except UnknownEntryError:  # the config's own validation names an unknown backend
             continue
-        options = entry.get("options") or {}
-        var = options.get("api_key_env", DEFAULT_KEY_ENV) if isinstance(options, Mapping) else DEFAULT_KEY_ENV
-        if var is None or env.get(str(var)):
+        if var is None or env.get(var):
             continue
-        names = out.setdefault(str(var), [])
+        names = out.setdefault(var, [])
         if str(entry["name"]) not in names:
             names.append(str(entry["name"]))
     return out

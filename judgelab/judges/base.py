@@ -65,8 +65,13 @@ class Judge(ABC):
         return BackendTraits(
             backend=name, simulated=cls.simulated, recorded=cls.recorded, needs_api_slot=cls.needs_api_slot,
             loads_weights=cls.weights_in_job(opts), gpus=int(cls.gpus(opts)), logit_verdicts=cls.logit_verdicts,
-            conda_env=cls.conda_env, configurable=cls.configurable,
+            conda_env=cls.conda_env, configurable=cls.configurable, key_env=cls.key_env(opts),
         )
+
+    @classmethod
+    def key_env(cls, options: Mapping[str, Any]) -> str | None:
+        """The environment variable a judge with these options reads its key from (None: no key)."""
+        return None
 
     @property
     def name(self) -> str:

@@ -125,6 +125,12 @@ class OpenAIJudge(Judge):
         """A judge with ``launch`` serves its model inside the job (``transformers serve``)."""
         return bool(options.get("launch"))
 
+    @classmethod
+    def key_env(cls, options):
+        """``options.api_key_env`` (default :data:`DEFAULT_KEY_ENV`; null: a server that needs no key)."""
+        var = options.get("api_key_env", DEFAULT_KEY_ENV)
+        return None if var is None else str(var)
+
     def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
         try:
