@@ -42,17 +42,6 @@ def _family_size(text: str) -> int:
     return int(m.group(1)) if m else 1
 
 
-class _Default(dict):
-    """{metric: δ} with a δ for every other metric."""
-
-    def __init__(self, default: float, given: dict[str, float]) -> None:
-        super().__init__(given)
-        self.default = default
-
-    def get(self, key, fallback=None):  # type: ignore[no-untyped-def, override]
-        return super().get(key, self.default)
-
-
 def _z_sum(level: float, power: float) -> float:
     return float(norm.ppf(1 - level / 2) + norm.ppf(power))
 
@@ -62,9 +51,10 @@ def _t_sum(level: float, power: float, df: float) -> float:
 
 
 def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings: CardSettings | None = None,
-                *, view: str = "lenient") -> pd.DataFrame:
+                *, view: str = "lenient", default: float | None = None) -> pd.DataFrame:
     """Per judge and tested card row: the items, pairs and games to detect ``deltas`` (one δ for every
-    row, or {metric: δ}) at the card's alpha and power (module docstring)."""
+    row, or {metric: δ} with ``default`` for the metrics it does not name) at the card's alpha and
+    power (module docstring)."""
     s = settings or CardSettings()
     card = bias_card(pilot, s)
     card = card[(card["view"] == view) & card["p_value"].notna() & card["estimable"].astype(bool)
@@ -79,7 +69,7 @@ def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings:
         mdes = g["mde"].to_numpy(float)
         k_pilot = g["n_items"].to_numpy(float)
         for i, r in enumerate(g.itertuples()):
-            delta = deltas.get(r.metric) if isinstance(deltas, dict) else float(deltas)
+            delta = deltas.get(r.metric, default) if isinstance(deltas, dict) else float(deltas)
             if delta is None:
                 continue
             m = _family_size(r.test_family) if s.multiplicity != "none" else 1
@@ -164,7 +154,7 @@ def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
         pilot = assumed_pilot(_pairs(args.assume, "--assume"), n_items=args.assume_items, seed=s.seed)
         source = f"assumed (a simulated pilot of {args.assume_items} items)"
     default = deltas.pop("*", None)
-    table = probe_sizes(pilot, deltas if default is None else _Default(default, deltas), s)
+    table = probe_sizes(pilot, deltas, s, default=default)
     table.insert(0, "source", source)
     if args.out:
         write_table(table, args.out)
