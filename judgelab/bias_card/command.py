@@ -43,10 +43,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     print(f"\n{len(table)} verdicts of {table['judge'].nunique()} judge(s); "
           f"{empty} empty responses kept; wrote {args.out}/bias_card.csv, bias_card.md, bias_card.png, report.html"
           + (", gate.json" if gate else ""))
-    if gate is not None:
-        report(gate)
-        return gate.exit_code
-    return 0
+    return report(gate)
 
 
 def cmd_leaderboard_length(args: argparse.Namespace) -> int:

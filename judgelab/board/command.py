@@ -94,10 +94,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     print("\n" + "\n".join(notes))
     print(f"{len(board.flips)} rank flips; wrote {args.out}/leaderboard.csv, rank_flips.csv, judges.csv, "
           "style_coefficients.json, leaderboard.json, leaderboard.png, report.html" + (", gate.json" if gate else ""))
-    if gate is not None:
-        report(gate)
-        return gate.exit_code
-    return 0
+    return report(gate)
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:

@@ -51,10 +51,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print("\n".join(summary_lines(table, names, m)))
     print(f"wrote {args.out}/compare.csv, compare.md, compare.png, unmatched.csv, report.html"
           + (", gate.json" if gate else ""))
-    if gate is not None:
-        report(gate)
-        return gate.exit_code
-    return 0
+    return report(gate)
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:

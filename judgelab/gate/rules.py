@@ -267,11 +267,15 @@ def board_subject(table: pd.DataFrame, flips: pd.DataFrame) -> Subject:
                    id_columns=("model",))
 
 
-def report(result: GateResult) -> None:
-    """Print each tripped row on its own line (stderr), so a CI log shows why the job failed."""
+def report(result: GateResult | None) -> int:
+    """Print each tripped row on its own line (stderr), so a CI log shows why the job failed; the
+    command's exit code (0 without rules)."""
     import sys
 
+    if result is None:
+        return 0
     for line in result.lines():
         print(f"judgelab: gate tripped: {line}", file=sys.stderr)
     for entry in result.no_value:
         print(f"judgelab: gate: {entry['rule']}: no value for " + _fields(entry["row"]), file=sys.stderr)
+    return result.exit_code
