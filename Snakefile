@@ -91,13 +91,3 @@ rule all:
 # its judges need.
 workflow.localrules(*light_rules(workflow.rules))
 
-
-onstart:
-    # every API key the config's judges read, checked before the first job (one line each), so a
-    # run does not prepare data and then fail at its first call; a dry run needs no key
-    from judgelab.roles import missing_key_lines
-
-    for _line in missing_key_lines(config):
-        print(f"judgelab: error: {_line}", file=sys.stderr)
-    if missing_key_lines(config):
-        raise SystemExit(2)
