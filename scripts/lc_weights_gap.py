@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import least_squares
 from scipy.special import expit
 
 from judgelab.board.battles import Battles, battles_from_table
@@ -47,6 +48,7 @@ from judgelab.verdict_import.presets import mapping_from_config
 
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 THRESHOLD_PP = 0.9
+DATASET_SIZE = 805  # AlpacaEval 2.0 instructions
 
 
 def published_lc(path: str | Path) -> pd.Series:
@@ -62,8 +64,9 @@ def annotation_files(results: str | Path) -> list[Path]:
     return sorted(Path(results).glob(f"*/{ANNOTATOR}/annotations.json"))
 
 
-def gaps(battles: Battles, weights: pd.DataFrame, published: pd.Series) -> pd.DataFrame:
-    """One row per model with weights and a published LC: both LCs, their gaps, the file's rows."""
+def gaps(battles: Battles, weights: pd.DataFrame, published: pd.Series) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per model with weights and a published LC (both LCs, their gaps, the file's rows), and
+    the re-estimated difficulty of every instruction in AlpacaEval's order."""
     model, y, is_b = battles.evaluated()
     len_m = np.where(is_b, battles.len_b, battles.len_a)
     len_base = np.where(is_b, battles.len_a, battles.len_b)
@@ -96,7 +99,30 @@ def gaps(battles: Battles, weights: pd.DataFrame, published: pd.Series) -> pd.Da
         out.append({"folder": folder, "rows": int(file_rows.max()) + 1, "games": int(sel.sum()),
                     "published_lc": pub, "by_instruction": by_instruction, "gap": by_instruction - pub,
                     "by_position": by_position, "gap_by_position": by_position - pub})
-    return pd.DataFrame(out).sort_values("folder", ignore_index=True)
+    return pd.DataFrame(out).sort_values("folder", ignore_index=True), d_by_row
+
+
+def calibrated_residuals(difficulty: np.ndarray, weights: pd.DataFrame, published: pd.Series,
+                         degree: int = 3) -> pd.Series:
+    """Published LC minus the LC that every weights row predicts when the difficulty is a polynomial
+    of ``difficulty`` fitted (least squares over all rows with a published LC) to the published LCs.
+
+    For a complete file AlpacaEval's LC depends on the difficulty only through its distribution over
+    the 805 instructions, so this needs no annotations: if a smooth transform of judgelab's
+    re-estimate reproduces every published LC, the weights and the LCs are consistent with one fixed
+    difficulty and the gap of ``by_instruction`` is the difficulty, not the logs or the weights.
+    scipy's ``least_squares`` does the fit; the model is AlpacaEval's ``predict_winrate``."""
+    common = [k for k in weights.index if k in published.index]
+    w = weights.loc[common].to_numpy(float)
+    target = published.loc[common].to_numpy(float)
+
+    def predicted(coef: np.ndarray) -> np.ndarray:
+        return 100 * expit(w[:, 1:2] * np.polyval(coef, difficulty)[None, :] + w[:, 2:3]).mean(axis=1)
+
+    start = np.zeros(degree + 1)
+    start[-2] = 1.0  # the identity
+    coef = least_squares(lambda c: predicted(c) - target, start).x
+    return pd.Series(predicted(coef) - target, index=common, name="gap_calibrated")
 
 
 def summary(table: pd.DataFrame, column: str) -> str:
@@ -119,11 +145,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lc_weights_gap: error: no */{ANNOTATOR}/annotations.json under {args.results}", file=sys.stderr)
         return 2
     table = import_verdicts(files, mapping_from_config("alpaca_eval"))
-    table = gaps(battles_from_table(table), read_lc_weights(args.weights), published_lc(args.leaderboard))
+    weights, published = read_lc_weights(args.weights), published_lc(args.leaderboard)
+    table, difficulty = gaps(battles_from_table(table), weights, published)
+    calibrated = None
+    if len(difficulty) == DATASET_SIZE:  # a complete file among the logs: the 805 difficulties in order
+        calibrated = calibrated_residuals(difficulty, weights, published)
+        table["gap_calibrated"] = table["folder"].map(calibrated)
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(table.round(2).to_string(index=False))
     print(summary(table, "gap"))
     print(summary(table, "gap_by_position"))
+    if calibrated is not None:
+        size = calibrated.abs()
+        print(f"weights alone, difficulty a cubic of the re-estimate: {len(size)} models, median |gap| "
+              f"{size.median():.3f} pp, max {size.max():.3f} pp ({size.idxmax()}), "
+              f"{int((size > 0.1).sum())} above 0.1 pp, {int((size > THRESHOLD_PP).sum())} above {THRESHOLD_PP} pp")
     if args.out:
         table.to_csv(args.out, index=False)
     return 0
