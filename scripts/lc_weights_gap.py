@@ -43,6 +43,7 @@ from scipy.special import expit
 from judgelab.board.battles import Battles, battles_from_table
 from judgelab.board.length_controlled import difficulty_given_weights, read_lc_weights, std_delta_len
 from judgelab.board.table import weights_key
+from judgelab.io import InputError
 from judgelab.verdict_import.importer import import_verdicts
 from judgelab.verdict_import.presets import mapping_from_config
 
@@ -52,12 +53,16 @@ DATASET_SIZE = 805  # AlpacaEval 2.0 instructions
 
 
 def published_lc(path: str | Path) -> pd.Series:
-    """Published ``length_controlled_winrate`` keyed by results folder (the ``samples`` link names it)."""
+    """Published ``length_controlled_winrate`` keyed by results folder (the ``samples`` link names it);
+    a folder listed twice keeps its first row."""
     df = pd.read_csv(path)
-    if "samples" in df.columns:
-        folder = df["samples"].astype(str).str.extract(r"/results/([^/]+)/", expand=False)
-        return pd.Series(df["length_controlled_winrate"].to_numpy(float), index=folder).dropna()
-    return pd.Series(df["length_controlled_winrate"].to_numpy(float), index=df.iloc[:, 0].astype(str))
+    if "length_controlled_winrate" not in df.columns:
+        raise InputError(f"{path}: no length_controlled_winrate column (AlpacaEval's leaderboard CSV)")
+    folder = (df["samples"].astype(str).str.extract(r"/results/([^/]+)/", expand=False) if "samples" in df.columns
+              else df.iloc[:, 0].astype(str))
+    lc = pd.Series(pd.to_numeric(df["length_controlled_winrate"], errors="coerce").to_numpy(float),
+                   index=folder.to_numpy()).dropna()
+    return lc[lc.index.notna() & ~lc.index.duplicated()]
 
 
 def annotation_files(results: str | Path) -> list[Path]:
@@ -144,9 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"lc_weights_gap: error: no */{ANNOTATOR}/annotations.json under {args.results}", file=sys.stderr)
         return 2
-    table = import_verdicts(files, mapping_from_config("alpaca_eval"))
-    weights, published = read_lc_weights(args.weights), published_lc(args.leaderboard)
-    table, difficulty = gaps(battles_from_table(table), weights, published)
+    try:
+        weights, published = read_lc_weights(args.weights), published_lc(args.leaderboard)
+        battles = battles_from_table(import_verdicts(files, mapping_from_config("alpaca_eval")))
+    except (InputError, OSError, KeyError) as exc:
+        print(f"lc_weights_gap: error: {exc}", file=sys.stderr)
+        return 2
+    table, difficulty = gaps(battles, weights, published)
     calibrated = None
     if len(difficulty) == DATASET_SIZE:  # a complete file among the logs: the 805 difficulties in order
         calibrated = calibrated_residuals(difficulty, weights, published)
