@@ -41,8 +41,8 @@ from scipy.optimize import least_squares
 from scipy.special import expit
 
 from judgelab.board.battles import Battles, battles_from_table
-from judgelab.board.length_controlled import difficulty_given_weights, read_lc_weights, std_delta_len
-from judgelab.board.table import weights_key
+from judgelab.board.length_controlled import difficulty_given_weights, read_lc_weights
+from judgelab.board.table import lc_inputs, weights_key
 from judgelab.io import InputError
 from judgelab.verdict_import.importer import import_verdicts
 from judgelab.verdict_import.presets import mapping_from_config
@@ -72,13 +72,7 @@ def annotation_files(results: str | Path) -> list[Path]:
 def gaps(battles: Battles, weights: pd.DataFrame, published: pd.Series) -> tuple[pd.DataFrame, np.ndarray]:
     """One row per model with weights and a published LC (both LCs, their gaps, the file's rows), and
     the re-estimated difficulty of every instruction in AlpacaEval's order."""
-    model, y, is_b = battles.evaluated()
-    len_m = np.where(is_b, battles.len_b, battles.len_a)
-    len_base = np.where(is_b, battles.len_a, battles.len_b)
-    sdl = np.zeros(len(battles))
-    for m in np.unique(model):
-        rows = model == m
-        sdl[rows] = std_delta_len(len_base[rows], len_m[rows])
+    model, y, _, _, sdl = lc_inputs(battles)
     key = {m: weights_key(battles.models[m], battles.sources.get(battles.models[m], ""), weights.index)
            for m in np.unique(model)}
     known = [m for m, k in key.items() if k is not None]

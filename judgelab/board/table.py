@@ -130,6 +130,20 @@ def alpaca_eval_index(b: Battles) -> np.ndarray:
     return index.astype(np.int64)
 
 
+def lc_inputs(b: Battles) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(evaluated model code, outcome, baseline's length, model's length, standardised length
+    difference) of every game: what AlpacaEval's length-controlled GLM reads, the length difference
+    standardised per model."""
+    model, y, is_b = b.evaluated()
+    len_m = np.where(is_b, b.len_b, b.len_a)
+    len_base = np.where(is_b, b.len_a, b.len_b)
+    sdl = np.zeros(len(b))
+    for m in np.unique(model):
+        rows = model == m
+        sdl[rows] = std_delta_len(len_base[rows], len_m[rows])
+    return model, y, len_base, len_m, sdl
+
+
 def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, float]], dict[int, str], str,
                                                dict[int, float]]:
     """LC per evaluated model code: values, statuses, difficulty source, published-weights LC."""
@@ -139,13 +153,7 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
     if b.baseline is None:
         return out, {m: "not estimable: needs every game against one baseline (free battles)"
                      for m in range(b.n_models)}, "", from_weights
-    model, y, is_b = b.evaluated()
-    len_m = np.where(is_b, b.len_b, b.len_a)
-    len_base = np.where(is_b, b.len_a, b.len_b)
-    sdl = np.zeros(len(b))
-    for m in np.unique(model):
-        rows = model == m
-        sdl[rows] = std_delta_len(len_base[rows], len_m[rows])
+    model, y, len_base, len_m, sdl = lc_inputs(b)
     if s.gamed is not None:
         diff_series = s.gamed.difficulty
         index = alpaca_eval_index(b)
