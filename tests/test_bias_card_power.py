@@ -107,3 +107,10 @@ def test_the_command_from_a_log_and_from_assumptions(tmp_path, capsys, data_root
     assert cli.main(["power", "--assume", "acc=0.8", "--delta", "0.1"]) == 2
     assert cli.main(["power", "--assume", "accuracy=0.8", "--delta", "x"]) == 2
     assert "not NUMBER or NAME=NUMBER" in capsys.readouterr().err
+
+
+def test_a_pilot_without_a_tested_row_is_one_line(tmp_path, capsys):
+    planted_log(PlantedJudge(), n_items=1, seed=1).iloc[:1].to_csv(tmp_path / "one.csv", index=False)
+    assert cli.main(["power", "--format", "judgelab", str(tmp_path / "one.csv"), "--delta", "0.1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no tested row" in err[0]

@@ -155,6 +155,11 @@ def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
         source = f"assumed (a simulated pilot of {args.assume_items} items)"
     default = deltas.pop("*", None)
     table = probe_sizes(pilot, deltas, s, default=default)
+    if table.empty:
+        from judgelab.io import InputError
+
+        raise InputError(f"the {source}'s card has no tested row for these deltas (too few verdicts, or no "
+                         f"metric named): nothing to size; give a larger pilot")
     table.insert(0, "source", source)
     if args.out:
         write_table(table, args.out)
