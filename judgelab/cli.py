@@ -214,7 +214,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 #: Options of the commands that name files or folders to read: ``--out`` may not be, hold or lie
 #: inside any of them (:func:`judgelab.io.check_out`).
-INPUT_OPTIONS = ("files", "before", "after", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
+INPUT_OPTIONS = ("file", "files", "before", "after", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
                  "model_dir", "pairs")
 
 
@@ -245,6 +245,8 @@ def absolute_data_root() -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from judgelab.io import add_out_file
+
     p = Parser(prog="judgelab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -258,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--template", default="json_verdict", help="pairwise prompt template")
     j.add_argument("--orders", default="AB,BA", help="presentation orders, comma-separated")
     j.add_argument("--cache", help="SQLite call cache (default: the config's)")
-    j.add_argument("--out", help="write the verdict table here (.parquet or .csv)")
+    add_out_file(j, "write the verdict table here")
     j.add_argument("--max-error-rate", type=float, default=None,
                    help="fail if more than this share of calls errors (default: report and continue)")
     j.set_defaults(fn=cmd_judge)
@@ -284,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("targets", nargs="*", help="Snakemake targets (default: the whole DAG)")
     pl.add_argument("--directory", help="project directory whose call cache counts as asked (default: cwd)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    pl.add_argument("--out", help="also write the plan table here (.csv or .parquet)")
+    add_out_file(pl, "also write the plan table here")
     pl.set_defaults(fn=cmd_plan)
 
     from judgelab.bias_card.command import add_commands  # audit, leaderboard-length
@@ -307,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from judgelab.datasets.sources import DataMissing
-    from judgelab.io import InputError, out_guard
+    from judgelab.io import InputError, check_out_file, out_guard, record_written
     from judgelab.judges.base import BackendUnavailable
     from judgelab.plan import UnplannedRule
     from judgelab.registry import UnknownEntryError
@@ -323,6 +325,12 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "out_folder", False):  # a set replacing a folder: refused or locked before any work
             with out_guard(args.out, inputs=input_paths(args), force=args.force, command=args.cmd):
                 return int(args.fn(args))
+        if getattr(args, "out_file", False) and args.out:  # one table: refused before any work, owned after
+            check_out_file(args.out, inputs=input_paths(args), force=args.force)
+            code = int(args.fn(args))
+            if Path(args.out).is_file():
+                record_written(args.out)
+            return code
         return int(args.fn(args))
     except KeyboardInterrupt:
         print("judgelab: interrupted; nothing was replaced", file=sys.stderr)

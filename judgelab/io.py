@@ -177,6 +177,111 @@ def add_out_folder(parser: Any, help_text: str) -> None:
     parser.set_defaults(out_folder=True)
 
 
+#: Environment variable naming the file of single-file outputs judgelab wrote (default
+#: ``$XDG_STATE_HOME/judgelab/written.tsv``, else ``~/.local/state/judgelab/written.tsv``).
+WRITTEN_LEDGER_ENV = "JUDGELAB_WRITTEN_LEDGER"
+#: Above this size the ledger is rewritten with the last line per path.
+LEDGER_COMPACT_BYTES = 1 << 20
+
+
+def written_ledger() -> Path:
+    """Where judgelab lists the single files it wrote through ``--out FILE`` (path, size, sha256).
+
+    A table file carries no room for an owner mark a user cannot also write (a CSV has no metadata),
+    and a sidecar beside every output would clutter the user's folders; a per-user ledger outside
+    them says, for an existing file, whether judgelab wrote exactly these bytes."""
+    env = os.environ.get(WRITTEN_LEDGER_ENV)
+    if env:
+        return Path(env)
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "judgelab" / "written.tsv"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def record_written(path: str | os.PathLike[str]) -> None:
+    """Add ``path`` (as it is now) to the :func:`written_ledger`; a ledger that cannot be written only
+    means the next run to the same file needs ``--force``."""
+    import fcntl
+
+    p = Path(os.path.abspath(path))
+    ledger = written_ledger()
+    try:
+        line = f"{p}\t{p.stat().st_size}\t{_sha256(p)}\n"
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(ledger, "a+", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)  # one whole line per writer, never interleaved
+            fh.write(line)
+            fh.flush()
+            if fh.tell() > LEDGER_COMPACT_BYTES:  # keep the last line per path (the only one ever read)
+                fh.seek(0)
+                last = {r.split("\t", 1)[0]: r for r in fh.read().splitlines() if r}
+                fh.seek(0)
+                fh.truncate()
+                fh.write("".join(r + "\n" for r in last.values()))
+    except OSError:
+        pass
+
+
+def written_by_judgelab(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` holds exactly the bytes judgelab last wrote there (a file the user
+    edited since, or replaced, is theirs)."""
+    p = Path(os.path.abspath(path))
+    try:
+        rows = written_ledger().read_text(encoding="utf-8").splitlines()
+        size = p.stat().st_size
+    except OSError:
+        return False
+    key = f"{p}\t"
+    last = next((r for r in reversed(rows) if r.startswith(key)), None)
+    return last is not None and last == f"{p}\t{size}\t{_sha256(p)}"
+
+
+def check_out_file(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
+                   force: bool = False, suffixes: Sequence[str] = (".csv", ".parquet")) -> Path:
+    """Refuse an ``--out FILE`` judgelab must not write, before anything is read or computed.
+
+    Refused, each with one line (an :class:`OutputRefused`): a suffix the table writer does not know;
+    an existing folder; the file of an input, or a path inside an input folder (the command would
+    replace what it reads); and, unless ``force``, an existing file judgelab did not write
+    (:func:`written_by_judgelab`).  Returns the absolute path."""
+    dest = Path(os.path.abspath(path))
+    shown = str(path)
+    if dest.suffix not in suffixes:
+        raise OutputRefused(f"--out {shown}: the table is written as {' or '.join(suffixes)} (by the name's "
+                            f"suffix); name a file ending in one of them")
+    if dest.is_dir():
+        raise OutputRefused(f"--out {shown} is a folder; --out names the table file to write")
+    real = dest.resolve()
+    for raw in inputs:
+        inp = Path(os.path.abspath(raw)).resolve()
+        if real == inp or inp in real.parents:
+            how = "is" if real == inp else "lies inside"
+            raise OutputRefused(f"--out {shown} {how} the input {raw}; write the table elsewhere (nothing was written)")
+    if dest.exists() and not force and not written_by_judgelab(dest):
+        raise OutputRefused(f"--out {shown} exists and judgelab did not write it (or it changed since); "
+                            f"choose another --out, or add --force to replace it")
+    return dest
+
+
+def add_out_file(parser: Any, help_text: str, *, required: bool = False) -> None:
+    """``--out FILE`` (one table) and ``--force``, declared once for every command that writes one:
+    ``judgelab.cli`` refuses the file (:func:`check_out_file`) before the command reads anything and
+    records it as judgelab's after (:func:`record_written`)."""
+    parser.add_argument("--out", required=required, help=help_text + " (.csv or .parquet; an existing file "
+                        "judgelab did not write is refused)")
+    parser.add_argument("--force", action="store_true", help="replace --out even when judgelab did not write it")
+    parser.set_defaults(out_file=True)
+
+
 class _Guard:
     """One held ``--out``: its lock file's descriptor and the options the command gave."""
 

@@ -99,6 +99,11 @@ declare -A TESTS=(
   [judgelab/board/html.py]="tests/test_board_outputs.py"
   [judgelab/board/figure.py]="tests/test_board_outputs.py"
   [judgelab/board/command.py]="tests/test_board_outputs.py"
+  [judgelab/board/separation.py]="tests/test_board_separation_units.py tests/test_separation.py tests/test_board_not_estimable.py"
+  [judgelab/bias_card/power.py]="tests/test_bias_card_power.py"
+  [judgelab/verdict_import/inspect_log.py]="tests/test_verdict_import_tools_presets.py"
+  [judgelab/verdict_import/promptfoo_log.py]="tests/test_verdict_import_tools_presets.py"
+  [judgelab/verdict_import/rewardbench2_log.py]="tests/test_verdict_import_tools_presets.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("JUDGELAB_PROGRESS", "0")
+# the ledger of single-file outputs judgelab wrote (judgelab.io.written_ledger): one per test process,
+# never the user's own under ~/.local/state
+os.environ.setdefault("JUDGELAB_WRITTEN_LEDGER", os.path.join(tempfile.mkdtemp(prefix="judgelab-ledger-"), "written.tsv"))
 
 REPO = Path(__file__).resolve().parent.parent
 

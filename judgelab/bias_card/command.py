@@ -67,7 +67,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
-    from judgelab.io import add_out_folder
+    from judgelab.io import add_out_file, add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
@@ -88,5 +88,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     lb.add_argument("--on-duplicate", choices=("error", "first", "mean"), default="error",
                     help="a model name on several rows: error (default), keep the first row, or the mean of its rows")
     lb.add_argument("--seed", type=int, default=0)
-    lb.add_argument("--out", help="write the table here (.csv or .parquet)")
+    add_out_file(lb, "write the table here")
     lb.set_defaults(fn=cmd_leaderboard_length)

@@ -171,6 +171,7 @@ def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
 
 def add_command(sub) -> None:  # type: ignore[no-untyped-def]
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+    from judgelab.io import add_out_file
 
     p = sub.add_parser("power", help="items, pairs and games a probe needs to detect an effect, per card row")
     p.add_argument("files", nargs="*", help="a pilot log (as for audit); or use --assume")
@@ -184,6 +185,6 @@ def add_command(sub) -> None:  # type: ignore[no-untyped-def]
     p.add_argument("--assume", action="append", help="no pilot: a simulated one with these judge rates, e.g. "
                                                      "accuracy=0.8,tie=0.05,fail=0.02")
     p.add_argument("--assume-items", type=int, default=600, help="items of the simulated pilot (default 600)")
-    p.add_argument("--out", help="also write the table here (.csv or .parquet)")
+    add_out_file(p, "also write the table here")
     add_setting_arguments(CardSettings, p)
     p.set_defaults(fn=cmd_power)
