@@ -140,10 +140,7 @@ def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
     from judgelab.io import write_table
 
     s = from_args(CardSettings, args)
-    deltas = _pairs(args.delta, "--delta")
-    if not deltas:
-        raise ConfigError("--delta: give the effect to detect, one for every row (0.1) or per metric "
-                          "(position_preference=0.15)")
+    deltas = _pairs(args.delta, "--delta")  # never empty: --delta is required and each value parses or fails
     if args.files and args.assume:
         raise ConfigError("give a pilot log (FILES with --format/--mapping) or --assume, not both")
     if args.files:
