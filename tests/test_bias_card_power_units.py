@@ -4,6 +4,8 @@ read from the card, Student's t at a tiny probe, the settings and defaults passe
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 from scipy.stats import norm
@@ -122,17 +124,26 @@ def test_command_passes_items_seed_settings_and_the_default_delta(monkeypatch, t
     assert "source" not in printed.splitlines()[0]  # the printed table leaves the source column to the last line
 
 
-def test_help_names_every_option() -> None:
+def test_help_texts_and_metavars() -> None:
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "cmd")
-    text = sub.choices["power"].format_help()
-    for phrase in ("a pilot log (as for audit); or use --assume", "log format preset", "YAML mapping",
-                   "side table, as for audit", "judge name when the log does not name it",
-                   "judge model family when it cannot be inferred",
-                   "effect to detect on each row's scale: NUMBER for every row, or METRIC=NUMBER (repeatable)",
-                   "no pilot: a simulated one with these judge rates, e.g. accuracy=0.8,tie=0.05,fail=0.02",
-                   "items of the simulated pilot (default 600)", "also write the table here"):
-        assert phrase in " ".join(text.split()), phrase
+    assert {a.dest: a.help for a in sub._choices_actions}["power"] == (
+        "items, pairs and games a probe needs to detect an effect, per card row")
+    helps = {a.dest: a.help for a in sub.choices["power"]._actions}
+    assert {k: helps[k] for k in ("files", "format", "mapping", "table", "judge", "family", "delta", "assume",
+                                  "assume_items")} == {
+        "files": "a pilot log (as for audit); or use --assume",
+        "format": "log format preset",
+        "mapping": "YAML mapping",
+        "table": "side table, as for audit",
+        "judge": "judge name when the log does not name it",
+        "family": "judge model family when it cannot be inferred",
+        "delta": "effect to detect on each row's scale: NUMBER for every row, or METRIC=NUMBER (repeatable)",
+        "assume": "no pilot: a simulated one with these judge rates, e.g. accuracy=0.8,tie=0.05,fail=0.02",
+        "assume_items": "items of the simulated pilot (default 600)",
+    }
+    assert helps["out"].startswith("also write the table here (")
+    assert {a.dest: a.metavar for a in sub.choices["power"]._actions}["table"] == "NAME=PATH"
     assert sub.choices["power"].get_default("assume_items") == 600
     args = parser.parse_args(["power", "--delta", "0.1", "--delta", "a=1", "--assume", "x=1", "--assume", "y=2",
                               "--table", "n=p", "--assume-items", "5"])
@@ -140,3 +151,103 @@ def test_help_names_every_option() -> None:
     assert args.table == ["n=p"] and args.files == []
     with pytest.raises(SystemExit):
         parser.parse_args(["power"])  # --delta is required
+
+
+def test_printed_table_has_its_header_no_index_and_four_decimals(capsys) -> None:
+    assert cli.main(["power", "--assume", "accuracy=0.8,position=0.2", "--assume-items", "60",
+                     "--delta", "position_preference=0.2", "--views", "lenient"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["judge", "metric", "delta"]
+    assert lines[1].split()[:2] == ["assumed", "position_preference"]  # only the named metric, no index column
+    assert len(lines) == 4  # header, one row, blank, the source line
+    import re
+
+    assert not re.search(r"\d\.\d{5,}", "\n".join(lines[:2]))
+
+
+def _fake_card(monkeypatch: pytest.MonkeyPatch, rows: list[dict]) -> None:
+    base = {"view": "lenient", "p_value": 0.5, "estimable": True, "identified": True, "test_family": "none",
+            "estimate": 0.0, "null_value": 0.0, "status": "not detected"}
+    card = pd.DataFrame([{**base, **r} for r in rows])
+    monkeypatch.setattr(power, "bias_card", lambda t, s: card)
+
+
+NONE = CardSettings(views=("lenient",), multiplicity="none")
+
+
+def test_a_row_without_a_finite_mde_keeps_every_field(monkeypatch, pilot) -> None:
+    _fake_card(monkeypatch, [
+        {"judge": "planted", "metric": "nomde", "mde": float("nan"), "n_items": 10, "estimate": 0.7,
+         "null_value": 0.5},
+        {"judge": "planted", "metric": "zero", "mde": 0.0, "n_items": 10},
+        {"judge": "planted", "metric": "ok", "mde": 0.2, "n_items": 10},
+    ])
+    out = power.probe_sizes(pilot, 0.1, NONE).set_index("metric")
+    row = out.loc["nomde"]
+    assert row["judge"] == "planted" and row["delta"] == 0.1 and row["pilot_estimate"] == 0.7
+    assert row["null_value"] == 0.5 and row["pilot_items"] == 10 and pd.isna(row["pilot_mde"])
+    assert row[["level", "items_needed", "pairs_needed", "games_needed"]].isna().all()
+    assert row["reason"] == "no finite MDE in the pilot"
+    assert out.loc["zero", "reason"] == "no finite MDE in the pilot"
+    assert out.loc["ok", "reason"] == "" and out.loc["ok", "items_needed"] > 0  # the loop goes on after a reason
+    zero = power.probe_sizes(pilot, 0.0, NONE).set_index("metric")
+    assert (zero["reason"] == "delta must be positive").all()
+    half = power.probe_sizes(pilot, 0.5, NONE).set_index("metric")
+    assert half.loc["nomde", "reason"] == "no finite MDE in the pilot"  # a delta below one is a delta
+
+
+def test_judges_come_out_sorted_and_an_empty_result_keeps_the_columns(monkeypatch, pilot) -> None:
+    _fake_card(monkeypatch, [{"judge": j, "metric": "m", "mde": 0.2, "n_items": 10} for j in ("b", "a")])
+    pilot = pd.concat([pilot.assign(judge="b"), pilot.assign(judge="a")])
+    assert power.probe_sizes(pilot, 0.1, NONE)["judge"].tolist() == ["a", "b"]
+    empty = power.probe_sizes(pilot, {"other": 0.1}, NONE)
+    assert empty.empty and list(empty.columns) == power.COLUMNS
+
+
+def test_holm_level_reads_effects_from_the_null_and_counts_other_rows(monkeypatch, pilot) -> None:
+    fam = "holm over 2 tests: m, o"
+    holm = CardSettings(views=("lenient",))
+    # "o" sits 0.2 from its null of 0.5, below its MDE 0.3: not detected first, so m faces alpha / 2
+    _fake_card(monkeypatch, [{"judge": "planted", "metric": "m", "mde": 0.2, "n_items": 100, "test_family": fam},
+                             {"judge": "planted", "metric": "o", "mde": 0.3, "n_items": 100, "test_family": fam,
+                              "estimate": 0.7, "null_value": 0.5}])
+    row = power.probe_sizes(pilot, {"m": 0.2}, holm).iloc[0]
+    assert row["level"] == pytest.approx(0.025)
+    # at its own level the t-based MDE is a little above the z one: about the pilot's 100 items, no more
+    items = row["items_needed"] * 100 / 120  # the row's items are 100 of the log's 120
+    assert 100 <= items <= 105
+    # "o" far from its null: detected first, m faces alpha
+    _fake_card(monkeypatch, [{"judge": "planted", "metric": "m", "mde": 0.2, "n_items": 100, "test_family": fam},
+                             {"judge": "planted", "metric": "o", "mde": 0.3, "n_items": 100, "test_family": fam,
+                              "estimate": 0.1, "null_value": 0.5}])
+    row = power.probe_sizes(pilot, {"m": 0.2}, holm).iloc[0]
+    assert row["level"] == pytest.approx(0.05)
+    # the MDE was stated at alpha / 2; at alpha the row needs fewer items: (z(.025)+z(.8)) vs (z(.0125)+z(.8))
+    ratio = ((norm.ppf(0.975) + norm.ppf(0.8)) / (norm.ppf(1 - 0.025 / 2) + norm.ppf(0.8))) ** 2
+    assert row["items_needed"] * 100 / 120 == pytest.approx(100 * ratio, rel=0.04)
+
+
+def test_small_probes_use_items_minus_one_degrees_of_freedom_and_at_least_one_item(monkeypatch, pilot) -> None:
+    _fake_card(monkeypatch, [{"judge": "planted", "metric": "m", "mde": 0.4, "n_items": 5},
+                             {"judge": "planted", "metric": "one", "mde": 0.4, "n_items": 1}])
+    row = power.probe_sizes(pilot, {"m": 0.4}, NONE).iloc[0]
+    # the fixed point n = ceil(5 (t_{n-1} / z)^2) from the pilot's 5 items, by direct search
+    z = power._z_sum(0.05, 0.8)
+    fixed = next(n for n in range(1, 100) if math.ceil(5 * (power._t_sum(0.05, 0.8, n - 1) / z) ** 2) <= n)
+    assert row["items_needed"] == fixed * 120 / 5  # the row's items are 5 of the log's 120
+    assert power.probe_sizes(pilot, {"m": 40.0}, NONE).iloc[0]["items_needed"] == 24
+    # a row with one eligible item of the log's 120: 120 log items per row item
+    one = power.probe_sizes(pilot, {"one": 40.0}, NONE).iloc[0]
+    assert one["items_needed"] == 120
+
+
+def test_smallest_finds_the_first_true_size() -> None:
+    for first in (1, 2, 3, 7, 8, 9, 1000, 123457):
+        assert power._smallest(lambda n, f=first: n >= f) == first
+    assert power._smallest(lambda n: False, limit=64) == 64
+
+
+def test_a_metric_delta_alone_needs_no_default(capsys) -> None:
+    assert cli.main(["power", "--assume", "accuracy=0.8", "--assume-items", "60", "--delta",
+                     "accuracy_average=0.1", "--views", "lenient"]) == 0
+    assert "accuracy_average" in capsys.readouterr().out

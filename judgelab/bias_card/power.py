@@ -50,6 +50,45 @@ def _t_sum(level: float, power: float, df: float) -> float:
     return float(student_t.ppf(1 - level / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
 
 
+def _smallest(ok, limit: int = 1 << 40) -> int:  # type: ignore[no-untyped-def]
+    """The smallest n >= 1 with ``ok(n)``, for a predicate that stays true once true (doubling, then
+    bisection: a probe of millions of items takes a few dozen evaluations)."""
+    hi = 1
+    while not ok(hi):
+        if hi >= limit:
+            return limit
+        hi *= 2
+    lo = hi // 2  # ok(lo) is false (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def _row_size(mde: float, n_items: int, delta: float, i: int, effect: np.ndarray, mdes: np.ndarray,
+              k_pilot: np.ndarray, m: int, s: CardSettings) -> tuple[int, float]:
+    """Items (of the row's own kind) for row ``i`` to detect ``delta``, and the level it then faces.
+
+    Holm's step-down: the other rows whose pilot effect the probe itself would detect are rejected
+    first, so the level depends on the size; and the card's MDE (stated at alpha/m) is a normal
+    approximation while its tests are t-tests on the items (Student's t on items - 1 df), which at a
+    probe's size need a little more.  The probe is the smallest size that is enough at its own level
+    and degrees of freedom (iterating the size instead can cycle between two neighbours at a few
+    items)."""
+
+    def level_at(n: int) -> float:
+        scale = np.sqrt(n / np.maximum(k_pilot, 1))
+        others = int(np.count_nonzero(np.delete(np.nan_to_num(effect) >= np.nan_to_num(mdes, nan=np.inf) / scale, i)))
+        return s.alpha / max(1, m - others) if m > 1 else s.alpha
+
+    def enough(n: int) -> bool:
+        mde_n = mde * _t_sum(level_at(n), s.power, n - 1) / _z_sum(s.alpha / m, s.power)
+        return math.ceil(n_items * (mde_n / delta) ** 2) <= n
+
+    need = _smallest(enough)
+    return need, level_at(need)
+
+
 def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings: CardSettings | None = None,
                 *, view: str = "lenient", default: float | None = None) -> pd.DataFrame:
     """Per judge and tested card row: the items, pairs and games to detect ``deltas`` (one δ for every
@@ -80,17 +119,7 @@ def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings:
                 row["reason"] = "no finite MDE in the pilot" if delta > 0 else "delta must be positive"
                 rows.append(row)
                 continue
-            # Holm's step-down: the other rows whose pilot effect the probe itself would detect are
-            # rejected first; the size and that count settle in a few rounds
-            level, need = s.alpha / m, float(r.n_items)
-            for _ in range(4):
-                scale = np.sqrt(need / np.maximum(k_pilot, 1))
-                others = int(np.count_nonzero(np.delete(np.nan_to_num(effect) >= np.nan_to_num(mdes, nan=np.inf) / scale, i)))
-                level = s.alpha / max(1, m - others) if m > 1 else s.alpha
-                # the card's MDE is a normal approximation; its tests are t-tests on the items, which
-                # at a probe's size need a little more (Student's t on items - 1 df)
-                mde = r.mde * _t_sum(level, s.power, need - 1) / _z_sum(s.alpha / m, s.power)
-                need = max(1.0, math.ceil(r.n_items * (mde / delta) ** 2))
+            need, level = _row_size(float(r.mde), int(r.n_items), float(delta), i, effect, mdes, k_pilot, m, s)
             # the row's items are those with an eligible verdict (a length row: pairs whose lengths
             # differ enough); the probe needs as many more items as the pilot had per eligible one
             log_items = math.ceil(need * items / max(int(r.n_items), 1))
