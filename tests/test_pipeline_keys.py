@@ -1,0 +1,104 @@
+"""A `snakemake` run checks the API keys of the judges its jobs call, before the first job starts.
+
+The check reads the jobs of the requested targets only (``api_keys=needs_keys(...)`` inputs of
+the judge-calling rules, ``onstart`` in the Snakefile): a judge set may name judges whose keys
+this run does not need, and a target that uses only a simulated judge runs without any key.  A
+dry run needs no key and warns.  Each run here builds one small audit slice (two pairs) in a
+scratch copy of the workflow.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import REPO
+from tests.test_pipeline import copy_workflow, snakemake_bin
+
+pytestmark = pytest.mark.slow
+
+USED_KEY = "JL_TEST_KEY_USED"  # read by the two judges the targets below call
+UNUSED_KEY = "JL_TEST_KEY_UNUSED"  # read by a configured judge no target calls
+KEY_LINE = re.compile(r"^judgelab: (error|warning): environment variable (\w+) is not set "
+                      r"\(options\.api_key_env of ([^)]*)\)", re.M)
+NEEDS_KEY = ["results/audit/verdicts/mine/needs-key.parquet", "results/audit/verdicts/mine/needs-key-too.parquet"]
+SIMULATED = "results/audit/verdicts/mine/sim-judge.parquet"
+
+
+def _judge(name: str, var: str) -> str:
+    # a port nothing listens on: were the check missing, the job would fail on the connection instead
+    return (f"  - {{name: {name}, backend: openai, model: m, "
+            f"options: {{api_key_env: {var}, base_url: 'http://127.0.0.1:9/v1'}}}}\n")
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, data_root: Path) -> Path:
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / "pairs.jsonl").write_text(
+        '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "bb", "expected_verdict": "A"}\n'
+        '{"pair_id": "2", "prompt": "r", "response_a": "cc", "response_b": "d", "expected_verdict": "B"}\n'
+    )
+    (wd / "keys.yaml").write_text(
+        # the other studies' default roles stay simulated / substituted here, on purpose
+        "allow_simulated_roles: true\nstrategies: {controlled: {missing_generator: substitute}}\n"
+        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
+        "judges:\n"
+        + _judge("needs-key", USED_KEY) + _judge("needs-key-too", USED_KEY) + _judge("unused-key", UNUSED_KEY)
+        + "  - {name: sim-judge, backend: simulated, model: simulated/x, family: x, sampling: {seed: 1}}\n"
+    )
+    return wd
+
+
+def _run(wd: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
+    """``snakemake --cores 1 --configfile keys.yaml ARGS`` in ``wd``, with neither key variable set
+    unless ``env_extra`` sets it."""
+    env = {k: v for k, v in os.environ.items() if k not in (USED_KEY, UNUSED_KEY)}
+    env.update(JUDGELAB_PROGRESS="0", HF_HUB_OFFLINE="1", **env_extra)
+    env.setdefault("JUDGELAB_DATA", str(REPO.parent / "shared" / "data"))
+    return subprocess.run([snakemake_bin(), "--cores", "1", "--configfile", "keys.yaml", *args], cwd=wd, env=env,
+                          capture_output=True, text=True)
+
+
+def _files(wd: Path) -> list[str]:
+    return sorted(str(p.relative_to(wd)) for p in (wd / "results").rglob("*") if p.is_file()) \
+        if (wd / "results").exists() else []
+
+
+def test_a_missing_key_of_a_used_judge_stops_the_run_before_any_job(workdir: Path):
+    proc = _run(workdir, "--", *NEEDS_KEY, SIMULATED)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    lines = KEY_LINE.findall(proc.stderr)
+    # one line for the variable, naming both judges that read it; the unused judge's variable is not asked for
+    assert lines == [("error", USED_KEY, "needs-key, needs-key-too")], proc.stderr[-3000:]
+    assert UNUSED_KEY not in out
+    assert "Traceback" not in out and "Error in rule" not in out
+    # no job started: not the pairs job the verdicts need, not the simulated judge's job
+    assert not re.search(r"^(local)?rule \w+:", proc.stdout + proc.stderr, re.M), out[-3000:]
+    assert _files(workdir) == []
+
+
+def test_targets_whose_judges_need_no_key_run(workdir: Path):
+    proc = _run(workdir, "--", SIMULATED)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert len(pd.read_parquet(workdir / SIMULATED)) == 4  # two pairs, both orders
+    assert not KEY_LINE.findall(proc.stderr)
+
+
+def test_a_dry_run_warns_and_needs_no_key(workdir: Path):
+    proc = _run(workdir, "-n", "--", *NEEDS_KEY, SIMULATED)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "This was a dry-run" in proc.stdout + proc.stderr
+    lines = KEY_LINE.findall(proc.stderr)
+    # each variable and judge once, however many jobs call it
+    assert sorted(lines) == [("warning", USED_KEY, "needs-key"), ("warning", USED_KEY, "needs-key-too")], \
+        proc.stderr[-3000:]
+    assert _files(workdir) == []
+    # with the key set, nothing to warn about
+    proc = _run(workdir, "-n", "--", *NEEDS_KEY, **{USED_KEY: "not-a-real-key"})
+    assert proc.returncode == 0 and not KEY_LINE.findall(proc.stderr), proc.stderr[-3000:]
