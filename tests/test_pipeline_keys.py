@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -46,7 +47,9 @@ def workdir(tmp_path: Path, data_root: Path) -> Path:
     (wd / "keys.yaml").write_text(
         # the other studies' default roles stay simulated / substituted here, on purpose
         "allow_simulated_roles: true\nstrategies: {controlled: {missing_generator: substitute}}\n"
-        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
+        "audit:\n  datasets:\n"
+        "    mine: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
+        "    mine2: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
         "judges:\n"
         + _judge("needs-key", USED_KEY) + _judge("needs-key-too", USED_KEY) + _judge("unused-key", UNUSED_KEY)
         + "  - {name: sim-judge, backend: simulated, model: simulated/x, family: x, sampling: {seed: 1}}\n"
@@ -88,14 +91,28 @@ def test_targets_whose_judges_need_no_key_run(workdir: Path):
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert len(pd.read_parquet(workdir / SIMULATED)) == 4  # two pairs, both orders
     assert not KEY_LINE.findall(proc.stderr)
+    # verdicts of a keyed judge made earlier (here: a copy), older than the pairs they were made from;
+    # `--touch` calls no judge, so it needs no key to mark them up to date
+    made = workdir / NEEDS_KEY[0]
+    shutil.copy(workdir / SIMULATED, made)
+    before = (workdir / "results/audit/pairs/mine.parquet").stat().st_mtime - 100
+    os.utime(made, (before, before))
+    proc = _run(workdir, "--touch", "--", NEEDS_KEY[0])
+    assert proc.returncode == 0 and made.stat().st_mtime > before + 100, (proc.stdout + proc.stderr)[-3000:]
+    # a target already made asks for no key: only the jobs that will run are checked
+    simulated_too = SIMULATED.replace("/mine/", "/mine2/")
+    proc = _run(workdir, "--", NEEDS_KEY[0], simulated_too)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert (workdir / simulated_too).exists() and not KEY_LINE.findall(proc.stderr)
 
 
 def test_a_dry_run_warns_and_needs_no_key(workdir: Path):
-    proc = _run(workdir, "-n", "--", *NEEDS_KEY, SIMULATED)
+    both_sets = [*NEEDS_KEY, *(t.replace("/mine/", "/mine2/") for t in NEEDS_KEY)]
+    proc = _run(workdir, "-n", "--", *both_sets, SIMULATED)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "This was a dry-run" in proc.stdout + proc.stderr
     lines = KEY_LINE.findall(proc.stderr)
-    # each variable and judge once, however many jobs call it
+    # each variable and judge once, though each judge has a job on both pair sets
     assert sorted(lines) == [("warning", USED_KEY, "needs-key"), ("warning", USED_KEY, "needs-key-too")], \
         proc.stderr[-3000:]
     assert _files(workdir) == []
