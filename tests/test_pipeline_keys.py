@@ -21,8 +21,6 @@ import pytest
 from tests.conftest import REPO
 from tests.test_pipeline import copy_workflow, snakemake_bin
 
-pytestmark = pytest.mark.slow
-
 USED_KEY = "JL_TEST_KEY_USED"  # read by the two judges the targets below call
 UNUSED_KEY = "JL_TEST_KEY_UNUSED"  # read by a configured judge no target calls
 KEY_LINE = re.compile(r"^judgelab: (error|warning): environment variable (\w+) is not set "
@@ -72,6 +70,7 @@ def _files(wd: Path) -> list[str]:
         if (wd / "results").exists() else []
 
 
+@pytest.mark.slow
 def test_a_missing_key_of_a_used_judge_stops_the_run_before_any_job(workdir: Path):
     proc = _run(workdir, "--", *NEEDS_KEY, SIMULATED)
     out = proc.stdout + proc.stderr
@@ -86,6 +85,7 @@ def test_a_missing_key_of_a_used_judge_stops_the_run_before_any_job(workdir: Pat
     assert _files(workdir) == []
 
 
+@pytest.mark.slow
 def test_targets_whose_judges_need_no_key_run(workdir: Path):
     proc = _run(workdir, "--", SIMULATED)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
@@ -106,6 +106,7 @@ def test_targets_whose_judges_need_no_key_run(workdir: Path):
     assert (workdir / simulated_too).exists() and not KEY_LINE.findall(proc.stderr)
 
 
+@pytest.mark.slow
 def test_a_dry_run_warns_and_needs_no_key(workdir: Path):
     both_sets = [*NEEDS_KEY, *(t.replace("/mine/", "/mine2/") for t in NEEDS_KEY)]
     proc = _run(workdir, "-n", "--", *both_sets, SIMULATED)
@@ -119,3 +120,30 @@ def test_a_dry_run_warns_and_needs_no_key(workdir: Path):
     # with the key set, nothing to warn about
     proc = _run(workdir, "-n", "--", *NEEDS_KEY, **{USED_KEY: "not-a-real-key"})
     assert proc.returncode == 0 and not KEY_LINE.findall(proc.stderr), proc.stderr[-3000:]
+
+
+def _rule_blocks() -> list[tuple[str, str]]:
+    """(rule name, text) of every rule in rules/*.smk."""
+    blocks = []
+    for f in sorted((REPO / "rules").glob("*.smk")):
+        for block in re.split(r"(?m)^(?=rule |checkpoint )", f.read_text(encoding="utf-8"))[1:]:
+            blocks.append((block.split()[1].rstrip(":"), block))
+    return blocks
+
+
+def test_every_rule_that_calls_a_judge_declares_its_keys():
+    # the run's check sees a judge only through the rule's api_keys input: a judge-calling rule without
+    # one would meet a missing key in its job again; the judges are the ones its resources name
+    calling = 0
+    for name, block in _rule_blocks():
+        res = re.search(r"\*\*job_resources\((.*)\),\n", block)
+        keys = re.search(r"^        api_keys=needs_keys\((.*)\),\n", block, re.M)
+        judges = res.group(1) if res else ""
+        if not judges or re.fullmatch(r"(gpu=.*|model=True)", judges):  # a model, no judge entry: no key
+            assert keys is None, name
+            continue
+        calling += 1
+        assert keys is not None, f"rule {name} calls judges ({judges}) but declares no api_keys=needs_keys(...)"
+        assert keys.group(1) == judges, name
+        assert block.index("api_keys=") < block.index("\n    output:"), f"rule {name}: api_keys is not an input"
+    assert calling >= 25  # audit, strategies, scoring, topk, uda, rbd: the judge-calling rules are found at all
