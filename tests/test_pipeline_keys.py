@@ -147,3 +147,10 @@ def test_every_rule_that_calls_a_judge_declares_its_keys():
         assert keys.group(1) == judges, name
         assert block.index("api_keys=") < block.index("\n    output:"), f"rule {name}: api_keys is not an input"
     assert calling >= 25  # audit, strategies, scoring, topk, uda, rbd: the judge-calling rules are found at all
+
+
+def test_the_documented_line_is_the_one_a_run_prints():
+    from judgelab.roles import JobKeys, key_lines
+
+    line = key_lines({"OPENAI_API_KEY": ["gpt-4o-mini"]}, JobKeys.ADVICE)[0]
+    assert f"judgelab: error: {line}\n" in (REPO / "docs" / "config.md").read_text(encoding="utf-8")
