@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,7 +290,7 @@ class JobKeys:
     #: The advice of a run's missing-key line.
     ADVICE = "export it before the run (no job was started), or ask only for targets whose judges need no key"
 
-    def __init__(self, specs: Mapping[str, Any], dry_run: Any = lambda: False,
+    def __init__(self, specs: Mapping[str, Any], dry_run: Callable[[], bool] = lambda: False,
                  environ: Mapping[str, str] | None = None) -> None:
         self.specs = specs  # the configured judges by name (entries or JudgeSpecs)
         self.dry_run = dry_run  # () -> bool: whether this is a dry run (known once the DAG is built)
