@@ -7,6 +7,8 @@
 # Config: the judge set comes first (config/judges/simulated.yaml by default), the
 # pipeline config second; --configfile files given on the command line override both.
 
+import sys
+
 from snakemake.utils import min_version
 
 from judgelab.config import validate_workflow_config
@@ -91,3 +93,14 @@ rule all:
 # its judges need.
 workflow.localrules(*light_rules(workflow.rules))
 
+
+
+onstart:
+    # the API keys of the judges the jobs of this run call (rules/common.smk, "API keys"), checked
+    # before the first job starts; `--touch` calls no judge
+    if not workflow.touch:
+        _key_lines = JOB_KEYS.check(workflow.dag.needrun_jobs())
+        for _line in _key_lines:
+            print(f"judgelab: error: {_line}", file=sys.stderr)
+        if _key_lines:
+            raise SystemExit(2)

@@ -18,7 +18,8 @@ one entry to :func:`auxiliary_roles`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,33 +231,121 @@ def _judge_entries(obj: Any) -> Iterable[Mapping[str, Any]]:
             yield from _judge_entries(v)
 
 
-def missing_keys(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
-    """The environment variables the config's judges read their keys from (their backend's
-    ``key_env`` trait: :class:`judgelab.registry.BackendTraits`) that are unset or empty, each with
-    the judges that need it.  What the backend itself checks when a job starts, asked before any
-    job (``check-config``, the Snakefile) so a run does not fail after hours."""
+def _missing_in(entries: Iterable[Any], env: Mapping[str, str], out: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Add to ``out`` the key variables of ``entries`` (config mappings or JudgeSpecs) that are
+    unset or empty in ``env``, each with the names of the judges that read it."""
     from judgelab.registry import UnknownEntryError, backend_traits
 
-    env = os.environ if environ is None else environ
-    out: dict[str, list[str]] = {}
-    for entry in _judge_entries(config):
+    for entry in entries:
         try:
             var = backend_traits(entry).key_env
         except UnknownEntryError:  # the config's own validation names an unknown backend
             continue
         if var is None or env.get(var):
             continue
+        name = str(entry["name"] if isinstance(entry, Mapping) else entry.name)
         names = out.setdefault(var, [])
-        if str(entry["name"]) not in names:
-            names.append(str(entry["name"]))
+        if name not in names:
+            names.append(name)
     return out
+
+
+def missing_keys(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """The environment variables the config's judges read their keys from (their backend's
+    ``key_env`` trait: :class:`judgelab.registry.BackendTraits`) that are unset or empty, each with
+    the judges that need it.  What the backend itself checks when a job starts, asked before any
+    job by ``check-config`` (every judge of the config); a run asks it of the judges its jobs use
+    (:class:`JobKeys`)."""
+    return _missing_in(_judge_entries(config), os.environ if environ is None else environ, {})
+
+
+#: What a missing-key line advises where the whole config is checked (``check-config``).
+OFFLINE_ADVICE = "export it, or check the config alone with --offline"
+
+
+def key_lines(missing: Mapping[str, list[str]], advice: str = OFFLINE_ADVICE) -> list[str]:
+    """One line per missing key variable (``{variable: [judge, ...]}``), naming the judges that need it."""
+    return [f"environment variable {var} is not set (options.api_key_env of {', '.join(names)}); {advice}"
+            for var, names in sorted(missing.items())]
 
 
 def missing_key_lines(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
     """One line per missing key variable (:func:`missing_keys`), naming the judges that need it."""
-    return [f"environment variable {var} is not set (options.api_key_env of {', '.join(names)}); export it, "
-            f"or check the config alone with --offline"
-            for var, names in sorted(missing_keys(config, environ).items())]
+    return key_lines(missing_keys(config, environ))
+
+
+class JobKeys:
+    """The keys of the judges a workflow's jobs call, checked for the jobs a run will start.
+
+    ``rules/common.smk`` binds one to the configured judges; each rule that calls a judge declares
+    ``api_keys=needs_keys(judges)`` among its inputs, with the same judges its ``job_resources``
+    names.  That input function returns no file: Snakemake evaluates it only for the jobs of the
+    requested targets, so a key is asked for only where a job of this run calls its judge -- a
+    judge set may name judges whose keys this run does not need.  The Snakefile's ``onstart``
+    then calls :meth:`check` on the jobs that will run (outputs already made need no key), before
+    the first of them starts.  A dry run has no ``onstart``: the input function itself warns there,
+    once per variable and judge, for the jobs in the DAG.
+    """
+
+    #: The advice of a run's missing-key line.
+    ADVICE = "export it before the run (no job was started), or ask only for targets whose judges need no key"
+
+    def __init__(self, specs: Mapping[str, Any], dry_run: Callable[[], bool] = lambda: False,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.specs = specs  # the configured judges by name (entries or JudgeSpecs)
+        self.dry_run = dry_run  # () -> bool: whether this is a dry run (known once the DAG is built)
+        self.environ = environ
+        self.warned: set[tuple[str, str]] = set()
+
+    def needs(self, judges: Any) -> _JobKeyInput:
+        """The input function of a rule whose jobs call ``judges`` (names, entries or a function
+        of the wildcards giving them, as :func:`judgelab.resources.job_resources` takes)."""
+        return _JobKeyInput(self, judges)
+
+    def _env(self) -> Mapping[str, str]:
+        return os.environ if self.environ is None else self.environ
+
+    def missing(self, jobs: Iterable[Any]) -> dict[str, list[str]]:
+        """The unset key variables of the judges ``jobs`` (Snakemake jobs) call, each with its judges."""
+        out: dict[str, list[str]] = {}
+        for job in jobs:
+            for item in job.rule.input:
+                if isinstance(item, _JobKeyInput) and item.keys is self:
+                    _missing_in(item.entries(job.wildcards), self._env(), out)
+        return {var: sorted(names) for var, names in out.items()}  # jobs come in no fixed order
+
+    def check(self, jobs: Iterable[Any]) -> list[str]:
+        """The error lines of a run whose ``jobs`` call judges with unset keys (empty when none)."""
+        return key_lines(self.missing(jobs), self.ADVICE)
+
+    def warn(self, entries: Iterable[Any]) -> list[str]:
+        """The dry run's warning lines for these judge entries, each variable and judge once."""
+        lines = []
+        for var, names in sorted(_missing_in(entries, self._env(), {}).items()):
+            new = [n for n in names if (var, n) not in self.warned]
+            self.warned.update((var, n) for n in new)
+            if new:
+                lines.append(f"environment variable {var} is not set (options.api_key_env of {', '.join(new)}); "
+                             f"a run of these targets stops before its first job")
+        return lines
+
+
+class _JobKeyInput:
+    """One rule's input function of :class:`JobKeys` (no files); it knows the rule's judges."""
+
+    def __init__(self, keys: JobKeys, judges: Any) -> None:
+        self.keys, self.judges = keys, judges
+
+    def entries(self, wildcards: Any) -> list[Any]:
+        from judgelab.resources import resolve
+
+        return resolve(self.keys.specs, self.judges, wildcards)
+
+    def __call__(self, wildcards: Any) -> list[str]:
+        if self.keys.dry_run():
+            for line in self.keys.warn(self.entries(wildcards)):
+                print(f"judgelab: warning: {line}", file=sys.stderr)
+        return []
 
 
 def check_log_formats(config: Mapping[str, Any]) -> None:

@@ -49,6 +49,7 @@ rule audit_query:
     """Ask one judge about every pair, in both orders, through the call cache."""
     input:
         _AUDIT_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
@@ -69,6 +70,7 @@ rule audit_query_vllm:
     """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
     input:
         _AUDIT_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:

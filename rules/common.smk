@@ -6,6 +6,7 @@ from functools import partial as _partial
 from judgelab import resources as _resources
 from judgelab.dag import Dag as _Dag
 from judgelab.dag import name_regex
+from judgelab.roles import JobKeys as _JobKeys
 from judgelab.roles import with_roles
 
 SHARED = _Dag(config)  # fills output limits and drops profile leftovers in `config`, checks the judges
@@ -41,3 +42,12 @@ job_resources = _partial(_resources.job_resources, ALL_JUDGE_SPECS)
 # the configured judges (by name) whose jobs run in a conda env file, e.g. "../envs/vllm.yaml"
 judges_in_env = _partial(_resources.judges_in_env, ALL_JUDGE_SPECS)
 light_rules = _resources.light_rules
+
+# -- API keys ------------------------------------------------------------------------
+# Each rule that calls a judge also declares `api_keys=needs_keys(judges)` among its inputs, with
+# the judges its `job_resources` names: an input function with no files that Snakemake evaluates
+# only for the jobs the requested targets need.  Before the first job starts, the Snakefile's
+# `onstart` checks the key variables of the judges of the jobs that will run (one line per unset
+# variable, exit 2); judges the targets do not use are not asked for a key.  A dry run warns.
+JOB_KEYS = _JobKeys(ALL_JUDGE_SPECS, dry_run=lambda: workflow.dryrun)
+needs_keys = JOB_KEYS.needs

@@ -54,6 +54,7 @@ rule rbd_set_generated:
     """Build a set whose options a generator writes (long wrong answers, tone rewrites), through the cache."""
     input:
         roles=needs_roles(lambda w: [f"rbd.generators.{w.set}"]),
+        api_keys=needs_keys(lambda w: [RBD["generators"][w.set]]),
     output:
         "results/rbd/sets/{set}.parquet",
         "results/rbd/generation/{set}.parquet",
@@ -97,6 +98,7 @@ rule rbd_evaluate:
     """One evaluator judges D and D_bias of every evaluated set (paper prompts, through the cache)."""
     input:
         _RBD_EVALUATE["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         _RBD_EVALUATE["output"],
     wildcard_constraints:
@@ -121,6 +123,7 @@ rule rbd_evaluate_vllm:
     """The same on GPUs, for open-weight evaluators served by vLLM (own conda env)."""
     input:
         _RBD_EVALUATE["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         _RBD_EVALUATE["output"],
     wildcard_constraints:
@@ -193,6 +196,7 @@ rule rbd_supervision:
         ([RBD["supervision_data"]] if _rbd_os.path.exists(str(RBD["supervision_data"])) else [])
         if RBD["supervision_data"] else ["results/rbd/supervision/cases.parquet"],
         roles=needs_roles(["rbd.teacher"]),
+        api_keys=needs_keys([] if RBD["supervision_data"] else [RBD["teacher"]]),
     output:
         "results/rbd/supervision/traces.parquet",
     params:
@@ -239,6 +243,7 @@ rule rbd_detect:
     input:
         unpack(_rbd_detect_input),
         roles=needs_roles(lambda w: _rbd_detector_keys([w.detector])),
+        api_keys=needs_keys(lambda w: [rbd_detector_entry(w.detector)]),
     output:
         "results/rbd/detectors/predictions/{detector}.parquet",
     wildcard_constraints:
@@ -283,6 +288,7 @@ rule rbd_loop:
     input:
         **_RBD_LOOP["input"],
         roles=needs_roles(_rbd_detector_keys(RBD_LOOP_DETECTORS)),
+        api_keys=needs_keys(lambda w: _rbd_loop_entries(w.judge)),
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
@@ -312,6 +318,7 @@ rule rbd_loop_vllm:
     input:
         **_RBD_LOOP["input"],
         roles=needs_roles(_rbd_detector_keys(RBD_LOOP_DETECTORS)),
+        api_keys=needs_keys(lambda w: _rbd_loop_entries(w.judge)),
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
@@ -389,6 +396,7 @@ rule rbd_log_audit:
     input:
         unpack(_rbd_log_audit_input),
         roles=needs_roles(_rbd_detector_keys([RBD_LOG_AUDIT_DETECTOR])),
+        api_keys=needs_keys([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)]),
     output:
         calls="results/rbd/log_audit/calls.parquet",
         summary="results/rbd/log_audit/summary.csv",

@@ -97,6 +97,7 @@ rule scoring_responses:
     input:
         item_tables=[f"results/scoring/items/{d}.parquet" for d in SCORING_SYNTH],
         roles=needs_roles(["scoring.generation.models"]),
+        api_keys=needs_keys([SCORING_STUDY.entry(n) for n in _GEN]),
     output:
         results=SCORING_RESPONSES,
         calls="results/scoring/generation/responses_calls.parquet",
@@ -120,6 +121,7 @@ rule scoring_references:
     input:
         **SCORING_ITEM_INPUTS,
         roles=needs_roles(["scoring.generation.models"]),
+        api_keys=needs_keys([SCORING_STUDY.entry(n) for n in _GEN]),
     output:
         results="results/scoring/generation/references.parquet",
         calls="results/scoring/generation/references_calls.parquet",
@@ -142,6 +144,7 @@ rule scoring_gold:
     input:
         **SCORING_ITEM_INPUTS,
         roles=needs_roles(["scoring.gold.judge"]),
+        api_keys=needs_keys([SCORING_STUDY.entry(_GOLD)]),
     output:
         SCORING_GOLD,
     params:
@@ -173,6 +176,7 @@ rule scoring_gold_candidate:
     input:
         **SCORING_ITEM_INPUTS,
         roles=needs_roles(["scoring.gold.candidates"], judge=lambda w: w.judge),
+        api_keys=needs_keys(lambda w: [SCORING_STUDY.entry(w.judge)]),
     output:
         "results/scoring/gold_candidates/{judge}.parquet",
     wildcard_constraints:
@@ -240,6 +244,7 @@ rule scoring_query:
     (the Fig. 3 prompt built from parts), at temperature 0, through the call cache."""
     input:
         **_SCORING_QUERY["input"],
+        api_keys=needs_keys(lambda w: [SCORING_STUDY.entry(w.judge)]),
     output:
         "results/scoring/scores/{judge}.parquet",
     wildcard_constraints:
@@ -260,6 +265,7 @@ rule scoring_query_vllm:
     """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
     input:
         **_SCORING_QUERY["input"],
+        api_keys=needs_keys(lambda w: [SCORING_STUDY.entry(w.judge)]),
     output:
         "results/scoring/scores/{judge}.parquet",
     wildcard_constraints:

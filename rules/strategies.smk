@@ -62,6 +62,7 @@ rule strategies_generate:
     input:
         bank=STRAT_CTL["bank"],
         roles=needs_roles(["strategies.controlled"], judge=lambda w: w.judge, error=_STRAT_PLAN_ERROR),
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
@@ -86,6 +87,7 @@ rule strategies_generate_vllm:
     input:
         bank=STRAT_CTL["bank"],
         roles=needs_roles(["strategies.controlled"], judge=lambda w: w.judge, error=_STRAT_PLAN_ERROR),
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
@@ -152,6 +154,7 @@ rule strategies_query:
     """One judge makes every call of every strategy on one pair set (shared calls once)."""
     input:
         "results/strategies/pairs/{dataset}.parquet",
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         "results/strategies/calls/{dataset}/{judge}.parquet",
     wildcard_constraints:
@@ -176,6 +179,7 @@ rule strategies_query_vllm:
     """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
     input:
         "results/strategies/pairs/{dataset}.parquet",
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         "results/strategies/calls/{dataset}/{judge}.parquet",
     wildcard_constraints:

@@ -114,6 +114,7 @@ rule topk_query:
     through the call cache."""
     input:
         **_TOPK_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
@@ -134,6 +135,7 @@ rule topk_query_vllm:
     """The same on GPUs for vLLM judges (verdict = arg max of the A/B next-token logits)."""
     input:
         **_TOPK_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
@@ -169,6 +171,7 @@ rule topk_rank:
     No true quality is read (a planted one only adds recall to the summary)."""
     input:
         **_TOPK_RANK["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_TOPK_RANK["output"],
     wildcard_constraints:
@@ -190,6 +193,7 @@ rule topk_rank_vllm:
     """The same with a vLLM judge on GPUs (soft labels from the A/B logits)."""
     input:
         **_TOPK_RANK["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_TOPK_RANK["output"],
     wildcard_constraints:
@@ -276,6 +280,7 @@ rule topk_llmbar_replay:
     recorded on, both orders, with its recorded prompt template."""
     input:
         "results/topk/llmbar/pairs.parquet",
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         "results/topk/llmbar/verdicts/{judge}.parquet",
     wildcard_constraints:

@@ -56,6 +56,7 @@ rule uda_answers:
     layout, each call's status) and the call table."""
     input:
         uda_prompts_file,
+        api_keys=needs_keys(lambda w: w.answerer),
     output:
         **_UDA_ANSWERS["output"],
     wildcard_constraints:
@@ -77,6 +78,7 @@ rule uda_answers_vllm:
     """The same on GPUs, for open-weight answerers served by vLLM (own conda env)."""
     input:
         uda_prompts_file,
+        api_keys=needs_keys(lambda w: w.answerer),
     output:
         **_UDA_ANSWERS["output"],
     wildcard_constraints:
@@ -149,6 +151,7 @@ rule uda_query:
     answers (the paper's A/B/C prompt), through the call cache."""
     input:
         _UDA_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_UDA_QUERY["output"],
     wildcard_constraints:
@@ -169,6 +172,7 @@ rule uda_query_vllm:
     """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
     input:
         _UDA_QUERY["input"],
+        api_keys=needs_keys(lambda w: w.judge),
     output:
         **_UDA_QUERY["output"],
     wildcard_constraints:
