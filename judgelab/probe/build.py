@@ -84,7 +84,7 @@ TONE_PHRASES = {
     "positive": ("Fortunately, this is a wonderful answer.",
                  "Absolutely, a delightful testament to steady progress and real improvement!"),
     "negative": ("Regrettably, this is merely an answer.",
-                 "Sadly, it reveals the dull facts of reality that cannot be changed."),
+                 "Sadly, it reveals the dull facts that cannot be changed."),
 }
 
 
