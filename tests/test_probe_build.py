@@ -13,7 +13,14 @@ import pytest
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences
 from judgelab.datasets.pairs import Pair
-from judgelab.features import FAMILY_SIGNATURES, NEGATIVE_WORDS, POSITIVE_WORDS, markdown_score, text_features, word_count
+from judgelab.features import (
+    FAMILY_SIGNATURES,
+    NEGATIVE_WORDS,
+    POSITIVE_WORDS,
+    markdown_score,
+    text_features,
+    word_count,
+)
 from judgelab.io import InputError
 from judgelab.pairwise import orient_context
 from judgelab.probe.build import (
@@ -92,7 +99,10 @@ def test_padding_adds_only_words_that_say_nothing():
     for iid, r in df.iterrows():
         padded, plain = (r.response_a, r.response_b) if r.cue_side == "A" else (r.response_b, r.response_a)
         gold = its[iid].expected_verdict
-        assert plain == source(its[iid], gold if gold in ("A", "B") else plain == its[iid].response_a and "A" or "B")
+        if gold in ("A", "B"):
+            assert plain == source(its[iid], gold)  # the better response is the one padded
+        else:
+            assert plain in (its[iid].response_a, its[iid].response_b)
         assert padded.startswith(plain)
         added = padded[len(plain):].strip()
         assert added and all(s in PAD_SENTENCES for s in split_sentences(added))

@@ -33,6 +33,12 @@ judges:
     family: none
     sampling: {temperature: 0.0, seed: 12}
     options: {profile: {competence: 0.0, biases: {}}}
+  - name: planted-bandwagon
+    backend: simulated
+    model: simulated/planted-bandwagon
+    family: none
+    sampling: {temperature: 0.0, seed: 13}
+    options: {profile: {competence: 0.0, biases: {bandwagon: 0.8, sentiment: 0.8}}}
 """
 
 
@@ -110,17 +116,49 @@ def test_planted_position_bias_is_detected_and_a_planted_null_is_not(tmp_path: P
     assert null["status"] in ("not detected", "underpowered") and null["ci_low"] <= 0.0 <= null["ci_high"]
 
 
+def test_planted_insertion_biases_shift_verdicts_to_the_cue(tmp_path: Path, capsys):
+    from judgelab.config import JudgeSpec, load_yaml
+    from judgelab.judges import make_judge
+    from judgelab.judges.simulated import REFERENCE_CONTRASTS, coefficient_for_bias, pairwise_probs
+
+    cfg = tmp_path / "planted.yaml"
+    cfg.write_text(PLANTED)
+    items = planted_items(tmp_path / "items.jsonl")
+    effects = {}
+    for judge in ("planted-bandwagon", "planted-null"):
+        out = tmp_path / judge
+        rc, _, err = run(capsys, str(items), "--configfile", str(cfg), "--judge", judge, "--probes",
+                         "position,bandwagon,sentiment", "--pairs", "40", "--cache", str(tmp_path / "c.sqlite"),
+                         "--out", str(out), "--resamples", "200")
+        assert rc == 0, err
+        effects[judge] = pd.read_csv(out / "probe_effects.csv").set_index("probe")
+    hit, null = effects["planted-bandwagon"], effects["planted-null"]
+    assert (hit["status"] == "detected").all() and (hit["estimate"] > 0).all()
+    assert (null["status"] != "detected").all()
+    # planted truth of the bandwagon shift: P(picks the named response) with the statement ("90%": cue 0.9)
+    # minus without, from the panel's own ordered logit (competence 0, no other cue)
+    spec = JudgeSpec.from_dict(next(d for d in load_yaml(cfg)["judges"] if d["name"] == "planted-bandwagon"))
+    margin = make_judge(spec).profile.tie_margin
+    coef = coefficient_for_bias(0.8, margin, REFERENCE_CONTRASTS["bandwagon"])
+    truth = pairwise_probs(coef * 0.9, margin)[0] - pairwise_probs(0.0, margin)[0]
+    row = hit.loc["bandwagon"]
+    assert row["ci_low"] <= truth <= row["ci_high"], (truth, row.to_dict())
+
+
 def test_delta_sizes_the_probe_by_power(tmp_path: Path, capsys):
     from judgelab.bias_card.card import CardSettings
     from judgelab.bias_card.power import assumed_pilot, probe_sizes
     from judgelab.probe.command import size_from_delta
 
     s = CardSettings(n_resamples=200)
-    n, table = size_from_delta({"*": 0.3}, ("position",), s, assume={}, assume_items=200)
+    n, _ = size_from_delta({"*": 0.3}, ("position",), s, assume={}, assume_items=200)
     direct = probe_sizes(assumed_pilot({}, n_items=200, seed=0), {"position_preference": 0.3}, s)
     assert n == int(direct["items_needed"].iloc[0]) and n > 0
     smaller, _ = size_from_delta({"*": 0.6}, ("position",), s, assume={}, assume_items=200)
     assert smaller < n  # a larger effect needs fewer items
+    n_md, _ = size_from_delta({"*": 0.3}, ("markdown",), s, assume={}, assume_items=200)
+    both, _ = size_from_delta({"*": 0.3}, ("position", "markdown"), s, assume={}, assume_items=200)
+    assert n_md != n and both == max(n, n_md)  # the probe is as large as its most demanding row needs
     rc, stdout, err = run(capsys, str(EXAMPLE), "--judge", "sim-unbiased", "--probes", "position", "--delta", "0.3",
                           "--assume-items", "200", "--resamples", "200", "--cache", str(tmp_path / "c.sqlite"),
                           "--out", str(tmp_path / "out"))
@@ -131,6 +169,8 @@ def test_delta_sizes_the_probe_by_power(tmp_path: Path, capsys):
 @pytest.mark.parametrize(("argv", "message"), [
     (["--probes", "position,markdwon"], "unknown probe 'markdwon'; did you mean 'markdown'?"),
     (["--probes", "position"], "give the probe's size"),  # neither --pairs nor --delta
+    (["--pairs", "3", "--controlled-pairs"], "the probe decides it per probe"),
+    (["--pairs", "0"], "--pairs must be at least 1"),
 ])
 def test_bad_options_are_one_line(tmp_path: Path, capsys, argv: list[str], message: str):
     full = [str(EXAMPLE), "--judge", "sim-gpt-4o", "--out", str(tmp_path / "out"), *argv]
@@ -162,12 +202,12 @@ def test_real_cpu_judge_probe_writes_a_card_and_reruns_from_the_cache(tmp_path: 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     out, cache = tmp_path / "out", tmp_path / "calls.sqlite"
     argv = [str(EXAMPLE), "--configfile", str(REPO / "config" / "judges" / "local-cpu.yaml"), "--judge",
-            "smollm2-gen", "--pairs", "8", "--probes", "position,length,markdown,bandwagon", "--cache", str(cache),
+            "smollm2-gen", "--pairs", "8", "--probes", "position,length", "--cache", str(cache),
             "--out", str(out), "--resamples", "200"]
     rc, stdout, err = run(capsys, *argv)
     assert rc == 0, err
     verdicts = pd.read_parquet(out / "verdicts.parquet")
-    assert len(verdicts) == 8 * 4 * 2 and not verdicts["simulated"].any()
+    assert len(verdicts) == 8 * 2 * 2 and not verdicts["simulated"].any()
     assert (verdicts["status"] != "error").all() and (verdicts["raw_text"] != "").all()  # a real model answered
     card = pd.read_csv(out / "bias_card.csv")
     assert {"smollm2-gen [position]", "smollm2-gen [length]"} <= set(card["judge"])

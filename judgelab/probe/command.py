@@ -138,6 +138,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     settings = from_args(CardSettings, args)  # bad options stop before any item is read
     probes = parse_probes(args.probes)
+    if settings.controlled_pairs:
+        raise ConfigError("--controlled-pairs: the probe decides it per probe (the length and markdown probes' "
+                          "pairs are controlled, the others are your items); leave it out")
     if (args.n_pairs is None) == (not args.delta):
         raise ConfigError("give the probe's size: --pairs N (items) or --delta D (sized by power), one of them")
     if args.n_pairs is not None and args.n_pairs < 1:
