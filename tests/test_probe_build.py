@@ -4,11 +4,14 @@ from its source in that cue alone."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import t as student_t
 
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences
@@ -235,3 +238,47 @@ def test_select_items_is_a_seeded_subset():
 def test_split_sentences_cuts_where_truncation_may():
     assert split_sentences("One. Two! Three? (Four.) five") == ["One.", "Two!", "Three?", "(Four.)", "five"]
     assert split_sentences("") == []
+
+
+def effects_table(rows: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
+    """(probe, item, order, verdict, cue_side) rows of one judge."""
+    return pd.DataFrame([{"judge": "j", "probe": p, "item_id": i, "order": o, "verdict": v, "cue_side": c}
+                         for p, i, o, v, c in rows])
+
+
+def test_insertion_shift_is_the_paired_mean_with_an_item_clustered_se():
+    from judgelab.probe.effects import insertion_effects
+
+    rng = np.random.default_rng(5)
+    rows, diffs = [], {}
+    for k in range(12):
+        item, cue = f"i{k}", "AB"[k % 2]
+        for order in ("AB", "BA"):
+            base, with_cue = rng.choice(["A", "B", "tie"]), rng.choice(["A", "B", "tie"])
+            rows += [("position", item, order, base, ""), ("bandwagon", item, order, with_cue, cue)]
+            diffs.setdefault(item, []).append(float(with_cue == cue) - float(base == cue))
+    rows += [("bandwagon", "i0", "AB", "", "A")]  # an unparsed verdict: its pair is left out
+    rows = [r for r in rows if not (r[0] == "bandwagon" and r[1] == "i0" and r[2] == "AB" and r[3] != "")]
+    del diffs["i0"][0]
+    out = insertion_effects(effects_table(rows)).set_index("probe").loc["bandwagon"]
+    d = [x for v in diffs.values() for x in v]
+    n, g = len(d), len(diffs)
+    mean = sum(d) / n
+    # the cluster-robust (CR1) variance of a mean by hand: G/(G-1) * sum over items of (sum of residuals)^2 / n^2
+    se = math.sqrt(g / (g - 1) * sum(sum(x - mean for x in v) ** 2 for v in diffs.values())) / n
+    assert out["n"] == n == 23 and out["n_items"] == g == 12
+    assert out["estimate"] == pytest.approx(mean) and out["se"] == pytest.approx(se)
+    assert "1 verdicts without a parsed match left out" in out["note"]
+    assert out["p_value"] == pytest.approx(2 * student_t.sf(abs(mean / se), g - 1))
+
+
+def test_insertion_shift_without_variance_or_baseline_has_no_test():
+    from judgelab.probe.effects import insertion_effects
+
+    same = [("position", f"i{k}", o, "A", "") for k in range(5) for o in ("AB", "BA")]
+    same += [("sentiment", f"i{k}", o, "A", "A") for k in range(5) for o in ("AB", "BA")]
+    r = insertion_effects(effects_table(same)).iloc[0]
+    assert r["status"] == "not estimable" and "no variance" in r["reason"] and math.isnan(r["p_value"])
+    alone = [("bandwagon", f"i{k}", o, "A", "A") for k in range(5) for o in ("AB", "BA")]
+    r = insertion_effects(effects_table(alone)).iloc[0]
+    assert r["status"] == "not estimable" and "no position probe" in r["reason"]

@@ -6,8 +6,9 @@ cue, minus whether it picks that side on the same item and order without it (the
 which shows the items as they are).  The estimate is the mean of those differences (the share of
 verdicts the cue moves to its side, net of moves away), with an item-clustered standard error
 (statsmodels OLS on a constant, cluster-robust, Student's t on items - 1 df: the card's own
-clustering and degrees of freedom).  Verdicts without a value on either side count as not picking
-the cue (the card's convention for accuracy: a missing verdict is no choice).  The rows of one
+clustering and degrees of freedom).  Only item-order pairs with a verdict (A, B or tie) on both sides
+count, as the card computes its preferences over parsed verdicts: a cue that makes the judge's
+answer unreadable is a parse failure, not a choice; the note counts the pairs left out.  The rows of one
 judge are corrected together (``CardSettings.multiplicity``, as the card's families are).  A set
 of differences with no variance has no test: its row says so and has no p-value.
 """
@@ -25,6 +26,8 @@ from judgelab.probe.build import INSERTION_PROBES
 COLUMNS = ["judge", "probe", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value", "n", "n_items",
            "cue_share", "base_share", "test", "statistic", "p_value", "p_adjusted", "reason", "note"]
 NAN = float("nan")
+#: a verdict with a value (the card's parsed verdicts)
+VALUES = ("A", "B", "tie")
 
 
 def _shift(d: np.ndarray, items: np.ndarray, s: CardSettings) -> dict[str, float]:
@@ -34,7 +37,7 @@ def _shift(d: np.ndarray, items: np.ndarray, s: CardSettings) -> dict[str, float
     out = {"estimate": float(d.mean()) if len(d) else NAN, "se": NAN, "ci_low": NAN, "ci_high": NAN,
            "statistic": NAN, "p_value": NAN, "n_items": k, "reason": ""}
     if len(d) == 0:
-        out["reason"] = "no item in both this probe and the position probe"
+        out["reason"] = "no parsed verdict of an item and order in both this probe and the position probe"
     elif k < 2:
         out["reason"] = "one item: no clustered standard error"
     elif np.all(d == d[0]):
@@ -65,6 +68,8 @@ def insertion_effects(verdicts: pd.DataFrame, s: CardSettings | None = None) -> 
             row = {"judge": judge, "probe": probe, "metric": f"{probe}_shift", "null_value": 0.0,
                    "test": "t-cluster", "note": ""}
             m = t.merge(base, on=["item_id", "order"], how="inner", suffixes=("", "_base"))
+            parsed = m["verdict"].isin(VALUES) & m["verdict_base"].isin(VALUES)
+            m = m[parsed]
             cue = m["cue_side"].astype(str).to_numpy()
             with_cue = (m["verdict"].astype(str).to_numpy() == cue)
             without = (m["verdict_base"].astype(str).to_numpy() == cue)
@@ -74,9 +79,9 @@ def insertion_effects(verdicts: pd.DataFrame, s: CardSettings | None = None) -> 
                        base_share=float(without.mean()) if len(m) else NAN)
             if base.empty:
                 row["reason"] = "no position probe: the items without the cue were not judged"
-            row["note"] = ("P(picks the cue's side) with the cue minus without it, same item and order; "
-                           f"{len(t) - len(m)} verdicts without a match left out" if len(t) > len(m) else
-                           "P(picks the cue's side) with the cue minus without it, same item and order")
+            left = len(t) - len(m)
+            row["note"] = ("P(picks the cue's side) with the cue minus without it, same item and order, parsed "
+                           "verdicts" + (f"; {left} verdicts without a parsed match left out" if left else ""))
             judge_rows.append(row)
         tested = [i for i, r in enumerate(judge_rows) if math.isfinite(r["p_value"]) and not r["reason"]]
         adj = dict(zip(tested, adjust_p_values([judge_rows[i]["p_value"] for i in tested], s.multiplicity),
