@@ -226,6 +226,18 @@ def test_bad_items_name_file_and_row(tmp_path: Path, name: str, body: str, where
         load_items(p)
 
 
+@pytest.mark.parametrize(("name", "body", "where"), [
+    ("bin.jsonl", b"\x89PNG\r\n\x1a\n\xff\xfe", r"bin\.jsonl: not UTF-8 text"),
+    ("bad.parquet", b"PAR1 not really", r"bad\.parquet: cannot be read as parquet"),
+    ("empty.csv", b"prompt,response_a,response_b\n", r"empty\.csv: no items"),
+])
+def test_damaged_items_files_are_one_line(tmp_path: Path, name: str, body: bytes, where: str):
+    p = tmp_path / name
+    p.write_bytes(body)
+    with pytest.raises(InputError, match=where):
+        load_items(p)
+
+
 def test_select_items_is_a_seeded_subset():
     its = items()
     a = select_items(its, 5, seed=1)

@@ -141,8 +141,16 @@ def load_items(path: str | Path) -> list[Pair]:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such items file")
+    try:
+        rows = _rows(p)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); items are JSONL, CSV or parquet") from None
+    except (OSError, ValueError) as exc:  # pyarrow's errors on a damaged parquet file are both
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{p}: cannot be read as {p.suffix[1:] or 'JSONL'} ({str(exc).splitlines()[0]})") from None
     items, seen = [], set()
-    for i, (where, row) in enumerate(_rows(p)):
+    for i, (where, row) in enumerate(rows):
         row = dict(row)
         row.setdefault("pair_id", f"item-{i:04d}")
         if row["pair_id"] in (None, ""):
