@@ -198,6 +198,14 @@ def test_bad_items_file_is_one_line_naming_file_and_row(tmp_path: Path, capsys):
     assert rc == 2 and err.strip() == f"judgelab: error: {tmp_path / 'nope.jsonl'}: no such items file"
 
 
+def test_out_holding_the_items_is_refused(tmp_path: Path, capsys):
+    items = tmp_path / "items.jsonl"
+    items.write_text(EXAMPLE.read_text())
+    rc, _, err = run(capsys, str(items), "--judge", "sim-gpt-4o", "--pairs", "2", "--out", str(tmp_path))
+    assert rc == 2 and f"contains the input {items}" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["items.jsonl"]
+
+
 @pytest.mark.slow
 def test_real_cpu_judge_probe_writes_a_card_and_reruns_from_the_cache(tmp_path: Path, capsys):
     why = smollm2_missing()
