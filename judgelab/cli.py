@@ -8,6 +8,7 @@
     judgelab leaderboard-length leaderboard.csv
     judgelab compare --format llmbar a/result.json b/result.json --judges A,B --out cmp/
     judgelab power --format llmbar result.json --delta position_preference=0.1
+    judgelab probe items.jsonl --judge sim-gpt-4o --pairs 8 --out probe/
     judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
 
 Config files are merged like Snakemake does (judge set first, then
@@ -214,8 +215,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 #: Options of the commands that name files or folders to read: ``--out`` may not be, hold or lie
 #: inside any of them (:func:`judgelab.io.check_out`).
-INPUT_OPTIONS = ("file", "files", "before", "after", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile", "cache", "traces",
-                 "model_dir", "pairs")
+INPUT_OPTIONS = ("file", "files", "before", "after", "mapping", "gamed_csv", "lc_weights", "style_reference", "configfile",
+                 "cache", "traces", "model_dir", "pairs", "items")
 
 
 def input_paths(args: argparse.Namespace) -> list[str]:
@@ -304,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.bias_card.power import add_command as add_power  # power
 
     add_power(sub)
+    from judgelab.probe.command import add_command as add_probe  # probe
+
+    add_probe(sub)
     return p
 
 

@@ -317,6 +317,17 @@ def md_to_prose(md: str) -> str:
 _SENT_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 
 
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (stripped, in order), cut where :func:`truncate_at_sentences` may cut:
+    a probe restyling prose as a list (``judgelab.probe.build``) puts each on its own line."""
+    out, start = [], 0
+    for m in _SENT_END.finditer(text):
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
 def truncate_at_sentences(text: str, ratio: float) -> str:
     """The prefix of ``text`` ending at a sentence boundary whose word count is closest to
     ``ratio`` of the whole (at least one sentence, never the whole text)."""
