@@ -150,6 +150,8 @@ def compare_boards(m: Matched, s: CardSettings | None = None, *, resamples: int 
     from judgelab.board.table import BoardSettings, leaderboard
 
     s = s or CardSettings()
+    if "response_a" not in m.before.columns or "response_a" not in m.after.columns:
+        raise ValueError("compare_boards needs the answers' texts: import the logs with texts=True")
     note = board_note(m.before) or board_note(m.after)
     if note:
         return skipped(note)
@@ -230,6 +232,7 @@ def compare_boards(m: Matched, s: CardSettings | None = None, *, resamples: int 
     for _score, idx in table[table["p_value"].notna()].groupby("score").groups.items():
         table.loc[idx, "p_adjusted"] = multipletests(table.loc[idx, "p_value"].to_numpy(float), method="holm")[1]
     table["significant"] = table["p_adjusted"] < s.alpha
+    table[["rank_before", "rank_after"]] = table[["rank_before", "rank_after"]].astype("Int64")
     return BoardComparison(table[BOARD_COLUMNS], pd.concat(flips, ignore_index=True)[FLIP_COLUMNS],
                            baseline=bb.reference)
 
