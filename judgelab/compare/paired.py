@@ -104,6 +104,15 @@ def item_draws(n_items: int, resamples: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n_items, size=(resamples, n_items))
 
 
+def item_rows(t: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted item ids of ``t`` and the row positions of each: what :func:`item_draws` indexes."""
+    items = np.sort(t["item_id"].astype(str).unique())
+    code = pd.Index(items).get_indexer(t["item_id"].astype(str))
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(len(items) + 1))
+    return items, [order[bounds[i]:bounds[i + 1]] for i in range(len(items))]
+
+
 def compare_cards(m: Matched, s: CardSettings | None = None, *, resamples: int = 200, seed: int = 0) -> pd.DataFrame:
     """One row per view and card metric: before, after, the paired difference and its interval,
     test, Holm-adjusted p-value and whether the card's conclusion flips (module docstring)."""
@@ -111,11 +120,7 @@ def compare_cards(m: Matched, s: CardSettings | None = None, *, resamples: int =
     if m.before.empty:
         raise InputError("compare: no presentation was recorded on both sides; nothing to compare "
                          f"({len(m.unmatched)} unmatched)")
-    items = np.sort(m.before["item_id"].astype(str).unique())
-    code = pd.Index(items).get_indexer(m.before["item_id"].astype(str))
-    order = np.argsort(code, kind="stable")
-    bounds = np.searchsorted(code[order], np.arange(len(items) + 1))
-    rows_of = [order[bounds[i]:bounds[i + 1]] for i in range(len(items))]
+    items, rows_of = item_rows(m.before)
     draws = item_draws(len(items), resamples, seed)
     under = len(items) < MIN_MATCHED_ITEMS
     out = []

@@ -8,13 +8,16 @@ rule *trips* (a matching row meets the condition), 2 when a rule is malformed or
     detected:NAME                      a row NAME is detected (audit: NAME is a card metric)
     NAME.COLUMN OP NUMBER              a row NAME has COLUMN OP NUMBER (OP: < <= > >= == !=)
     rank-flip:CORRECTION               leaderboard: a pair of models swaps order under CORRECTION
-                                       (lc_win_rate, style_controlled or bias_aware)
+                                       (lc_win_rate, style_controlled or bias_aware); compare: a
+                                       pair swaps order between before and after on that score
+                                       (win_rate too)
     compare:NAME.COLUMN OP NUMBER      compare: a row NAME has COLUMN OP NUMBER and its difference is
                                        significant (``compare:position_preference.diff>0``: a
                                        significant worsening)
 
 ``NAME`` is a card ``metric`` for ``judgelab audit`` and ``judgelab compare``, a ``model`` for
-``judgelab leaderboard``.
+``judgelab leaderboard`` and for the leaderboard rows of ``judgelab compare`` (filtered by
+``[score=...]``).
 Any NAME (and CORRECTION) may carry filters on the table's other columns, ``NAME[judge=gpt-4,
 view=lenient]``; without them every matching row counts (each judge, both views).  A row whose
 COLUMN is empty (a number the data cannot support) never trips a threshold: it is listed under
@@ -121,6 +124,7 @@ class Subject:
     bias_names: frozenset[str] = frozenset()
     flips: pd.DataFrame | None = None
     id_columns: tuple[str, ...] = ()
+    corrections: tuple[str, ...] = ("lc_win_rate", "style_controlled", "bias_aware")
 
 
 @dataclass
@@ -191,7 +195,9 @@ def _select(table: pd.DataFrame, column: str, name: str, filters: tuple[tuple[st
 
 
 def _row_id(row: pd.Series, columns: Sequence[str]) -> dict[str, Any]:
-    return {c: row[c] for c in columns if c in row.index}
+    """The identifying fields of a row; a field the row leaves empty (a card row's ``score`` in
+    compare's table) is not shown."""
+    return {c: row[c] for c in columns if c in row.index and not (pd.api.types.is_scalar(row[c]) and pd.isna(row[c]))}
 
 
 def evaluate(rules: Sequence[Rule], subject: Subject) -> GateResult:
@@ -214,7 +220,7 @@ def evaluate(rules: Sequence[Rule], subject: Subject) -> GateResult:
                                for _, r in hit.iterrows()]
         elif rule.kind == "rank-flip":
             flips = subject.flips if subject.flips is not None else pd.DataFrame(columns=["correction"])
-            corrections = ("lc_win_rate", "style_controlled", "bias_aware")
+            corrections = subject.corrections
             if rule.name not in corrections:
                 raise GateError(f"--fail-on {rule.text!r}: no correction named {rule.name!r}"
                                 f"{_suggest(rule.name, corrections)} (corrections: {', '.join(corrections)})")
@@ -226,7 +232,8 @@ def evaluate(rules: Sequence[Rule], subject: Subject) -> GateResult:
                 rows = rows[rows[key].astype(str) == value]
             result.tripped += [{"rule": rule.text, "row": _row_id(r, ("correction", "model_1", "model_2",
                                                                        "win_rate_1", "win_rate_2", "corrected_1",
-                                                                       "corrected_2"))}
+                                                                       "corrected_2", "before_1", "before_2",
+                                                                       "after_1", "after_2"))}
                                for _, r in rows.iterrows()]
         else:  # threshold; compare: the same on the rows whose difference is significant
             rows = _select(t, subject.name_column, rule.name, rule.filters, rule, subject.name_column)
@@ -255,10 +262,18 @@ def card_subject(card: pd.DataFrame) -> Subject:
                    id_columns=("judge", "view", "metric"))
 
 
-def compare_subject(table: pd.DataFrame) -> Subject:
-    """The comparison as a gate subject: NAME is ``metric``; ``compare:`` counts significant rows only."""
-    return Subject("judgelab compare", table, "metric", frozenset({"threshold", "compare"}),
-                   id_columns=("view", "metric"))
+def compare_subject(table: pd.DataFrame, board: pd.DataFrame | None = None,
+                    flips: pd.DataFrame | None = None) -> Subject:
+    """The comparison as a gate subject: NAME is ``metric``, or a ``model`` of the leaderboard rows
+    (``board``, compare_board.csv); ``compare:`` counts significant rows only; ``rank-flip:SCORE``
+    reads the pairs whose order ``flips`` reverses (only with a leaderboard)."""
+    if board is None:
+        return Subject("judgelab compare without a leaderboard (no models to rank)", table, "metric",
+                       frozenset({"threshold", "compare"}), id_columns=("view", "metric"))
+    both = pd.concat([table, board.rename(columns={"model": "metric"})], ignore_index=True)
+    return Subject("judgelab compare", both, "metric", frozenset({"threshold", "compare", "rank-flip"}), flips=flips,
+                   id_columns=("view", "metric", "score"),
+                   corrections=("win_rate", "lc_win_rate", "style_controlled", "bias_aware"))
 
 
 def board_subject(table: pd.DataFrame, flips: pd.DataFrame) -> Subject:
