@@ -251,3 +251,18 @@ def test_a_metric_delta_alone_needs_no_default(capsys) -> None:
     assert cli.main(["power", "--assume", "accuracy=0.8", "--assume-items", "60", "--delta",
                      "accuracy_average=0.1", "--views", "lenient"]) == 0
     assert "accuracy_average" in capsys.readouterr().out
+
+
+def test_other_rows_are_judged_at_the_probe_size_and_a_row_without_mde_never_counts(monkeypatch, pilot) -> None:
+    fam = "holm over 2 tests: m, o"
+    holm = CardSettings(views=("lenient",))
+    # m needs about four times its 100 items (delta = MDE / 2), so "o" is read with an MDE half its pilot's:
+    # its effect 0.2 is below its pilot MDE 0.3 but above 0.3 / 2, so the probe detects it first
+    _fake_card(monkeypatch, [{"judge": "planted", "metric": "m", "mde": 0.2, "n_items": 100, "test_family": fam},
+                             {"judge": "planted", "metric": "o", "mde": 0.3, "n_items": 100, "test_family": fam,
+                              "estimate": 0.2}])
+    assert power.probe_sizes(pilot, {"m": 0.1}, holm).iloc[0]["level"] == pytest.approx(0.05)
+    _fake_card(monkeypatch, [{"judge": "planted", "metric": "m", "mde": 0.2, "n_items": 100, "test_family": fam},
+                             {"judge": "planted", "metric": "o", "mde": float("nan"), "n_items": 100,
+                              "test_family": fam, "estimate": 0.2}])
+    assert power.probe_sizes(pilot, {"m": 0.1}, holm).iloc[0]["level"] == pytest.approx(0.025)
