@@ -104,7 +104,7 @@ declare -A TESTS=(
   [judgelab/probe/command.py]="tests/test_probe_cli.py"
   [judgelab/board/separation.py]="tests/test_board_separation_units.py tests/test_separation.py tests/test_board_not_estimable.py"
   [judgelab/bias_card/power.py]="tests/test_bias_card_power_units.py tests/test_bias_card_power.py::test_items_scale_with_the_square_of_mde_over_delta tests/test_bias_card_power.py::test_holm_level_counts_the_rows_the_probe_would_detect_first tests/test_bias_card_power.py::test_a_planted_pilot_from_assumptions_is_marked_simulated tests/test_bias_card_power.py::test_the_command_from_a_log_and_from_assumptions tests/test_bias_card_power.py::test_a_pilot_without_a_tested_row_is_one_line"
-  [judgelab/verdict_import/inspect_log.py]="tests/test_verdict_import_tools_presets.py"
+  [judgelab/verdict_import/inspect_log.py]="tests/test_verdict_import_inspect_units.py tests/test_verdict_import_tools_presets.py"
   [judgelab/verdict_import/promptfoo_log.py]="tests/test_verdict_import_promptfoo_units.py tests/test_verdict_import_tools_presets.py"
   [judgelab/verdict_import/rewardbench2_log.py]="tests/test_verdict_import_rewardbench2_units.py tests/test_verdict_import_tools_presets.py"
 )
