@@ -43,7 +43,7 @@ def _json_log(tmp_path: Path, samples: Any, **header: Any) -> Path:
 
 
 def test_a_json_log_gives_one_record_per_sample_and_scorer(tmp_path: Path) -> None:
-    two = {"model_graded_qa": {"value": "I"}, "match": {"value": {"a": 1, "b": [2]}}}
+    two = {"model_graded_qa": {"value": "I"}, "match": {"value": {"b": [2], "a": 1}}}
     recs = list(iter_inspect_records(_json_log(tmp_path, [_sample(), _sample(id=8, scores=two)])))
     assert [r for r, _ in recs] == [0, 1, 2]
     assert recs[0][1] == {"task": "t", "run_id": "r1", "eval_model": "openai/gpt-4o", "scorer": "model_graded_qa",
@@ -157,6 +157,8 @@ def test_damaged_archives_are_one_line(tmp_path: Path) -> None:
     path.write_bytes(bytes(raw))
     msg = _refused(path)
     assert msg.startswith(f"{path}: cannot read this .eval archive (") and msg.endswith("is the file complete?")
+    kind = msg.split("(", 1)[1].split(":", 1)[0]
+    assert kind in ("BadZipFile", "error", "EOFError", "OSError"), kind  # the exception's own type
 
 
 class _Log:
