@@ -54,8 +54,11 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cholesky
 from scipy.optimize import minimize
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import splu
 from scipy.special import expit
 from scipy.stats import norm
+from threadpoolctl import threadpool_limits
 
 #: A bias term whose variance is inflated more than this by collinearity with the other
 #: parameters -- i.e. more than half of its design information is shared with quality or
@@ -65,6 +68,14 @@ from scipy.stats import norm
 VIF_WEAK = 2.0
 #: Below this share of its own design information a bias term counts as not identified.
 _RANK_TOL = 1e-9
+#: Up to this many parameters the Laplace covariance is the dense ``H^-1`` (and the identifiability
+#: check the dense Schur complement); above it both run on the sparse design through a sparse
+#: factor of the item-item block (:class:`SparsePosterior`, :func:`identifiability_sparse`), whose
+#: memory grows with the design's nonzeros instead of ``p^2`` (10,000 items: 0.8 GB per dense array).
+DENSE_MAX = 1500
+#: Right-hand sides solved at once when the sparse path reads the diagonal of the inverse: the
+#: block of solutions is at most this many bytes.
+_SOLVE_BLOCK_BYTES = 64 * 2**20
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -152,7 +163,7 @@ class Fit:
     theta: np.ndarray
     c: np.ndarray
     kappa: float
-    cov: np.ndarray
+    cov: np.ndarray | None  # None above DENSE_MAX parameters: then ``posterior`` holds H^-1 implicitly
     names: list[str]
     options: FitOptions
     n_comparisons: int
@@ -162,6 +173,16 @@ class Fit:
     nll: float
     identifiability: dict[str, str] = field(default_factory=dict)
     vif: dict[str, float] = field(default_factory=dict)
+    posterior: SparsePosterior | None = None
+
+    def variances(self) -> np.ndarray:
+        """The Laplace posterior variances, ``diag(H^-1)``, of every parameter (without forming
+        ``H^-1`` where the fit keeps it implicit)."""
+        return np.diag(self.cov).copy() if self.cov is not None else self.posterior.diag()
+
+    def cov_column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``H^-1`` (every parameter's posterior covariance with parameter ``j``)."""
+        return self.cov[:, j].copy() if self.cov is not None else self.posterior.column(j)
 
     @property
     def n_items(self) -> int:
@@ -180,11 +201,14 @@ class Fit:
     def sigma(self) -> np.ndarray:
         """Posterior covariance of the quality block (the paper's Sigma)."""
         n = self.n_items
+        if self.cov is None:
+            return self.posterior.dense()[:n, :n]
         return self.cov[:n, :n]
 
     def se(self, name: str) -> float:
         i = self.names.index(name)
-        return float(math.sqrt(max(self.cov[i, i], 0.0)))
+        var = self.cov[i, i] if self.cov is not None else self.posterior.variance(i)
+        return float(math.sqrt(max(var, 0.0)))
 
     def estimate(self, name: str) -> float:
         return float(self.beta[self.names.index(name)])
@@ -296,8 +320,8 @@ def _check_inputs(comp: Comparisons, n_items: int, X: np.ndarray | None,
     return X, names
 
 
-def identifiability(Z: np.ndarray, n_items: int, names: list[str],
-                    X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
+def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
+                          X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
     """Status of every bias term on this design (Prop. 2), from the unweighted information.
 
     An item covariate's column ``x_a - x_b`` is itself a combination of the item columns
@@ -331,6 +355,134 @@ def identifiability(Z: np.ndarray, n_items: int, names: list[str],
         a = info[np.ix_(rest, rest)]
         b = info[rest, m]
         schur = imm - b @ np.linalg.lstsq(a, b, rcond=None)[0]
+        if schur <= _RANK_TOL * imm:
+            status[name], vif[name] = "not identified", math.inf
+        else:
+            v = float(imm / schur)
+            vif[name] = v
+            status[name] = "weak" if v > VIF_WEAK else "identified"
+    return status, vif
+
+
+def elimination_order(first: np.ndarray, second: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+    """An elimination order of the items for a sparse factor of the item-item block, and its core size.
+
+    Items with at most one remaining neighbour in the comparison graph (a model compared with the
+    baseline only, a chain's end) are eliminated first, repeatedly: eliminating such an item adds no
+    fill.  What is left -- the *core*, every item there with two or more remaining neighbours -- comes
+    last in index order and is bounded as if dense.  The factor therefore holds at most
+    ``2 n + c (c - 1) / 2`` nonzeros (``c`` the core size): a star design (every game against one
+    baseline) has a core of one and a factor of a few numbers per item; a round robin's core is every
+    item.  Written by hand because scipy's orderings (SuperLU's minimum degree) give no bound before
+    they run, and the bound is what lets a run refuse before it allocates (:func:`posterior_memory`)."""
+    first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
+    adj = sparse.csr_array((np.ones(2 * len(first), bool), (np.r_[first, second], np.r_[second, first])),
+                           shape=(n_items, n_items))
+    adj.sum_duplicates()
+    indptr, indices = adj.indptr, adj.indices
+    degree = np.diff(indptr).astype(np.int64)
+    removed = np.zeros(n_items, bool)
+    stack = np.flatnonzero(degree <= 1).tolist()
+    order: list[int] = []
+    while stack:
+        v = stack.pop()
+        if removed[v]:
+            continue
+        removed[v] = True
+        order.append(v)
+        for u in indices[indptr[v]:indptr[v + 1]].tolist():
+            if not removed[u]:
+                degree[u] -= 1
+                if degree[u] == 1:
+                    stack.append(u)
+    core = np.flatnonzero(~removed)
+    return np.r_[np.asarray(order, np.int64), core], len(core)
+
+
+def factor_nonzeros(n_items: int, core: int) -> int:
+    """The bound of :func:`elimination_order` on the nonzeros of one triangular factor."""
+    return 2 * n_items + core * (core - 1) // 2
+
+
+def posterior_memory(first: np.ndarray, second: np.ndarray, n_items: int, n_bias: int) -> tuple[int, int]:
+    """(bytes, core size): what the Laplace posterior and the identifiability check of a fit on these
+    comparisons need at most, known before anything of that size is allocated.
+
+    Dense path (``n_items + n_bias <= DENSE_MAX``): four ``p x p`` arrays.  Sparse path: the two
+    triangular factors SuperLU stores (values and row indices, both checks: 24 bytes a nonzero,
+    twice), the block of right-hand sides read for the diagonal, and a few vectors per item."""
+    p = n_items + n_bias
+    if p <= DENSE_MAX:
+        return 4 * 8 * p * p, n_items
+    _, core = elimination_order(first, second, n_items)
+    nnz = factor_nonzeros(n_items, core)
+    return 2 * 24 * nnz + _SOLVE_BLOCK_BYTES + 8 * p * (n_bias + 8), core
+
+
+def _natural_splu(A: sparse.csc_array):
+    """SuperLU of a symmetric positive-definite ``A`` already permuted into elimination order: no
+    column reordering and no row pivoting (the diagonal pivots of a Cholesky), so the fill is the
+    one :func:`elimination_order` bounds."""
+    return splu(sparse.csc_array(A), permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True})
+
+
+def identifiability(Z: np.ndarray, n_items: int, names: list[str],
+                    X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
+    """Status of every bias term (Prop. 2; see :func:`identifiability_dense`): the dense Schur
+    complement up to ``DENSE_MAX`` parameters or with item covariates ``X``, else the same numbers
+    from the sparse design (:func:`identifiability_sparse`)."""
+    if X is not None or Z.shape[1] <= DENSE_MAX:
+        return identifiability_dense(Z, n_items, names, X)
+    return identifiability_sparse(Z, n_items, names)
+
+
+def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
+                           names: list[str]) -> tuple[dict[str, str], dict[str, float]]:
+    """:func:`identifiability_dense` without item covariates, on the sparse design.
+
+    Without ``X`` the span to remove is the constant alone, and an item column ``e_a - e_b`` is
+    already orthogonal to it, so the information is the Gram matrix ``G = Z'Z`` itself.  The Schur
+    complement of bias column ``m`` is the squared residual of column ``m`` regressed on every other
+    column; by Frisch-Waugh-Lovell that is done in two steps: first the bias columns' residuals on
+    the item columns, ``R = G_bb - G_bt G_tt^+ G_tb`` (``q x q`` for ``q`` bias terms), then the
+    same Schur complement within ``R``.  ``G_tt`` is the comparison graph's Laplacian, singular on the
+    indicator of each connected component; ``G_tb`` sums to zero over each component (every row adds
+    ``+v`` to one item and ``-v`` to the other), so one item per component is fixed at zero
+    (grounded) and the remaining system, positive definite, is solved with a sparse factor: any
+    solution gives the same ``G_bt x``."""
+    Zs = _sparse(Z)
+    G = sparse.csc_array(Zs.T @ Zs)
+    q = Z.shape[1] - n_items
+    Gtt = G[:n_items, :n_items]
+    Gtb = G[:n_items, n_items:].toarray()
+    Gbb = G[n_items:, n_items:].toarray()
+    coo = sparse.coo_array(Gtt)
+    off = coo.row != coo.col
+    first, second = coo.row[off], coo.col[off]
+    _, comp = connected_components(sparse.csr_array((np.ones(off.sum()), (first, second)),
+                                                    shape=(n_items, n_items)), directed=False)
+    grounded = np.zeros(n_items, bool)
+    grounded[np.unique(comp, return_index=True)[1]] = True
+    order, _ = elimination_order(first, second, n_items)
+    order = order[~grounded[order]]
+    x = np.zeros((n_items, q))
+    if len(order):
+        lu = _natural_splu(Gtt[order][:, order])
+        x[order] = lu.solve(np.asfortranarray(Gtb[order]))
+    R = Gbb - Gtb.T @ x
+    R = (R + R.T) / 2
+    status: dict[str, str] = {}
+    vif: dict[str, float] = {}
+    for j in range(q):
+        name = names[n_items + j]
+        imm = Gbb[j, j]
+        if imm <= 0.0:
+            status[name], vif[name] = "not identified", math.inf
+            continue
+        rest = [i for i in range(q) if i != j]
+        b = R[rest, j]
+        schur = R[j, j] - (b @ np.linalg.lstsq(R[np.ix_(rest, rest)], b, rcond=None)[0] if rest else 0.0)
         if schur <= _RANK_TOL * imm:
             status[name], vif[name] = "not identified", math.inf
         else:
@@ -383,6 +535,81 @@ def _laplace_cov(Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray) -> np.nd
     return inv
 
 
+class SparsePosterior:
+    """``H^-1`` for ``H = Z' diag(w) Z + diag(prior)`` kept implicit, read by diagonal and columns.
+
+    ``H`` has the block form ``[[A, B], [B', D]]``: ``A`` (items x items) is the weighted
+    comparison graph's Laplacian plus the quality prior, sparse and positive definite; ``B`` and
+    ``D`` hold the few bias terms.  With ``C = A^-1 B`` and the bias terms' Schur complement
+    ``S = D - B'C`` (``q x q``), block inversion gives ``H^-1 = [[A^-1 + C S^-1 C', -C S^-1],
+    [-S^-1 C', S^-1]]``: the bias block is ``S^-1``, an item column is one sparse solve with ``A``,
+    and the item variances are ``diag(A^-1)`` (solves against blocks of unit vectors) plus the
+    row-wise quadratic form of ``C`` in ``S^-1``.  ``A`` is factored once by SuperLU in the order of
+    :func:`elimination_order` (a star design: no fill).  Memory: the factor, ``C`` and one block of
+    solutions, where ``H^-1`` itself would be ``p^2`` numbers."""
+
+    def __init__(self, Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray, n_items: int) -> None:
+        Zs = _sparse(Z)
+        H = sparse.csc_array(Zs.T @ sparse.csr_array(Zs.multiply(np.asarray(w)[:, None])))
+        n = n_items
+        self.n_items, self.n_params = n, Z.shape[1]
+        A = sparse.csc_array(H[:n, :n] + sparse.diags_array(np.asarray(prior[:n], float)))
+        B = H[:n, n:].toarray()
+        D = H[n:, n:].toarray() + np.diag(np.asarray(prior[n:], float))
+        coo = sparse.coo_array(A)
+        off = coo.row != coo.col
+        order, _ = elimination_order(coo.row[off], coo.col[off], n)
+        self._order = order
+        self._lu = _natural_splu(A[order][:, order])
+        self.C = self._solve(B)
+        S = D - B.T @ self.C
+        self.Sinv = np.linalg.inv((S + S.T) / 2) if len(S) else np.zeros((0, 0))
+        self._diag: np.ndarray | None = None
+
+    def _solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``A^-1 rhs`` through the permuted factor."""
+        rhs = np.asarray(rhs, float)
+        out = np.empty_like(rhs)
+        out[self._order] = self._lu.solve(np.asfortranarray(rhs[self._order]))
+        return out
+
+    def diag(self) -> np.ndarray:
+        """``diag(H^-1)``: ``diag(A^-1)`` read off blocks of unit-vector solves (a block at most
+        ``_SOLVE_BLOCK_BYTES``), plus ``C S^-1 C'`` row by row, then ``diag(S^-1)``."""
+        if self._diag is None:
+            n = self.n_items
+            inv_order = np.empty(n, np.int64)
+            inv_order[self._order] = np.arange(n)
+            d_perm = np.empty(n)
+            step = max(1, min(n, _SOLVE_BLOCK_BYTES // (8 * max(n, 1))))
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
+                E = np.zeros((n, hi - lo), order="F")
+                E[np.arange(lo, hi), np.arange(hi - lo)] = 1.0
+                d_perm[lo:hi] = self._lu.solve(E)[np.arange(lo, hi), np.arange(hi - lo)]
+            d_items = d_perm[inv_order] + np.einsum("ij,jk,ik->i", self.C, self.Sinv, self.C)
+            self._diag = np.r_[d_items, np.diag(self.Sinv)]
+        return self._diag.copy()
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``H^-1``."""
+        n = self.n_items
+        if j < n:
+            e = np.zeros(n)
+            e[j] = 1.0
+            c_j = self.Sinv @ self.C[j]
+            return np.r_[self._solve(e) + self.C @ c_j, -c_j]
+        s = self.Sinv[:, j - n]
+        return np.r_[-self.C @ s, s]
+
+    def variance(self, j: int) -> float:
+        return float(self.column(j)[j]) if self._diag is None else float(self._diag[j])
+
+    def dense(self) -> np.ndarray:
+        """All of ``H^-1`` (for small fits and tests: ``p^2`` numbers)."""
+        return np.column_stack([self.column(j) for j in range(self.n_params)])
+
+
 def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float):
     Z = _sparse(Z)
 
@@ -392,7 +619,10 @@ def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: 
         grad = Z.T @ (expit(eta) - y) + prior * beta
         return nll, grad
 
-    return minimize(f, x0, jac=True, method="L-BFGS-B", options={"gtol": gtol, "ftol": 1e-12, "maxiter": 2000})
+    # one BLAS thread: L-BFGS-B's steps are small vector operations that a thread pool on a shared
+    # machine slows several times over
+    with threadpool_limits(limits=1, user_api="blas"):
+        return minimize(f, x0, jac=True, method="L-BFGS-B", options={"gtol": gtol, "ftol": 1e-12, "maxiter": 2000})
 
 
 def fit_bias_aware(
@@ -441,12 +671,17 @@ def fit_bias_aware(
         beta = res.x
         w = expit(Z @ beta)
         w = w * (1.0 - w)
-        cov = _laplace_cov(Z, w, prior)
+        if Z.shape[1] <= DENSE_MAX:
+            cov, posterior = _laplace_cov(Z, w, prior), None
+            bias_var = np.diag(cov)[n_items:]
+        else:  # H^-1 kept implicit: p^2 numbers would not fit at 10,000 items
+            cov, posterior = None, SparsePosterior(Z, w, prior, n_items)
+            bias_var = np.diag(posterior.Sinv)
         if not (options.hierarchical and n_bias):
             break
         # evidence (EM) update of tau^2 from the bias terms' posterior moments
         b = beta[n_items:]
-        new = max(options.tau2_floor, float(np.mean(b**2 + np.diag(cov)[n_items:])))
+        new = max(options.tau2_floor, float(np.mean(b**2 + bias_var)))
         if abs(new - tau2) <= options.eb_tol * max(tau2, 1.0):
             break
         # the next pass fits with ``new``; if the iteration budget ends first, the fit
@@ -460,7 +695,7 @@ def fit_bias_aware(
         kappa=float(beta[-1]) if options.position else 0.0,
         cov=cov, names=names, options=options, n_comparisons=len(comp), tau2=used,
         converged=bool(res.success), n_iter=total_iter, nll=float(res.fun),
-        identifiability=status, vif=vif,
+        identifiability=status, vif=vif, posterior=posterior,
     )
     if warn:
         for name, st in status.items():
