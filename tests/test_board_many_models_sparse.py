@@ -295,3 +295,60 @@ def test_rank_flips_in_blocks_are_the_pairwise_ones(monkeypatch: pytest.MonkeyPa
     expected = sum(int(((raw[:, None] > raw[None, :]) & (t[c].to_numpy()[:, None] < t[c].to_numpy()[None, :])).sum())
                    for c in ("lc_win_rate", "style_controlled", "bias_aware"))
     assert len(whole) == expected
+
+
+@pytest.mark.parametrize("dense_max", [1500, 5])
+def test_the_bias_aware_interval_is_the_wald_interval_of_the_contrast(monkeypatch: pytest.MonkeyPatch,
+                                                                      dense_max: int) -> None:
+    from scipy.special import expit, logit
+    from scipy.stats import norm
+
+    from judgelab.board import bias_aware as board_ba
+
+    rng = np.random.default_rng(13)
+    pairs = [("base", f"m{i % 8}") for i in range(200)]
+    b = battles_from_table(_log(pairs, rng.choice([0.0, 0.5, 1.0], 200), rng.integers(2, 30, 200)))
+    fits = []
+    real = board_ba.fit_bias_aware
+
+    def keep(*a, **k):
+        fits.append(real(*a, **k))
+        return fits[-1]
+
+    monkeypatch.setattr(board_ba, "fit_bias_aware", keep)
+    monkeypatch.setattr(BA, "DENSE_MAX", dense_max)
+    res = board_ba.bias_aware(b, alpha=0.1)
+    (fit,) = fits
+    cov = fit.sigma  # the model block of H^-1 (dense, or read from the implicit posterior)
+    ref = b.models.index(b.reference)
+    z = norm.ppf(0.95)
+    for m in range(b.n_models):
+        if m == ref:
+            continue
+        c = np.zeros(b.n_models)
+        c[m], c[ref] = 1.0, -1.0
+        se = np.sqrt(c @ cov @ c)  # Var(theta_m - theta_ref), the contrast's quadratic form
+        d = fit.theta[m] - fit.theta[ref]
+        assert res.status[m] == "ok"
+        assert res.score[m] == pytest.approx(100 * expit(d), rel=1e-12)
+        assert res.ci_low[m] == pytest.approx(100 * expit(d - z * se), rel=1e-9)
+        assert res.ci_high[m] == pytest.approx(100 * expit(d + z * se), rel=1e-9)
+        assert logit(res.ci_high[m] / 100) - logit(res.ci_low[m] / 100) == pytest.approx(2 * z * se, rel=1e-7)
+
+
+def test_corrections_left_out_are_not_computed_and_the_rest_unchanged() -> None:
+    rng = np.random.default_rng(17)
+    pairs = [("base", f"m{i % 4}") for i in range(160)]
+    b = battles_from_table(_log(pairs, rng.choice([0.0, 0.5, 1.0], 160), rng.integers(2, 30, 160)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = leaderboard(b, BoardSettings(style_rounds=3), judges=False).table
+        only_style = leaderboard(b, BoardSettings(style_rounds=3, corrections=("style",)), judges=False).table
+    assert full["lc_status"].eq("ok").all() and full["bias_aware_status"].eq("ok").all()
+    for col, status in (("lc_win_rate", "lc_status"), ("bias_aware", "bias_aware_status")):
+        assert only_style[col].isna().all()
+        assert only_style[status].str.startswith("not computed: left out by --corrections").all()
+    pd.testing.assert_series_equal(only_style["style_controlled"], full["style_controlled"])
+    pd.testing.assert_series_equal(only_style["win_rate"], full["win_rate"])
+    with pytest.raises(InputError, match="unknown correction 'nope'"):
+        leaderboard(b, BoardSettings(corrections=("lc", "nope")), judges=False)
