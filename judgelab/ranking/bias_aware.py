@@ -52,10 +52,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cho_factor, cholesky
+from scipy.linalg import cho_factor, cholesky, lapack
 from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import splu
 from scipy.special import expit
 from scipy.stats import norm
 from threadpoolctl import threadpool_limits
@@ -69,13 +68,11 @@ VIF_WEAK = 2.0
 #: Below this share of its own design information a bias term counts as not identified.
 _RANK_TOL = 1e-9
 #: Up to this many parameters the Laplace covariance is the dense ``H^-1`` (and the identifiability
-#: check the dense Schur complement); above it both run on the sparse design through a sparse
-#: factor of the item-item block (:class:`SparsePosterior`, :func:`identifiability_sparse`), whose
-#: memory grows with the design's nonzeros instead of ``p^2`` (10,000 items: 0.8 GB per dense array).
+#: check the dense Schur complement); above it both run on the sparse design through a factor of the
+#: item-item block that is dense only on its core (:class:`PeeledCholesky`, :class:`SparsePosterior`,
+#: :func:`identifiability_sparse`): a star design of 10,000 items needs a few numbers per item where
+#: one dense ``p x p`` array would be 0.8 GB.
 DENSE_MAX = 1500
-#: Right-hand sides solved at once when the sparse path reads the diagonal of the inverse: the
-#: block of solutions is at most this many bytes.
-_SOLVE_BLOCK_BYTES = 64 * 2**20
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -365,16 +362,16 @@ def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
 
 
 def elimination_order(first: np.ndarray, second: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
-    """An elimination order of the items for a sparse factor of the item-item block, and its core size.
+    """An elimination order of the items for :class:`PeeledCholesky`, and its core size.
 
     Items with at most one remaining neighbour in the comparison graph (a model compared with the
     baseline only, a chain's end) are eliminated first, repeatedly: eliminating such an item adds no
-    fill.  What is left -- the *core*, every item there with two or more remaining neighbours -- comes
-    last in index order and is bounded as if dense.  The factor therefore holds at most
-    ``2 n + c (c - 1) / 2`` nonzeros (``c`` the core size): a star design (every game against one
-    baseline) has a core of one and a factor of a few numbers per item; a round robin's core is every
-    item.  Written by hand because scipy's orderings (SuperLU's minimum degree) give no bound before
-    they run, and the bound is what lets a run refuse before it allocates (:func:`posterior_memory`)."""
+    fill and changes only its neighbour's diagonal.  What is left -- the *core*, every item there
+    with two or more remaining neighbours -- comes last in index order and is factored dense.  A
+    star design (every game against one baseline) and any tree peel away whole (core 0); a round
+    robin's core is every item.  Written by hand because scipy has no Cholesky ordering that says
+    beforehand what it will need, and the core size is what lets a run refuse before it allocates
+    (:func:`posterior_memory`)."""
     first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
     adj = sparse.csr_array((np.ones(2 * len(first), bool), (np.r_[first, second], np.r_[second, first])),
                            shape=(n_items, n_items))
@@ -399,32 +396,90 @@ def elimination_order(first: np.ndarray, second: np.ndarray, n_items: int) -> tu
     return np.r_[np.asarray(order, np.int64), core], len(core)
 
 
-def factor_nonzeros(n_items: int, core: int) -> int:
-    """The bound of :func:`elimination_order` on the nonzeros of one triangular factor."""
-    return 2 * n_items + core * (core - 1) // 2
-
-
 def posterior_memory(first: np.ndarray, second: np.ndarray, n_items: int, n_bias: int) -> tuple[int, int]:
     """(bytes, core size): what the Laplace posterior and the identifiability check of a fit on these
     comparisons need at most, known before anything of that size is allocated.
 
-    Dense path (``n_items + n_bias <= DENSE_MAX``): four ``p x p`` arrays.  Sparse path: the two
-    triangular factors SuperLU stores (values and row indices, both checks: 24 bytes a nonzero,
-    twice), the block of right-hand sides read for the diagonal, and a few vectors per item."""
+    Dense path (``n_items + n_bias <= DENSE_MAX``): four ``p x p`` arrays.  Sparse path: the core's
+    dense block twice (the posterior keeps its inverse while the identifiability check factors the
+    grounded Laplacian's) and a few dozen numbers per item and bias term."""
     p = n_items + n_bias
     if p <= DENSE_MAX:
         return 4 * 8 * p * p, n_items
     _, core = elimination_order(first, second, n_items)
-    nnz = factor_nonzeros(n_items, core)
-    return 2 * 24 * nnz + _SOLVE_BLOCK_BYTES + 8 * p * (n_bias + 8), core
+    return 2 * 8 * core * core + 8 * p * (n_bias + 16), core
 
 
-def _natural_splu(A: sparse.csc_array):
-    """SuperLU of a symmetric positive-definite ``A`` already permuted into elimination order: no
-    column reordering and no row pivoting (the diagonal pivots of a Cholesky), so the fill is the
-    one :func:`elimination_order` bounds."""
-    return splu(sparse.csc_array(A), permc_spec="NATURAL", diag_pivot_thresh=0.0,
-                options={"SymmetricMode": True})
+class PeeledCholesky:
+    """``A = L D L'`` of a sparse symmetric positive-definite ``A`` in the order of
+    :func:`elimination_order`: each peeled item has at most one later neighbour (its *parent*), so
+    its column of ``L`` holds one number, ``l_i = A_{p i} / d_i``, and eliminating it lowers only the
+    parent's pivot by ``A_{p i} l_i``; the core's Schur complement (the core block with those
+    lowered pivots) is factored and inverted dense (LAPACK ``potrf``/``potri``).
+
+    Solves run the two triangular sweeps over the peeled items and the dense core inverse between
+    them.  The diagonal of ``A^-1`` is Takahashi's recurrence (Takahashi, Fagan and Chen 1973), which
+    for a single off-diagonal per column reads ``Z_ii = 1/d_i + l_i^2 Z_pp`` from the parent down: exact,
+    and ``O(n + c^3)`` for core size ``c`` -- where solving against every unit vector would cost ``n``
+    solves.  Written by hand because scipy's sparse factorisations (SuperLU) offer neither a
+    selected inverse nor a bound on their fill before they run."""
+
+    def __init__(self, A: sparse.sparray | sparse.spmatrix) -> None:
+        A = sparse.csr_array(A, dtype=float)
+        A.sum_duplicates()
+        n = A.shape[0]
+        coo = sparse.coo_array(A)
+        off = coo.row != coo.col
+        order, c = elimination_order(coo.row[off], coo.col[off], n)
+        self.n, self.peeled, self.core = n, order[:n - c], order[n - c:]
+        pivot = A.diagonal().astype(float).copy()
+        parent = np.full(n, -1, np.int64)
+        low = np.zeros(n)
+        done = np.zeros(n, bool)
+        indptr, indices, data = A.indptr, A.indices, A.data
+        for i in self.peeled.tolist():
+            nb = indices[indptr[i]:indptr[i + 1]]
+            later = np.flatnonzero(~done[nb] & (nb != i))
+            done[i] = True
+            if len(later):  # the order leaves at most one
+                k = indptr[i] + int(later[0])
+                u = int(indices[k])
+                parent[i], low[i] = u, data[k] / pivot[i]
+                pivot[u] -= data[k] * low[i]
+        self.pivot, self.parent, self.low = pivot, parent, low
+        self.core_inv = np.zeros((c, c))
+        if c:
+            S = A[self.core][:, self.core].toarray()
+            S[np.diag_indices(c)] = pivot[self.core]
+            factor, lower = cho_factor(S, lower=False, overwrite_a=True, check_finite=False)
+            inv, info = lapack.dpotri(factor, lower=lower, overwrite_c=True)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"core inverse: potri info {info}")
+            iu = np.triu_indices(c, 1)
+            inv[(iu[1], iu[0])] = inv[iu]
+            self.core_inv = inv
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``A^-1 rhs`` (a vector or one column per right-hand side)."""
+        y = np.array(rhs, dtype=float, copy=True)
+        parent, low = self.parent, self.low
+        for i in self.peeled.tolist():  # L y = rhs
+            if parent[i] >= 0:
+                y[parent[i]] -= low[i] * y[i]
+        x = np.empty_like(y)
+        x[self.core] = self.core_inv @ y[self.core]
+        for i in self.peeled[::-1].tolist():  # D L' x = y
+            x[i] = y[i] / self.pivot[i] - (low[i] * x[parent[i]] if parent[i] >= 0 else 0.0)
+        return x
+
+    def inv_diag(self) -> np.ndarray:
+        """``diag(A^-1)`` by Takahashi's recurrence (see the class doc)."""
+        z = np.empty(self.n)
+        z[self.core] = np.diag(self.core_inv)
+        parent, low, pivot = self.parent, self.low, self.pivot
+        for i in self.peeled[::-1].tolist():
+            z[i] = 1.0 / pivot[i] + (low[i] ** 2 * z[parent[i]] if parent[i] >= 0 else 0.0)
+        return z
 
 
 def identifiability(Z: np.ndarray, n_items: int, names: list[str],
@@ -449,8 +504,8 @@ def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
     same Schur complement within ``R``.  ``G_tt`` is the comparison graph's Laplacian, singular on the
     indicator of each connected component; ``G_tb`` sums to zero over each component (every row adds
     ``+v`` to one item and ``-v`` to the other), so one item per component is fixed at zero
-    (grounded) and the remaining system, positive definite, is solved with a sparse factor: any
-    solution gives the same ``G_bt x``."""
+    (grounded) and the remaining system, positive definite, is solved with :class:`PeeledCholesky`:
+    any solution gives the same ``G_bt x``."""
     Zs = _sparse(Z)
     G = sparse.csc_array(Zs.T @ Zs)
     q = Z.shape[1] - n_items
@@ -464,12 +519,10 @@ def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
                                                     shape=(n_items, n_items)), directed=False)
     grounded = np.zeros(n_items, bool)
     grounded[np.unique(comp, return_index=True)[1]] = True
-    order, _ = elimination_order(first, second, n_items)
-    order = order[~grounded[order]]
+    keep = np.flatnonzero(~grounded)
     x = np.zeros((n_items, q))
-    if len(order):
-        lu = _natural_splu(Gtt[order][:, order])
-        x[order] = lu.solve(np.asfortranarray(Gtb[order]))
+    if len(keep):
+        x[keep] = PeeledCholesky(Gtt[keep][:, keep]).solve(Gtb[keep])
     R = Gbb - Gtb.T @ x
     R = (R + R.T) / 2
     status: dict[str, str] = {}
@@ -522,8 +575,6 @@ def _laplace_cov(Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray) -> np.nd
     """``H^-1`` for ``H = Z' diag(w) Z + diag(prior)``, in place: the Gram matrix is the one dense
     p x p array, factored (LAPACK ``potrf``) and inverted (``potri``) where it lies, instead of
     ``cho_solve`` against a dense identity (three p x p arrays: 2.4 GB at 10,000 items)."""
-    from scipy.linalg import lapack
-
     H = _gram(Z, w)
     H[np.diag_indices_from(H)] += prior
     c, lower = cho_factor(H, lower=False, overwrite_a=True, check_finite=False)
@@ -542,52 +593,29 @@ class SparsePosterior:
     comparison graph's Laplacian plus the quality prior, sparse and positive definite; ``B`` and
     ``D`` hold the few bias terms.  With ``C = A^-1 B`` and the bias terms' Schur complement
     ``S = D - B'C`` (``q x q``), block inversion gives ``H^-1 = [[A^-1 + C S^-1 C', -C S^-1],
-    [-S^-1 C', S^-1]]``: the bias block is ``S^-1``, an item column is one sparse solve with ``A``,
-    and the item variances are ``diag(A^-1)`` (solves against blocks of unit vectors) plus the
-    row-wise quadratic form of ``C`` in ``S^-1``.  ``A`` is factored once by SuperLU in the order of
-    :func:`elimination_order` (a star design: no fill).  Memory: the factor, ``C`` and one block of
-    solutions, where ``H^-1`` itself would be ``p^2`` numbers."""
+    [-S^-1 C', S^-1]]``: the bias block is ``S^-1``, an item column is one solve with ``A``, and
+    the item variances are ``diag(A^-1)`` (:meth:`PeeledCholesky.inv_diag`) plus the row-wise
+    quadratic form of ``C`` in ``S^-1``.  Memory: the factor of ``A`` (dense on its core only) and
+    ``C``, where ``H^-1`` itself would be ``p^2`` numbers."""
 
     def __init__(self, Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray, n_items: int) -> None:
         Zs = _sparse(Z)
         H = sparse.csc_array(Zs.T @ sparse.csr_array(Zs.multiply(np.asarray(w)[:, None])))
         n = n_items
         self.n_items, self.n_params = n, Z.shape[1]
-        A = sparse.csc_array(H[:n, :n] + sparse.diags_array(np.asarray(prior[:n], float)))
+        A = H[:n, :n] + sparse.diags_array(np.asarray(prior[:n], float))
         B = H[:n, n:].toarray()
         D = H[n:, n:].toarray() + np.diag(np.asarray(prior[n:], float))
-        coo = sparse.coo_array(A)
-        off = coo.row != coo.col
-        order, _ = elimination_order(coo.row[off], coo.col[off], n)
-        self._order = order
-        self._lu = _natural_splu(A[order][:, order])
-        self.C = self._solve(B)
+        self.factor = PeeledCholesky(A)
+        self.C = self.factor.solve(B)
         S = D - B.T @ self.C
         self.Sinv = np.linalg.inv((S + S.T) / 2) if len(S) else np.zeros((0, 0))
         self._diag: np.ndarray | None = None
 
-    def _solve(self, rhs: np.ndarray) -> np.ndarray:
-        """``A^-1 rhs`` through the permuted factor."""
-        rhs = np.asarray(rhs, float)
-        out = np.empty_like(rhs)
-        out[self._order] = self._lu.solve(np.asfortranarray(rhs[self._order]))
-        return out
-
     def diag(self) -> np.ndarray:
-        """``diag(H^-1)``: ``diag(A^-1)`` read off blocks of unit-vector solves (a block at most
-        ``_SOLVE_BLOCK_BYTES``), plus ``C S^-1 C'`` row by row, then ``diag(S^-1)``."""
+        """``diag(H^-1)``: ``diag(A^-1) + diag(C S^-1 C')`` for the items, then ``diag(S^-1)``."""
         if self._diag is None:
-            n = self.n_items
-            inv_order = np.empty(n, np.int64)
-            inv_order[self._order] = np.arange(n)
-            d_perm = np.empty(n)
-            step = max(1, min(n, _SOLVE_BLOCK_BYTES // (8 * max(n, 1))))
-            for lo in range(0, n, step):
-                hi = min(n, lo + step)
-                E = np.zeros((n, hi - lo), order="F")
-                E[np.arange(lo, hi), np.arange(hi - lo)] = 1.0
-                d_perm[lo:hi] = self._lu.solve(E)[np.arange(lo, hi), np.arange(hi - lo)]
-            d_items = d_perm[inv_order] + np.einsum("ij,jk,ik->i", self.C, self.Sinv, self.C)
+            d_items = self.factor.inv_diag() + np.einsum("ij,jk,ik->i", self.C, self.Sinv, self.C)
             self._diag = np.r_[d_items, np.diag(self.Sinv)]
         return self._diag.copy()
 
@@ -598,7 +626,7 @@ class SparsePosterior:
             e = np.zeros(n)
             e[j] = 1.0
             c_j = self.Sinv @ self.C[j]
-            return np.r_[self._solve(e) + self.C @ c_j, -c_j]
+            return np.r_[self.factor.solve(e) + self.C @ c_j, -c_j]
         s = self.Sinv[:, j - n]
         return np.r_[-self.C @ s, s]
 
