@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cho_factor, cholesky, lapack
+from scipy.linalg import blas, cho_factor, cholesky, lapack
 from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
@@ -415,7 +415,8 @@ class PeeledCholesky:
     :func:`elimination_order`: each peeled item has at most one later neighbour (its *parent*), so
     its column of ``L`` holds one number, ``l_i = A_{p i} / d_i``, and eliminating it lowers only the
     parent's pivot by ``A_{p i} l_i``; the core's Schur complement (the core block with those
-    lowered pivots) is factored and inverted dense (LAPACK ``potrf``/``potri``).
+    lowered pivots) is factored and inverted dense, in place (LAPACK ``potrf``/``potri``; one ``c x c``
+    array, its upper triangle read by ``dsymm``).
 
     Solves run the two triangular sweeps over the peeled items and the dense core inverse between
     them.  The diagonal of ``A^-1`` is Takahashi's recurrence (Takahashi, Fagan and Chen 1973), which
@@ -447,17 +448,18 @@ class PeeledCholesky:
                 parent[i], low[i] = u, data[k] / pivot[i]
                 pivot[u] -= data[k] * low[i]
         self.pivot, self.parent, self.low = pivot, parent, low
-        self.core_inv = np.zeros((c, c))
+        # the core's inverse in place of its Schur complement, one c x c array (Fortran order, so that
+        # potrf and potri overwrite it): its upper triangle only, read by dsymm
+        self.core_inv = np.zeros((c, c), order="F")
         if c:
-            S = A[self.core][:, self.core].toarray()
+            S = A[self.core][:, self.core].toarray(order="F")
             S[np.diag_indices(c)] = pivot[self.core]
-            factor, lower = cho_factor(S, lower=False, overwrite_a=True, check_finite=False)
-            inv, info = lapack.dpotri(factor, lower=lower, overwrite_c=True)
+            factor, info = lapack.dpotrf(S, lower=0, overwrite_a=1, clean=0)
+            if info == 0:
+                factor, info = lapack.dpotri(factor, lower=0, overwrite_c=1)
             if info != 0:
-                raise np.linalg.LinAlgError(f"core inverse: potri info {info}")
-            iu = np.triu_indices(c, 1)
-            inv[(iu[1], iu[0])] = inv[iu]
-            self.core_inv = inv
+                raise np.linalg.LinAlgError(f"core of the item block: LAPACK info {info}")
+            self.core_inv = factor
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         """``A^-1 rhs`` (a vector or one column per right-hand side)."""
@@ -467,7 +469,9 @@ class PeeledCholesky:
             if parent[i] >= 0:
                 y[parent[i]] -= low[i] * y[i]
         x = np.empty_like(y)
-        x[self.core] = self.core_inv @ y[self.core]
+        if len(self.core):
+            yc = y[self.core].reshape(len(self.core), -1)
+            x[self.core] = blas.dsymm(1.0, self.core_inv, yc, side=0, lower=0).reshape(y[self.core].shape)
         for i in self.peeled[::-1].tolist():  # D L' x = y
             x[i] = y[i] / self.pivot[i] - (low[i] * x[parent[i]] if parent[i] >= 0 else 0.0)
         return x
