@@ -402,7 +402,8 @@ def posterior_memory(first: np.ndarray, second: np.ndarray, n_items: int, n_bias
 
     Dense path (``n_items + n_bias <= DENSE_MAX``): four ``p x p`` arrays.  Sparse path: the core's
     dense block twice (the posterior keeps its inverse while the identifiability check factors the
-    grounded Laplacian's) and a few dozen numbers per item and bias term."""
+    grounded Laplacian's) and a few dozen numbers per item and bias term.  For fits without item
+    covariates (a leaderboard's); with them the identifiability check stays dense."""
     p = n_items + n_bias
     if p <= DENSE_MAX:
         return 4 * 8 * p * p, n_items
