@@ -1,5 +1,6 @@
 """Many models: the bias-aware fit runs on a sparse design and inverts its Laplace Hessian in place, with
-the same numbers as the dense forms; a 10,000-model log ranks within 2 GiB (slow, in a subprocess)."""
+the same numbers as the dense forms; a 10,000-model log ranks within 2 GiB (slow, in a subprocess; the
+sparse posterior and identifiability behind it: tests/test_board_many_models_sparse.py)."""
 
 from __future__ import annotations
 
@@ -53,9 +54,6 @@ def test_the_in_place_laplace_covariance_is_the_inverse_hessian() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skip(reason="not met yet: the bias-aware identifiability check forms dense p x p information matrices "
-                         "and solves O(p^3) per bias term, and the Laplace covariance is O(p^3); 2,000 models take "
-                         "76 s and 0.7 GiB (scripts/many_models_board.py 2000), 10,000 do not finish in minutes")
 def test_ten_thousand_models_rank_within_two_gib() -> None:
     script = REPO / "scripts" / "many_models_board.py"
     out = subprocess.run([sys.executable, str(script), "10000"], capture_output=True, text=True, timeout=900,

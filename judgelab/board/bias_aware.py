@@ -106,8 +106,10 @@ def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = 
     sep = separated_rows(design, y)
     z = float(norm.ppf(1 - alpha / 2))
     theta = fit.theta - fit.theta[ref]
-    cov = fit.sigma
-    var = np.diag(cov) + cov[ref, ref] - 2 * cov[:, ref]
+    # Var(theta_m - theta_ref) needs only the variances and the reference's column of H^-1, which a
+    # fit of many models keeps implicit (ranking.bias_aware.SparsePosterior)
+    var_all, col = fit.variances()[:n], fit.cov_column(ref)[:n]
+    var = var_all + var_all[ref] - 2 * col
     se = np.sqrt(np.maximum(var, 0.0))
     score, lo, hi = 100 * expit(theta), 100 * expit(theta - z * se), 100 * expit(theta + z * se)
     status = ["ok"] * n

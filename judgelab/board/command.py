@@ -28,7 +28,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.board.figure import leaderboard_figure
     from judgelab.board.html import write_board_html
     from judgelab.board.length_controlled import read_gamed_csv, read_lc_weights
-    from judgelab.board.table import BoardSettings, leaderboard
+    from judgelab.board.table import CORRECTION_NAMES, BoardSettings, leaderboard
     from judgelab.config import ConfigError
     from judgelab.gate.rules import board_subject, evaluate, parse_rules, report
     from judgelab.io import formula_safe, staged_folder
@@ -47,7 +47,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             raise ConfigError("--style-reference freezes Arena-Hard's style control, which needs torch "
                               "(pip install 'judgelab[train]')") from None
         reference = read_reference(args.style_reference)
-    settings = BoardSettings(alpha=args.alpha, style_rounds=args.resamples, seed=args.seed,
+    corrections = tuple(c.strip() for c in args.corrections.split(",") if c.strip())
+    if not corrections or any(c not in CORRECTION_NAMES for c in corrections):
+        bad = next((c for c in corrections if c not in CORRECTION_NAMES), "")
+        raise ConfigError(f"--corrections: {'unknown correction ' + repr(bad) if bad else 'name at least one'} "
+                          f"(a comma-separated list of {', '.join(CORRECTION_NAMES)})")
+    settings = BoardSettings(alpha=args.alpha, style_rounds=args.resamples, seed=args.seed, corrections=corrections,
                              gamed=read_gamed_csv(args.gamed_csv) if args.gamed_csv else None,
                              style_reference=reference,
                              lc_weights=read_lc_weights(args.lc_weights) if args.lc_weights else None)
@@ -93,7 +98,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(show.round(2).to_string(index=False))
     print("\n" + "\n".join(notes))
     print(f"{len(board.flips)} rank flips; wrote {args.out}/leaderboard.csv, rank_flips.csv, judges.csv, "
-          "style_coefficients.json, leaderboard.json, leaderboard.png, report.html" + (", gate.json" if gate else ""))
+          + ("style_coefficients.json, " if board.style is not None else "")
+          + "leaderboard.json, leaderboard.png, report.html" + (", gate.json" if gate else ""))
     return report(gate)
 
 
@@ -116,6 +122,11 @@ def add_command(sub: argparse._SubParsersAction) -> None:
                                              "coefficients so adding a model does not move the others")
     p.add_argument("--resamples", type=int, default=100, help="bootstrap rounds of the style control (default 100, "
                                                                 "show_result.py's)")
+    p.add_argument("--corrections", default="lc,style,bias_aware",
+                   help="comma-separated corrections to compute (default lc,style,bias_aware); the others' columns "
+                        "stay empty with the status 'not computed'. The bias-aware fit's memory grows with the "
+                        "models compared with one another beyond a baseline: a log that would exceed "
+                        "$JUDGELAB_MEMORY_GIB (default: the machine's memory) is refused before it starts")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - interval level (default 0.05: 95%% intervals)")
     p.add_argument("--seed", type=int, default=0)
     add_gate_argument(p)

@@ -27,6 +27,7 @@ A status other than ``ok`` leaves the number empty: never a number without suppo
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from judgelab.board.battles import Battles
-from judgelab.board.bias_aware import bias_aware, connected_to
+from judgelab.board.bias_aware import BiasAwareResult, bias_aware, connected_to
 from judgelab.board.length_controlled import (
     Gamed,
     difficulty_given_weights,
@@ -47,6 +48,7 @@ from judgelab.board.length_controlled import (
 from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
+from judgelab.ranking.bias_aware import posterior_memory
 
 COLUMNS = ["model", "n", "n_failed", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "lc_win_rate", "lc_ci_low",
            "lc_ci_high", "lc_status", "lc_difficulty", "style_controlled", "style_ci_low", "style_ci_high",
@@ -59,6 +61,12 @@ CORRECTIONS = (("lc_win_rate", "lc_ci_low", "lc_ci_high", "length-controlled (Al
 FLIP_COLUMNS = ["correction", "model_1", "model_2", "win_rate_1", "win_rate_2", "corrected_1", "corrected_2",
                 "raw_ci_overlap", "corrected_ci_overlap"]
 MIN_LC_GAMES = 10
+#: cells of the pairwise rank-flip comparison formed at once
+FLIP_BLOCK_CELLS = 2**22
+#: the corrections ``--corrections`` may name (all by default)
+CORRECTION_NAMES = ("lc", "style", "bias_aware")
+#: environment variable: the memory (GiB) a leaderboard may plan for; default the machine's memory
+MEMORY_ENV = "JUDGELAB_MEMORY_GIB"
 
 
 @dataclass
@@ -69,6 +77,49 @@ class BoardSettings:
     gamed: Gamed | None = None
     style_reference: dict | None = None
     lc_weights: pd.DataFrame | None = None
+    corrections: tuple[str, ...] = CORRECTION_NAMES
+    #: GiB the bias-aware fit may plan for (None: ``$JUDGELAB_MEMORY_GIB``, else the machine's memory)
+    memory_gib: float | None = None
+
+
+def left_out(name: str) -> str:
+    """The status of a correction ``--corrections`` does not name."""
+    return f"not computed: left out by --corrections ({name} not named)"
+
+
+def memory_limit_bytes(s: BoardSettings) -> int:
+    """The memory a run may plan for: the setting, else ``$JUDGELAB_MEMORY_GIB``, else physical memory."""
+    if s.memory_gib is not None:
+        return int(s.memory_gib * 2**30)
+    env = os.environ.get(MEMORY_ENV, "").strip()
+    if env:
+        try:
+            gib = float(env)
+        except ValueError:
+            raise InputError(f"${MEMORY_ENV}={env!r} is not a number of GiB") from None
+        if not gib > 0:
+            raise InputError(f"${MEMORY_ENV}={env!r} must be a positive number of GiB")
+        return int(gib * 2**30)
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def check_memory(b: Battles, s: BoardSettings) -> None:
+    """Refuse, before anything large is allocated, a bias-aware fit whose posterior would not fit.
+
+    The fit's only superlinear need is its Laplace posterior (:func:`judgelab.ranking.bias_aware.
+    posterior_memory`: a sparse factor bounded by the core of models compared with one another,
+    ``p^2`` numbers only when small); every other correction grows with the games."""
+    if "bias_aware" not in s.corrections:
+        return
+    need, core = posterior_memory(b.a, b.b, b.n_models, 3)
+    limit = memory_limit_bytes(s)
+    if need > limit:
+        keep = ",".join(c for c in CORRECTION_NAMES if c != "bias_aware")
+        raise InputError(
+            f"{b.n_models} models: the bias-aware fit would need about {need / 2**30:.1f} GiB ({core} models "
+            f"compared with one another beyond a chain or a baseline), more than the {limit / 2**30:.1f} GiB "
+            f"allowed (${MEMORY_ENV}); rerun with --corrections {keep} to leave the bias-aware fit out, or "
+            f"raise ${MEMORY_ENV} on a machine with that memory")
 
 
 @dataclass
@@ -153,6 +204,8 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
     if b.baseline is None:
         return out, {m: "not estimable: needs every game against one baseline (free battles)"
                      for m in range(b.n_models)}, "", from_weights
+    if "lc" not in s.corrections:
+        return out, {m: left_out("lc") for m in range(b.n_models)}, "", from_weights
     model, y, len_base, len_m, sdl = lc_inputs(b)
     if s.gamed is not None:
         diff_series = s.gamed.difficulty
@@ -196,6 +249,8 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
 
 
 def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
+    if "style" not in s.corrections:
+        return None, [left_out("style")] * b.n_models
     try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
         from judgelab.board.style_control import FEATURES, style_controlled, style_controlled_frozen
     except ImportError:
@@ -230,11 +285,21 @@ def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
 def leaderboard(b: Battles, s: BoardSettings | None = None, *, judges: bool = True) -> Board:
     """The leaderboard of the battles ``b`` (see the module doc for the columns)."""
     s = s or BoardSettings()
+    unknown = [c for c in s.corrections if c not in CORRECTION_NAMES]
+    if unknown:
+        raise InputError(f"--corrections: unknown correction {unknown[0]!r} (choose from "
+                         f"{', '.join(CORRECTION_NAMES)})")
+    check_memory(b, s)
     model, _opp, y, item, *_ = _oriented(b)
     raw = win_rates(model, y, item, b.n_models, s.alpha)
     lc, lc_status, lc_source, lc_w = _lc(b, s)
     style, style_status = _style(b, s)
-    ba = bias_aware(b, alpha=s.alpha)
+    if "bias_aware" in s.corrections:
+        ba = bias_aware(b, alpha=s.alpha)
+    else:
+        nan = np.full(b.n_models, np.nan)
+        ba = BiasAwareResult(score=nan, ci_low=nan, ci_high=nan, status=[left_out("bias_aware")] * b.n_models,
+                             terms={}, note="")
     ref = b.models.index(b.reference)
     rows = []
     for m, name in enumerate(b.models):
@@ -252,9 +317,11 @@ def leaderboard(b: Battles, s: BoardSettings | None = None, *, judges: bool = Tr
         row.update(style_controlled=style.score[m] if st_ok else np.nan,
                    style_ci_low=style.ci_low[m] if st_ok else np.nan,
                    style_ci_high=style.ci_high[m] if st_ok else np.nan,
-                   style_status="reference (50 by definition)" if m == ref else style_status[m])
+                   style_status="reference (50 by definition)" if m == ref and "style" in s.corrections
+                   else style_status[m])
         row.update(bias_aware=ba.score[m], bias_aware_ci_low=ba.ci_low[m], bias_aware_ci_high=ba.ci_high[m],
-                   bias_aware_status="reference (50 by definition)" if m == ref else ba.status[m],
+                   bias_aware_status="reference (50 by definition)" if m == ref and "bias_aware" in s.corrections
+                   else ba.status[m],
                    baseline=b.reference, source=b.sources.get(name, ""))
         if r.n == 0:
             for col, lo, hi, _ in CORRECTIONS:
@@ -284,10 +351,16 @@ def rank_flips(table: pd.DataFrame) -> pd.DataFrame:
     raw = table["win_rate"].to_numpy(float)
     rlo, rhi = table["win_rate_ci_low"].to_numpy(float), table["win_rate_ci_high"].to_numpy(float)
     names = table["model"].to_numpy()
+    # rows in blocks: the pairwise comparison of 10,000 models would be 100 million cells at once
+    step = max(1, FLIP_BLOCK_CELLS // max(len(raw), 1))
     for col, lo, hi, _ in CORRECTIONS:
         c = table[col].to_numpy(float)
         clo, chi = table[lo].to_numpy(float), table[hi].to_numpy(float)
-        i, j = np.nonzero((raw[:, None] > raw[None, :]) & (c[:, None] < c[None, :]))
+        found = [np.nonzero((raw[r:r + step, None] > raw[None, :]) & (c[r:r + step, None] < c[None, :]))
+                 for r in range(0, len(raw), step)]
+        i = np.concatenate([f[0] + r for f, r in zip(found, range(0, len(raw), step), strict=True)] or [[]])
+        i = i.astype(np.int64)
+        j = np.concatenate([f[1] for f in found] or [[]]).astype(np.int64)
         if len(i) == 0:
             continue
         out.append(pd.DataFrame({
@@ -301,7 +374,7 @@ def leave_one_judge_out(b: Battles, s: BoardSettings, full: pd.DataFrame) -> pd.
     """Kendall tau between the full leaderboard's order and the one without each judge in turn."""
     rows = []
     light = BoardSettings(alpha=s.alpha, style_rounds=max(1, min(s.style_rounds, 20)), seed=s.seed, gamed=s.gamed,
-                          style_reference=s.style_reference)
+                          style_reference=s.style_reference, corrections=s.corrections, memory_gib=s.memory_gib)
     for j, judge in enumerate(b.judges):
         keep = b.judge != j
         if not keep.any():

@@ -52,10 +52,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cho_factor, cholesky
+from scipy.linalg import blas, cho_factor, cholesky, lapack
 from scipy.optimize import minimize
+from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
+from threadpoolctl import threadpool_limits
 
 #: A bias term whose variance is inflated more than this by collinearity with the other
 #: parameters -- i.e. more than half of its design information is shared with quality or
@@ -65,6 +67,12 @@ from scipy.stats import norm
 VIF_WEAK = 2.0
 #: Below this share of its own design information a bias term counts as not identified.
 _RANK_TOL = 1e-9
+#: Up to this many parameters the Laplace covariance is the dense ``H^-1`` (and the identifiability
+#: check the dense Schur complement); above it both run on the sparse design through a factor of the
+#: item-item block that is dense only on its core (:class:`PeeledCholesky`, :class:`SparsePosterior`,
+#: :func:`identifiability_sparse`): a star design of 10,000 items needs a few numbers per item where
+#: one dense ``p x p`` array would be 0.8 GB.
+DENSE_MAX = 1500
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -152,7 +160,7 @@ class Fit:
     theta: np.ndarray
     c: np.ndarray
     kappa: float
-    cov: np.ndarray
+    cov: np.ndarray | None  # None above DENSE_MAX parameters: then ``posterior`` holds H^-1 implicitly
     names: list[str]
     options: FitOptions
     n_comparisons: int
@@ -162,6 +170,16 @@ class Fit:
     nll: float
     identifiability: dict[str, str] = field(default_factory=dict)
     vif: dict[str, float] = field(default_factory=dict)
+    posterior: SparsePosterior | None = None
+
+    def variances(self) -> np.ndarray:
+        """The Laplace posterior variances, ``diag(H^-1)``, of every parameter (without forming
+        ``H^-1`` where the fit keeps it implicit)."""
+        return np.diag(self.cov).copy() if self.cov is not None else self.posterior.diag()
+
+    def cov_column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``H^-1`` (every parameter's posterior covariance with parameter ``j``)."""
+        return self.cov[:, j].copy() if self.cov is not None else self.posterior.column(j)
 
     @property
     def n_items(self) -> int:
@@ -180,11 +198,14 @@ class Fit:
     def sigma(self) -> np.ndarray:
         """Posterior covariance of the quality block (the paper's Sigma)."""
         n = self.n_items
+        if self.cov is None:
+            return self.posterior.dense()[:n, :n]
         return self.cov[:n, :n]
 
     def se(self, name: str) -> float:
         i = self.names.index(name)
-        return float(math.sqrt(max(self.cov[i, i], 0.0)))
+        var = self.cov[i, i] if self.cov is not None else self.posterior.variance(i)
+        return float(math.sqrt(max(var, 0.0)))
 
     def estimate(self, name: str) -> float:
         return float(self.beta[self.names.index(name)])
@@ -296,8 +317,8 @@ def _check_inputs(comp: Comparisons, n_items: int, X: np.ndarray | None,
     return X, names
 
 
-def identifiability(Z: np.ndarray, n_items: int, names: list[str],
-                    X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
+def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
+                          X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
     """Status of every bias term on this design (Prop. 2), from the unweighted information.
 
     An item covariate's column ``x_a - x_b`` is itself a combination of the item columns
@@ -340,6 +361,195 @@ def identifiability(Z: np.ndarray, n_items: int, names: list[str],
     return status, vif
 
 
+def elimination_order(first: np.ndarray, second: np.ndarray, n_items: int) -> tuple[np.ndarray, int]:
+    """An elimination order of the items for :class:`PeeledCholesky`, and its core size.
+
+    Items with at most one remaining neighbour in the comparison graph (a model compared with the
+    baseline only, a chain's end) are eliminated first, repeatedly: eliminating such an item adds no
+    fill and changes only its neighbour's diagonal.  What is left -- the *core*, every item there
+    with two or more remaining neighbours -- comes last in index order and is factored dense.  A
+    star design (every game against one baseline) and any tree peel away whole (core 0); a round
+    robin's core is every item.  Written by hand because scipy has no Cholesky ordering that says
+    beforehand what it will need, and the core size is what lets a run refuse before it allocates
+    (:func:`posterior_memory`)."""
+    first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
+    adj = sparse.csr_array((np.ones(2 * len(first), bool), (np.r_[first, second], np.r_[second, first])),
+                           shape=(n_items, n_items))
+    adj.sum_duplicates()
+    indptr, indices = adj.indptr, adj.indices
+    degree = np.diff(indptr).astype(np.int64)
+    removed = np.zeros(n_items, bool)
+    stack = np.flatnonzero(degree <= 1).tolist()
+    order: list[int] = []
+    while stack:
+        v = stack.pop()
+        if removed[v]:
+            continue
+        removed[v] = True
+        order.append(v)
+        for u in indices[indptr[v]:indptr[v + 1]].tolist():
+            if not removed[u]:
+                degree[u] -= 1
+                if degree[u] == 1:
+                    stack.append(u)
+    core = np.flatnonzero(~removed)
+    return np.r_[np.asarray(order, np.int64), core], len(core)
+
+
+def posterior_memory(first: np.ndarray, second: np.ndarray, n_items: int, n_bias: int) -> tuple[int, int]:
+    """(bytes, core size): what the Laplace posterior and the identifiability check of a fit on these
+    comparisons need at most, known before anything of that size is allocated.
+
+    Dense path (``n_items + n_bias <= DENSE_MAX``): four ``p x p`` arrays.  Sparse path: the core's
+    dense block twice (the posterior keeps its inverse while the identifiability check factors the
+    grounded Laplacian's) and a few dozen numbers per item and bias term.  For fits without item
+    covariates (a leaderboard's); with them the identifiability check stays dense."""
+    p = n_items + n_bias
+    if p <= DENSE_MAX:
+        return 4 * 8 * p * p, n_items
+    _, core = elimination_order(first, second, n_items)
+    return 2 * 8 * core * core + 8 * p * (n_bias + 16), core
+
+
+class PeeledCholesky:
+    """``A = L D L'`` of a sparse symmetric positive-definite ``A`` in the order of
+    :func:`elimination_order`: each peeled item has at most one later neighbour (its *parent*), so
+    its column of ``L`` holds one number, ``l_i = A_{p i} / d_i``, and eliminating it lowers only the
+    parent's pivot by ``A_{p i} l_i``; the core's Schur complement (the core block with those
+    lowered pivots) is factored and inverted dense, in place (LAPACK ``potrf``/``potri``; one ``c x c``
+    array, its upper triangle read by ``dsymm``).
+
+    Solves run the two triangular sweeps over the peeled items and the dense core inverse between
+    them.  The diagonal of ``A^-1`` is Takahashi's recurrence (Takahashi, Fagan and Chen 1973), which
+    for a single off-diagonal per column reads ``Z_ii = 1/d_i + l_i^2 Z_pp`` from the parent down: exact,
+    and ``O(n + c^3)`` for core size ``c`` -- where solving against every unit vector would cost ``n``
+    solves.  Written by hand because scipy's sparse factorisations (SuperLU) offer neither a
+    selected inverse nor a bound on their fill before they run."""
+
+    def __init__(self, A: sparse.sparray | sparse.spmatrix) -> None:
+        A = sparse.csr_array(A, dtype=float)
+        A.sum_duplicates()
+        n = A.shape[0]
+        coo = sparse.coo_array(A)
+        off = coo.row != coo.col
+        order, c = elimination_order(coo.row[off], coo.col[off], n)
+        self.n, self.peeled, self.core = n, order[:n - c], order[n - c:]
+        pivot = A.diagonal().astype(float).copy()
+        parent = np.full(n, -1, np.int64)
+        low = np.zeros(n)
+        done = np.zeros(n, bool)
+        indptr, indices, data = A.indptr, A.indices, A.data
+        for i in self.peeled.tolist():
+            nb = indices[indptr[i]:indptr[i + 1]]
+            later = np.flatnonzero(~done[nb] & (nb != i))
+            done[i] = True
+            if len(later):  # the order leaves at most one
+                k = indptr[i] + int(later[0])
+                u = int(indices[k])
+                parent[i], low[i] = u, data[k] / pivot[i]
+                pivot[u] -= data[k] * low[i]
+        self.pivot, self.parent, self.low = pivot, parent, low
+        # the core's inverse in place of its Schur complement, one c x c array (Fortran order, so that
+        # potrf and potri overwrite it): its upper triangle only, read by dsymm
+        self.core_inv = np.zeros((c, c), order="F")
+        if c:
+            S = A[self.core][:, self.core].toarray(order="F")
+            S[np.diag_indices(c)] = pivot[self.core]
+            factor, info = lapack.dpotrf(S, lower=0, overwrite_a=1, clean=0)
+            if info == 0:
+                factor, info = lapack.dpotri(factor, lower=0, overwrite_c=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"core of the item block: LAPACK info {info}")
+            self.core_inv = factor
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``A^-1 rhs`` (a vector or one column per right-hand side)."""
+        y = np.array(rhs, dtype=float, copy=True)
+        parent, low = self.parent, self.low
+        for i in self.peeled.tolist():  # L y = rhs
+            if parent[i] >= 0:
+                y[parent[i]] -= low[i] * y[i]
+        x = np.empty_like(y)
+        if len(self.core):
+            yc = y[self.core].reshape(len(self.core), -1)
+            x[self.core] = blas.dsymm(1.0, self.core_inv, yc, side=0, lower=0).reshape(y[self.core].shape)
+        for i in self.peeled[::-1].tolist():  # D L' x = y
+            x[i] = y[i] / self.pivot[i] - (low[i] * x[parent[i]] if parent[i] >= 0 else 0.0)
+        return x
+
+    def inv_diag(self) -> np.ndarray:
+        """``diag(A^-1)`` by Takahashi's recurrence (see the class doc)."""
+        z = np.empty(self.n)
+        z[self.core] = np.diag(self.core_inv)
+        parent, low, pivot = self.parent, self.low, self.pivot
+        for i in self.peeled[::-1].tolist():
+            z[i] = 1.0 / pivot[i] + (low[i] ** 2 * z[parent[i]] if parent[i] >= 0 else 0.0)
+        return z
+
+
+def identifiability(Z: np.ndarray, n_items: int, names: list[str],
+                    X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
+    """Status of every bias term (Prop. 2; see :func:`identifiability_dense`): the dense Schur
+    complement up to ``DENSE_MAX`` parameters or with item covariates ``X``, else the same numbers
+    from the sparse design (:func:`identifiability_sparse`)."""
+    if X is not None or Z.shape[1] <= DENSE_MAX:
+        return identifiability_dense(Z, n_items, names, X)
+    return identifiability_sparse(Z, n_items, names)
+
+
+def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
+                           names: list[str]) -> tuple[dict[str, str], dict[str, float]]:
+    """:func:`identifiability_dense` without item covariates, on the sparse design.
+
+    Without ``X`` the span to remove is the constant alone, and an item column ``e_a - e_b`` is
+    already orthogonal to it, so the information is the Gram matrix ``G = Z'Z`` itself.  The Schur
+    complement of bias column ``m`` is the squared residual of column ``m`` regressed on every other
+    column; by Frisch-Waugh-Lovell that is done in two steps: first the bias columns' residuals on
+    the item columns, ``R = G_bb - G_bt G_tt^+ G_tb`` (``q x q`` for ``q`` bias terms), then the
+    same Schur complement within ``R``.  ``G_tt`` is the comparison graph's Laplacian, singular on the
+    indicator of each connected component; ``G_tb`` sums to zero over each component (every row adds
+    ``+v`` to one item and ``-v`` to the other), so one item per component is fixed at zero
+    (grounded) and the remaining system, positive definite, is solved with :class:`PeeledCholesky`:
+    any solution gives the same ``G_bt x``."""
+    Zs = _sparse(Z)
+    G = sparse.csc_array(Zs.T @ Zs)
+    q = Z.shape[1] - n_items
+    Gtt = G[:n_items, :n_items]
+    Gtb = G[:n_items, n_items:].toarray()
+    Gbb = G[n_items:, n_items:].toarray()
+    coo = sparse.coo_array(Gtt)
+    off = coo.row != coo.col
+    first, second = coo.row[off], coo.col[off]
+    _, comp = connected_components(sparse.csr_array((np.ones(off.sum()), (first, second)),
+                                                    shape=(n_items, n_items)), directed=False)
+    grounded = np.zeros(n_items, bool)
+    grounded[np.unique(comp, return_index=True)[1]] = True
+    keep = np.flatnonzero(~grounded)
+    x = np.zeros((n_items, q))
+    if len(keep):
+        x[keep] = PeeledCholesky(Gtt[keep][:, keep]).solve(Gtb[keep])
+    R = Gbb - Gtb.T @ x
+    R = (R + R.T) / 2
+    status: dict[str, str] = {}
+    vif: dict[str, float] = {}
+    for j in range(q):
+        name = names[n_items + j]
+        imm = Gbb[j, j]
+        if imm <= 0.0:
+            status[name], vif[name] = "not identified", math.inf
+            continue
+        rest = [i for i in range(q) if i != j]
+        b = R[rest, j]
+        schur = R[j, j] - (b @ np.linalg.lstsq(R[np.ix_(rest, rest)], b, rcond=None)[0] if rest else 0.0)
+        if schur <= _RANK_TOL * imm:
+            status[name], vif[name] = "not identified", math.inf
+        else:
+            v = float(imm / schur)
+            vif[name] = v
+            status[name] = "weak" if v > VIF_WEAK else "identified"
+    return status, vif
+
+
 def _why(name: str, status: str) -> str:
     if name == "kappa":
         cause = ("presentation order is confounded with the items (e.g. one presentation order only, or "
@@ -370,8 +580,6 @@ def _laplace_cov(Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray) -> np.nd
     """``H^-1`` for ``H = Z' diag(w) Z + diag(prior)``, in place: the Gram matrix is the one dense
     p x p array, factored (LAPACK ``potrf``) and inverted (``potri``) where it lies, instead of
     ``cho_solve`` against a dense identity (three p x p arrays: 2.4 GB at 10,000 items)."""
-    from scipy.linalg import lapack
-
     H = _gram(Z, w)
     H[np.diag_indices_from(H)] += prior
     c, lower = cho_factor(H, lower=False, overwrite_a=True, check_finite=False)
@@ -383,6 +591,58 @@ def _laplace_cov(Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray) -> np.nd
     return inv
 
 
+class SparsePosterior:
+    """``H^-1`` for ``H = Z' diag(w) Z + diag(prior)`` kept implicit, read by diagonal and columns.
+
+    ``H`` has the block form ``[[A, B], [B', D]]``: ``A`` (items x items) is the weighted
+    comparison graph's Laplacian plus the quality prior, sparse and positive definite; ``B`` and
+    ``D`` hold the few bias terms.  With ``C = A^-1 B`` and the bias terms' Schur complement
+    ``S = D - B'C`` (``q x q``), block inversion gives ``H^-1 = [[A^-1 + C S^-1 C', -C S^-1],
+    [-S^-1 C', S^-1]]``: the bias block is ``S^-1``, an item column is one solve with ``A``, and
+    the item variances are ``diag(A^-1)`` (:meth:`PeeledCholesky.inv_diag`) plus the row-wise
+    quadratic form of ``C`` in ``S^-1``.  Memory: the factor of ``A`` (dense on its core only) and
+    ``C``, where ``H^-1`` itself would be ``p^2`` numbers."""
+
+    def __init__(self, Z: sparse.csr_array, w: np.ndarray, prior: np.ndarray, n_items: int) -> None:
+        Zs = _sparse(Z)
+        H = sparse.csc_array(Zs.T @ sparse.csr_array(Zs.multiply(np.asarray(w)[:, None])))
+        n = n_items
+        self.n_items, self.n_params = n, Z.shape[1]
+        A = H[:n, :n] + sparse.diags_array(np.asarray(prior[:n], float))
+        B = H[:n, n:].toarray()
+        D = H[n:, n:].toarray() + np.diag(np.asarray(prior[n:], float))
+        self.factor = PeeledCholesky(A)
+        self.C = self.factor.solve(B)
+        S = D - B.T @ self.C
+        self.Sinv = np.linalg.inv((S + S.T) / 2) if len(S) else np.zeros((0, 0))
+        self._diag: np.ndarray | None = None
+
+    def diag(self) -> np.ndarray:
+        """``diag(H^-1)``: ``diag(A^-1) + diag(C S^-1 C')`` for the items, then ``diag(S^-1)``."""
+        if self._diag is None:
+            d_items = self.factor.inv_diag() + np.einsum("ij,jk,ik->i", self.C, self.Sinv, self.C)
+            self._diag = np.r_[d_items, np.diag(self.Sinv)]
+        return self._diag.copy()
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``H^-1``."""
+        n = self.n_items
+        if j < n:
+            e = np.zeros(n)
+            e[j] = 1.0
+            c_j = self.Sinv @ self.C[j]
+            return np.r_[self.factor.solve(e) + self.C @ c_j, -c_j]
+        s = self.Sinv[:, j - n]
+        return np.r_[-self.C @ s, s]
+
+    def variance(self, j: int) -> float:
+        return float(self.column(j)[j]) if self._diag is None else float(self._diag[j])
+
+    def dense(self) -> np.ndarray:
+        """All of ``H^-1`` (for small fits and tests: ``p^2`` numbers)."""
+        return np.column_stack([self.column(j) for j in range(self.n_params)])
+
+
 def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float):
     Z = _sparse(Z)
 
@@ -392,7 +652,10 @@ def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: 
         grad = Z.T @ (expit(eta) - y) + prior * beta
         return nll, grad
 
-    return minimize(f, x0, jac=True, method="L-BFGS-B", options={"gtol": gtol, "ftol": 1e-12, "maxiter": 2000})
+    # one BLAS thread: L-BFGS-B's steps are small vector operations that a thread pool on a shared
+    # machine slows several times over
+    with threadpool_limits(limits=1, user_api="blas"):
+        return minimize(f, x0, jac=True, method="L-BFGS-B", options={"gtol": gtol, "ftol": 1e-12, "maxiter": 2000})
 
 
 def fit_bias_aware(
@@ -441,12 +704,17 @@ def fit_bias_aware(
         beta = res.x
         w = expit(Z @ beta)
         w = w * (1.0 - w)
-        cov = _laplace_cov(Z, w, prior)
+        if Z.shape[1] <= DENSE_MAX:
+            cov, posterior = _laplace_cov(Z, w, prior), None
+            bias_var = np.diag(cov)[n_items:]
+        else:  # H^-1 kept implicit: p^2 numbers would not fit at 10,000 items
+            cov, posterior = None, SparsePosterior(Z, w, prior, n_items)
+            bias_var = np.diag(posterior.Sinv)
         if not (options.hierarchical and n_bias):
             break
         # evidence (EM) update of tau^2 from the bias terms' posterior moments
         b = beta[n_items:]
-        new = max(options.tau2_floor, float(np.mean(b**2 + np.diag(cov)[n_items:])))
+        new = max(options.tau2_floor, float(np.mean(b**2 + bias_var)))
         if abs(new - tau2) <= options.eb_tol * max(tau2, 1.0):
             break
         # the next pass fits with ``new``; if the iteration budget ends first, the fit
@@ -460,7 +728,7 @@ def fit_bias_aware(
         kappa=float(beta[-1]) if options.position else 0.0,
         cov=cov, names=names, options=options, n_comparisons=len(comp), tau2=used,
         converged=bool(res.success), n_iter=total_iter, nll=float(res.fun),
-        identifiability=status, vif=vif,
+        identifiability=status, vif=vif, posterior=posterior,
     )
     if warn:
         for name, st in status.items():
