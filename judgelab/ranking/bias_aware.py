@@ -317,6 +317,15 @@ def _check_inputs(comp: Comparisons, n_items: int, X: np.ndarray | None,
     return X, names
 
 
+def _identification(imm: float, schur: float) -> tuple[str, float]:
+    """A bias term's status and variance inflation from its information ``imm`` and the part of it
+    no other parameter explains (``schur``, the Schur complement): none left is not identified."""
+    if schur <= _RANK_TOL * imm:
+        return "not identified", math.inf
+    v = float(imm / schur)
+    return ("weak" if v > VIF_WEAK else "identified"), v
+
+
 def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
                           X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
     """Status of every bias term on this design (Prop. 2), from the unweighted information.
@@ -352,12 +361,7 @@ def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
         a = info[np.ix_(rest, rest)]
         b = info[rest, m]
         schur = imm - b @ np.linalg.lstsq(a, b, rcond=None)[0]
-        if schur <= _RANK_TOL * imm:
-            status[name], vif[name] = "not identified", math.inf
-        else:
-            v = float(imm / schur)
-            vif[name] = v
-            status[name] = "weak" if v > VIF_WEAK else "identified"
+        status[name], vif[name] = _identification(imm, schur)
     return status, vif
 
 
@@ -541,12 +545,7 @@ def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
         rest = [i for i in range(q) if i != j]
         b = R[rest, j]
         schur = R[j, j] - (b @ np.linalg.lstsq(R[np.ix_(rest, rest)], b, rcond=None)[0] if rest else 0.0)
-        if schur <= _RANK_TOL * imm:
-            status[name], vif[name] = "not identified", math.inf
-        else:
-            v = float(imm / schur)
-            vif[name] = v
-            status[name] = "weak" if v > VIF_WEAK else "identified"
+        status[name], vif[name] = _identification(imm, schur)
     return status, vif
 
 
