@@ -141,6 +141,20 @@ def test_a_judges_rows_are_corrected_together(method: str, sm_method: str | None
     assert list(out["p_adjusted"]) == pytest.approx(want)
 
 
+def test_a_row_whose_own_interval_excludes_zero_is_not_detected_once_holm_adjusts_it():
+    # bandwagon alone: p ~ 0.042, its 95 % CI excludes 0; with a second, null-ish row Holm doubles its p
+    near = [[1, 0], [0, 1], [1, 0], [1, 1], [0, 0], [1, -1]]
+    alone = one(insertion_effects(pd.DataFrame(planted(near))))
+    assert 0.025 < alone["p_value"] < 0.05 and alone["ci_low"] > 0 and alone["status"] == "detected"
+    rows = planted(near) + [dict(r, probe="sentiment", verdict=r["verdict"] if r["order"] == "AB" else "tie")
+                            for r in planted(near) if r["probe"] == "bandwagon"]
+    out = insertion_effects(pd.DataFrame(rows)).set_index("probe")
+    b = out.loc["bandwagon"]
+    assert b["p_value"] == pytest.approx(alone["p_value"]) and b["ci_low"] > 0
+    assert b["p_adjusted"] == pytest.approx(min(1.0, 2 * b["p_value"])) and b["p_adjusted"] > 0.05
+    assert b["status"] == "not detected"
+
+
 def test_a_row_without_a_test_is_left_out_of_the_family():
     # bandwagon: every difference the same (no test); sentiment: tested, alone in its family
     rows = planted([[1, 1]] * 4) + [r for r in planted(MIDDLE, probe="sentiment") if r["probe"] == "sentiment"]
@@ -182,8 +196,19 @@ def test_shift_reasons_and_values_of_each_degenerate_case():
     # variance within items, none between them: every item's residuals sum to zero, so the clustered se is 0
     zero = _shift(np.array([1.0, -1.0, 1.0, -1.0]), np.array(["a", "a", "b", "b"]), s)
     assert zero["reason"] == "zero clustered standard error: no test"
-    assert zero["se"] == pytest.approx(0.0, abs=1e-12) and zero["estimate"] == 0.0
-    assert math.isnan(zero["p_value"]) and math.isnan(zero["statistic"])
+    assert zero["se"] == 0.0 and zero["estimate"] == 0.0
+    assert math.isnan(zero["p_value"]) and math.isnan(zero["statistic"]) and math.isnan(zero["ci_low"])
+    # the same with a non-zero mean: every item averages 0.5, so the between-item variance is exactly zero
+    # (statsmodels' own clustered se is rounding noise there, ~1e-16, which would give p ~ 1e-31)
+    for n_items in (2, 3, 5):
+        codes = np.repeat([f"i{k}" for k in range(n_items)], 2)
+        noise = _shift(np.tile([1.0, 0.0], n_items), codes, s)
+        assert noise["reason"] == "zero clustered standard error: no test", n_items
+        assert noise["estimate"] == 0.5 and noise["se"] == 0.0 and noise["n_items"] == n_items
+        assert all(math.isnan(noise[k]) for k in ("p_value", "statistic", "ci_low", "ci_high"))
+    # one item off the common mean: a test again
+    tested = _shift(np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0]), np.array(["a", "a", "b", "b", "c", "c"]), s)
+    assert tested["reason"] == "" and tested["se"] > 0 and math.isfinite(tested["p_value"])
     # the clusters are the items, whatever their names' order: a relabelling changes nothing
     d = np.array([1.0, 0.0, 1.0, 1.0, -1.0, 0.0])
     a = _shift(d, np.array(["x", "x", "y", "y", "z", "z"]), s)
