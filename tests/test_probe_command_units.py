@@ -1,0 +1,239 @@
+"""Units of ``judgelab probe`` (judgelab.probe.command) on a tiny item set with the simulated panel and
+few resamples, fast enough for a mutation run: the printed summary and notes, every output of the set
+against the probe rebuilt and the effects recomputed from the written verdicts, the per-probe card with its
+controlled probes, a rerun served by the cache, the --delta sizing and every refusal's exact line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgelab.bias_card.card import CardSettings
+from judgelab.cli import build_parser, main
+from judgelab.config import ConfigError
+from judgelab.probe.build import build_probe, load_items
+from judgelab.probe.command import size_from_delta
+from judgelab.probe.effects import effects_markdown, insertion_effects
+
+JUDGE = "sim-gpt-4o"
+PROBED = ("position", "length", "truncation", "bandwagon")  # the order of judgelab.probe.build.PROBES
+CONTROLLED = ("The length and markdown probes' pairs differ only in their cue: their cue rows are read as controlled "
+              "pairs (identified without gold); the other probes' cue rows rest on the items' gold, where they "
+              "have it.")
+
+
+def write_items(path: Path, golds: str) -> Path:
+    """One item per letter of ``golds``: response A one sentence (no truncation), response B two sentences;
+    the truncation probe rebuilds the gold side, so only the items with gold B can carry its cue."""
+    rows = [{"pair_id": f"q{i}", "prompt": f"Question {i}?", "response_a": f"Answer one to question {i}.",
+             "response_b": f"First part of answer {i}. Second part of it here.", "expected_verdict": g}
+            for i, g in enumerate(golds)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def run(*argv: str) -> tuple[int, str, list[str]]:
+    """rc, stdout, and stderr's judgelab lines (the progress bar left out)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["probe", *argv])
+    return rc, out.getvalue(), [ln for ln in err.getvalue().splitlines() if ln.startswith("judgelab:")]
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Two runs of the command.  The card's figure (matplotlib: most of a run's time, drawn and checked by
+    tests/test_probe_cli.py and the bias card's own tests) is replaced by a spy that records what the command
+    hands it and writes a PNG signature where the figure goes, so the runs take a mutation run's time."""
+    import judgelab.bias_card.report as report
+
+    tmp = tmp_path_factory.mktemp("probe")
+    items = write_items(tmp / "items.jsonl", "AAAAAAB")
+    cache = tmp / "calls.sqlite"
+    figures: list[tuple[pd.DataFrame, str, str]] = []
+
+    def spy(card: pd.DataFrame, path: Path, *, title: str) -> None:
+        figures.append((card, Path(path).name, title))
+        Path(path).write_bytes(PNG)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(report, "card_figure", spy)
+    try:
+        first = run(str(items), "--judge", JUDGE, "--probes", "truncation,bandwagon,length,position", "--pairs", "9",
+                    "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "out"))
+        second = run(str(items), "--judge", JUDGE, "--probes", "bandwagon,position", "--pairs", "3", "--resamples",
+                     "20", "--cache", str(cache), "--out", str(tmp / "again"), "--title", "Second look")
+    finally:
+        mp.undo()
+    return {"tmp": tmp, "items": items, "first": first, "second": second, "figures": figures}
+
+
+def test_the_summary_notes_and_warning_are_exact(probed: dict):
+    rc, stdout, err = probed["first"]
+    out, items = probed["tmp"] / "out", probed["items"]
+    assert rc == 0
+    assert err == [f"judgelab: warning: 9 items asked, {items} has 7: the probe uses all of them and may be "
+                   "underpowered",
+                   "judgelab: note: the truncation probe left out 6 item(s) that cannot carry its cue "
+                   "(q0, q1, q2, q3, q4 ...)"]
+    # 7 items: position, length, bandwagon 7 pairs each, truncation 1 (q6); both orders each
+    assert stdout.splitlines()[-1] == (
+        f"7 items, 22 probe pairs (position, length, truncation, bandwagon), 44 verdicts of {JUDGE}: 44 new calls, "
+        f"0 from the cache; wrote {out}/probe.jsonl, verdicts.parquet, bias_card.csv, bias_card.md, bias_card.png, "
+        "report.html, probe_effects.csv")
+
+
+def test_the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed: dict):
+    _, stdout, _ = probed["first"]
+    out = probed["tmp"] / "out"
+    card = pd.read_csv(out / "bias_card.csv")
+    metrics = ["position_preference", "length_preference", "markdown_preference", "accuracy_average"]
+    want = card[(card["view"] == "lenient") & card["metric"].isin(metrics)]
+    head, effects_part, _ = stdout.split("\n\n")
+    printed = [re.match(r"^\s*(\S+ \[\w+\])\s+(\w+)\s+(not estimable|not detected|detected|underpowered|"
+                        r"not identified|descriptive)\s", ln).groups() for ln in head.splitlines()[1:]]
+    assert printed == list(zip(want["judge"], want["metric"], want["status"], strict=True))
+    assert head.splitlines()[0].split() == ["judge", "metric", "status", "estimate", "ci_low", "ci_high", "p_value"]
+    effects = pd.read_csv(out / "probe_effects.csv")
+    lines = effects_part.splitlines()
+    assert lines[0].split() == ["judge", "probe", "status", "estimate", "ci_low", "ci_high", "p_value"]
+    assert [ln.split()[:2] for ln in lines[1:]] == [[JUDGE, "bandwagon"]] == [[j, p] for j, p in
+                                                                              zip(effects["judge"], effects["probe"],
+                                                                                  strict=True)]
+    assert f"{effects['estimate'].iloc[0]:.3f}" in lines[1]
+
+
+def test_the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict):
+    out, items = probed["tmp"] / "out", probed["items"]
+    assert {p.name for p in out.iterdir()} >= {"probe.jsonl", "verdicts.parquet", "bias_card.csv", "bias_card.md",
+                                               "bias_card.png", "report.html", "probe_effects.csv"}
+    probe = build_probe(load_items(items), PROBED, seed=0)
+    written = [json.loads(ln) for ln in (out / "probe.jsonl").read_text().splitlines()]
+    assert written == json.loads(probe.to_json(orient="records"))
+    v = pd.read_parquet(out / "verdicts.parquet")
+    assert len(v) == 2 * len(probe) == 44
+    assert sorted(zip(v["pair_id"], v["order"], strict=True)) == sorted((p, o) for p in probe["pair_id"]
+                                                                        for o in ("AB", "BA"))
+    by_id = probe.set_index("pair_id")
+    for col in ("item_id", "probe", "cue", "cue_side", "response_a", "response_b", "expected_verdict"):
+        assert list(v[col]) == list(by_id.loc[v["pair_id"], col]), col
+    assert set(v.loc[v["probe"] == "length", "expected_verdict"]) == {""}
+    gold = v["expected_verdict"] != ""
+    assert v.loc[~gold, "correct"].isna().all()
+    assert list(v.loc[gold, "correct"].astype(bool)) == list(v.loc[gold, "verdict"] == v.loc[gold, "expected_verdict"])
+    assert v.loc[gold, "correct"].notna().all() and (v["judge"] == JUDGE).all()
+    effects = pd.read_csv(out / "probe_effects.csv", keep_default_na=False, na_values=[""])
+    again = insertion_effects(v, CardSettings(n_resamples=20))
+    assert list(effects["probe"]) == ["bandwagon"]
+    for col in ("estimate", "se", "p_value", "n", "n_items", "cue_share", "base_share"):
+        assert effects[col].iloc[0] == pytest.approx(again[col].iloc[0]), col
+
+
+def test_the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(probed: dict):
+    out = probed["tmp"] / "out"
+    card = pd.read_csv(out / "bias_card.csv")
+    assert list(dict.fromkeys(card["judge"])) == [f"{JUDGE} [{p}]" for p in PROBED]
+    lenient = card[card["view"] == "lenient"].set_index(["judge", "metric"])
+    assert "controlled pairs" in lenient.loc[(f"{JUDGE} [length]", "length_preference"), "note"]
+    for p in ("position", "truncation", "bandwagon"):
+        assert "controlled pairs" not in str(lenient.loc[(f"{JUDGE} [{p}]", "length_preference"), "note"]), p
+    md = (out / "bias_card.md").read_text()
+    assert md.startswith(f"# Bias card: probe of {JUDGE}\n")
+    v = pd.read_parquet(out / "verdicts.parquet")
+    for p in PROBED:  # each probe's section counts its own verdicts
+        n = int((v["probe"] == p).sum())
+        assert re.search(rf"## {re.escape(JUDGE)} \\\[{p}\\\] \(family [^)]*, {n} verdicts\)", md), p
+    effects = pd.read_csv(out / "probe_effects.csv", keep_default_na=False, na_values=[""])
+    effects["reason"] = effects["reason"].astype(object).fillna("")
+    assert CONTROLLED in md and md.endswith("\n\n" + effects_markdown(effects))
+    assert f"probe of {JUDGE}" in (out / "report.html").read_text()
+    assert (out / "bias_card.png").read_bytes() == PNG
+    # the figure is drawn from the written card, under the card's title, once per run
+    (fig_card, name, title), (_, name2, title2) = probed["figures"]
+    assert (name, title, name2, title2) == ("bias_card.png", f"probe of {JUDGE}", "bias_card.png", "Second look")
+    assert list(fig_card["judge"]) == list(card["judge"]) and list(fig_card["metric"]) == list(card["metric"])
+
+
+def test_a_rerun_is_served_by_the_cache_under_its_title(probed: dict):
+    rc, stdout, err = probed["second"]
+    out = probed["tmp"] / "again"
+    assert rc == 0 and err == []
+    assert stdout.splitlines()[-1].startswith(
+        f"3 items, 6 probe pairs (position, bandwagon), 12 verdicts of {JUDGE}: 0 new calls, 12 from the cache; "
+        f"wrote {out}/probe.jsonl")
+    assert (out / "bias_card.md").read_text().startswith("# Bias card: Second look\n")
+    assert "Second look" in (out / "report.html").read_text()
+
+
+def test_delta_prints_the_size_before_the_items_are_probed(tmp_path: Path):
+    items = write_items(tmp_path / "items.jsonl", "AAAAA")  # no item can be truncated
+    rc, stdout, err = run(str(items), "--judge", JUDGE, "--probes", "truncation", "--delta", "0.3",
+                          "--assume-items", "200", "--resamples", "20", "--out", str(tmp_path / "out"))
+    n, table = size_from_delta({"*": 0.3}, ("truncation",), CardSettings(n_resamples=20), assume={},
+                               assume_items=200)
+    assert list(table["metric"]) == ["accuracy_average"] and n == int(table["items_needed"].max()) > 5
+    assert rc == 2
+    assert stdout == f"power: {n} items detect the δ asked at alpha 0.05, power 0.8 (simulated pilot of 200 items)\n"
+    assert err == [f"judgelab: warning: {n} items asked, {items} has 5: the probe uses all of them and may be "
+                   "underpowered",
+                   "judgelab: note: the truncation probe left out 5 item(s) that cannot carry its cue "
+                   "(q0, q1, q2, q3, q4)",
+                   f"judgelab: error: {items}: no item can carry any of the probes truncation"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_delta_sizes_each_row_by_its_own_delta_and_takes_the_largest():
+    s = CardSettings(n_resamples=20)
+    n, table = size_from_delta({"*": 0.3, "markdown_preference": 0.5}, ("markdown", "bandwagon"), s, assume={},
+                               assume_items=200)
+    t = table.set_index("metric")
+    # the insertion probes are sized by the position row; each row by its own delta, the rest by the default
+    assert sorted(t.index) == ["markdown_preference", "position_preference"]
+    assert t.loc["markdown_preference", "delta"] == 0.5 and t.loc["position_preference", "delta"] == 0.3
+    assert n == int(t["items_needed"].max())
+    one, _ = size_from_delta({"position_preference": 0.3}, ("sentiment",), s, assume={}, assume_items=200)
+    assert one == int(t.loc["position_preference", "items_needed"])
+
+
+@pytest.mark.parametrize(("deltas", "probes", "rows"), [
+    ({"length_preference": 0.2}, ("position", "bandwagon"), "position_preference"),
+    ({"position_preference": 0.2}, ("truncation", "markdown"), "accuracy_average, markdown_preference"),
+])
+def test_delta_for_no_sized_row_is_one_line(deltas: dict, probes: tuple, rows: str):
+    with pytest.raises(ConfigError) as err:
+        size_from_delta(deltas, probes, CardSettings(), assume={}, assume_items=200)
+    assert str(err.value) == f"--delta: give one δ (0.1) or one for a sized row ({rows})"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--pairs", "3", "--controlled-pairs"],
+     "--controlled-pairs: the probe decides it per probe (the length and markdown probes' pairs are controlled, the "
+     "others are your items); leave it out"),
+    ([], "give the probe's size: --pairs N (items) or --delta D (sized by power), one of them"),
+    (["--pairs", "3", "--delta", "0.2"], "give the probe's size: --pairs N (items) or --delta D (sized by power), "
+                                         "one of them"),
+    (["--pairs", "0"], "--pairs must be at least 1, got 0"),
+    (["--pairs", "-2"], "--pairs must be at least 1, got -2"),
+    (["--pairs", "2", "--probes", "lenght"], "--probes: unknown probe 'lenght'; did you mean 'length'?"),
+])
+def test_refusals_are_one_exact_line_before_anything_is_read(tmp_path: Path, argv: list[str], message: str):
+    rc, stdout, err = run(str(tmp_path / "absent.jsonl"), "--judge", JUDGE, "--out", str(tmp_path / "out"), *argv)
+    assert rc == 2 and stdout == "" and err == [f"judgelab: error: {message}"]
+
+
+def test_the_options_defaults():
+    args = build_parser().parse_args(["probe", "items.jsonl", "--judge", "j", "--out", "o"])
+    assert (args.probes, args.n_pairs, args.delta, args.assume, args.assume_items) == ("all", None, None, None, 600)
+    assert (args.template, args.cache, args.max_error_rate, args.title) == (None, None, None, None)
+    args = build_parser().parse_args(["probe", "i", "--judge", "j", "--out", "o", "--delta", "0.1", "--delta",
+                                      "length_preference=0.2", "--assume", "accuracy=0.8", "--pairs", "4"])
+    assert args.delta == ["0.1", "length_preference=0.2"] and args.assume == ["accuracy=0.8"] and args.n_pairs == 4
