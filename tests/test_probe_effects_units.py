@@ -5,6 +5,7 @@ multiplicity correction against statsmodels, the status rules, every reason line
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -169,10 +170,14 @@ def test_a_row_without_a_test_is_left_out_of_the_family():
 
 def test_no_position_probe_and_no_match_have_their_reason():
     alone = pd.DataFrame([r for r in planted(STRONG) if r["probe"] == "bandwagon"])
-    out = one(insertion_effects(alone))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no mean of an empty selection: NaN is written, not computed with a warning
+        out = one(insertion_effects(alone))
+        empty = _shift(np.array([]), np.array([], dtype=str), CardSettings())
     assert out["reason"] == "no position probe: the items without the cue were not judged"
     assert out["status"] == "not estimable" and out["n"] == 0 and out["n_items"] == 0
     assert math.isnan(out["estimate"]) and math.isnan(out["cue_share"]) and math.isnan(out["base_share"])
+    assert math.isnan(empty["estimate"])
     assert out["note"] == NOTE + "; 12 verdicts without a parsed match left out"
     # a position probe on other items only: nothing matches, the reason is _shift's
     other = pd.DataFrame([r for r in planted(STRONG) if r["probe"] == "bandwagon"]
