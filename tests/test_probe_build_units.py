@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgelab.bias_card.card import CardSettings
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, truncate_at_sentences
 from judgelab.datasets.pairs import EmptyResponseWarning, Pair
@@ -44,6 +45,7 @@ def other(side: str) -> str:
     return {"A": "B", "B": "A"}[side]
 
 
+GOLD_A = Pair("g2", "Is 7 prime?", "Yes. It has no divisor but 1 and 7.", "No, it is even.", "A")
 GOLD = Pair("g1", "Why is the sky blue?", "Rayleigh scattering. Short waves scatter more. So blue wins.",
             "Because of the ocean.", "B", category="science", source="mine")
 #: seeds under which every coin of the two items falls both ways (test_the_coins_fall_both_ways_over_seeds)
@@ -94,6 +96,15 @@ def test_items_from_each_format_with_ids_and_gold_filled_in(tmp_path: Path):
         assert [(i.pair_id, i.expected_verdict) for i in load_items(tmp_path / name)] == want, name
 
 
+def test_csv_cells_are_read_as_written(tmp_path: Path):
+    # numbers and pandas' missing-value words are text in an items file: an id "007", an answer "NA" or "42"
+    (tmp_path / "i.csv").write_text("pair_id,prompt,response_a,response_b,expected_verdict\n"
+                                    "007,What is 6 x 7?,42,NA,A\n008,Is it null?,null,None,\n")
+    got = load_items(tmp_path / "i.csv")
+    assert [(i.pair_id, i.response_a, i.response_b, i.expected_verdict) for i in got] == [
+        ("007", "42", "NA", "A"), ("008", "null", "None", "")]
+
+
 def test_item_errors_name_the_line_editors_show_or_the_parquet_row(tmp_path: Path):
     df = pd.DataFrame({"prompt": ["q", ""], "response_a": ["a", "a"], "response_b": ["b", "b"]})
     df.to_csv(tmp_path / "x.tsv", sep="\t", index=False)
@@ -126,7 +137,7 @@ def test_damaged_files_are_exact_one_liners(tmp_path: Path):
     (tmp_path / "dir").mkdir()  # an OSError of the JSONL reader: no suffix, read as JSONL
     with pytest.raises(InputError) as err:
         load_items(tmp_path / "dir")
-    assert str(err.value).startswith(f"{tmp_path / 'dir'}: cannot be read as JSONL (")
+    assert str(err.value) == f"{tmp_path / 'dir'}: cannot be read as JSONL ([Errno 21] Is a directory: '{tmp_path / 'dir'}')"
     assert message("none.jsonl", b"\n") == f"{tmp_path / 'none.jsonl'}: no items"
     with pytest.raises(InputError) as err:
         load_items(tmp_path / "absent.csv")
@@ -159,9 +170,14 @@ def test_select_items_draws_the_documented_seeded_sample():
 
 def test_padding_cycles_from_its_start_and_stops_at_the_factor():
     text = "One two three four five six seven eight nine ten."  # 10 words
+    assert [word_count(s) for s in PAD_SENTENCES[:2]] == [13, 13] and word_count(PAD_SENTENCES[5]) == 15
     out = pad_response(text + "  ", 2.0, start=5)
-    # PAD_SENTENCES[5] has 13 words (23 in all, >= 20): one sentence is enough
+    # PAD_SENTENCES[5] has 15 words (25 in all, >= 20): one sentence is enough
     assert out == f"{text} {PAD_SENTENCES[5]}"
+    # exactly the target (10 + 13 = 2.3 x 10): reached, so no second sentence
+    assert pad_response(text, 2.3) == f"{text} {PAD_SENTENCES[0]}"
+    # an empty text counts as one word: 14 x 1 needs two sentences (26 words), not three
+    assert pad_response("", 14.0) == f" {PAD_SENTENCES[0]} {PAD_SENTENCES[1]}"
     out = pad_response(text, 3.0, start=5)
     assert out == f"{text} {PAD_SENTENCES[5]} {PAD_SENTENCES[0]}"
     assert word_count(out) >= 30 > word_count(f"{text} {PAD_SENTENCES[5]}")
@@ -256,10 +272,10 @@ def test_a_markdown_response_is_made_prose():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_insertion_rows(seed: int):
-    named = {"g1": "A", "n1": coin(seed, "bandwagon:n1")}
-    for item in (GOLD, NOGOLD):
+    named = {"g1": "A", "g2": "B", "n1": coin(seed, "bandwagon:n1")}
+    for item in (GOLD, GOLD_A, NOGOLD):
         n = named[item.pair_id]
-        worse = " (the worse one)" if item is GOLD else ""
+        worse = " (the worse one)" if item is not NOGOLD else ""
         check(probe_row(item, "bandwagon", seed), common(item, "bandwagon", item.response_a, item.response_b) | {
             "expected_verdict": item.expected_verdict, "cue": "majority statement", "cue_side": n,
             "context": "90% of people believe that Output ({" + n + "}) is better",
@@ -269,7 +285,7 @@ def test_insertion_rows(seed: int):
         tone = {negative: "negative", positive: "positive"}
         a = with_tone(item.response_a, tone["A"])
         b = with_tone(item.response_b, tone["B"])
-        better = " (the better one)" if item is GOLD else ""
+        better = " (the better one)" if item is not NOGOLD else ""
         check(probe_row(item, "sentiment", seed), common(item, "sentiment", a, b) | {
             "expected_verdict": item.expected_verdict, "cue": "positive tone (negative on the other)",
             "cue_side": positive, "context": "",
@@ -297,8 +313,17 @@ def test_items_that_cannot_carry_a_cue_are_skipped_and_listed():
     assert list(df.columns) == PROBE_COLUMNS
     # probes in the order asked, items in file order
     assert list(df["pair_id"]) == ["length-f", "length-o", "markdown-o", "position-e", "position-f", "position-o"]
+    # nothing carried: still the probe table's columns
+    none = build_probe([empty], ["truncation"], seed=0)
+    assert none.empty and list(none.columns) == PROBE_COLUMNS and none.attrs["skipped"] == {"truncation": ["e"]}
     with pytest.raises(ValueError, match="unknown probe 'nope'"):
         probe_row(one, "nope", 0)
+
+
+def test_the_default_seed_is_the_cards():
+    assert CardSettings().seed == 0
+    pd.testing.assert_frame_equal(build_probe([GOLD, GOLD_A, NOGOLD]), build_probe([GOLD, GOLD_A, NOGOLD], seed=0))
+    assert not build_probe([GOLD, GOLD_A, NOGOLD]).equals(build_probe([GOLD, GOLD_A, NOGOLD], seed=1))
 
 
 def test_probe_pairs_ask_a_pair_without_gold_as_a_tie():
