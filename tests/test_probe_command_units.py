@@ -72,9 +72,17 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
                     "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "out"))
         second = run(str(items), "--judge", JUDGE, "--probes", "bandwagon,position", "--pairs", "3", "--resamples",
                      "20", "--cache", str(cache), "--out", str(tmp / "again"), "--title", "Second look")
+        # the template and the cache a config names, and --template over the config's
+        cfg = tmp / "cfg.yaml"
+        cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\naudit:\n  template: ab_letter\n")
+        third = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--probes", "position", "--pairs", "1",
+                    "--resamples", "20", "--out", str(tmp / "third"))
+        fourth = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--template", "json_verdict", "--probes",
+                     "position", "--pairs", "1", "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "fourth"))
     finally:
         mp.undo()
-    return {"tmp": tmp, "items": items, "first": first, "second": second, "figures": figures}
+    return {"tmp": tmp, "items": items, "first": first, "second": second, "third": third, "fourth": fourth,
+            "figures": figures}
 
 
 def test_the_summary_notes_and_warning_are_exact(probed: dict):
@@ -158,7 +166,7 @@ def test_the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(
     assert f"probe of {JUDGE}" in (out / "report.html").read_text()
     assert (out / "bias_card.png").read_bytes() == PNG
     # the figure is drawn from the written card, under the card's title, once per run
-    (fig_card, name, title), (_, name2, title2) = probed["figures"]
+    (fig_card, name, title), (_, name2, title2) = probed["figures"][:2]
     assert (name, title, name2, title2) == ("bias_card.png", f"probe of {JUDGE}", "bias_card.png", "Second look")
     assert list(fig_card["judge"]) == list(card["judge"]) and list(fig_card["metric"]) == list(card["metric"])
 
@@ -237,3 +245,15 @@ def test_the_options_defaults():
     args = build_parser().parse_args(["probe", "i", "--judge", "j", "--out", "o", "--delta", "0.1", "--delta",
                                       "length_preference=0.2", "--assume", "accuracy=0.8", "--pairs", "4"])
     assert args.delta == ["0.1", "length_preference=0.2"] and args.assume == ["accuracy=0.8"] and args.n_pairs == 4
+
+
+def test_the_template_and_cache_come_from_the_config_unless_given(probed: dict):
+    tmp = probed["tmp"]
+    rc, stdout, _ = probed["third"]
+    assert rc == 0 and " 2 verdicts of sim-gpt-4o: 2 new calls, 0 from the cache;" in stdout
+    assert set(pd.read_parquet(tmp / "third" / "verdicts.parquet")["template"]) == {"ab_letter"}
+    assert (tmp / "config-cache.sqlite").is_file()
+    rc, stdout, _ = probed["fourth"]  # --template json_verdict: the first run's calls, from its cache
+    assert rc == 0 and " 2 verdicts of sim-gpt-4o: 0 new calls, 2 from the cache;" in stdout
+    assert set(pd.read_parquet(tmp / "fourth" / "verdicts.parquet")["template"]) == {"json_verdict"}
+    assert set(pd.read_parquet(tmp / "out" / "verdicts.parquet")["template"]) == {"json_verdict"}  # config.yaml's

@@ -55,7 +55,7 @@ def size_from_delta(deltas: dict[str, float], probes: tuple[str, ...], settings:
 
 
 def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame, str, dict[str, int]]:
-    """The verdict table of the probe (both orders), the judge's name, and the calls asked / cached."""
+    """The verdict table of the probe (both orders), the judge's name, and the calls new / from the cache."""
     from judgelab.cache import CallCache
     from judgelab.cli import _config, _find_judge
     from judgelab.judges import make_judge
@@ -64,12 +64,12 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
 
     config = _config(args)
     spec = _find_judge(config, args.judge)
-    template = args.template or config.get("audit", {}).get("template", "json_verdict")
+    template = args.template or config["audit"]["template"]  # config/config.yaml, always loaded, sets it
     judge = make_judge(spec)
 
     def counts(cache: CallCache) -> dict[str, int]:
         row = next((r for r in cache.stats() if r["judge"] == spec.name), {})
-        return {k: int(row.get(k, 0)) for k in ("requested", "hits", "new_calls")}
+        return {k: int(row.get(k, 0)) for k in ("hits", "new_calls")}
 
     try:
         with CallCache(args.cache or config["cache"]) as cache:
