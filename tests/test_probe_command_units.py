@@ -49,14 +49,12 @@ def run(*argv: str) -> tuple[int, str, list[str]]:
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Two runs of the command.  The card's figure (matplotlib: most of a run's time, drawn and checked by
+def probed_runs(tmp: Path) -> dict:
+    """Four runs of the command.  The card's figure (matplotlib: most of a run's time, drawn and checked by
     tests/test_probe_cli.py and the bias card's own tests) is replaced by a spy that records what the command
     hands it and writes a PNG signature where the figure goes, so the runs take a mutation run's time."""
     import judgelab.bias_card.report as report
 
-    tmp = tmp_path_factory.mktemp("probe")
     items = write_items(tmp / "items.jsonl", "AAAAAAB")
     cache = tmp / "calls.sqlite"
     figures: list[tuple[pd.DataFrame, str, str]] = []
@@ -65,8 +63,18 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         figures.append((card, Path(path).name, title))
         Path(path).write_bytes(PNG)
 
+    import judgelab.pairwise as pairwise
+
+    asked: list[dict] = []
+    real_judge_pairs = pairwise.judge_pairs
+
+    def judge_pairs(*args, **kwargs):  # the real call, its keyword arguments recorded
+        asked.append(kwargs)
+        return real_judge_pairs(*args, **kwargs)
+
     mp = pytest.MonkeyPatch()
     mp.setattr(report, "card_figure", spy)
+    mp.setattr(pairwise, "judge_pairs", judge_pairs)
     try:
         first = run(str(items), "--judge", JUDGE, "--probes", "truncation,bandwagon,length,position", "--pairs", "9",
                     "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "out"))
@@ -76,16 +84,28 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         cfg = tmp / "cfg.yaml"
         cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\naudit:\n  template: ab_letter\n")
         third = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--probes", "position", "--pairs", "1",
-                    "--resamples", "20", "--out", str(tmp / "third"))
+                    "--resamples", "20", "--out", str(tmp / "third"), "--max-error-rate", "0.25")
         fourth = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--template", "json_verdict", "--probes",
                      "position", "--pairs", "1", "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "fourth"))
     finally:
         mp.undo()
     return {"tmp": tmp, "items": items, "first": first, "second": second, "third": third, "fourth": fourth,
-            "figures": figures}
+            "figures": figures, "asked": asked}
 
 
-def test_the_summary_notes_and_warning_are_exact(probed: dict):
+def test_four_runs_of_the_command(tmp_path: Path):
+    """One test for the four runs and every check of them: the runs are shared, and a mutation run
+    (scripts/mutation.sh) credits the code they reach to the test that makes them, so the checks live here."""
+    probed = probed_runs(tmp_path)
+    the_summary_notes_and_warning_are_exact(probed)
+    the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed)
+    the_set_holds_the_probe_the_verdicts_and_their_effects(probed)
+    the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(probed)
+    a_rerun_is_served_by_the_cache_under_its_title(probed)
+    the_template_and_cache_come_from_the_config_unless_given(probed)
+
+
+def the_summary_notes_and_warning_are_exact(probed: dict) -> None:
     rc, stdout, err = probed["first"]
     out, items = probed["tmp"] / "out", probed["items"]
     assert rc == 0
@@ -100,7 +120,7 @@ def test_the_summary_notes_and_warning_are_exact(probed: dict):
         "report.html, probe_effects.csv")
 
 
-def test_the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed: dict):
+def the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed: dict) -> None:
     _, stdout, _ = probed["first"]
     out = probed["tmp"] / "out"
     card = pd.read_csv(out / "bias_card.csv")
@@ -120,7 +140,7 @@ def test_the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probe
     assert f"{effects['estimate'].iloc[0]:.3f}" in lines[1]
 
 
-def test_the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict):
+def the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict) -> None:
     out, items = probed["tmp"] / "out", probed["items"]
     assert {p.name for p in out.iterdir()} >= {"probe.jsonl", "verdicts.parquet", "bias_card.csv", "bias_card.md",
                                                "bias_card.png", "report.html", "probe_effects.csv"}
@@ -146,7 +166,7 @@ def test_the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict):
         assert effects[col].iloc[0] == pytest.approx(again[col].iloc[0]), col
 
 
-def test_the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(probed: dict):
+def the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(probed: dict) -> None:
     out = probed["tmp"] / "out"
     card = pd.read_csv(out / "bias_card.csv")
     assert list(dict.fromkeys(card["judge"])) == [f"{JUDGE} [{p}]" for p in PROBED]
@@ -171,7 +191,7 @@ def test_the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(
     assert list(fig_card["judge"]) == list(card["judge"]) and list(fig_card["metric"]) == list(card["metric"])
 
 
-def test_a_rerun_is_served_by_the_cache_under_its_title(probed: dict):
+def a_rerun_is_served_by_the_cache_under_its_title(probed: dict) -> None:
     rc, stdout, err = probed["second"]
     out = probed["tmp"] / "again"
     assert rc == 0 and err == []
@@ -247,7 +267,7 @@ def test_the_options_defaults():
     assert args.delta == ["0.1", "length_preference=0.2"] and args.assume == ["accuracy=0.8"] and args.n_pairs == 4
 
 
-def test_the_template_and_cache_come_from_the_config_unless_given(probed: dict):
+def the_template_and_cache_come_from_the_config_unless_given(probed: dict) -> None:
     tmp = probed["tmp"]
     rc, stdout, _ = probed["third"]
     assert rc == 0 and " 2 verdicts of sim-gpt-4o: 2 new calls, 0 from the cache;" in stdout
@@ -257,3 +277,6 @@ def test_the_template_and_cache_come_from_the_config_unless_given(probed: dict):
     assert rc == 0 and " 2 verdicts of sim-gpt-4o: 0 new calls, 2 from the cache;" in stdout
     assert set(pd.read_parquet(tmp / "fourth" / "verdicts.parquet")["template"]) == {"json_verdict"}
     assert set(pd.read_parquet(tmp / "out" / "verdicts.parquet")["template"]) == {"json_verdict"}  # config.yaml's
+    # --max-error-rate goes to the judge as given; without it None (report the errors and continue)
+    assert [(a["template"], a["max_error_rate"]) for a in probed["asked"]] == [
+        ("json_verdict", None), ("json_verdict", None), ("ab_letter", 0.25), ("json_verdict", None)]
