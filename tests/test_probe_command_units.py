@@ -5,6 +5,7 @@ controlled probes, a rerun served by the cache, the --delta sizing and every ref
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
@@ -127,6 +128,9 @@ def the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed: di
     metrics = ["position_preference", "length_preference", "markdown_preference", "accuracy_average"]
     want = card[(card["view"] == "lenient") & card["metric"].isin(metrics)]
     head, effects_part, _ = stdout.split("\n\n")
+    numbers = re.findall(r"-?\d+\.\d+", head)
+    assert numbers and all(len(x.split(".")[1]) <= 3 for x in numbers)  # rounded to 3 decimals
+    assert any(len(x.split(".")[1]) == 3 for x in numbers)
     printed = [re.match(r"^\s*(\S+ \[\w+\])\s+(\w+)\s+(not estimable|not detected|detected|underpowered|"
                         r"not identified|descriptive)\s", ln).groups() for ln in head.splitlines()[1:]]
     assert printed == list(zip(want["judge"], want["metric"], want["status"], strict=True))
@@ -183,7 +187,13 @@ def the_card_has_one_judge_per_probe_and_reads_the_controlled_ones_as_such(probe
     effects = pd.read_csv(out / "probe_effects.csv", keep_default_na=False, na_values=[""])
     effects["reason"] = effects["reason"].astype(object).fillna("")
     assert CONTROLLED in md and md.endswith("\n\n" + effects_markdown(effects))
-    assert f"probe of {JUDGE}" in (out / "report.html").read_text()
+    assert md.split("\n")[2] == ("**SIMULATED JUDGES** - these verdicts come from the simulated panel, not a real "
+                                  "model.")
+    html = (out / "report.html").read_text()
+    assert f"probe of {JUDGE}" in html and base64.b64encode(PNG).decode() in html  # the figure, embedded
+    for p in PROBED:
+        n = int((v["probe"] == p).sum())
+        assert f"{JUDGE} [{p}] (family openai, {n} verdicts)" in html, p
     assert (out / "bias_card.png").read_bytes() == PNG
     # the figure is drawn from the written card, under the card's title, once per run
     (fig_card, name, title), (_, name2, title2) = probed["figures"][:2]
@@ -217,6 +227,16 @@ def test_delta_prints_the_size_before_the_items_are_probed(tmp_path: Path):
                    "(q0, q1, q2, q3, q4)",
                    f"judgelab: error: {items}: no item can carry any of the probes truncation"]
     assert not (tmp_path / "out").exists()
+
+
+def test_as_many_items_as_asked_is_no_warning(tmp_path: Path):
+    items = write_items(tmp_path / "items.jsonl", "AAAAA")  # 5 items, none can be truncated
+    rc, stdout, err = run(str(items), "--judge", JUDGE, "--probes", "truncation", "--pairs", "5", "--out",
+                          str(tmp_path / "out"))
+    assert rc == 2 and stdout == ""
+    assert err == ["judgelab: note: the truncation probe left out 5 item(s) that cannot carry its cue "
+                   "(q0, q1, q2, q3, q4)",
+                   f"judgelab: error: {items}: no item can carry any of the probes truncation"]
 
 
 def test_delta_sizes_each_row_by_its_own_delta_and_takes_the_largest():
@@ -271,6 +291,7 @@ def the_template_and_cache_come_from_the_config_unless_given(probed: dict) -> No
     tmp = probed["tmp"]
     rc, stdout, _ = probed["third"]
     assert rc == 0 and " 2 verdicts of sim-gpt-4o: 2 new calls, 0 from the cache;" in stdout
+    assert len(stdout.split("\n\n")) == 2  # the card's rows and the summary: no insertion probe, no effects table
     assert set(pd.read_parquet(tmp / "third" / "verdicts.parquet")["template"]) == {"ab_letter"}
     assert (tmp / "config-cache.sqlite").is_file()
     rc, stdout, _ = probed["fourth"]  # --template json_verdict: the first run's calls, from its cache
@@ -280,3 +301,34 @@ def the_template_and_cache_come_from_the_config_unless_given(probed: dict) -> No
     # --max-error-rate goes to the judge as given; without it None (report the errors and continue)
     assert [(a["template"], a["max_error_rate"]) for a in probed["asked"]] == [
         ("json_verdict", None), ("json_verdict", None), ("ab_letter", 0.25), ("json_verdict", None)]
+
+
+def test_help_texts():
+    """The options' help (the command's only documentation of its defaults): each default it names is the
+    parser's, and --probes lists the probes there are."""
+    from judgelab.probe.build import PROBES
+
+    sub = next(a for a in build_parser()._actions if a.dest == "cmd")
+    assert {a.dest: a.help for a in sub._choices_actions}["probe"] == (
+        "build a probe set from your own items, run a judge on it, and audit it")
+    parser = sub.choices["probe"]
+    helps = {a.dest: a.help for a in parser._actions}
+    assert {k: helps[k] for k in ("items", "configfile", "judge", "probes", "n_pairs", "delta", "assume",
+                                  "assume_items", "template", "cache", "max_error_rate", "title")} == {
+        "items": "your items: JSONL, CSV or parquet with prompt, response_a, response_b (optional pair_id, "
+                 "expected_verdict)",
+        "configfile": "extra config file(s), merged in order",
+        "judge": "judge name from the config",
+        "probes": "comma-separated, default all: " + ",".join(PROBES),
+        "n_pairs": "items to probe (a seeded sample; all when more than the file has)",
+        "delta": "size the probe by power instead: the effect to detect, NUMBER or METRIC=NUMBER (repeatable)",
+        "assume": "the simulated pilot's judge rates for --delta (as for judgelab power), e.g. accuracy=0.8,tie=0.05",
+        "assume_items": "items of the simulated pilot (default 600)",
+        "template": "pairwise prompt template (default: the config's audit template)",
+        "cache": "SQLite call cache (default: the config's)",
+        "max_error_rate": "fail if more than this share of calls errors (default: report and continue)",
+        "title": "title of the card (default: probe of JUDGE)",
+    }
+    assert helps["out"].startswith("output folder")
+    assert parser.get_default("assume_items") == 600 and parser.get_default("probes") == "all"
+    assert {a.dest: a.required for a in parser._actions}["judge"] is True

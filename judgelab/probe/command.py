@@ -170,13 +170,13 @@ def cmd_probe(args: argparse.Namespace) -> int:
     write_probe_set(args.out, probe, table, card, effects, title=title, settings=settings)
     show = card[(card["view"] == "lenient") & card["metric"].isin(
         ["position_preference", "length_preference", "markdown_preference", "accuracy_average"])]
-    with pd.option_context("display.width", 160, "display.max_rows", 200):
-        print(show[["judge", "metric", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
+    # to_string prints every row on one line each, whatever pandas' display options
+    print(show[["judge", "metric", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
+          .to_string(index=False))
+    if not effects.empty:
+        print()
+        print(effects[["judge", "probe", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
               .to_string(index=False))
-        if not effects.empty:
-            print()
-            print(effects[["judge", "probe", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
-                  .to_string(index=False))
     print(f"\n{len(chosen)} items, {len(probe)} probe pairs ({', '.join(probes)}), {len(table)} verdicts of {judge}: "
           f"{calls['new_calls']} new calls, {calls['hits']} from the cache; wrote {args.out}/probe.jsonl, "
           "verdicts.parquet, bias_card.csv, bias_card.md, bias_card.png, report.html, probe_effects.csv")
