@@ -252,6 +252,13 @@ def test_delta_sizes_each_row_by_its_own_delta_and_takes_the_largest():
     assert one == int(t.loc["position_preference", "items_needed"])
 
 
+def test_delta_on_a_pilot_too_small_for_any_mde_is_one_line():
+    with pytest.raises(ConfigError) as err:  # two items: no clustered interval, no finite MDE
+        size_from_delta({"*": 0.3}, ("position",), CardSettings(n_resamples=20), assume={}, assume_items=2)
+    assert str(err.value) == ("--delta: the simulated pilot has no finite MDE for position_preference; give --pairs N "
+                              "instead")
+
+
 @pytest.mark.parametrize(("deltas", "probes", "rows"), [
     ({"length_preference": 0.2}, ("position", "bandwagon"), "position_preference"),
     ({"position_preference": 0.2}, ("truncation", "markdown"), "accuracy_average, markdown_preference"),
