@@ -163,6 +163,7 @@ def the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict) -> None
     assert v.loc[~gold, "correct"].isna().all()
     assert list(v.loc[gold, "correct"].astype(bool)) == list(v.loc[gold, "verdict"] == v.loc[gold, "expected_verdict"])
     assert v.loc[gold, "correct"].notna().all() and (v["judge"] == JUDGE).all()
+    assert str(v["correct"].dtype) == "boolean"  # true/false with <NA>, not a float column of 1/0/NaN
     effects = pd.read_csv(out / "probe_effects.csv", keep_default_na=False, na_values=[""])
     again = insertion_effects(v, CardSettings(n_resamples=20))
     assert list(effects["probe"]) == ["bandwagon"]
@@ -250,6 +251,24 @@ def test_delta_sizes_each_row_by_its_own_delta_and_takes_the_largest():
     assert n == int(t["items_needed"].max())
     one, _ = size_from_delta({"position_preference": 0.3}, ("sentiment",), s, assume={}, assume_items=200)
     assert one == int(t.loc["position_preference", "items_needed"])
+
+
+def test_delta_sizes_on_the_pilot_the_settings_and_assumptions_describe():
+    from judgelab.bias_card.power import assumed_pilot, probe_sizes
+
+    s = CardSettings(n_resamples=20, alpha=0.1, seed=3)
+    n, table = size_from_delta({"*": 0.3}, ("position",), s, assume={"accuracy": 0.7}, assume_items=150)
+
+    def direct(settings: CardSettings, items: int, seed: int) -> pd.DataFrame:
+        return probe_sizes(assumed_pilot({"accuracy": 0.7}, n_items=items, seed=seed),
+                           {"position_preference": 0.3}, settings)
+
+    want = direct(s, 150, 3)
+    pd.testing.assert_frame_equal(table, want)
+    assert n == int(want["items_needed"].max())
+    # each of the three moves the size: the pilot's items, its seed (the card's), the card's settings
+    others = [direct(s, 600, 3), direct(s, 150, 0), direct(CardSettings(), 150, 3)]
+    assert all(not o.equals(want) for o in others)
 
 
 def test_delta_on_a_pilot_too_small_for_any_mde_is_one_line():
