@@ -18,7 +18,7 @@ import pytest
 from judgelab.bias_card.card import CardSettings
 from judgelab.cli import build_parser, main
 from judgelab.config import ConfigError
-from judgelab.probe.build import build_probe, load_items
+from judgelab.probe.build import build_probe, load_items, select_items
 from judgelab.probe.command import size_from_delta
 from judgelab.probe.effects import effects_markdown, insertion_effects
 
@@ -84,8 +84,8 @@ def probed_runs(tmp: Path) -> dict:
         # the template and the cache a config names, and --template over the config's
         cfg = tmp / "cfg.yaml"
         cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\naudit:\n  template: ab_letter\n")
-        third = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--probes", "position", "--pairs", "1",
-                    "--resamples", "20", "--out", str(tmp / "third"), "--max-error-rate", "0.25")
+        third = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--probes", "position,length", "--pairs",
+                    "1", "--resamples", "20", "--out", str(tmp / "third"), "--max-error-rate", "0.25", "--seed", "5")
         fourth = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--template", "json_verdict", "--probes",
                      "position", "--pairs", "1", "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "fourth"))
     finally:
@@ -216,9 +216,13 @@ def a_rerun_is_served_by_the_cache_under_its_title(probed: dict) -> None:
 def test_delta_prints_the_size_before_the_items_are_probed(tmp_path: Path):
     items = write_items(tmp_path / "items.jsonl", "AAAAA")  # no item can be truncated
     rc, stdout, err = run(str(items), "--judge", JUDGE, "--probes", "truncation", "--delta", "0.3",
-                          "--assume-items", "200", "--resamples", "20", "--out", str(tmp_path / "out"))
-    n, table = size_from_delta({"*": 0.3}, ("truncation",), CardSettings(n_resamples=20), assume={},
+                          "--assume", "accuracy=0.6", "--assume-items", "200", "--resamples", "20", "--out",
+                          str(tmp_path / "out"))
+    n, table = size_from_delta({"*": 0.3}, ("truncation",), CardSettings(n_resamples=20), assume={"accuracy": 0.6},
                                assume_items=200)
+    default, _ = size_from_delta({"*": 0.3}, ("truncation",), CardSettings(n_resamples=20), assume={},
+                                 assume_items=200)
+    assert default != n  # the assumption moves the size
     assert list(table["metric"]) == ["accuracy_average"] and n == int(table["items_needed"].max()) > 5
     assert rc == 2
     assert stdout == f"power: {n} items detect the δ asked at alpha 0.05, power 0.8 (simulated pilot of 200 items)\n"
@@ -228,6 +232,15 @@ def test_delta_prints_the_size_before_the_items_are_probed(tmp_path: Path):
                    "(q0, q1, q2, q3, q4)",
                    f"judgelab: error: {items}: no item can carry any of the probes truncation"]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--delta", "big"), ("--assume", "accuracy=high")])
+def test_a_bad_delta_or_assumption_is_one_line_naming_its_option(tmp_path: Path, flag: str, value: str):
+    items = write_items(tmp_path / "items.jsonl", "AB")
+    argv = [str(items), "--judge", JUDGE, "--out", str(tmp_path / "out"), flag, value]
+    rc, stdout, err = run(*argv, *(["--delta", "0.3"] if flag == "--assume" else []))
+    assert rc == 2 and stdout == ""
+    assert err == [f"judgelab: error: {flag}: {value!r} is not NUMBER or NAME=NUMBER"]
 
 
 def test_as_many_items_as_asked_is_no_warning(tmp_path: Path):
@@ -316,7 +329,12 @@ def test_the_options_defaults():
 def the_template_and_cache_come_from_the_config_unless_given(probed: dict) -> None:
     tmp = probed["tmp"]
     rc, stdout, _ = probed["third"]
-    assert rc == 0 and " 2 verdicts of sim-gpt-4o: 2 new calls, 0 from the cache;" in stdout
+    assert rc == 0 and " 4 verdicts of sim-gpt-4o: 4 new calls, 0 from the cache;" in stdout
+    # --seed is the sample's and the probe's seed too (the length probe's slot is a seeded coin)
+    built = build_probe(select_items(load_items(probed["items"]), 1, 5), ("position", "length"), seed=5)
+    written = [json.loads(ln) for ln in (tmp / "third" / "probe.jsonl").read_text().splitlines()]
+    assert written == json.loads(built.to_json(orient="records"))
+    assert not built.equals(build_probe(select_items(load_items(probed["items"]), 1, 5), ("position", "length"), seed=0))
     assert len(stdout.split("\n\n")) == 2  # the card's rows and the summary: no insertion probe, no effects table
     assert set(pd.read_parquet(tmp / "third" / "verdicts.parquet")["template"]) == {"ab_letter"}
     assert (tmp / "config-cache.sqlite").is_file()
