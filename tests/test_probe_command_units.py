@@ -80,7 +80,8 @@ def probed_runs(tmp: Path) -> dict:
         first = run(str(items), "--judge", JUDGE, "--probes", "truncation,bandwagon,length,position", "--pairs", "9",
                     "--resamples", "20", "--cache", str(cache), "--out", str(tmp / "out"))
         second = run(str(items), "--judge", JUDGE, "--probes", "bandwagon,position", "--pairs", "3", "--resamples",
-                     "20", "--cache", str(cache), "--out", str(tmp / "again"), "--title", "Second look")
+                     "20", "--cache", str(cache), "--out", str(tmp / "again"), "--title", "Second look", "--alpha",
+                     "0.3")
         # the template and the cache a config names, and --template over the config's
         cfg = tmp / "cfg.yaml"
         cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\naudit:\n  template: ab_letter\n")
@@ -210,6 +211,12 @@ def a_rerun_is_served_by_the_cache_under_its_title(probed: dict) -> None:
         f"3 items, 6 probe pairs (position, bandwagon), 12 verdicts of {JUDGE}: 0 new calls, 12 from the cache; "
         f"wrote {out}/probe.jsonl")
     assert (out / "bias_card.md").read_text().startswith("# Bias card: Second look\n")
+    # the effects at the settings asked (--alpha 0.3: a 70 % interval), as recomputed from the written verdicts
+    effects = pd.read_csv(out / "probe_effects.csv")
+    want = insertion_effects(pd.read_parquet(out / "verdicts.parquet"), CardSettings(alpha=0.3))
+    default = insertion_effects(pd.read_parquet(out / "verdicts.parquet"), CardSettings())
+    assert effects["ci_low"].iloc[0] == pytest.approx(want["ci_low"].iloc[0])
+    assert want["ci_low"].iloc[0] != pytest.approx(default["ci_low"].iloc[0])
     assert "Second look" in (out / "report.html").read_text()
 
 
@@ -241,6 +248,16 @@ def test_a_bad_delta_or_assumption_is_one_line_naming_its_option(tmp_path: Path,
     rc, stdout, err = run(*argv, *(["--delta", "0.3"] if flag == "--assume" else []))
     assert rc == 2 and stdout == ""
     assert err == [f"judgelab: error: {flag}: {value!r} is not NUMBER or NAME=NUMBER"]
+
+
+def test_items_that_carry_none_of_the_probes_are_one_line(tmp_path: Path):
+    items = tmp_path / "items.jsonl"  # the gold side is blank: nothing to pad or to cut
+    items.write_text("".join(json.dumps({"pair_id": f"e{i}", "prompt": "q", "response_a": " ", "response_b": "b",
+                                         "expected_verdict": "A"}) + "\n" for i in range(2)))
+    rc, _, err = run(str(items), "--judge", JUDGE, "--probes", "truncation,length", "--pairs", "2", "--out",
+                     str(tmp_path / "out"))
+    assert rc == 2
+    assert err[-1] == f"judgelab: error: {items}: no item can carry any of the probes length, truncation"
 
 
 def test_as_many_items_as_asked_is_no_warning(tmp_path: Path):
@@ -286,9 +303,10 @@ def test_delta_sizes_on_the_pilot_the_settings_and_assumptions_describe():
 
 def test_delta_on_a_pilot_too_small_for_any_mde_is_one_line():
     with pytest.raises(ConfigError) as err:  # two items: no clustered interval, no finite MDE
-        size_from_delta({"*": 0.3}, ("position",), CardSettings(n_resamples=20), assume={}, assume_items=2)
-    assert str(err.value) == ("--delta: the simulated pilot has no finite MDE for position_preference; give --pairs N "
-                              "instead")
+        size_from_delta({"*": 0.3}, ("position", "markdown"), CardSettings(n_resamples=20), assume={},
+                        assume_items=2)
+    assert str(err.value) == ("--delta: the simulated pilot has no finite MDE for markdown_preference, "
+                              "position_preference; give --pairs N instead")
 
 
 @pytest.mark.parametrize(("deltas", "probes", "rows"), [
