@@ -143,6 +143,9 @@ def the_printed_tables_are_the_cards_lenient_cue_rows_and_the_effects(probed: di
                                                                               zip(effects["judge"], effects["probe"],
                                                                                   strict=True)]
     assert f"{effects['estimate'].iloc[0]:.3f}" in lines[1]
+    numbers = re.findall(r"-?\d+\.\d+", effects_part)
+    assert numbers and all(len(x.split(".")[1]) <= 3 for x in numbers)  # rounded to 3 decimals too
+    assert any(len(x.split(".")[1]) == 3 for x in numbers)
 
 
 def the_set_holds_the_probe_the_verdicts_and_their_effects(probed: dict) -> None:
