@@ -134,6 +134,11 @@ def _rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
     return [(f"{p}:{n}", r) for n, r in iter_jsonl(p)]
 
 
+def _missing(value: object) -> bool:
+    """An absent cell: None, blank text, or NaN (a parquet or pandas-written file's missing value)."""
+    return value is None or (isinstance(value, str) and not value.strip()) or value != value
+
+
 def load_items(path: str | Path) -> list[Pair]:
     """The user's items: ``prompt``, ``response_a``, ``response_b``, and optionally ``pair_id`` (the row
     number when absent) and gold (``expected_verdict`` A/B/tie; an item without one has ``""``).
@@ -152,11 +157,9 @@ def load_items(path: str | Path) -> list[Pair]:
     items, seen = [], set()
     for i, (where, row) in enumerate(rows):
         row = dict(row)
-        row.setdefault("pair_id", f"item-{i:04d}")
-        if row["pair_id"] in (None, ""):
+        if _missing(row.get("pair_id")):
             row["pair_id"] = f"item-{i:04d}"
-        gold = row.get("expected_verdict")
-        no_gold = gold is None or (isinstance(gold, str) and not gold.strip()) or gold != gold  # NaN
+        no_gold = _missing(row.get("expected_verdict"))
         if no_gold:
             row["expected_verdict"] = "tie"  # passes validation; blanked below
         pair = pair_from_row(row, where=where)

@@ -55,7 +55,7 @@ def size_from_delta(deltas: dict[str, float], probes: tuple[str, ...], settings:
 
 
 def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame, str, dict[str, int]]:
-    """The verdict table of the probe (both orders), the judge's name, and the calls asked / cached."""
+    """The verdict table of the probe (both orders), the judge's name, and the calls new / from the cache."""
     from judgelab.cache import CallCache
     from judgelab.cli import _config, _find_judge
     from judgelab.judges import make_judge
@@ -64,12 +64,12 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
 
     config = _config(args)
     spec = _find_judge(config, args.judge)
-    template = args.template or config.get("audit", {}).get("template", "json_verdict")
+    template = args.template or config["audit"]["template"]  # config/config.yaml, always loaded, sets it
     judge = make_judge(spec)
 
     def counts(cache: CallCache) -> dict[str, int]:
         row = next((r for r in cache.stats() if r["judge"] == spec.name), {})
-        return {k: int(row.get(k, 0)) for k in ("requested", "hits", "new_calls")}
+        return {k: int(row.get(k, 0)) for k in ("hits", "new_calls")}
 
     try:
         with CallCache(args.cache or config["cache"]) as cache:
@@ -170,13 +170,13 @@ def cmd_probe(args: argparse.Namespace) -> int:
     write_probe_set(args.out, probe, table, card, effects, title=title, settings=settings)
     show = card[(card["view"] == "lenient") & card["metric"].isin(
         ["position_preference", "length_preference", "markdown_preference", "accuracy_average"])]
-    with pd.option_context("display.width", 160, "display.max_rows", 200):
-        print(show[["judge", "metric", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
+    # to_string prints every row on one line each, whatever pandas' display options
+    print(show[["judge", "metric", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
+          .to_string(index=False))
+    if not effects.empty:
+        print()
+        print(effects[["judge", "probe", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
               .to_string(index=False))
-        if not effects.empty:
-            print()
-            print(effects[["judge", "probe", "status", "estimate", "ci_low", "ci_high", "p_value"]].round(3)
-                  .to_string(index=False))
     print(f"\n{len(chosen)} items, {len(probe)} probe pairs ({', '.join(probes)}), {len(table)} verdicts of {judge}: "
           f"{calls['new_calls']} new calls, {calls['hits']} from the cache; wrote {args.out}/probe.jsonl, "
           "verdicts.parquet, bias_card.csv, bias_card.md, bias_card.png, report.html, probe_effects.csv")

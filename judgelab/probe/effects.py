@@ -6,7 +6,8 @@ cue, minus whether it picks that side on the same item and order without it (the
 which shows the items as they are).  The estimate is the mean of those differences (the share of
 verdicts the cue moves to its side, net of moves away), with an item-clustered standard error
 (statsmodels OLS on a constant, cluster-robust, Student's t on items - 1 df: the card's own
-clustering and degrees of freedom).  Only item-order pairs with a verdict (A, B or tie) on both sides
+clustering and degrees of freedom); where every item's differences average the same, the clustered
+variance is zero and there is no test.  Only item-order pairs with a verdict (A, B or tie) on both sides
 count, as the card computes its preferences over parsed verdicts: a cue that makes the judge's
 answer unreadable is a parse failure, not a choice; the note counts the pairs left out.  The rows of one
 judge are corrected together (``CardSettings.multiplicity``, as the card's families are).  A set
@@ -44,12 +45,17 @@ def _shift(d: np.ndarray, items: np.ndarray, s: CardSettings) -> dict[str, float
         out["reason"] = "every difference is the same: no variance, no test"
     else:
         codes = pd.factorize(items)[0]
+        sums, sizes = np.bincount(codes, weights=d), np.bincount(codes)
+        if np.array_equal(sums * len(d), sizes * d.sum()):
+            # every item's mean difference is the overall mean: the residuals sum to zero within each
+            # item, so the clustered variance is exactly zero, where statsmodels returns rounding noise
+            # (a se of 1e-16 and a t of 1e15); the differences are integers, so this test is exact
+            out.update(se=0.0, reason="zero clustered standard error: no test")
+            return out
         fit = sm.OLS(d, np.ones((len(d), 1))).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
         lo, hi = fit.conf_int(alpha=s.alpha)[0]
         out.update(se=float(fit.bse[0]), statistic=float(fit.tvalues[0]), p_value=float(fit.pvalues[0]),
                    ci_low=float(lo), ci_high=float(hi))
-        if not (math.isfinite(out["se"]) and out["se"] > 0):
-            out.update(reason="zero clustered standard error: no test", p_value=NAN, statistic=NAN)
     return out
 
 
@@ -66,7 +72,7 @@ def insertion_effects(verdicts: pd.DataFrame, s: CardSettings | None = None) -> 
             if t.empty:
                 continue
             row = {"judge": judge, "probe": probe, "metric": f"{probe}_shift", "null_value": 0.0,
-                   "test": "t-cluster", "note": ""}
+                   "test": "t-cluster"}
             m = t.merge(base, on=["item_id", "order"], how="inner", suffixes=("", "_base"))
             parsed = m["verdict"].isin(VALUES) & m["verdict_base"].isin(VALUES)
             m = m[parsed]
@@ -83,7 +89,8 @@ def insertion_effects(verdicts: pd.DataFrame, s: CardSettings | None = None) -> 
             row["note"] = ("P(picks the cue's side) with the cue minus without it, same item and order, parsed "
                            "verdicts" + (f"; {left} verdicts without a parsed match left out" if left else ""))
             judge_rows.append(row)
-        tested = [i for i, r in enumerate(judge_rows) if math.isfinite(r["p_value"]) and not r["reason"]]
+        # a row with a reason has no p-value (no match: no differences; the reasons of _shift)
+        tested = [i for i, r in enumerate(judge_rows) if math.isfinite(r["p_value"])]
         adj = dict(zip(tested, adjust_p_values([judge_rows[i]["p_value"] for i in tested], s.multiplicity),
                        strict=True))
         for i, r in enumerate(judge_rows):
