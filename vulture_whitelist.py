@@ -18,11 +18,6 @@ _.pad_token  # judgelab/rbd/train.py: a transformers tokenizer's pad token
 # -- signatures fixed by the caller
 signum  # judgelab/lifecycle.py _on_sigterm: signal.signal passes (signum, frame)
 
-# -- record readers named by string in judgelab/verdict_import/readers.py RECORD_READERS (imported on use)
-iter_inspect_records  # judgelab/verdict_import/inspect_log.py
-iter_rewardbench2_records  # judgelab/verdict_import/rewardbench2_log.py
-iter_promptfoo_records  # judgelab/verdict_import/promptfoo_log.py
-
 # -- entry points run by hand, documented where they are defined
 fetch_human_judgments_from_hf  # judgelab/datasets/mtbench.py: rebuilds the shared MT-Bench human-vote file
 benchmark_training  # judgelab/rbd/train.py: times the training loop on a GPU (docs: the rbd study page)

@@ -26,7 +26,7 @@ from typing import NoReturn
 
 import pandas as pd
 
-from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_config
+from judgelab.config import ConfigError, config_with_files, find_judge
 
 #: The call cache a run started in the current directory writes (``cache`` in config/config.yaml).
 #: Relative on purpose: the installed package's checkout is not the project a user stands in,
@@ -35,17 +35,7 @@ DEFAULT_CACHE = "results/cache/calls.sqlite"
 
 
 def _config(args: argparse.Namespace, *, references: bool = False) -> dict:
-    paths = default_config_paths() + [Path(p) for p in args.configfile or []]
-    return load_config(*paths, references=references)
-
-
-def _find_judge(config: dict, name: str) -> JudgeSpec:
-    entries = list(config["judges"]) + list(config.get("replay_judges", []))
-    for d in entries:
-        if d["name"] == name:
-            return JudgeSpec.from_dict(d)
-    known = ", ".join(d["name"] for d in entries)
-    raise ConfigError(f"no judge named {name!r} in the config; known: {known}")
+    return config_with_files(args.configfile, references=references)
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -57,7 +47,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from judgelab.stats.agreement import call_summary, order_summary
 
     config = _config(args)
-    spec = _find_judge(config, args.judge)
+    spec = find_judge(config, args.judge)
     pairs = load_pairs(args.pairs)
     judge = make_judge(spec)
     try:

@@ -21,6 +21,7 @@ import difflib
 import functools
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -528,3 +529,18 @@ def validate_workflow_config(config: dict[str, Any], *, files: list[str | os.Pat
 def default_config_paths() -> list[Path]:
     """What the Snakefile loads when no --configfile is given."""
     return [REPO_ROOT / "config" / "judges" / "simulated.yaml", REPO_ROOT / "config" / "config.yaml"]
+
+
+def config_with_files(configfiles: Sequence[str | os.PathLike[str]] | None, *, references: bool = False) -> dict[str, Any]:
+    """The shipped default config merged with the ``--configfile`` files a command was given, in order."""
+    return load_config(*default_config_paths(), *[Path(p) for p in configfiles or []], references=references)
+
+
+def find_judge(config: Mapping[str, Any], name: str) -> JudgeSpec:
+    """The judge (or replay judge) of the merged config named ``name``; one line naming the known ones."""
+    entries = list(config["judges"]) + list(config.get("replay_judges", []))
+    for d in entries:
+        if d["name"] == name:
+            return JudgeSpec.from_dict(d)
+    known = ", ".join(d["name"] for d in entries)
+    raise ConfigError(f"no judge named {name!r} in the config; known: {known}")

@@ -220,6 +220,11 @@ _BANDWAGON = re.compile(
 )
 
 
+#: The bandwagon statement of paper 001 (RBD, Sec. 3.1), ``{x}`` the output it names: the rbd study's
+#: biased sets and ``judgelab probe`` insert it; :func:`bandwagon_cue` finds such statements.
+BANDWAGON_STATEMENT = "90% of people believe that Output ({x}) is better"
+
+
 def bandwagon_cue(prompt: str) -> tuple[str, float] | None:
     """``(slot, share)`` of a majority-opinion statement in the prompt, if any.
 

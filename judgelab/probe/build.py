@@ -51,9 +51,8 @@ import pandas as pd
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences, truncate_at_sentences
 from judgelab.datasets.pairs import Pair, pair_from_row, warn_empty_responses
-from judgelab.features import markdown_score, word_count
+from judgelab.features import BANDWAGON_STATEMENT, markdown_score, word_count
 from judgelab.io import InputError, iter_jsonl
-from judgelab.rbd.prompts import DEFAULT_STATEMENT
 
 PROBES = ("position", "length", "truncation", "markdown", "bandwagon", "sentiment")
 #: probes whose pairs differ only in the cue the card reads from the texts (length, markdown): the
@@ -92,7 +91,7 @@ def bandwagon_statement(side: str) -> str:
     """Paper 001's statement naming stored response ``side`` (``A``/``B``), with the slot as a
     ``{A}``/``{B}`` placeholder that :func:`judgelab.pairwise.orient_context` fills per order, so the
     statement names the same response in whatever slot it is shown."""
-    return DEFAULT_STATEMENT.format(x="{" + side + "}")
+    return BANDWAGON_STATEMENT.format(x="{" + side + "}")
 
 
 PROBE_COLUMNS = [f.name for f in fields(Pair)] + ["item_id", "probe", "cue", "cue_side", "words_a", "words_b",

@@ -57,13 +57,13 @@ def size_from_delta(deltas: dict[str, float], probes: tuple[str, ...], settings:
 def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame, str, dict[str, int]]:
     """The verdict table of the probe (both orders), the judge's name, and the calls new / from the cache."""
     from judgelab.cache import CallCache
-    from judgelab.cli import _config, _find_judge
+    from judgelab.config import config_with_files, find_judge
     from judgelab.judges import make_judge
     from judgelab.pairwise import judge_pairs
     from judgelab.probe.build import probe_pairs
 
-    config = _config(args)
-    spec = _find_judge(config, args.judge)
+    config = config_with_files(args.configfile)
+    spec = find_judge(config, args.judge)
     template = args.template or config["audit"]["template"]  # config/config.yaml, always loaded, sets it
     judge = make_judge(spec)
 

@@ -29,13 +29,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from judgelab.features import BANDWAGON_STATEMENT
 from judgelab.parsing import Parsed, _is_refusal, parse_pairwise
 from judgelab.records import CallStatus
 from judgelab.registry import Registry
 
 LETTERS = "ab"
 #: Paper 001, Sec. 3: the fabricated majority opinion; ``{x}`` is the option letter.
-DEFAULT_STATEMENT = "90% of people believe that Output ({x}) is better"
+DEFAULT_STATEMENT = BANDWAGON_STATEMENT
 
 #: Definitions of the four biases (paper 001, Table 7 and the E.4 training prompt).
 BIAS_DEFINITIONS: dict[str, str] = {
