@@ -109,6 +109,7 @@ declare -A TESTS=(
   [judgelab/verdict_import/rewardbench2_log.py]="tests/test_verdict_import_rewardbench2_units.py tests/test_verdict_import_tools_presets.py"
   [judgelab/gate/rules.py]="tests/test_gate_rules_units.py"
   [judgelab/gate/cli.py]="tests/test_gate_rules_units.py"
+  [judgelab/compare/paired.py]="tests/test_compare_paired_units.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
