@@ -168,6 +168,7 @@ def test_suggest_offers_up_to_three_close_names():
 def test_known_lists_twelve_sorted_names_then_the_count():
     twelve = [f"n{i:02d}" for i in range(12)][::-1]
     assert _known(twelve) == " (known: " + ", ".join(sorted(twelve)) + ")"
+    assert _known([*twelve, "n12"]) == " (known: " + ", ".join(sorted(twelve)) + ", ... (13 in all))"
     assert _known([*twelve, "n12", "n12", 7]) == (" (known: 7, " + ", ".join(f"n{i:02d}" for i in range(11))
                                                   + ", ... (14 in all))")
 
@@ -268,6 +269,8 @@ def test_thresholds_trip_per_row_and_compare_only_where_significant():
 
 
 def test_a_missing_column_or_a_text_column_is_an_error():
+    with _raises("--fail-on 'compare:po.estimate>0': no metric named 'po'; did you mean 'pos'?"):
+        evaluate(parse_rules(["compare:po.estimate>0"]), _subject())
     with _raises("--fail-on 'pos.estimat>0': no column 'estimat'; did you mean 'estimate' or 'status'?"):
         evaluate(parse_rules(["pos.estimat>0"]), _subject())
     with _raises("--fail-on 'pos.qqq>0': no column 'qqq'"):
@@ -336,6 +339,10 @@ def test_rank_flip_errors_name_the_correction_or_column():
 
 
 def test_every_rule_is_evaluated_in_order_into_one_result():
+    both = evaluate(parse_rules(["detected:acc", "any-detected", "rank-flip:lc_win_rate", "detected:acc"]),
+                    _subject(flips=FLIPS))
+    assert [t["rule"] for t in both.tripped] == ["detected:acc", "any-detected", "any-detected", "any-detected",
+                                                "rank-flip:lc_win_rate", "detected:acc"]
     res = evaluate(parse_rules(["acc.estimate>=0.8", "len.estimate<0", "pos.estimate>5"]), _subject())
     assert [t["rule"] for t in res.tripped] == ["acc.estimate>=0.8", "len.estimate<0"]
     assert res.rules == ["acc.estimate>=0.8", "len.estimate<0", "pos.estimate>5"]
