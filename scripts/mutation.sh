@@ -110,6 +110,7 @@ declare -A TESTS=(
   [judgelab/gate/rules.py]="tests/test_gate_rules_units.py"
   [judgelab/gate/cli.py]="tests/test_gate_rules_units.py"
   [judgelab/compare/paired.py]="tests/test_compare_paired_units.py"
+  [judgelab/compare/board.py]="tests/test_compare_board_units.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
