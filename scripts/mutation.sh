@@ -111,6 +111,8 @@ declare -A TESTS=(
   [judgelab/gate/cli.py]="tests/test_gate_rules_units.py"
   [judgelab/compare/paired.py]="tests/test_compare_paired_units.py"
   [judgelab/compare/board.py]="tests/test_compare_board_units.py"
+  [judgelab/compare/report.py]="tests/test_compare_report_units.py"
+  [judgelab/compare/command.py]="tests/test_compare_command_units.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
