@@ -106,6 +106,12 @@ def test_item_rows_sort_ids_as_text_and_keep_row_order():
     items, rows_of = item_rows(t)
     assert items.tolist() == ["10", "2", "3"]
     assert [r.tolist() for r in rows_of] == [[0, 2, 5], [1, 4], [3]]
+    # many rows (numpy's default sort is not stable there): each item's rows stay in table order
+    big = pd.DataFrame({"item_id": np.random.default_rng(0).integers(0, 3, 5000)})
+    items, rows_of = item_rows(big)
+    assert items.tolist() == ["0", "1", "2"]
+    for k, rows in enumerate(rows_of):
+        assert rows.tolist() == np.flatnonzero(big["item_id"].to_numpy() == k).tolist()
 
 
 def test_resample_copies_drawn_items_under_their_own_ids():
@@ -123,11 +129,13 @@ def test_resample_copies_drawn_items_under_their_own_ids():
 
 # ---- the comparison, with a stand-in card ----------------------------------------------------------------------
 def _fake_card(t: pd.DataFrame, s: CardSettings, view: str) -> list[dict]:
-    """A card whose rows are plain means: ``mean`` (of x, scaled per view), ``const`` (no variance),
-    ``rare`` (only where item r0 is present), ``nan_side`` (NaN where column y is all NaN), and
-    ``solo`` (only on a side with column z)."""
+    """A card whose rows are plain means: ``mean`` (of x, scaled per view, plus the settings'
+    length margin, so that the settings must reach it), ``const`` (no variance), ``rare`` (NaN unless
+    item r00 is present), ``gone`` (no row unless r00 is present), ``nan_side`` (NaN where column y is
+    all NaN), and ``solo`` (only on a side with column z)."""
+    s = s or CardSettings()
     scale = 1.0 if view == "lenient" else 2.0
-    mean = float(t["x"].mean()) * scale
+    mean = float(t["x"].mean()) * scale + s.length_margin - 0.2
     rows = [{"metric": "mean", "estimate": mean, "status": "detected" if mean > 0.4 else "not detected"},
             {"metric": "const", "estimate": np.int64(1), "status": 3},
             {"metric": "rare", "estimate": 1.0 if t["item_id"].astype(str).str.startswith("r0").any() else np.nan,
@@ -135,6 +143,8 @@ def _fake_card(t: pd.DataFrame, s: CardSettings, view: str) -> list[dict]:
             {"metric": "nan_side", "estimate": float(t["y"].mean()), "status": "x"}]
     if "z" in t.columns:
         rows.append({"metric": "solo", "estimate": 0.0, "status": "x"})
+    if t["item_id"].astype(str).str.startswith("r0").any():
+        rows.append({"metric": "gone", "estimate": 2.0, "status": "x"})
     return rows
 
 
@@ -228,14 +238,14 @@ def test_a_row_needs_half_the_resamples_and_at_least_ten(fake_card, resamples, c
     least max(10, resamples // 2) of them (seeds found by counting the draws independently)."""
     m = _with_rare(30)
     seed = _seed_with(m, resamples, count)
-    row = compare_cards(m, CardSettings(views=("lenient",)), resamples=resamples, seed=seed).set_index(
-        "metric").loc["rare"]
-    if tested:  # the differences are all 0: tested for variance, which it has not
-        assert row["test_reason"] == "the resampled differences do not vary: no variance, no test"
-        assert (row["ci_low"], row["ci_high"], row["se"]) == (0.0, 0.0, 0.0)
-    else:
-        assert row["test_reason"] == f"only {count} of {resamples} resamples gave both estimates"
-        assert np.isnan(row[["ci_low", "ci_high", "se"]].astype(float)).all()
+    res = compare_cards(m, CardSettings(views=("lenient",)), resamples=resamples, seed=seed).set_index("metric")
+    for row in (res.loc["rare"], res.loc["gone"]):  # a NaN estimate, or no row at all
+        if tested:  # the differences are all 0: tested for variance, which it has not
+            assert row["test_reason"] == "the resampled differences do not vary: no variance, no test"
+            assert (row["ci_low"], row["ci_high"], row["se"]) == (0.0, 0.0, 0.0)
+        else:
+            assert row["test_reason"] == f"only {count} of {resamples} resamples gave both estimates"
+            assert np.isnan(row[["ci_low", "ci_high", "se"]].astype(float)).all()
 
 
 def test_holm_runs_per_view_over_the_tested_rows(fake_card, monkeypatch):
@@ -255,6 +265,18 @@ def test_holm_runs_per_view_over_the_tested_rows(fake_card, monkeypatch):
         assert (v["significant"] == (v["p_adjusted"] < 0.05)).all()
         assert v["p_adjusted"].drop(tested.index).isna().all()
     assert res["significant"].dtype == bool
+
+
+def test_the_settings_reach_every_card_of_both_sides(fake_card):
+    """The stand-in card adds the length margin to ``mean``: a side or a resample computed with the
+    default settings instead would move before, after or the interval."""
+    m = _pair(24)
+    res = compare_cards(m, CardSettings(views=("lenient",), length_margin=0.7), resamples=20, seed=3)
+    row = res.set_index("metric").loc["mean"]
+    assert row["before"] == pytest.approx(m.before["x"].mean() + 0.5)
+    assert row["after"] == pytest.approx(m.after["x"].mean() + 0.5)
+    diffs = _replay(m, 20, 3)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(np.quantile(diffs, [0.025, 0.975])))
 
 
 def test_significance_is_read_at_the_settings_alpha(fake_card):
