@@ -348,3 +348,14 @@ def test_an_unknown_judge_is_named_with_the_closest_or_the_list():
     many = pd.DataFrame({"judge": [f"j{k:02d}" for k in range(14)]})
     with pytest.raises(InputError, match=r"\(judges: j00, j01, j02, j03, j04, j05, j06, j07, j08, j09, j10, j11\)$"):
         split_judges(many, "j00,qqq")
+
+
+def test_a_comparison_without_any_test_keeps_numeric_columns(fake_card, monkeypatch):
+    """Every row without an estimate on a side: the interval columns are still float (NaN), as
+    compare.csv and the gate read them."""
+    monkeypatch.setattr(paired, "judge_card", lambda t, s, view: [r for r in _fake_card(t, s, view)
+                                                                  if r["metric"] == "nan_side"])
+    res = compare_cards(_pair(24), CardSettings(views=("lenient",)), resamples=20)
+    assert res["test_reason"].tolist() == ["a side has no estimate"]
+    for col in ("diff", "ci_low", "ci_high", "se", "p_value", "p_adjusted"):
+        assert res[col].dtype == np.float64 and res[col].isna().all()
