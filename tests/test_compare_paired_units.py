@@ -249,22 +249,41 @@ def test_a_row_needs_half_the_resamples_and_at_least_ten(fake_card, resamples, c
 
 
 def test_holm_runs_per_view_over_the_tested_rows(fake_card, monkeypatch):
+    """Two rows whose differences are noise (p-values far from 0, where Holm and statsmodels'
+    default Holm-Sidak differ) and the shifted ``mean``: Holm over the tested rows of each view."""
     def card(t, s, view):
         rows = _fake_card(t, s, view)
-        return [*rows, {"metric": "half", "estimate": rows[0]["estimate"] / 2, "status": "x"}]
+        return [*rows, *({"metric": w, "estimate": float(t[w].mean()), "status": "x"} for w in ("w1", "w2"))]
 
     monkeypatch.setattr(paired, "judge_card", card)
-    s = CardSettings(alpha=0.05)
-    res = compare_cards(_pair(22, seed=5), s, resamples=30, seed=1)
+    m = _pair(22, seed=5)
+    rng = np.random.default_rng(8)
+    for t in (m.before, m.after):
+        t["w1"], t["w2"] = rng.normal(0, 1, len(t)), rng.normal(0, 1, len(t))
+    res = compare_cards(m, CardSettings(alpha=0.05), resamples=30, seed=1)
     for view in ("lenient", "strict"):
         v = res[res["view"] == view].set_index("metric")
         tested = v[v["p_value"].notna()]
-        assert list(tested.index) == ["mean", "half"]
+        assert list(tested.index) == ["mean", "w1", "w2"]
+        assert ((tested.loc[["w1", "w2"], "p_value"] > 0.05) & (tested.loc[["w1", "w2"], "p_value"] < 0.9)).all()
         adj = multipletests(tested["p_value"].to_numpy(float), method="holm")[1]
-        assert tested["p_adjusted"].tolist() == pytest.approx(adj.tolist())
+        assert tested["p_adjusted"].tolist() == pytest.approx(adj.tolist(), rel=1e-12)
         assert (v["significant"] == (v["p_adjusted"] < 0.05)).all()
         assert v["p_adjusted"].drop(tested.index).isna().all()
     assert res["significant"].dtype == bool
+
+
+def test_rounding_noise_is_no_variance(fake_card, monkeypatch):
+    """After = before + 0.3 on every row: the resampled differences of a row scaled by 1e4 are
+    3000 up to rounding (their standard deviation about 1e-12, far below 1e-12 x |diff|): no test."""
+    monkeypatch.setattr(paired, "judge_card", lambda t, s, view: [
+        {"metric": "big", "estimate": 1e4 * float(t["x"].mean()), "status": "x"}])
+    m = _pair(24)
+    m.after["x"] = m.before["x"] + 0.3
+    row = compare_cards(m, CardSettings(views=("lenient",)), resamples=40, seed=1).iloc[0]
+    assert row["diff"] == pytest.approx(3000.0) and 0 < row["se"] < 1e-9
+    assert row["test_reason"] == "the resampled differences do not vary: no variance, no test"
+    assert np.isnan(row["p_value"])
 
 
 def test_the_settings_reach_every_card_of_both_sides(fake_card):
