@@ -302,7 +302,7 @@ def test_significance_is_read_at_the_settings_alpha(fake_card):
     m = _pair(24)
     p = compare_cards(m, CardSettings(views=("lenient",)), resamples=20, seed=3).set_index("metric").loc[
         "mean", "p_adjusted"]
-    for alpha, expected in ((p * 1.01, True), (p * 0.99, False)):
+    for alpha, expected in ((p * 1.01, True), (p, False), (p * 0.99, False)):  # significant: p < alpha
         res = compare_cards(m, CardSettings(views=("lenient",), alpha=alpha), resamples=20, seed=3)
         assert bool(res.set_index("metric").loc["mean", "significant"]) is expected
 
