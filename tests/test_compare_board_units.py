@@ -99,8 +99,8 @@ def test_rank_text_and_status():
 
 
 def test_rank_flips_are_the_strictly_reversed_pairs():
-    before = pd.Series({"a": 3.0, "b": 2.0, "c": 1.0, "d": 2.0, "e": np.nan})
-    after = pd.Series({"e": 9.0, "d": 0.5, "c": 5.0, "b": 2.0, "a": 1.0})  # another order: aligned by model
+    before = pd.Series({"a": 3.0, "b": 2.0, "c": 1.0, "d": 2.0, "e": np.nan, "f": 0.0})
+    after = pd.Series({"e": 9.0, "d": 0.5, "c": 5.0, "b": 2.0, "a": 1.0, "f": 0.5})  # aligned by model
     f = rank_flips(before, after, "win_rate")
     assert list(f.columns) == FLIP_COLUMNS
     assert f.to_dict("records") == [
@@ -112,9 +112,27 @@ def test_rank_flips_are_the_strictly_reversed_pairs():
          "after_2": 5.0},
         {"correction": "win_rate", "model_1": "d", "model_2": "c", "before_1": 2.0, "before_2": 1.0, "after_1": 0.5,
          "after_2": 5.0}]
-    # b and d tie before: no pair; e has no number before: in no pair
+    # b and d tie before: no pair; d and f tie after: no pair; e has no number before: in no pair
     empty = rank_flips(before, before, "x")
     assert empty.empty and list(empty.columns) == FLIP_COLUMNS
+
+
+def test_rank_flips_read_an_empty_cell_as_no_number():
+    """Object columns (a board column with None cells) are read as numbers: None takes part in no pair."""
+    before = pd.Series({"a": 2, "b": 1, "c": None}, dtype=object)
+    after = pd.Series({"a": 1, "b": 2, "c": 3}, dtype=object)
+    f = rank_flips(before, after, "s")
+    assert list(zip(f["model_1"], f["model_2"], strict=True)) == [("a", "b")]
+    assert rank_flips(after, before, "s")[["model_1", "model_2"]].values.tolist() == [["b", "a"]]
+
+
+def test_battles_are_read_by_the_boards_reader():
+    t = pd.DataFrame({"item_id": ["i0", "i0", "i1", "i1"], "pair_id": ["p0", "p0", "p1", "p1"],
+                      "order": ["AB", "BA"] * 2, "model_a": "base", "model_b": ["m1", "m1", "m2", "m2"],
+                      "response_a": "a b c", "response_b": "d e", "preference": [1.0, 0.0, 1.0, 1.0],
+                      "status": "ok", "source_file": "f", "source_row": range(4), "judge": "j", "simulated": False})
+    b = board._battles(t)
+    assert sorted(b.models) == ["base", "m1", "m2"] and len(b) == 4
 
 
 # ---- resampled_scores on real battles -------------------------------------------------------------------------
@@ -304,6 +322,14 @@ def test_too_few_ranked_models_on_either_side_skip(monkeypatch, short_side):
     res = compare_boards(_matched(3))
     assert res.note == "1 model(s) besides the baseline 'base': a leaderboard needs 2 to rank"
     assert f.settings == []
+
+
+def test_two_ranked_models_are_enough(monkeypatch):
+    f = Fakes(monkeypatch)
+    f.alpha = 0.05
+    monkeypatch.setattr(board, "_battles", lambda t: SimpleNamespace(t=t, n_models=3, reference="base"))
+    res = compare_boards(_matched(3), resamples=20)
+    assert res.compared and len(f.settings) == 2
 
 
 def test_every_score_before_after_and_the_resampled_intervals(monkeypatch):
