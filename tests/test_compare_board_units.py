@@ -220,15 +220,19 @@ def _log(side: str, n_items: int, seed: int, means) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+WIN_SCALE = {"win_rate": 100.0}
+
+
 def _scores(t: pd.DataFrame) -> dict[str, dict[str, float]]:
     """The stand-in's two resampled scores: 100 x mean x per model, and mean x / 2."""
     mean = t.groupby("model_b")["x"].mean().dropna()
-    return {"win_rate": {k: 100 * float(v) for k, v in mean.items()},
+    return {"win_rate": {k: WIN_SCALE["win_rate"] * float(v) for k, v in mean.items()},
             "bias_aware": {k: float(v) / 2 for k, v in mean.items()}}
 
 
 class Fakes:
-    def __init__(self, monkeypatch, *, board_off: dict | None = None, fail_on=None):
+    def __init__(self, monkeypatch, *, board_off: dict | None = None, fail_on=None, drop: dict | None = None):
+        self.drop = drop or {}
         self.scores_calls = 0
         self.settings = []
         self.board_off = board_off or {}
@@ -260,6 +264,7 @@ class Fakes:
         tab["lc_status"] = "ok"
         tab["style_status"] = ["ok", "ok", "ok" if side == "before" else np.nan]
         tab["bias_aware_status"] = f"fit {side}"
+        tab = tab[tab["model"] != self.drop.get(side)]
         return SimpleNamespace(table=tab.iloc[::-1])  # the board's own order: not the comparison's
 
 
@@ -399,16 +404,53 @@ def test_ranks_flips_and_statuses(monkeypatch):
          ("bias_aware", "m1", "m2"), ("bias_aware", "m1", "m3"), ("bias_aware", "m2", "m3")])
 
 
-def test_a_model_without_a_number_on_a_side_has_no_test(monkeypatch):
+@pytest.mark.parametrize("side", ["before", "after"])
+def test_a_model_without_a_number_on_a_side_has_no_test(monkeypatch, side):
     f = Fakes(monkeypatch)
     f.alpha = 0.05
     m = _matched()
-    m.after.loc[m.after["model_b"] == "m3", "x"] = np.nan
+    t = getattr(m, side)
+    t.loc[t["model_b"] == "m3", "x"] = np.nan
     rows = compare_boards(m, resamples=20).table.set_index(["score", "model"])
-    r = rows.loc[("win_rate", "m3")]
-    assert r["test_reason"] == "a side has no estimate" and np.isnan(r["after"]) and np.isnan(r["diff"])
-    assert r["status_after"] == "no games" and pd.isna(r["rank_after"])
-    assert rows.loc[("win_rate", "m1"), "rank_flip"] == "1 -> 2, order reversed with m2"
+    for score in RESAMPLED:
+        r = rows.loc[(score, "m3")]
+        assert r["test_reason"] == "a side has no estimate" and np.isnan(r[side]) and np.isnan(r["diff"])
+        assert r["interval"] == "item bootstrap (20 resamples)"  # the other models still get theirs
+        assert rows.loc[(score, "m1"), "test_reason"] == "" and np.isfinite(rows.loc[(score, "m1"), "p_value"])
+    assert rows.loc[("win_rate", "m3"), f"status_{side}"] == "no games"
+    assert pd.isna(rows.loc[("win_rate", "m3"), f"rank_{side}"])
+    # m3 has no number on one side: only m1 and m2 can swap
+    assert rows.loc[("win_rate", "m1"), "rank_flip"] == (
+        "1 -> 2, order reversed with m2" if side == "after" else "1 -> 3, order reversed with m2")
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+def test_a_model_on_one_board_only_is_compared_as_missing_on_the_other(monkeypatch, side):
+    f = Fakes(monkeypatch, drop={side: "m3"})
+    f.alpha = 0.05
+    t = compare_boards(_matched(), resamples=20).table
+    assert t["model"].tolist() == list(MODELS) * 4
+    r = t[(t["model"] == "m3") & (t["score"] == "lc_win_rate")].iloc[0]
+    assert np.isnan(r[side]) and np.isnan(r["diff"]) and r[f"status_{side}"] == ""
+    other = "after" if side == "before" else "before"
+    assert r[other] == LC[other]["m3"] and r[f"status_{other}"] == "ok"
+    # the resampled scores still have m3, the board has not: the path does not reproduce it
+    assert t.loc[t["score"] == "win_rate", "interval"].str.startswith("not computed").all()
+
+
+def test_rounding_noise_is_no_variance(monkeypatch):
+    """After = before + 0.3 on every row, win rates scaled by 1e4: the resampled differences are
+    constant up to rounding (standard deviation far below 1e-12 x |diff|): no test."""
+    monkeypatch.setitem(WIN_SCALE, "win_rate", 1e4)
+    f = Fakes(monkeypatch)
+    f.alpha = 0.05
+    before = _log("before", 22, 1, BEFORE_MEAN)
+    after = before.assign(side="after", x=before["x"] + 0.3)
+    rows = compare_boards(match(before, after), resamples=30).table.set_index(["score", "model"])
+    for k in MODELS:
+        r = rows.loc[("win_rate", k)]
+        assert r["diff"] == pytest.approx(3000.0) and 0 < r["se"] < 1e-9
+        assert r["test_reason"] == "the resampled differences do not vary: no variance, no test"
 
 
 def test_a_score_the_resampling_path_does_not_reproduce_gets_no_interval(monkeypatch):
@@ -432,6 +474,9 @@ def test_a_score_the_resampling_path_does_not_reproduce_gets_no_interval(monkeyp
     monkeypatch.setattr(board, "NOT_RESAMPLED", {**NOT_RESAMPLED, "win_rate": "not here"})
     rows = compare_boards(_matched(), resamples=20).table
     assert h.scores_calls == 2
+    # no row has an interval: the interval columns stay numbers (NaN), as compare_board.csv is read
+    for col in ("ci_low", "ci_high", "se", "p_value", "p_adjusted"):
+        assert rows[col].dtype == np.float64 and rows[col].isna().all()
 
 
 def _without_i00(t: pd.DataFrame) -> bool:
