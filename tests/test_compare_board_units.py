@@ -539,3 +539,32 @@ def test_defaults_are_card_settings_200_resamples_seed_0_and_100_style_rounds(mo
     r = rows.loc[("win_rate", "m2")]
     assert (r["ci_low"], r["ci_high"]) == pytest.approx(tuple(np.quantile(diffs, [0.025, 0.975])))
     assert r["interval"] == "item bootstrap (200 resamples)"
+
+
+def test_holm_per_score_on_p_values_far_from_zero(monkeypatch):
+    """The same judge twice (noise only): p-values far from 0, where Holm and statsmodels' default
+    Holm-Sidak differ; each score's tested rows form one family."""
+    f = Fakes(monkeypatch)
+    f.alpha = 0.05
+    m = match(_log("before", 22, 1, BEFORE_MEAN), _log("after", 22, 7, BEFORE_MEAN))
+    t = compare_boards(m, resamples=30).table
+    for score in RESAMPLED:
+        tested = t[t["score"] == score]
+        assert (tested["p_value"] > 0.01).any()
+        adj = multipletests(tested["p_value"].to_numpy(float), method="holm")[1]
+        assert tested["p_adjusted"].tolist() == pytest.approx(adj.tolist(), rel=1e-12)
+    assert t["p_adjusted"].dtype == np.float64
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant(monkeypatch):
+    f = Fakes(monkeypatch)
+    f.alpha = 0.05
+    m = match(_log("before", 22, 1, BEFORE_MEAN), _log("after", 22, 7, BEFORE_MEAN))
+    t = compare_boards(m, resamples=30).table
+    inside = t[(t["p_adjusted"] > 0) & (t["p_adjusted"] < 1)]
+    score, model, p = inside[["score", "model", "p_adjusted"]].iloc[0]
+    for alpha, expected in ((p, False), (p * 1.01, True)):  # significant: p < alpha
+        f.alpha = alpha
+        t = compare_boards(m, CardSettings(alpha=alpha), resamples=30).table
+        row = t[(t["score"] == score) & (t["model"] == model)].iloc[0]
+        assert row["p_adjusted"] == p and bool(row["significant"]) is expected
