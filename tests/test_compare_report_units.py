@@ -244,6 +244,27 @@ def test_the_figure_height_follows_the_rows_and_skips_missing_intervals(saved, t
     assert abs(fig.subplotpars.left - matplotlib.rcParams["figure.subplot.left"]) > 1e-3  # tight_layout moved them
 
 
+def test_the_figure_reads_the_first_views_rows(saved, tmp_path):
+    t = _table(_row(view="strict", metric="a"), _row(view="lenient", metric="b"), _row(view="strict", metric="c"))
+    rep.compare_figure(t, tmp_path / "c.png", NAMES, simulated=False)
+    ax = saved["fig"].axes[0]
+    assert ax.get_title() == "new minus old|j (strict view; red: significant after Holm)"
+    assert [x.get_text() for x in ax.get_yticklabels()] == ["a", "c"]
+
+
+def test_the_figure_leaves_the_callers_figures_open(tmp_path):
+    import matplotlib.pyplot as plt
+
+    other = plt.figure()
+    try:
+        rep.compare_figure(TABLE, tmp_path / "c.png", NAMES, simulated=False)
+        assert plt.get_fignums() == [other.number]
+        assert (tmp_path / "c.png").stat().st_size > 0
+        assert stamp_module.figure_stamp(tmp_path / "c.png") == "none"
+    finally:
+        plt.close(other)
+
+
 # ---- the set ----------------------------------------------------------------------------------------------------
 @pytest.fixture
 def pages(monkeypatch):
@@ -267,7 +288,7 @@ def test_write_compare_writes_the_whole_set(tmp_path, pages):
     assert "compare_board.csv" not in names and "compare_board_flips.csv" not in names
     assert json.loads((out / "gate.json").read_text()) == {"x": 1}
     csv = pd.read_csv(out / "compare.csv")
-    assert list(csv.columns) == [*COLUMNS, "simulated"] and not csv["simulated"].any() and len(csv) == 5
+    assert list(csv.columns) == [*COLUMNS, "simulated"] and csv["simulated"].tolist() == [False] * 5
     assert pd.read_csv(out / "unmatched.csv")["item_id"].tolist() == ["u0", "u1"]
     assert (out / "compare.md").read_text() == rep.compare_markdown(TABLE, NAMES, m, simulated=False)
     (page,) = pages
@@ -309,8 +330,8 @@ def test_write_compare_with_a_leaderboard(tmp_path, pages):
     b = _board()
     rep.write_compare(tmp_path / "cmp", TABLE, _matched(), NAMES, board=b)
     board_csv = pd.read_csv(tmp_path / "cmp" / "compare_board.csv")
-    assert list(board_csv.columns) == [*BOARD_COLUMNS, "simulated"] and len(board_csv) == 4
-    assert not board_csv["simulated"].any()
+    assert list(board_csv.columns) == [*BOARD_COLUMNS, "simulated"]
+    assert board_csv["simulated"].tolist() == [False] * 4
     flips = pd.read_csv(tmp_path / "cmp" / "compare_board_flips.csv")
     assert flips.to_dict("records") == b.flips.to_dict("records")
     assert (tmp_path / "cmp" / "compare.md").read_text().count("## Leaderboard") == 1
