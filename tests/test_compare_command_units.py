@@ -233,10 +233,10 @@ def test_read_passes_the_options_through(monkeypatch):
 
 
 def test_sides_name_each_log_by_its_sorted_judges(monkeypatch):
-    logs = {"b": pd.concat([_log("z"), _log("a"), _log(np.int64(3))]), "a": _log("q")}
+    logs = {"b": pd.concat([_log("z"), _log("a"), _log(np.int64(3))]), "a": pd.concat([_log("r"), _log("q")])}
     Stubs(monkeypatch, logs)
     args = argparse.Namespace(judges=None, before=["b"], after=["a"], files=[], format="x", mapping=None, table=None,
                               family=None)
     before, after, names = command._sides(args, texts=True)
-    assert names == ("3, a, z", "q") and len(before) == 12 and len(after) == 4
-    assert before["texts"].all()
+    assert names == ("3, a, z", "q, r") and len(before) == 12 and len(after) == 8
+    assert before["texts"].all() and after["texts"].all()
