@@ -224,7 +224,7 @@ WIN_SCALE = {"win_rate": 100.0}
 
 
 def _scores(t: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """The stand-in's two resampled scores: 100 x mean x per model, and mean x / 2."""
+    """The stand-in's two resampled scores: WIN_SCALE (100) x mean x per model, and mean x / 2."""
     mean = t.groupby("model_b")["x"].mean().dropna()
     return {"win_rate": {k: WIN_SCALE["win_rate"] * float(v) for k, v in mean.items()},
             "bias_aware": {k: float(v) / 2 for k, v in mean.items()}}
