@@ -107,6 +107,12 @@ declare -A TESTS=(
   [judgelab/verdict_import/inspect_log.py]="tests/test_verdict_import_inspect_units.py tests/test_verdict_import_tools_presets.py"
   [judgelab/verdict_import/promptfoo_log.py]="tests/test_verdict_import_promptfoo_units.py tests/test_verdict_import_tools_presets.py"
   [judgelab/verdict_import/rewardbench2_log.py]="tests/test_verdict_import_rewardbench2_units.py tests/test_verdict_import_tools_presets.py"
+  [judgelab/gate/rules.py]="tests/test_gate_rules_units.py"
+  [judgelab/gate/cli.py]="tests/test_gate_rules_units.py"
+  [judgelab/compare/paired.py]="tests/test_compare_paired_units.py"
+  [judgelab/compare/board.py]="tests/test_compare_board_units.py"
+  [judgelab/compare/report.py]="tests/test_compare_report_units.py"
+  [judgelab/compare/command.py]="tests/test_compare_command_units.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
