@@ -33,11 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
 from judgelab.bias_card.card import CardSettings
-from judgelab.compare.paired import MIN_MATCHED_ITEMS, Matched, _resample, item_draws, item_rows
+from judgelab.compare.paired import MIN_MATCHED_ITEMS, Matched, _resample, bootstrap_summary, item_draws, item_rows
 from judgelab.io import InputError
 
 #: the leaderboard's score columns compared, raw win rate first (:mod:`judgelab.board.table`)
@@ -204,19 +203,7 @@ def compare_boards(m: Matched, s: CardSettings | None = None, *, resamples: int 
                             f"{score} on the full data)")
             else:
                 interval = f"item bootstrap ({resamples} resamples)"
-                col = boot[score][:, j]
-                col = col[np.isfinite(col)]
-                if not np.isfinite(d):
-                    reason = "a side has no estimate"
-                elif len(col) < max(10, resamples // 2):
-                    reason = f"only {len(col)} of {resamples} resamples gave both estimates"
-                else:
-                    lo, hi = (float(x) for x in np.quantile(col, [s.alpha / 2, 1 - s.alpha / 2]))
-                    se = float(np.std(col, ddof=1))
-                    if se > 1e-12 * max(1.0, abs(d)):
-                        p = float(2 * norm.sf(abs(d) / se))
-                    else:
-                        reason = "the resampled differences do not vary: no variance, no test"
+                lo, hi, se, p, reason = bootstrap_summary(d, boot[score][:, j], resamples, s.alpha)
             status = STATUS.get(score)
             swapped = sorted(set(f.loc[f["model_1"] == k, "model_2"]) | set(f.loc[f["model_2"] == k, "model_1"]))
             rows.append({"model": k, "score": score, "before": before, "after": after, "diff": d, "ci_low": lo,

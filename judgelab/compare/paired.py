@@ -113,6 +113,28 @@ def item_rows(t: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     return items, [order[bounds[i]:bounds[i + 1]] for i in range(len(items))]
 
 
+def bootstrap_summary(d: float, draws: np.ndarray, resamples: int, alpha: float
+                      ) -> tuple[float, float, float, float, str]:
+    """``(ci_low, ci_high, se, p_value, reason)`` of a paired difference ``d`` from its item-bootstrap
+    draws (NaN where a resample gave no estimate): percentile interval, Wald test on the draws'
+    standard error; no interval with too few usable draws, and no test when they do not vary."""
+    col = draws[np.isfinite(draws)]
+    lo = hi = se = p = np.nan
+    reason = ""
+    if not np.isfinite(d):
+        reason = "a side has no estimate"
+    elif len(col) < max(10, resamples // 2):
+        reason = f"only {len(col)} of {resamples} resamples gave both estimates"
+    else:
+        lo, hi = (float(x) for x in np.quantile(col, [alpha / 2, 1 - alpha / 2]))
+        se = float(np.std(col, ddof=1))
+        if se > 1e-12 * max(1.0, abs(d)):
+            p = float(2 * norm.sf(abs(d) / se))
+        else:
+            reason = "the resampled differences do not vary: no variance, no test"
+    return lo, hi, se, p, reason
+
+
 def compare_cards(m: Matched, s: CardSettings | None = None, *, resamples: int = 200, seed: int = 0) -> pd.DataFrame:
     """One row per view and card metric: before, after, the paired difference and its interval,
     test, Holm-adjusted p-value and whether the card's conclusion flips (module docstring)."""
@@ -135,20 +157,7 @@ def compare_cards(m: Matched, s: CardSettings | None = None, *, resamples: int =
         for j, metric in enumerate(metrics):
             (before, st_b), (after, st_a) = eb[metric], ea[metric]
             d = after - before
-            col = boot[:, j][np.isfinite(boot[:, j])]
-            lo = hi = se = p = np.nan
-            reason = ""
-            if not np.isfinite(d):
-                reason = "a side has no estimate"
-            elif len(col) < max(10, resamples // 2):
-                reason = f"only {len(col)} of {resamples} resamples gave both estimates"
-            else:
-                lo, hi = (float(x) for x in np.quantile(col, [s.alpha / 2, 1 - s.alpha / 2]))
-                se = float(np.std(col, ddof=1))
-                if se > 1e-12 * max(1.0, abs(d)):
-                    p = float(2 * norm.sf(abs(d) / se))
-                else:
-                    reason = "the resampled differences do not vary: no variance, no test"
+            lo, hi, se, p, reason = bootstrap_summary(d, boot[:, j], resamples, s.alpha)
             out.append({"view": view, "metric": metric, "before": before, "after": after, "diff": d, "ci_low": lo,
                         "ci_high": hi, "se": se, "p_value": p, "test_reason": reason, "status_before": st_b,
                         "status_after": st_a, "flip": "" if st_b == st_a else f"{st_b} -> {st_a}",
