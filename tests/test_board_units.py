@@ -1007,3 +1007,63 @@ def test_the_defaults_are_show_results_hundred_rounds_and_95_percent():
     fw = S.style_controlled_frozen(model, y, np.ones(n), st, sb, ["b", "m1", "m2"], 0, ref, rounds=100, alpha=0.05,
                                    seed=0)
     np.testing.assert_array_equal(np.c_[fg.score, fg.ci_low, fg.ci_high], np.c_[fw.score, fw.ci_low, fw.ci_high])
+
+
+def test_length_extrapolation_is_the_uncentred_collinearity_with_the_level_column():
+    """``1 + z**2`` is the variance inflation factor ``1 / (1 - R**2)`` of the length column regressed
+    on the constant ``not_gamed`` column, with the uncentred ``R**2`` of a GLM without intercept
+    (statsmodels' OLS told the design has no constant)."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(8)
+    for centre, spread in [(-1.5, 0.2), (0.3, 1.0), (2.0, 0.5)]:
+        sdl = rng.normal(centre, spread, 300)
+        z = L.length_extrapolation(sdl)
+        r2 = sm.OLS(np.tanh(sdl), np.ones(300), hasconst=False).fit().rsquared
+        assert 1 + z**2 == pytest.approx(1 / (1 - r2), rel=1e-9)
+        t = np.tanh(sdl)
+        assert z == pytest.approx(abs(t.mean()) / t.std(), rel=1e-12)
+    assert L.length_extrapolation(np.zeros(10)) == 0.0  # equal lengths: the LC is the fitted level itself
+    assert L.length_extrapolation(np.full(4, 2.0)) == np.inf  # no spread at all
+    assert L.length_extrapolation(np.zeros(0)) == 0.0
+
+
+def test_lengths_that_barely_vary_make_the_lc_not_estimable_unless_gamed_rows_fit_the_slope():
+    """A model always about four times longer than the baseline, judged by a length-loving judge: the
+    length weight and the model's level trade off along a direction its games hardly constrain.  The
+    same games with lengths on both sides of the baseline's stay estimable, and so do the degenerate
+    ones when the gamed baselines fit the length weight."""
+    rng = np.random.default_rng(9)
+    n = 200
+    lb = rng.lognormal(6.0, 0.05, n)
+    long_lm = lb * rng.lognormal(np.log(4.0), 0.05, n)
+    y = (rng.random(n) < 0.85).astype(float)
+    d = rng.normal(size=n)
+    sdl = L.std_delta_len(lb, long_lm)
+    assert L.length_extrapolation(sdl) > L.MAX_LENGTH_EXTRAPOLATION
+    with pytest.raises(L.NotEstimable, match=r"degenerate design: .*barely vary .*limit 5\)"):
+        L.length_controlled(lb, long_lm, y, d, np.arange(n))
+    # just inside the limit: fitted
+    varied = lb * rng.lognormal(0.0, 0.6, n)
+    assert L.length_extrapolation(L.std_delta_len(lb, varied)) < L.MAX_LENGTH_EXTRAPOLATION
+    assert np.isfinite(L.length_controlled(lb, varied, y, d, np.arange(n)).lc)
+    idx = np.arange(n)
+    gamed = L.Gamed(index=np.r_[idx, idx], preference=np.r_[np.full(n, 0.9), np.full(n, 0.1)],
+                    std_delta_len=np.r_[np.full(n, -1.0), np.full(n, 1.0)], not_gamed=np.zeros(2 * n, bool),
+                    difficulty=pd.Series(d, index=idx))
+    assert np.isfinite(L.length_controlled(lb, long_lm, y, d, idx, gamed=gamed).lc)
+
+
+def test_the_limit_is_a_boundary_not_a_band(monkeypatch):
+    """At exactly the limit the fit stands; just below it the same games are refused."""
+    rng = np.random.default_rng(10)
+    n = 100
+    lb = rng.lognormal(6.0, 0.05, n)
+    lm = lb * rng.lognormal(np.log(2.0), 0.3, n)
+    y = (rng.random(n) < 0.7).astype(float)
+    z = L.length_extrapolation(L.std_delta_len(lb, lm))
+    monkeypatch.setattr(L, "MAX_LENGTH_EXTRAPOLATION", z)
+    assert np.isfinite(L.length_controlled(lb, lm, y, np.zeros(n), np.arange(n)).lc)
+    monkeypatch.setattr(L, "MAX_LENGTH_EXTRAPOLATION", z * (1 - 1e-9))
+    with pytest.raises(L.NotEstimable, match="degenerate design"):
+        L.length_controlled(lb, lm, y, np.zeros(n), np.arange(n))

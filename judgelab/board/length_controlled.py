@@ -68,6 +68,10 @@ RANDOM_STATE = 123
 #: the L1 penalty: scikit-learn 1.8 deprecates ``penalty="l1"`` for ``l1_ratio=1``; before 1.8
 #: ``l1_ratio`` alone is ignored (an L2 fit), so the spelling follows the installed version
 _L1 = {"l1_ratio": 1.0} if tuple(int(x) for x in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
+#: the farthest the length-neutral point may lie from a model's own length differences, in standard
+#: deviations of its ``tanh(std_delta_len)`` (see :func:`length_extrapolation`); the 60 public
+#: AlpacaEval 2.0 logs of the alpaca_eval repository reach 2.65
+MAX_LENGTH_EXTRAPOLATION = 5.0
 #: prior precision of the estimated instruction difficulty (variance 10)
 DIFFICULTY_PRIOR = 0.1
 WEIGHT_COLUMNS = ("np.tanh(std_delta_len)", "instruction_difficulty", "not_gamed_baseline.astype(float)")
@@ -160,6 +164,27 @@ def estimate_difficulty(model: np.ndarray, item: np.ndarray, sdl: np.ndarray, y:
         res = minimize(f, np.zeros(2 * n_models + n_items), jac=True, method="L-BFGS-B",
                        options={"maxiter": 5000, "gtol": 1e-8})
     return res.x[2 * n_models:]
+
+
+def length_extrapolation(sdl: np.ndarray) -> float:
+    """How far the length-neutral point ``tanh(std_delta_len) = 0``, where the LC is read, lies from a
+    model's own games: ``|mean t| / sd t`` of ``t = tanh(std_delta_len)`` (0 when every length
+    difference is zero: the LC is then the fitted win rate itself).
+
+    Without gamed rows the GLM has no intercept but the ``not_gamed`` column, a constant on the
+    model's games, so the length column's collinearity with it is ``1 + z**2`` (the uncentred
+    variance inflation factor) with ``z`` this value.  A model whose answers are always far longer
+    (or shorter) than the baseline's has ``t`` nearly constant: the length weight and the model's
+    own level then trade off against each other along a direction the games hardly constrain, the L1
+    penalty picks the split, and the LC (the level at ``t = 0``) is an extrapolation the games do not
+    support, however narrow its delta-method interval (the Fisher information is nearly singular
+    along that direction and the pseudo-inverse drops it)."""
+    t = np.tanh(np.asarray(sdl, float))
+    centre = abs(float(np.mean(t))) if len(t) else 0.0
+    if centre == 0.0:
+        return 0.0
+    spread = float(np.std(t))
+    return centre / spread if spread > 0 else float("inf")
 
 
 @dataclass(frozen=True)
@@ -295,7 +320,9 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
 
     Raises :class:`~judgelab.board.separation.NotEstimable` (a ``ValueError``) with the reason
     when the model has no game (liblinear is never called on an empty design: it crashes the
-    process), a preference outside [0, 1], or games that a direction of the three weights
+    process), a preference outside [0, 1], length differences too uniform to separate the length
+    weight from the model's level without gamed rows (a degenerate design,
+    :func:`length_extrapolation` above :data:`MAX_LENGTH_EXTRAPOLATION`), or games that a direction of the three weights
     predicts exactly (separation, :mod:`judgelab.board.separation`) *and* a cross-validation
     that chose the weakest penalty of the grid: the L1 penalty keeps every fit finite, but at
     ``C = 1e4`` on separated games the weights are the solver's stopping point, not an estimate.
@@ -308,6 +335,14 @@ def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray
     if not np.all((y >= 0.0) & (y <= 1.0)):
         raise NotEstimable("not estimable: a preference outside [0, 1] (or not a number)")
     sdl = std_delta_len(len_base, len_model)
+    z = length_extrapolation(sdl)
+    if gamed is None and z > MAX_LENGTH_EXTRAPOLATION:
+        t = np.tanh(sdl)
+        raise NotEstimable(
+            f"not estimable: degenerate design: its length differences barely vary (tanh(std_delta_len) mean "
+            f"{float(np.mean(t)):+.2f}, sd {float(np.std(t)):.2f}), so the length-neutral point lies {z:.1f} sd "
+            f"outside its games (limit {MAX_LENGTH_EXTRAPOLATION:g}) and the LC would be an extrapolation; "
+            f"AlpacaEval's df_gamed.csv (--gamed-csv) fits the length weight on the gamed baselines too")
     X_m = _design(sdl, difficulty, np.ones(len(y), bool))
     if gamed is not None:
         X_g = _design(gamed.std_delta_len, gamed.difficulty.reindex(gamed.index).to_numpy(float), gamed.not_gamed)
