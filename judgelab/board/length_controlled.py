@@ -69,8 +69,8 @@ RANDOM_STATE = 123
 #: ``l1_ratio`` alone is ignored (an L2 fit), so the spelling follows the installed version
 _L1 = {"l1_ratio": 1.0} if tuple(int(x) for x in sklearn.__version__.split(".")[:2]) >= (1, 8) else {"penalty": "l1"}
 #: the farthest the length-neutral point may lie from a model's own length differences, in standard
-#: deviations of its ``tanh(std_delta_len)`` (see :func:`length_extrapolation`); the 60 public
-#: AlpacaEval 2.0 logs of the alpaca_eval repository reach 2.65
+#: deviations of its ``tanh(std_delta_len)`` (see :func:`length_extrapolation`); public AlpacaEval 2.0
+#: logs stay below 3 (docs/benchmarks.md)
 MAX_LENGTH_EXTRAPOLATION = 5.0
 #: prior precision of the estimated instruction difficulty (variance 10)
 DIFFICULTY_PRIOR = 0.1
