@@ -1,0 +1,602 @@
+"""Unit tests of the bias card's building blocks (``judgelab.bias_card.card``), each against a hand
+count on a table small enough to check by eye.  They are the mutation map's fast tests for the
+module: each asserts a value that a broken line would change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.bias_card import card as C
+
+MIXED = "[[C]] for the second question, but [[A]] for the entire conversation"
+
+
+def _strict_table(**extra: list) -> pd.DataFrame:
+    """Seven answers: FastChat's rule and Position-Bias-Analyzer's on one text with two markers, in both
+    orders; a recorded label (no published rule); a fallback; an empty text; a rule with a suffix."""
+    t = pd.DataFrame({
+        "parse_method": ["brackets", "brackets", "position_bias_analyzer", "recorded", "brackets", "brackets",
+                         "brackets:custom"],
+        "raw_text": [MIXED, MIXED, MIXED, MIXED, "[[B]]", "", "[[B]] and later [[A]]"],
+        "order": ["AB", "BA", "AB", "BA", "AB", "AB", "BA"],
+        "status": ["ok", "ok", "ok", "ok", "fallback", "ok", "ok"],
+    })
+    for k, v in extra.items():
+        t[k] = v
+    return t
+
+
+# lenient verdicts as a lenient parser might have read them (the last marker), original frame and shown
+LENIENT_VERDICT = np.array(["A", "B", "A", "B", "A", "B", "A"])
+LENIENT_SHOWN = np.array(["A", "A", "A", "A", "A", "A", "B"])
+
+
+def test_strict_verdicts_reread_each_ruled_row_with_its_own_rule_and_keep_the_rest():
+    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    # FastChat: "[[A]]" anywhere wins -> shown A; as BA the pair's own frame is B
+    # Position-Bias-Analyzer: the first marker, [[C]] -> tie
+    # recorded: kept as recorded; fallback: unparsed; empty text: no verdict
+    # "brackets:custom" is FastChat's rule: "[[A]]" occurs -> shown A, order BA -> B
+    assert shown.tolist() == ["A", "A", "tie", "A", "", "", "A"]
+    assert verdict.tolist() == ["A", "B", "tie", "B", "", "", "B"]
+
+
+def test_strict_verdicts_widen_a_narrow_array_for_a_longer_reading():
+    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.astype("<U1"), LENIENT_SHOWN.astype("<U1"))
+    assert verdict[2] == "tie" and shown[2] == "tie"
+
+
+def test_a_table_that_carries_the_rules_reading_is_not_read_again():
+    """Imported without texts: ``strict_shown`` holds the rule's reading (slots as shown)."""
+    t = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"]).drop(columns="raw_text")
+    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    assert shown.tolist() == ["B", "B", "A", "A", "", "", "tie"]
+    assert verdict.tolist() == ["B", "A", "A", "B", "", "", "tie"]
+    # the reading wins over the text when both are there
+    t2 = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"])
+    v2, s2 = C._strict_verdicts(t2, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    assert v2.tolist() == verdict.tolist() and s2.tolist() == shown.tolist()
+
+
+@pytest.mark.parametrize("drop", [["parse_method"], ["raw_text"]])
+def test_without_a_rule_or_a_text_only_the_fallbacks_are_blanked(drop):
+    t = _strict_table().drop(columns=drop)
+    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    expected_v, expected_s = LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy()
+    expected_v[4] = expected_s[4] = ""
+    assert verdict.tolist() == expected_v.tolist() and shown.tolist() == expected_s.tolist()
+
+
+def test_rows_without_a_published_rule_stay_as_recorded():
+    t = _strict_table()
+    t["parse_method"] = "recorded"
+    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    assert verdict.tolist() == ["A", "B", "A", "B", "", "B", "A"]
+    assert shown.tolist() == ["A", "A", "A", "A", "", "A", "B"]
+
+
+def test_an_empty_table_returns_empty_views():
+    t = _strict_table().iloc[:0]
+    verdict, shown = C._strict_verdicts(t, np.array([], dtype=str), np.array([], dtype=str))
+    assert len(verdict) == 0 and len(shown) == 0
+
+
+def test_only_ruled_rows_are_read_again_when_the_rule_disagrees_with_the_lenient_reading():
+    """A recorded row whose text a rule would read differently keeps its recorded verdict, and a
+    ruled fallback row is not revived by the rule."""
+    t = pd.DataFrame({"parse_method": ["recorded", "brackets", "brackets"], "raw_text": ["[[B]]", "[[B]]", "[[A]]"],
+                      "order": ["AB", "AB", "AB"], "status": ["ok", "fallback", "ok"]})
+    verdict, shown = C._strict_verdicts(t, np.array(["A", "A", "B"]), np.array(["A", "A", "B"]))
+    assert verdict.tolist() == ["A", "", "A"] and shown.tolist() == ["A", "", "A"]
+
+
+# ------------------------------------------------------------------------------------- model term
+
+def _lg(model_a, model_b, order, models):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(model_a=None if model_a is None else np.asarray(model_a), model_b=np.asarray(model_b),
+                           order=np.asarray(order), models=np.asarray(models))
+
+
+def test_model_term_columns_are_plus_one_shown_first_minus_one_shown_second():
+    models = ["", "m1", "m2", "m3"]  # code 0 is "no model name"
+    lg = _lg([1, 2, 3, 1, 0], [2, 3, 1, 3, 2], ["AB", "AB", "BA", "BA", "AB"], models)
+    rows = np.array([True, True, True, True, False])
+    x = C._model_term(lg, rows)
+    # shown first / second: (m1, m2), (m2, m3), (m1, m3) as BA of (m3, m1), (m3, m1) as BA of (m1, m3)
+    assert list(x.columns) == ["model[m2]", "model[m3]"]  # m1, the first in sorted order, is the reference
+    assert x["model[m2]"].tolist() == [-1.0, 1.0, 0.0, 0.0]
+    assert x["model[m3]"].tolist() == [0.0, -1.0, -1.0, 1.0]
+    assert x.index.tolist() == [0, 1, 2, 3]
+    # the unnamed model is no column and no reference: with it, m1 stays the reference
+    x5 = C._model_term(lg, np.ones(5, bool))
+    assert list(x5.columns) == ["model[m2]", "model[m3]"] and x5["model[m2]"].tolist()[-1] == -1.0
+
+
+def test_model_term_without_model_names_or_with_one_model_has_a_row_per_verdict_and_no_column():
+    lg = _lg(None, [1, 1, 1], ["AB", "BA", "AB"], ["", "m1"])
+    x = C._model_term(lg, np.array([True, False, True]))
+    assert x.shape == (2, 0) and x.index.tolist() == [0, 1]
+    one = _lg([1, 1, 1], [1, 1, 1], ["AB", "BA", "AB"], ["", "m1"])
+    x1 = C._model_term(one, np.ones(3, bool))
+    assert x1.shape == (3, 0) and x1.index.tolist() == [0, 1, 2]
+
+
+def test_quality_control_names_what_a_log_lacks():
+    two = C.QualityControl(gold=False, controlled=False, models=2)
+    assert two.missing() == (f"{C.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue; "
+                             "2 model(s) behind the responses, no model term")
+    three = C.QualityControl(gold=False, controlled=False, models=3)
+    assert three.missing() == f"{C.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue"
+    assert not two.model_term and three.model_term
+    assert three.regression() == "model term (3 models)" and three.share() == ""
+    assert C.QualityControl(gold=True, controlled=False, models=3).regression() == "gold labels"
+    assert C.QualityControl(gold=True, controlled=True, models=0).share() == "controlled pairs"
+
+
+def test_card_view_indexes_by_metric_for_one_judge_and_by_judge_and_metric_for_two():
+    card = pd.DataFrame({"judge": ["j1", "j1", "j2", "j2", "j1"], "metric": ["a", "b", "a", "b", "a"],
+                         "view": ["lenient"] * 4 + ["strict"], "estimate": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    two = C.card_view(card)
+    assert list(two.index.names) == ["judge", "metric"] and two.loc[("j2", "b"), "estimate"] == 4.0
+    one = C.card_view(card, "strict")
+    assert list(one.index.names) == ["metric"] and one.loc["a", "estimate"] == 5.0
+    assert C.card_view(card[card["judge"] == "j1"]).loc["b", "estimate"] == 2.0
+
+
+# ------------------------------------------------------------------------- clustered statistics
+
+S = C.CardSettings(n_resamples=200, seed=7)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos():
+    """The card memoises bootstrap answers and MDEs by their inputs: each test computes its own."""
+    C._RATIO_MEMO.clear()
+    C._binomial_mde.cache_clear()
+    yield
+    C._RATIO_MEMO.clear()
+    C._binomial_mde.cache_clear()
+
+
+def test_n_distinct_counts_codes_and_other_values():
+    assert C._n_distinct(np.array([0, 2, 2, 5])) == 3
+    assert C._n_distinct(np.array([3, 3, 3], dtype=np.uint8)) == 1
+    assert C._n_distinct(np.array([-1, 2, 2])) == 2  # negative codes: not by counting
+    assert C._n_distinct(np.array(["a", "b", "a"])) == 2
+    assert C._n_distinct(np.array([], dtype=int)) == 0
+    codes, k = C._cluster_codes(np.array(["q2", "q1", "q2"]))
+    assert codes.tolist() == [0, 1, 0] and k == 2
+
+
+def test_ratio_cluster_variance_by_hand():
+    cn, cd = np.array([1.0, 2.0, 0.0]), np.array([2.0, 2.0, 1.0])
+    r = 3.0 / 5.0
+    u = cn - r * cd
+    assert C.ratio_cluster_variance(cn, cd) == pytest.approx(float(u @ u) / 25.0, rel=1e-12)
+    assert np.isnan(C.ratio_cluster_variance(np.array([1.0]), np.array([2.0])))  # one cluster
+    assert np.isnan(C.ratio_cluster_variance(np.array([0.0, 0.0]), np.array([0.0, 0.0])))  # no denominator
+    assert C.ratio_cluster_variance(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0  # same ratio everywhere
+
+
+def test_bootstrap_totals_equal_a_plain_loop_in_any_chunking():
+    rng = np.random.default_rng(0)
+    cols = rng.random((6, 2))
+    s = C.CardSettings(n_resamples=23, seed=5)
+    draw = np.random.default_rng(5).integers(0, 6, size=(23, 6), dtype=np.int32)
+    plain = np.stack([cols[draw[b]].sum(axis=0) for b in range(23)])
+    assert np.allclose(C._bootstrap_totals(cols, s), plain, rtol=1e-12)
+    for chunk in (6, 7, 60, 137):  # 1, 1, 10 and 22 resamples per chunk
+        chunked = C.CardSettings(n_resamples=23, seed=5, chunk_cells=chunk)
+        assert np.allclose(C._bootstrap_totals(cols, chunked), plain, rtol=1e-12), chunk
+
+
+def test_cluster_ratio_ci_is_the_percentile_interval_of_whole_cluster_resamples():
+    num = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+    den = np.ones(8)
+    clusters = np.array(["a", "a", "b", "b", "c", "c", "d", "d"])
+    est, lo, hi, var = C.cluster_ratio_ci(num, den, clusters, S)
+    cn, cd = np.array([1.0, 2.0, 1.0, 1.0]), np.full(4, 2.0)
+    draw = np.random.default_rng(7).integers(0, 4, size=(200, 4), dtype=np.int32)
+    boot = cn[draw].sum(axis=1) / cd[draw].sum(axis=1)
+    assert est == 5 / 8
+    assert (lo, hi) == pytest.approx(tuple(np.quantile(boot, [0.025, 0.975])), abs=1e-12)
+    assert var == pytest.approx(float(np.var(boot)), rel=1e-12)
+    # the level follows alpha
+    s80 = C.CardSettings(n_resamples=200, seed=7, alpha=0.2)
+    _, lo80, hi80, _ = C.cluster_ratio_ci(num, den, clusters, s80)
+    assert (lo80, hi80) == pytest.approx(tuple(np.quantile(boot, [0.1, 0.9])), abs=1e-12)
+    # a second call answers from the memo, the same numbers
+    assert C.cluster_ratio_ci(num, den, clusters, S) == (est, lo, hi, var)
+
+
+def test_cluster_ratio_ci_drops_resamples_with_no_denominator():
+    num, den = np.array([1.0, 0.0, 3.0]), np.array([1.0, 0.0, 4.0])
+    est, lo, hi, var = C.cluster_ratio_ci(num, den, np.array([0, 1, 2]), S)
+    draw = np.random.default_rng(7).integers(0, 3, size=(200, 3), dtype=np.int32)
+    tn, td = num[draw].sum(axis=1), den[draw].sum(axis=1)
+    assert (td == 0).any()
+    boot = tn[td != 0] / td[td != 0]
+    assert est == 4 / 5 and (lo, hi) == pytest.approx(tuple(np.quantile(boot, [0.025, 0.975])), abs=1e-12)
+    assert var == pytest.approx(float(np.var(boot)), rel=1e-12)
+
+
+def test_cluster_ratio_ci_without_denominator_or_with_one_cluster():
+    assert all(np.isnan(C.cluster_ratio_ci(np.ones(3), np.zeros(3), np.arange(3), S)))
+    est, lo, hi, var = C.cluster_ratio_ci(np.array([1.0, 0.0]), np.ones(2), np.array(["a", "a"]), S)
+    assert est == 0.5 and np.isnan(lo) and np.isnan(hi) and np.isnan(var)
+
+
+def test_the_ratio_memo_keeps_eight_answers_and_tells_settings_apart():
+    for i in range(10):
+        C.cluster_ratio_ci(np.arange(4.0) + i, np.ones(4), np.arange(4), S)
+    assert len(C._RATIO_MEMO) == 8
+    a = C.cluster_ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), S)
+    b = C.cluster_ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), C.CardSettings(n_resamples=200, seed=8))
+    assert a[0] == b[0] and a[1:] != b[1:]
+
+
+def test_design_effect_is_clustered_over_binomial_variance_with_a_floor():
+    assert C.design_effect(0.5, 0.25 / 10 * 3, 10) == pytest.approx(3.0)
+    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10) == 0.5  # the floor
+    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10, floor=0.1) == pytest.approx(0.2)
+    assert C.design_effect(0.5, NAN := float("nan"), 10) == 1.0
+    assert C.design_effect(0.0, 0.3, 10) == 1.0 and C.design_effect(1.0, 0.3, 10) == 1.0  # no binomial variance
+    assert C.design_effect(0.5, 0.3, 0) == 1.0 and np.isnan(NAN)
+    assert C.DEFF_FLOOR == 0.5
+
+
+def test_share_stats_by_hand():
+    y = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    cl = np.array([0, 0, 1, 1, 2, 2])
+    est, var, n_eff, k = C._share_stats(y, cl, 0.5)
+    cn, cd = np.array([2.0, 0.0, 1.0]), np.full(3, 2.0)
+    v = C.ratio_cluster_variance(cn, cd)
+    assert est == 0.5 and k == 3 and var == pytest.approx(v)
+    assert n_eff == pytest.approx(6 / max(0.5, v / (0.25 / 6)))
+
+
+def test_wilson_uses_the_effective_n_the_level_and_students_t_on_clusters():
+    from statsmodels.stats.proportion import proportion_confint
+
+    s = C.CardSettings(alpha=0.1)
+    assert C._wilson(0.3, 40.0, s) == pytest.approx(proportion_confint(12, 40, alpha=0.1, method="wilson"))
+    from scipy.stats import norm, t
+
+    a = float(2 * norm.sf(t.ppf(0.95, 4)))
+    assert C._wilson(0.3, 40.0, s, k=5) == pytest.approx(proportion_confint(12, 40, alpha=a, method="wilson"))
+    assert C._wilson(0.3, 40.0, s, k=1) == C._wilson(0.3, 40.0, s)
+
+
+def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
+    from statsmodels.stats.power import NormalIndPower
+
+    for n, p0, alpha, power in [(50, 0.5, 0.05, 0.8), (200, 0.3, 0.01, 0.9), (7, 0.9, 0.2, 0.5)]:
+        h = NormalIndPower().solve_power(nobs1=n, ratio=0, alpha=alpha, power=power)
+        p1 = np.sin(min(np.pi / 2, np.arcsin(np.sqrt(p0)) + h / 2)) ** 2
+        assert C.binomial_mde(n, p0, C.CardSettings(alpha=alpha, power=power)) == pytest.approx(p1 - p0, abs=1e-6)
+    assert np.isnan(C.binomial_mde(1, 0.5, S)) and not np.isnan(C.binomial_mde(2, 0.5, S))
+    # an effect beyond the scale is capped at p1 = 1
+    assert C.binomial_mde(2, 0.99, S) == pytest.approx(0.01, abs=1e-12)
+    # power at or below alpha: no effect needed
+    assert C._cohen_h(30, 0.05, 0.05) == 0.0 and C._cohen_h(30, 0.05, 0.04) == 0.0
+    assert C._cohen_h(30, 0.05, 0.06) > 0
+    # n is floored to whole trials
+    assert C.binomial_mde(50.9, 0.5, S) == C.binomial_mde(50, 0.5, S)
+
+
+# ------------------------------------------------------------------------------- row decisions
+
+def _tested(**kw) -> C.CardRow:
+    base = dict(metric="position_preference", estimate=0.3, ci_low=0.1, ci_high=0.5, se=0.1, null_value=0.0,
+                n=100, n_items=50, test="binomial", statistic=60.0, p_value=0.001, mde=0.15)
+    base.update(kw)
+    return C.CardRow(**base)
+
+
+def test_row_reason_names_the_first_thing_missing():
+    assert C._row_reason(_tested()) == ""
+    assert C._row_reason(_tested(reason="mine", estimate=NAN_)) == "mine"
+    assert C._row_reason(_tested(estimate=NAN_)) == "no estimate"
+    assert C._row_reason(_tested(estimate=float("inf"))) == "no estimate"
+    assert C._row_reason(_tested(se=0.0)) == "standard error 0: the test has nothing to go on"
+    assert C._row_reason(_tested(se=NAN_)) == "standard error nan: the test has nothing to go on"
+    assert C._row_reason(_tested(se=-0.5)) == "standard error -0.5: the test has nothing to go on"
+    assert C._row_reason(_tested(p_value=NAN_)) == "no p-value"
+    assert C._row_reason(_tested(test="none", se=NAN_, p_value=NAN_)) == ""
+
+
+NAN_ = float("nan")
+
+
+def test_in_family_only_rows_that_could_be_detected():
+    assert C.in_family(_tested())
+    assert not C.in_family(_tested(test="none"))
+    assert not C.in_family(_tested(identified=False))
+    assert not C.in_family(_tested(underpowered_reason="few labels"))
+    assert not C.in_family(_tested(p_value=NAN_))
+
+
+def test_adjust_p_values_holm_bh_and_none():
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.01, 0.04, 0.03, 0.2, 0.04]
+    assert C.adjust_p_values(p, "holm") == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-15)
+    assert C.adjust_p_values(p, "bh") == pytest.approx(list(multipletests(p, method="fdr_bh")[1]), abs=1e-15)
+    assert C.adjust_p_values(p, "none") == p and C.adjust_p_values([], "holm") == []
+    # by hand: sorted 0.01, 0.03, 0.04, 0.04, 0.2 times 5, 4, 3, 2, 1 -> 0.05, 0.12, 0.12, 0.12 (running max), 0.2
+    assert C.adjust_p_values(p, "holm") == pytest.approx([0.05, 0.12, 0.12, 0.2, 0.12])
+    assert C.adjust_p_values([0.5, 0.6], "holm") == [1.0, 1.0]
+    assert all(isinstance(x, float) for x in C.adjust_p_values(p, "bh"))
+
+
+def test_finish_decides_each_status():
+    s = C.CardSettings()
+    d = C._finish(_tested(), s)
+    assert (d["status"], d["estimable"], d["underpowered"], d["reason"]) == ("detected", True, False, "")
+    assert d["mde"] == 0.15 and np.isnan(d["p_adjusted"]) and d["test_family"] == "" and "underpowered_reason" not in d
+    # the adjusted p-value decides when given
+    assert C._finish(_tested(), s, 0.2)["status"] == "not detected"
+    assert C._finish(_tested(p_value=0.2), s, 0.001)["status"] == "detected"
+    assert C._finish(_tested(), s, 0.05)["status"] == "not detected"  # p = alpha is not below alpha
+    # the interval must exclude the null too
+    assert C._finish(_tested(ci_low=-0.1), s)["status"] == "not detected"
+    assert C._finish(_tested(ci_low=0.0), s)["status"] == "not detected"  # the null on the boundary: inside
+    assert C._finish(_tested(ci_high=0.0, ci_low=-0.2, estimate=-0.1), s)["status"] == "not detected"
+    assert C._finish(_tested(ci_low=NAN_), s)["status"] == "not detected"
+    assert C._finish(_tested(ci_high=NAN_), s)["status"] == "not detected"
+    # not rejected: underpowered when the MDE exceeds the metric's threshold (0.2 for position), or is NaN
+    nd = C._finish(_tested(p_value=0.5, mde=0.2), s)
+    assert (nd["status"], nd["underpowered"]) == ("not detected", False)
+    up = C._finish(_tested(p_value=0.5, mde=0.21), s)
+    assert (up["status"], up["underpowered"]) == ("underpowered", True)
+    assert C._finish(_tested(p_value=0.5, mde=-0.21), s)["status"] == "underpowered"
+    assert C._finish(_tested(p_value=0.5, mde=NAN_), s)["status"] == "underpowered"
+    # a detection is never underpowered, whatever its MDE
+    assert C._finish(_tested(mde=0.9), s)["underpowered"] is False
+    ni = C._finish(_tested(identified=False), s)
+    assert (ni["status"], ni["estimable"]) == ("not identified", True)
+    ne = C._finish(_tested(se=0.0, identified=False), s)
+    assert (ne["status"], ne["estimable"], ne["underpowered"]) == ("not estimable", False, True)
+    assert ne["reason"] == "standard error 0: the test has nothing to go on"
+    ur = C._finish(_tested(underpowered_reason="3 labels"), s)
+    assert (ur["status"], ur["underpowered"], ur["reason"]) == ("underpowered", True, "3 labels")
+    ur2 = C._finish(_tested(se=0.0, underpowered_reason="3 labels"), s)
+    assert ur2["status"] == "not estimable" and ur2["reason"].startswith("standard error")
+    # alpha from the settings
+    assert C._finish(_tested(p_value=0.07), C.CardSettings(alpha=0.1))["status"] == "detected"
+    assert isinstance(C._finish(_tested(n=np.int64(4), n_items=np.int64(2)), s)["n"], int)
+
+
+def test_finish_descriptive_rows_are_read_by_their_half_width():
+    s = C.CardSettings()
+    r = C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3)  # threshold 0.10
+    d = C._finish(r, s)
+    assert (d["status"], d["underpowered"], d["mde"]) == ("descriptive", False, pytest.approx(0.1))
+    wide = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.05, ci_high=0.3), s)
+    assert wide["underpowered"] is True and wide["mde"] == pytest.approx(0.125)
+    noci = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=NAN_, ci_high=0.3), s)
+    assert noci["underpowered"] is True and np.isnan(noci["mde"])
+    noci2 = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=NAN_), s)
+    assert noci2["underpowered"] is True and np.isnan(noci2["mde"])
+    ne = C._finish(C.CardRow("tie_rate"), s)
+    assert (ne["status"], ne["reason"], ne["underpowered"]) == ("not estimable", "no estimate", True)
+
+
+def test_family_mde_factor_is_the_bonferroni_level_over_the_plain_one():
+    from scipy.stats import norm
+
+    s = C.CardSettings(alpha=0.05, power=0.8)
+    m = 4
+    expected = (norm.ppf(1 - 0.05 / 8) + norm.ppf(0.8)) / (norm.ppf(0.975) + norm.ppf(0.8))
+    assert C.family_mde_factor(m, s) == pytest.approx(expected, rel=1e-12)
+    assert C.family_mde_factor(1, s) == 1.0 and C.family_mde_factor(0, s) == 1.0
+    assert C.family_mde_factor(2, s) > 1.0
+    assert C.family_mde_factor(m, C.CardSettings(multiplicity="none")) == 1.0
+    assert C.family_mde_factor(m, C.CardSettings(multiplicity="bh")) == pytest.approx(expected, rel=1e-12)
+
+
+def test_finish_rows_adjusts_the_family_together_and_names_it():
+    s = C.CardSettings()
+    rows = [_tested(metric="position_preference", p_value=0.01),
+            C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3),
+            _tested(metric="length_preference", p_value=0.03, mde=0.05),
+            _tested(metric="markdown_preference", p_value=0.04, identified=False)]
+    out = finish_rows = C.finish_rows(rows, s)
+    assert [d["metric"] for d in out] == ["position_preference", "tie_rate", "length_preference",
+                                          "markdown_preference"]
+    label = "holm over 2 tests: position_preference, length_preference"
+    assert [d["test_family"] for d in finish_rows] == [label, "", label, ""]
+    assert out[0]["p_adjusted"] == pytest.approx(0.02) and out[2]["p_adjusted"] == pytest.approx(0.03)
+    assert np.isnan(out[1]["p_adjusted"]) and np.isnan(out[3]["p_adjusted"])
+    f = C.family_mde_factor(2, s)
+    assert out[0]["mde"] == pytest.approx(0.15 * f) and out[2]["mde"] == pytest.approx(0.05 * f)
+    assert out[3]["mde"] == 0.15  # outside the family: its own MDE
+    assert out[0]["status"] == "detected" and out[2]["status"] == "detected"
+    # no family: no label, no adjustment
+    alone = C.finish_rows([rows[1]], s)
+    assert alone[0]["test_family"] == ""
+    none = C.finish_rows(rows, C.CardSettings(multiplicity="none"))
+    assert none[0]["test_family"].startswith("none over 2 tests") and none[0]["p_adjusted"] == 0.01
+
+
+def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test():
+    from scipy.stats import binomtest
+
+    s = C.CardSettings(min_decisive=4)
+    success = np.array([1, 1, 1, 0, 1, 1, 0, 1, 9, 9])  # the last two are masked out
+    mask = np.array([True] * 8 + [False] * 2)
+    items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    d = C._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
+    assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
+    assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
+    est, var, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
+    lo, hi = C._wilson(est, n_eff, s, k)
+    assert (d.ci_low, d.ci_high) == (lo, hi)
+    from scipy.stats import norm
+
+    assert d.se == pytest.approx((hi - lo) / (2 * norm.ppf(0.975)))
+    t = C._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
+    assert t.test == "binomial" and t.null_value == 0.5 and np.isnan(t.share)
+    est, var, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], C.DEFF_FLOOR)
+    n_int = max(1, round(n_eff))
+    assert t.statistic == round(0.75 * n_int)
+    assert t.p_value == pytest.approx(binomtest(round(0.75 * n_int), n_int, 0.5).pvalue)
+    assert t.se == pytest.approx(np.sqrt(0.25 / n_eff)) and t.mde == C.binomial_mde(n_int, 0.5, s)
+    assert t.reason == ""
+    few = C._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=9), null=0.5,
+                       share_of=8)
+    assert few.reason == "fewer than 9 verdicts to test (8)"
+    assert C._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=8), null=0.5,
+                        share_of=8).reason == ""
+    empty = C._share_row("tie_rate", np.zeros(10, bool), success, items, s, null=None, share_of=10,
+                         identified=False)
+    assert empty.reason == "no eligible verdicts" and empty.share == 0.0 and not empty.identified
+
+
+# ---------------------------------------------------------------------------- cue rows vs gold
+
+def test_excess_over_gold_by_hand():
+    """Six pairs on three items: gold on the cue side in 4 (items 0, 0, 1, 2), on the other side in 2."""
+    jc = np.array([True, True, False, True, True, True])
+    gc = np.array([True, True, True, True, False, False])
+    items = np.array([0, 0, 1, 2, 1, 2])
+    ex = C.excess_over_gold(jc, gc, items, S)
+    g, n = 4 / 6, 6
+    c_s, c_l = 2, 1  # errors where gold is on the other side (pick the cue) / on the cue's side
+    assert (ex["errors_to_cue"], ex["errors_away"], ex["k"], ex["n"]) == (2, 1, 3, 6)
+    assert ex["estimate"] == pytest.approx((c_s - c_l) / n) and ex["gold_share"] == pytest.approx(g)
+    assert ex["estimate"] == pytest.approx(jc.mean() - gc.mean())
+    ebar = 3 / 6
+    assert ex["null"] == pytest.approx(ebar * (1 - 2 * g))
+    err = (jc != gc).astype(float)
+    w = np.where(gc, -(err - ebar) / 4, (err - ebar) / 2)
+    u = np.array([w[items == i].sum() for i in range(3)])
+    assert ex["se"] == pytest.approx(2 * g * (1 - g) * np.sqrt(u @ u))
+    d = jc.astype(float) - gc
+    u2 = np.array([(d[items == i] - ex["estimate"]).sum() for i in range(3)])
+    assert ex["se_excess"] == pytest.approx(np.sqrt(u2 @ u2) / n)
+    assert ex["reason"] == ""
+
+
+def test_excess_over_gold_degenerate_designs_say_why():
+    e = C.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]), S)
+    assert e["reason"] == "no eligible verdicts" and e["n"] == 0 and np.isnan(e["estimate"]) and e["k"] == 0
+    cue = C.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]), S)
+    assert cue["reason"] == ("gold is on the cue side in every eligible pair: errors cannot be told from a cue "
+                             "preference")
+    assert cue["estimate"] == -0.5 and np.isnan(cue["null"]) and np.isnan(cue["se"])
+    other = C.excess_over_gold(np.array([True, False]), np.array([False, False]), np.array([0, 1]), S)
+    assert other["reason"].startswith("gold is on the other side in every eligible pair")
+    one = C.excess_over_gold(np.array([True, False]), np.array([True, False]), np.array([0, 0]), S)
+    assert one["reason"] == "one item: no clustered standard error" and one["null"] == 0.0
+    assert np.isnan(one["se"]) and one["k"] == 1
+
+
+def _cue_inputs():
+    """Ten pairs: cue side per pair, gold per pair, the judge's verdict; one pair without gold."""
+    cue = np.array(["A", "B", "A", "B", "A", "B", "A", "B", "A", "B"])
+    gold = np.array(["A", "B", "A", "A", "B", "B", "A", "A", "B", ""])
+    verdict = np.array(["A", "B", "A", "B", "A", "A", "B", "B", "A", "B"])
+    items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    return cue, gold, verdict, items
+
+
+def test_gold_cue_row_is_the_excess_over_gold_with_a_t_test_on_items():
+    from scipy.stats import t as student_t
+
+    cue, gold, verdict, items = _cue_inputs()
+    elig = np.ones(10, bool)
+    s = C.CardSettings(min_decisive=5)
+    row = C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, s, share_of=20, note="pre",
+                           cue_word="longer")
+    mask = gold != ""
+    ex = C.excess_over_gold((verdict == cue)[mask], (gold == cue)[mask], items[mask], s)
+    assert (row.metric, row.test, row.n, row.n_items, row.share) == ("length_preference", "t-cluster", 9, 5, 9 / 20)
+    assert row.estimate == ex["estimate"] and row.null_value == ex["null"] and row.se == ex["se"]
+    assert row.statistic == pytest.approx((ex["estimate"] - ex["null"]) / ex["se"])
+    assert row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 4))
+    tcrit = student_t.ppf(0.975, 4)
+    assert row.ci_low == pytest.approx(max(-1, ex["estimate"] - tcrit * ex["se_excess"]))
+    assert row.ci_high == pytest.approx(min(1, ex["estimate"] + tcrit * ex["se_excess"]))
+    from scipy.stats import norm
+
+    assert row.mde == pytest.approx((tcrit + norm.ppf(0.8)) * ex["se"])
+    assert row.note == (f"pre; judge share minus gold's ({ex['gold_share']:.3f} of these pairs have gold on the "
+                        f"longer side); errors to the longer {ex['errors_to_cue']}, away {ex['errors_away']}")
+    assert row.reason == ""
+    few = C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=10),
+                           share_of=0, note="", cue_word="longer")
+    assert few.reason == "fewer than 10 verdicts to test (9)" and np.isnan(few.share)
+    assert few.note.startswith("judge share minus gold's")
+    assert C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=9),
+                            share_of=0, note="", cue_word="longer").reason == ""
+
+
+def test_gold_cue_row_without_errors_or_with_only_errors_says_why():
+    cue, gold, _, items = _cue_inputs()
+    elig = np.ones(10, bool)
+    right = C._gold_cue_rows("length_preference", elig, cue, gold.copy(), gold, items, S, share_of=10, note="",
+                             cue_word="longer")
+    assert right.reason == "no error against gold on the eligible verdicts: nothing to read a cue in"
+    assert right.se == 0.0 and np.isnan(right.p_value)
+    wrong = np.where(gold == "A", "B", "A")
+    allwrong = C._gold_cue_rows("length_preference", elig, cue, wrong, gold, items, S, share_of=10, note="",
+                                cue_word="longer")
+    assert allwrong.reason == "every eligible verdict is an error: nothing to read a cue in"
+    none = C._gold_cue_rows("length_preference", np.zeros(10, bool), cue, wrong, gold, items, S, share_of=10,
+                            note="kept", cue_word="longer")
+    assert none.reason == "no eligible verdicts" and none.note == "kept" and none.n == 0
+
+
+def test_gold_cue_row_keeps_no_interval_when_judge_minus_gold_is_constant():
+    """Every error picks the cue and gold is never the cue's side where the judge errs: judge - gold is
+    +1 on the errors, 0 elsewhere, spread over items, so the excess has a width; with all verdicts one
+    constant difference the interval is none while the test still runs."""
+    jc = np.array([True, True, True, True])
+    gc = np.array([False, False, True, True])
+    items = np.array([0, 1, 2, 3])
+    cue = np.array(["A"] * 4)
+    verdict = np.where(jc, "A", "B")
+    gold = np.where(gc, "A", "B")
+    row = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, items, C.CardSettings(
+        min_decisive=1), share_of=4, note="", cue_word="longer")
+    assert row.se > 0 and np.isfinite(row.p_value)
+    assert np.isfinite(row.ci_low) and np.isfinite(row.ci_high)
+    assert row.ci_low >= -1.0 and row.ci_high <= 1.0
+
+
+def test_error_share_row_tests_the_errors_against_the_share_where_an_error_would_pick_the_cue():
+    cue, gold, verdict, items = _cue_inputs()
+    elig = np.ones(10, bool)
+    row = C._error_share_row("length_error_share", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=1))
+    mask = gold != ""
+    jc, gc = verdict == cue, gold == cue
+    err = mask & (jc != gc)
+    null = np.count_nonzero(mask & ~gc) / 9
+    assert row.null_value == pytest.approx(null)
+    assert row.n == int(err.sum()) and row.estimate == pytest.approx(np.count_nonzero(err & jc) / err.sum())
+    assert row.share == pytest.approx(err.sum() / 9)
+    assert row.note == f"errors against gold; null: share of these pairs with gold on the other side ({null:.3f})"
+    assert row.test == "binomial" and row.reason == ""
+    one_side = C._error_share_row("length_error_share", elig, cue, verdict, cue.copy(), items,
+                                  C.CardSettings(min_decisive=1))
+    assert one_side.null_value == 0.0  # gold always on the cue's side: an error can never pick the cue
+    assert one_side.reason == "gold on one side of the cue in every eligible pair: no null to test against"
+    flipped = np.where(cue == "A", "B", "A")
+    v2 = np.where(verdict == "A", "B", "A")
+    other = C._error_share_row("length_error_share", elig, cue, v2, flipped, items, C.CardSettings(min_decisive=1))
+    assert other.null_value == 1.0
+    assert other.reason == "gold on one side of the cue in every eligible pair: no null to test against"
+    empty = C._error_share_row("length_error_share", np.zeros(10, bool), cue, verdict, gold, items, S)
+    assert empty.null_value == 0.5 and empty.reason == "no eligible verdicts"
+
+
+def test_not_estimable_rows_carry_their_reason_and_test():
+    r = C._not_estimable("length_controlled", "why", test="logit", null=0.0, note="n")
+    assert (r.metric, r.reason, r.test, r.null_value, r.note) == ("length_controlled", "why", "logit", 0.0, "n")
+    d = C._not_estimable("tie_rate", "why")
+    assert d.test == "none" and np.isnan(d.null_value)
