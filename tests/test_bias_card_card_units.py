@@ -433,7 +433,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     d = C._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
     assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
     assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
-    est, var, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
+    est, _, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
     lo, hi = C._wilson(est, n_eff, s, k)
     assert (d.ci_low, d.ci_high) == (lo, hi)
     from scipy.stats import norm
@@ -441,7 +441,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     assert d.se == pytest.approx((hi - lo) / (2 * norm.ppf(0.975)))
     t = C._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
     assert t.test == "binomial" and t.null_value == 0.5 and np.isnan(t.share)
-    est, var, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], C.DEFF_FLOOR)
+    _, _, n_eff, _ = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], C.DEFF_FLOOR)
     n_int = max(1, round(n_eff))
     assert t.statistic == round(0.75 * n_int)
     assert t.p_value == pytest.approx(binomtest(round(0.75 * n_int), n_int, 0.5).pvalue)
@@ -600,3 +600,135 @@ def test_not_estimable_rows_carry_their_reason_and_test():
     assert (r.metric, r.reason, r.test, r.null_value, r.note) == ("length_controlled", "why", "logit", 0.0, "n")
     d = C._not_estimable("tie_rate", "why")
     assert d.test == "none" and np.isnan(d.null_value)
+
+
+# ------------------------------------------------------------------------ position and order gap
+
+def test_position_row_is_b_with_the_score_test_on_items():
+    from scipy.stats import t as student_t
+
+    shown = np.array(["A", "A", "A", "B", "tie", "A", "A", "B", "", "A"])
+    parsed = np.array([True] * 8 + [False, True])
+    items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    s = C.CardSettings(min_decisive=5)
+    row = C._position_row(shown, parsed, items, s, one_order=False)
+    y = np.array([1, 1, 1, 0, 0.5, 1, 1, 0, 1.0])
+    est, _, n_eff, k = C._share_stats(y, items[parsed], C.DEFF_FLOOR)
+    lo, hi = C._wilson(est, n_eff, s, k)
+    assert (row.n, row.n_items, row.null_value, row.test) == (9, 5, 0.0, "score")
+    assert row.estimate == pytest.approx(2 * est - 1) and row.estimate == pytest.approx(2 * y.mean() - 1)
+    assert (row.ci_low, row.ci_high) == (pytest.approx(2 * lo - 1), pytest.approx(2 * hi - 1))
+    se_y = np.sqrt(0.25 / n_eff)
+    assert row.se == pytest.approx(2 * se_y) and row.statistic == pytest.approx((est - 0.5) / se_y)
+    assert row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 4))
+    assert row.mde == pytest.approx(2 * C.binomial_mde(max(1, round(n_eff)), 0.5, s))
+    assert row.share == pytest.approx(8 / 9) and row.reason == "" and row.note == "" and row.identified
+    few = C._position_row(shown, parsed, items, C.CardSettings(min_decisive=9), one_order=False)
+    assert few.reason == "fewer than 9 decisive verdicts (8)"
+    assert C._position_row(shown, parsed, items, C.CardSettings(min_decisive=8), one_order=False).reason == ""
+
+
+def test_position_row_on_one_item_uses_the_normal_and_one_order_is_not_identified():
+    from scipy.stats import norm
+
+    shown = np.array(["A", "A", "B", "A"])
+    row = C._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True)
+    assert row.n_items == 1 and row.p_value == pytest.approx(2 * norm.sf(abs(row.statistic)))
+    assert not row.identified
+    assert row.note == "only one presentation order recorded: b mixes position with gold"
+    nog = C._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True, has_gold=False)
+    assert nog.note == ("only one presentation order recorded: b mixes position with answer quality (which "
+                        "response is better)")
+    none = C._position_row(shown, np.zeros(4, bool), np.zeros(4, int), S, one_order=False)
+    assert none.reason == "no parsed verdict" and none.n == 0
+
+
+def test_order_gap_is_durkalskis_clustered_mcnemar():
+    from scipy.stats import chi2, norm
+
+    from judgelab.stats.mcnemar import mcnemar_mde
+
+    ca = np.array([1, 1, 0, 1, 0, 1, 1, 0], bool)  # right as stored
+    cb = np.array([0, 1, 1, 1, 1, 0, 1, 1], bool)  # right swapped
+    items = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    s = C.CardSettings(min_decisive=3)
+    row = C._order_gap_row(ca, cb, items, s)
+    d = cb.astype(float) - ca
+    dsum = np.array([d[items == i].sum() for i in range(4)])
+    b, c = int((d < 0).sum()), int((d > 0).sum())
+    assert (b, c) == (2, 3)
+    assert row.estimate == pytest.approx(d.mean()) and (row.n, row.n_items) == (8, 4)
+    assert row.statistic == pytest.approx(dsum.sum() ** 2 / (dsum @ dsum))
+    assert row.p_value == pytest.approx(chi2.sf(row.statistic, 1))
+    assert row.se == pytest.approx(np.sqrt(dsum @ dsum) / 8)
+    z = norm.ppf(0.975)
+    assert (row.ci_low, row.ci_high) == (pytest.approx(d.mean() - z * row.se), pytest.approx(d.mean() + z * row.se))
+    deff = max(C.DEFF_FLOOR, (dsum @ dsum) / (b + c))
+    assert row.mde == pytest.approx(mcnemar_mde(max(1, round(8 / deff)), 5 / 8, 0.05, 0.8))
+    assert row.note == "discordant: 2 right only as stored, 3 only swapped" and row.reason == ""
+    assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=6)).reason == \
+        "fewer than 6 discordant pairs (5)"
+    assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=5)).reason == ""
+    # one item: the design effect is at least 1
+    one = C._order_gap_row(ca, cb, np.zeros(8, int), s)
+    ss = d.sum() ** 2
+    assert one.mde == pytest.approx(mcnemar_mde(max(1, round(8 / max(1.0, ss / 5))), 5 / 8, 0.05, 0.8))
+
+
+def test_order_gap_clipped_to_minus_one_one_and_degenerate_cases():
+    ca, cb = np.zeros(6, bool), np.ones(6, bool)  # every pair right only swapped
+    row = C._order_gap_row(ca, cb, np.arange(6), C.CardSettings(min_decisive=1))
+    assert row.estimate == 1.0 and row.ci_high == 1.0 and row.ci_low < 1.0
+    neg = C._order_gap_row(cb, ca, np.arange(6), C.CardSettings(min_decisive=1))
+    assert neg.ci_low == -1.0 and neg.ci_high > -1.0
+    same = C._order_gap_row(cb, cb, np.arange(6), S)
+    assert (same.se, same.statistic, same.p_value) == (0.0, 0.0, 1.0)
+    assert same.reason == "no discordant pair, or every item's discordant pairs cancel"
+    cancel = C._order_gap_row(np.array([1, 0], bool), np.array([0, 1], bool), np.array([0, 0]), S)
+    assert cancel.reason == "no discordant pair, or every item's discordant pairs cancel" and cancel.p_value == 1.0
+    empty = C._order_gap_row(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0), S)
+    assert empty.reason == "no pair with gold recorded in both orders" and empty.test == "mcnemar-cluster"
+
+
+def test_cluster_sandwich_equals_statsmodels_cluster_covariance_on_the_full_rows():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(3)
+    n, groups = 400, rng.integers(0, 40, 400)
+    x1 = rng.integers(0, 3, n).astype(float)
+    x2 = rng.integers(0, 2, n).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.3 + 0.5 * x1 - 0.7 * x2)))).astype(float)
+    X = np.column_stack([np.ones(n), x1, x2])
+    full = sm.GLM(y, X, family=sm.families.Binomial()).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    key = pd.factorize(pd.Series([f"{a}|{b}|{c}" for a, b, c in zip(x1, x2, y, strict=True)]))[0]
+    counts = np.bincount(key)
+    rep = np.full(len(counts), -1)
+    rep[key[::-1]] = np.arange(n)[::-1]
+    distinct = sm.GLM(y[rep], X[rep], family=sm.families.Binomial(), freq_weights=counts.astype(float)).fit()
+    mu = np.asarray(distinct.fittedvalues)
+    resid = y - mu[key]
+    se = C._cluster_sandwich(X[rep], counts, mu, [None, x1, x2], resid, groups)
+    assert se == pytest.approx(np.asarray(full.bse), rel=1e-6)
+
+
+# --------------------------------------------------------------------------- benchmark metrics
+
+def test_judgebench_pair_score_by_hand():
+    v_ab = np.array(["A", "A", "A", "tie", "", "B", "A"])
+    v_ba = np.array(["A", "tie", "B", "tie", "A", "B", "A"])
+    gold = np.array(["A", "A", "A", "A", "A", "A", "B"])
+    # agree right, right + tie, inconsistent, two ties, missing + right, agree wrong, agree wrong
+    assert C.judgebench_pair_correct(v_ab, v_ba, gold).tolist() == [True, True, False, False, True, False, False]
+    assert C.judgebench_pair_correct(np.array(["B"]), np.array(["B"]), np.array(["B"])).tolist() == [True]
+    assert C.judgebench_pair_correct(np.array(["A"]), np.array(["A"]), np.array([""])).tolist() == [False]
+
+
+def test_arena_hard_pair_scores_by_hand():
+    v_ab = np.array(["B", "A", "tie", "B", ""])
+    v_ba = np.array(["B", "B", "A", "tie", "B"])
+    strong_ab = np.array([True, False, False, False, False])
+    strong_ba = np.array([False, True, False, False, False])
+    total, weight = C.arena_hard_pair_scores(v_ab, v_ba, strong_ab, strong_ba)
+    assert total.tolist() == [3 * 1 + 1, 0 + 3 * 1, 0.5 + 0, 1 + 0.5, 0.0]
+    assert weight.tolist() == [4.0, 4.0, 2.0, 2.0, 0.0]
+    assert C.ARENA_STRONG_WEIGHT == 3
