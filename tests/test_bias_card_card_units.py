@@ -732,3 +732,153 @@ def test_arena_hard_pair_scores_by_hand():
     assert total.tolist() == [3 * 1 + 1, 0 + 3 * 1, 0.5 + 0, 1 + 0.5, 0.0]
     assert weight.tolist() == [4.0, 4.0, 2.0, 2.0, 0.0]
     assert C.ARENA_STRONG_WEIGHT == 3
+
+
+# --------------------------------------------------------------------------------- the log arrays
+
+def _table(n_pairs: int = 4, **over) -> pd.DataFrame:
+    """A judge's log: pairs in both orders; response B of pair p has p + 1 times A's words."""
+    rows = []
+    for p in range(n_pairs):
+        for order in ("AB", "BA"):
+            rows.append({"judge": "j", "family": "fam", "pair_id": f"p{p}", "item_id": f"i{p // 2}", "order": order,
+                         "verdict": "A" if p % 2 == 0 else "B", "verdict_shown": "A",
+                         "expected_verdict": "A" if p < 2 else "B", "status": "ok", "parse_method": "recorded",
+                         "response_a": "word " * 3, "response_b": "word " * (3 * (p + 1)) + ("\n# head" if p == 3 else ""),
+                         "family_a": "fam" if p == 0 else "other", "family_b": "other" if p != 2 else "fam",
+                         "label": "A>>B" if p == 1 else "A>B", "model_a": "base", "model_b": f"m{p % 3}"})
+    t = pd.DataFrame(rows)
+    for k, v in over.items():
+        t[k] = v
+    return t
+
+
+def test_prepare_reads_the_arrays_the_card_needs():
+    t = _table()
+    lg = C._prepare(t, "lenient")
+    assert lg.pairs.tolist() == [0, 0, 1, 1, 2, 2, 3, 3] and lg.items.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert lg.order.tolist() == ["AB", "BA"] * 4 and lg.gold.tolist() == ["A"] * 4 + ["B"] * 4
+    assert lg.verdict.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
+    assert lg.wa.tolist() == [3.0] * 8 and lg.wb.tolist() == [3, 3, 6, 6, 9, 9, 14, 14]
+    assert lg.wa.dtype == np.float32 and lg.has_text.all()
+    assert lg.mb[6] > 0 and lg.ma.max() == 0
+    assert lg.own.tolist() == ["A", "A", "", "", "B", "B", "", ""]  # only A is "fam" in p0, only B in p2
+    assert lg.family == "fam" and lg.strong.tolist() == [False, False, True, True] + [False] * 4
+    assert lg.models.tolist() == ["", "base", "m0", "m1", "m2"]
+    assert lg.model_names(lg.model_b).tolist() == ["m0", "m0", "m1", "m1", "m2", "m2", "m0", "m0"]
+    assert lg.model_names(lg.model_a).tolist() == ["base"] * 8
+    with pytest.raises(ValueError, match="unknown card view 'loose'"):
+        C._prepare(t, "loose")
+
+
+def test_prepare_own_family_is_the_only_response_of_the_judges_family():
+    t = _table()
+    t.loc[t["pair_id"] == "p2", ["family_a", "family_b"]] = ["other", "fam"]
+    t.loc[t["pair_id"] == "p3", ["family_a", "family_b"]] = ["fam", "fam"]
+    lg = C._prepare(t, "lenient")
+    assert lg.own.tolist() == ["A", "A", "", "", "B", "B", "", ""]
+    bare = C._prepare(t.drop(columns=["family", "family_a", "family_b", "label", "model_a", "model_b"]), "lenient")
+    assert bare.family == "unknown" and (bare.own == "").all() and not bare.strong.any()
+    assert bare.models.tolist() == [""] and (bare.model_b == 0).all() and (bare.model_a == 0).all()
+
+
+def test_prepare_items_fall_back_to_pairs_and_the_strict_view_blanks_fallbacks():
+    t = _table()
+    t.loc[t["pair_id"] == "p3", "item_id"] = None
+    t.loc[0, "status"] = "fallback"
+    lg = C._prepare(t, "lenient")
+    assert lg.items.tolist() == [0, 0, 0, 0, 1, 1, 2, 2]  # pair p3's id stands in for its item
+    assert C._prepare(t.drop(columns="item_id"), "lenient").items.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    strict = C._prepare(t, "strict")
+    assert strict.verdict[0] == "" and strict.shown[0] == "" and lg.verdict[0] == "A"
+    assert strict.verdict[1:].tolist() == lg.verdict[1:].tolist()
+
+
+def test_shown_cues_are_in_the_frame_of_the_slot_shown_first():
+    lg = C._prepare(_table(), "lenient")
+    cues = lg.shown_cues()
+    ratio = np.clip(np.log2((3 + 1) / (np.array([3, 3, 6, 6, 9, 9, 14, 14]) + 1.0)), -3, 3)
+    sign = np.array([1, -1] * 4)
+    assert cues["len"] == pytest.approx(sign * ratio)
+    assert cues["md"] == pytest.approx(sign * (lg.ma.astype(float) - lg.mb))
+    assert cues["gold"].tolist() == [1, -1, 1, -1, -1, 1, -1, 1]
+    assert lg.lenlr_shown == pytest.approx(cues["len"]) and lg.md_shown == pytest.approx(cues["md"])
+    assert lg.gold_shown.tolist() == cues["gold"].tolist()
+    part = lg.shown_cues(np.array([False, True, False, False, False, False, False, True]))
+    assert part["len"] == pytest.approx(cues["len"][[1, 7]]) and part["gold"].tolist() == [-1, 1]
+    # the clip at three doublings
+    far = C._prepare(_table(1, response_b="w " * 200), "lenient").shown_cues()["len"]
+    assert far.tolist() == [-3.0, 3.0]
+    no_gold = C._prepare(_table(1, expected_verdict=""), "lenient").shown_cues()["gold"]
+    assert no_gold.tolist() == [0.0, 0.0]
+
+
+def test_response_features_from_the_feature_columns_texts_or_nothing():
+    t = pd.DataFrame({"words_a": [2, 5], "markdown_a": [0.0, 0.5], "has_text_a": [True, False]})
+    w, m, h = C._response_features(t, "a")
+    assert w.tolist() == [2.0, 5.0] and m.tolist() == [0.0, 0.5] and h.tolist() == [True, False]
+    w, m, h = C._response_features(t, "b")
+    assert w.tolist() == [0.0, 0.0] and m.tolist() == [0.0, 0.0] and h.tolist() == [False, False]
+    texts = pd.DataFrame({"response_b": ["one two", "", None, "# Title\n- item"]})
+    w, m, h = C._response_features(texts, "b")
+    from judgelab.features import markdown_score, word_count
+
+    assert w.tolist() == [2.0, 0.0, 0.0, float(word_count("# Title\n- item"))]
+    assert m[3] == pytest.approx(markdown_score("# Title\n- item")) and m[0] == 0.0
+    assert h.tolist() == [True, False, False, True]
+    cat = texts["response_b"].astype("category")
+    w2, m2, h2 = C._response_features(pd.DataFrame({"response_b": cat}), "b")
+    assert w2.tolist() == w.tolist() and m2.tolist() == m.tolist() and h2.tolist() == h.tolist()
+
+
+def test_codes_are_in_order_of_first_appearance_with_fill_for_missing():
+    assert C._codes(pd.Series(["b", "a", "b", "c"])).tolist() == [0, 1, 0, 2]
+    assert C._codes(pd.Series(["b", "a", "b"])).dtype == np.int32
+    assert C._codes(pd.Series(["x", None, "x"]), fill=pd.Series(["p", "q", "r"])).tolist() == [0, 1, 0]
+    assert C._codes(pd.Series([1, 1, 2])).tolist() == [0, 0, 1]
+    cat = pd.Series(["b", "a", "b"], dtype="category")
+    assert C._codes(cat).tolist() == [0, 1, 0]
+
+
+def test_exact_float32_only_when_every_value_survives():
+    x = np.array([1.0, 2.5, 0.25])
+    assert C._exact_float32(x).dtype == np.float32
+    y = np.array([0.1, 2.0])
+    out = C._exact_float32(y)
+    assert out.dtype == np.float64 and out is y
+
+
+def test_model_codes_index_one_sorted_name_list():
+    t = pd.DataFrame({"model_a": ["z", "a", None], "model_b": ["a", "m", "z"]})
+    out = C._model_codes(t)
+    assert out["models"].tolist() == ["", "a", "m", "z"]
+    assert out["model_a"].tolist() == [3, 1, 0] and out["model_b"].tolist() == [1, 2, 3]
+    assert out["model_a"].dtype == np.int16
+    only_b = C._model_codes(pd.DataFrame({"model_b": ["x", "y"]}))
+    assert only_b["model_a"].tolist() == [0, 0] and only_b["models"].tolist() == ["", "x", "y"]
+
+
+def test_identify_names_the_control_or_what_is_missing():
+    qc = C.QualityControl(gold=False, controlled=False, models=1)
+    r = C._identify(C.CardRow("length_preference", n=5, note="own"), "gold labels", qc)
+    assert r.identified and r.note == "own; quality controlled by gold labels"
+    r2 = C._identify(C.CardRow("length_preference", n=5, note="own"), "", qc)
+    assert not r2.identified and r2.note == qc.missing() + "; own"
+    r3 = C._identify(C.CardRow("length_preference", n=0, note="none eligible"), "gold labels", qc)
+    assert r3.identified and r3.note == "none eligible"
+    r4 = C._identify(C.CardRow("length_preference", n=0, note="none eligible"), "", qc)
+    assert not r4.identified and r4.note == "none eligible"
+    r5 = C._identify(C.CardRow("length_preference", n=3), "controlled pairs", qc)
+    assert r5.note == "quality controlled by controlled pairs"
+
+
+def test_quality_control_of_a_log():
+    lg = C._prepare(_table(), "lenient")
+    qc = C.quality_control(lg, C.CardSettings())
+    assert qc == C.QualityControl(gold=True, controlled=False, models=4)
+    lg2 = C._prepare(_table(expected_verdict="tie"), "lenient")
+    assert C.quality_control(lg2, C.CardSettings(controlled_pairs=True)) == C.QualityControl(
+        gold=False, controlled=True, models=4)
+    lg3 = C._prepare(_table().drop(columns="model_a"), "lenient")
+    lg3.model_a = None
+    assert C.quality_control(lg3, C.CardSettings()).models == 3
