@@ -882,3 +882,182 @@ def test_quality_control_of_a_log():
     lg3 = C._prepare(_table().drop(columns="model_a"), "lenient")
     lg3.model_a = None
     assert C.quality_control(lg3, C.CardSettings()).models == 3
+
+
+# ---------------------------------------------------------------------------- one judge's rows
+
+SWAP = {"A": "B", "B": "A", "tie": "tie", "": ""}
+
+
+def _judge_table(orders=("AB", "BA")) -> pd.DataFrame:
+    """Six pairs on three items, both orders: verdicts (stored frame) with ties and an unparsed game,
+    gold on five pairs, length and markdown cues, one own-family response in two pairs, four models."""
+    spec = [  # gold, (verdict AB, verdict BA), words A, words B, markdown B, family A, family B
+        ("A", ("A", "A"), 10, 30, "", "fam", "other"),
+        ("B", ("A", "B"), 30, 10, "\n# T\n- a\n- b", "other", "fam"),
+        ("A", ("A", "tie"), 10, 11, "", "other", "other"),
+        ("B", ("B", ""), 20, 5, "\n**bold** and *it*", "other", "other"),
+        ("A", ("B", "A"), 5, 20, "", "other", "other"),
+        ("", ("A", "A"), 8, 40, "", "other", "other"),
+    ]
+    rows = []
+    for p, (gold, verdicts, wa, wb, md_b, fa, fb) in enumerate(spec):
+        for order, v in zip(("AB", "BA"), verdicts, strict=True):
+            if order not in orders:
+                continue
+            rows.append({"judge": "j", "family": "fam", "pair_id": f"p{p}", "item_id": f"i{p // 2}", "order": order,
+                         "verdict": v, "verdict_shown": v if order == "AB" else SWAP[v], "expected_verdict": gold,
+                         "status": "ok" if v else "unparsed", "parse_method": "recorded",
+                         "response_a": "w " * wa, "response_b": "w " * wb + md_b, "family_a": fa, "family_b": fb,
+                         "label": "A>B", "model_a": "base", "model_b": f"m{p % 3}"})
+    return pd.DataFrame(rows)
+
+
+def _same(a: C.CardRow, b: C.CardRow) -> bool:
+    from dataclasses import asdict
+
+    da, db = asdict(a), asdict(b)
+    return da.keys() == db.keys() and all(
+        (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)) or x == y
+        for x, y in zip(da.values(), db.values(), strict=True)), (da, db)
+
+
+JS = C.CardSettings(min_decisive=2, n_resamples=50)
+
+
+def test_judge_rows_wire_each_statistic_to_its_verdicts():
+    t = _judge_table()
+    rows, extra = C.judge_rows(t, JS)
+    by = {r.metric: r for r in rows}
+    assert [r.metric for r in rows] == [
+        "accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy", "arena_hard_score",
+        "accuracy_order_gap", "positional_agreement", "positional_agreement_all", "position_preference",
+        "length_preference", "length_error_share", "length_share_raw", "markdown_preference", "markdown_error_share",
+        "markdown_share_raw", "length_controlled", "markdown_controlled", "self_preference", "self_error_share",
+        "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
+        "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
+    assert extra == {"view": "lenient", "n_parsed": 11, "parsed_share": 11 / 12}
+    lg = C._prepare(t, "lenient")
+    items, v, g = lg.items, lg.verdict, lg.gold
+    correct, with_gold = v == g, g != ""
+    ab, ba = lg.order == "AB", lg.order == "BA"
+    assert _same(by["accuracy_AB"], C._share_row("accuracy_AB", with_gold & ab, correct, items, JS, null=0.5, share_of=0))
+    assert _same(by["accuracy_BA"], C._share_row("accuracy_BA", with_gold & ba, correct, items, JS, null=0.5, share_of=0))
+    assert _same(by["accuracy_average"], C._share_row("accuracy_average", with_gold, correct, items, JS, null=0.5,
+                                                      share_of=0))
+    assert by["accuracy_AB"].estimate == 3 / 5 and by["accuracy_BA"].estimate == 3 / 5
+    ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
+    pg = g[ia] != ""
+    assert _same(by["correct_both"], C._share_row("correct_both", pg, correct[ia] & correct[ib], items[ia], JS,
+                                                  null=None, share_of=0))
+    assert by["correct_both"].estimate == 1 / 5
+    assert _same(by["accuracy_order_gap"], C._order_gap_row(correct[ia][pg], correct[ib][pg], items[ia][pg], JS))
+    has_value = v != ""
+    valid = has_value[ia] & has_value[ib]
+    assert _same(by["positional_agreement"], C._share_row("positional_agreement", valid, v[ia] == v[ib], items[ia],
+                                                          JS, null=None, share_of=6))
+    assert by["positional_agreement"].estimate == 2 / 5
+    assert _same(by["positional_agreement_all"], C._share_row("positional_agreement_all", np.ones(6, bool),
+                                                              v[ia] == v[ib], items[ia], JS, null=None, share_of=6))
+    assert _same(by["position_preference"], C._position_row(lg.shown, has_value, items, JS, one_order=False))
+    for metric, mask in (("tie_rate", v == "tie"), ("parse_failures", ~has_value)):
+        assert _same(by[metric], C._share_row(metric, np.ones(12, bool), mask, items, JS, null=None, share_of=12))
+    assert by["tie_rate"].estimate == 1 / 12 and by["parse_failures"].estimate == 1 / 12
+    bench = C._benchmark_rows(lg, ia, ib, JS)
+    assert _same(by["judgebench_accuracy"], bench[0]) and _same(by["arena_hard_score"], bench[1])
+    assert _same(by["repetition_consistency"], C._repetition_row(lg, JS, 12))
+    human = C._human_rows(t, lg, JS)
+    assert all(_same(by[h.metric], h) for h in human)
+
+
+def test_judge_rows_read_the_cues_with_their_margins():
+    t = _judge_table()
+    rows, _ = C.judge_rows(t, JS)
+    by = {r.metric: r for r in rows}
+    lg = C._prepare(t, "lenient")
+    qc = C.quality_control(lg, JS)
+    decisive = (lg.verdict == "A") | (lg.verdict == "B")
+    n_dec = int(decisive.sum())
+    assert n_dec == 10
+    wa, wb = lg.wa.astype(float), lg.wb.astype(float)
+    longer = np.where(wa >= 1.2 * wb, "A", np.where(wb >= 1.2 * wa, "B", ""))
+    assert longer.tolist() == ["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"]
+    expected = C._cue_rows("length_preference", decisive & (longer != ""), longer, lg, JS, qc, share_of=n_dec,
+                           cue_word="longer", note="length ratio >= 1.2")
+    assert all(_same(by[e.metric], e) for e in expected)
+    more = np.where(lg.ma - lg.mb >= 0.25, "A", np.where(lg.mb - lg.ma >= 0.25, "B", ""))
+    assert (more == "B").any()
+    expected_md = C._cue_rows("markdown_preference", decisive & (more != ""), more, lg, JS, qc, share_of=n_dec,
+                              cue_word="more formatted", note="markdown difference >= 0.25")
+    assert all(_same(by[e.metric], e) for e in expected_md)
+    expected_self = C._cue_rows("self_preference", decisive & (lg.own != ""), lg.own, lg, JS, qc, share_of=n_dec,
+                                cue_word="own-family", note="")
+    assert all(_same(by[e.metric], e) for e in expected_self)
+    assert by["self_share_raw"].n == 4
+    logit = [C._identify(r, qc.regression(), qc) for r in C._logit_rows(lg, decisive & lg.has_text, JS, qc.model_term)]
+    assert all(_same(by[r.metric], r) for r in logit)
+    # the margins come from the settings
+    wide = {r.metric: r for r in C.judge_rows(t, C.CardSettings(min_decisive=2, n_resamples=50,
+                                                                 length_margin=2.5))[0]}
+    assert wide["length_share_raw"].n == 4 and by["length_share_raw"].n == 9
+    assert wide["length_share_raw"].note == "length ratio >= 3.5; descriptive, not a finding: P(picks the longer)"
+    flat = {r.metric: r for r in C.judge_rows(t, C.CardSettings(min_decisive=2, n_resamples=50,
+                                                                 markdown_margin=1.0))[0]}
+    assert flat["markdown_share_raw"].n == 0 and flat["markdown_share_raw"].reason == "no eligible verdicts"
+
+
+def test_judge_rows_of_a_log_without_gold_texts_family_or_second_order():
+    t = _judge_table(orders=("AB",)).drop(columns=["response_a", "response_b"])
+    t["expected_verdict"] = ""
+    t["family"] = "unknown"
+    rows, extra = C.judge_rows(t, JS)
+    by = {r.metric: r for r in rows}
+    assert by["accuracy_AB"].note == "no gold in this log" and by["accuracy_AB"].reason == "no eligible verdicts"
+    assert by["correct_both"].note == "no pair was recorded in both orders"
+    assert by["positional_agreement"].note == "no pair was recorded in both orders"
+    assert by["positional_agreement_all"].share != by["positional_agreement_all"].share  # NaN: no pair
+    pos = by["position_preference"]
+    assert not pos.identified and pos.note.endswith("mixes position with answer quality (which response is better)")
+    assert by["length_share_raw"].note.startswith("no response texts in this log")
+    assert by["self_preference"].note.startswith("judge family unknown") or by["self_preference"].note == \
+        "judge family unknown"
+    assert by["length_error_share"].reason == "no gold in this log"
+    assert by["judgebench_accuracy"].reason == "no pair was recorded in both orders"
+    assert extra["n_parsed"] == 6 and extra["parsed_share"] == 1.0
+
+
+def test_judge_rows_family_known_but_never_alone():
+    t = _judge_table()
+    t["family_a"] = "other"
+    t["family_b"] = "other"
+    by = {r.metric: r for r in C.judge_rows(t, JS)[0]}
+    assert by["self_share_raw"].note.startswith("no pair with exactly one own-family response")
+
+
+def test_judge_card_finishes_the_rows_with_the_shared_columns():
+    t = _judge_table()
+    card = C.judge_card(t, JS, "strict")
+    rows, extra = C.judge_rows(t, JS, "strict")
+    assert [d["metric"] for d in card] == [r.metric for r in rows]
+    finished = C.finish_rows(rows, JS)
+    for d, f in zip(card, finished, strict=True):
+        assert d["view"] == "strict" and d["n_parsed"] == extra["n_parsed"] and d["status"] == f["status"]
+    assert C.judge_card(t)[0]["view"] == "lenient"
+
+
+def test_first_row_per_pair_and_guard():
+    pairs = np.array([2, 0, 2, 1, 0])
+    assert C._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
+    assert C._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
+    assert C._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
+    ok = C._guard(("a",), lambda: C.CardRow("a", estimate=1.0))
+    assert len(ok) == 1 and ok[0].estimate == 1.0
+    two = C._guard(("a", "b"), lambda: [C.CardRow("a"), C.CardRow("b")])
+    assert [r.metric for r in two] == ["a", "b"]
+
+    def boom():
+        raise ZeroDivisionError("nothing")
+
+    failed = C._guard(("a", "b"), boom)
+    assert [(r.metric, r.reason) for r in failed] == [("a", "failed: ZeroDivisionError: nothing"),
+                                                      ("b", "failed: ZeroDivisionError: nothing")]
