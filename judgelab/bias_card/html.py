@@ -12,9 +12,9 @@ no network).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -50,12 +50,19 @@ def settings_text(settings: CardSettings) -> str:
             "only the benchmark authors' extraction (status ok). " + multiplicity_text(settings))
 
 
-def _num(x: object, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.{digits}f}"  # type: ignore[arg-type]
+def _missing(x: Any) -> bool:
+    """Whether a cell is missing (NaN or None: a row that was not estimable)."""
+    return x is None or bool(pd.isna(x))
 
 
-def _p(x: object) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.2g}"  # type: ignore[arg-type]
+def _num(x: Any, digits: int = 3) -> str:
+    """A number of a sentence, ``n/a`` for a missing one."""
+    return "n/a" if _missing(x) else f"{float(x):.{digits}f}"
+
+
+def _p(x: Any) -> str:
+    """A p-value of a sentence: two significant digits."""
+    return "n/a" if _missing(x) else f"{float(x):.2g}"
 
 
 def _kind(metric: str) -> str:
@@ -67,6 +74,11 @@ def display(name: str, names: Mapping[str, str]) -> str:
     the name alone when ``names`` has none for it."""
     shown = names.get(name, name)
     return name if shown == name else f"{shown} ({name})"
+
+
+def views_of(rows: pd.DataFrame, *, index: bool = True) -> dict[str, pd.DataFrame]:
+    """The rows of each view, in the card's view order (indexed by metric unless ``index=False``)."""
+    return {str(v): (g.set_index("metric") if index else g) for v, g in rows.groupby("view", sort=False)}
 
 
 def _main_view(views: Mapping[str, pd.DataFrame]) -> str:
@@ -112,7 +124,7 @@ def finding_sentences(views: Mapping[str, pd.DataFrame], settings: CardSettings)
             parts = ([f"{', '.join(only_main)} detected in the {main} view only"] if only_main else []) + (
                 [f"{', '.join(only_other)} detected in the {view} view only"] if only_other else [])
             out.append(f"The {view} view differs: " + "; ".join(parts) + ".")
-    acc = next((m for m in ("accuracy_average", "accuracy_AB") if m in g.index and not pd.isna(g.loc[m, "estimate"])),
+    acc = next((m for m in ("accuracy_average", "accuracy_AB") if m in g.index and not _missing(g.at[m, "estimate"])),
                None)
     if acc is not None:
         r = g.loc[acc]
@@ -151,7 +163,7 @@ def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def view_tables(rows: pd.DataFrame) -> list[Table]:
     """The rows of one judge as tables: one table when every view gives the same rows (captioned
     "strict and lenient views agree"), else the main view's table and one per other view."""
-    groups = {v: g for v, g in rows.groupby("view", sort=False)} if "view" in rows else {"": rows}
+    groups = views_of(rows, index=False) if "view" in rows else {"": rows}
     if len(groups) == 1:
         view, g = next(iter(groups.items()))
         return [_table(f"Card rows ({view} view)" if view else "Card rows", g, drop_view=bool(view))]
@@ -169,14 +181,14 @@ def judge_section(judge: str, rows: pd.DataFrame, n_verdicts: int, settings: Car
                   headline: Callable[[pd.DataFrame, CardSettings], list[str]],
                   names: Mapping[str, str] | None = None) -> Section:
     """A judge's details, closed: its headline per view and its card rows."""
-    views = {v: g.set_index("metric") for v, g in rows.groupby("view", sort=False)}
+    views = views_of(rows)
     paragraphs = []
     for view, g in views.items():
         paragraphs += [f"{view} view: {line}".replace("**", "") for line in headline(g, settings)]
     family = rows["family"].iloc[0] if "family" in rows else ""
-    n_detected = int(sum(_kind(m) == "bias" and s == "detected"
-                         for m, s in zip(views[_main_view(views)].index, views[_main_view(views)]["status"],
-                                         strict=True)))
+    main = views[_main_view(views)]
+    n_detected = sum(_kind(str(m)) == "bias" and s == "detected" for m, s in zip(main.index, main["status"],
+                                                                              strict=True))
     return Section(title=f"{display(judge, names or {})} (family {family}, {n_verdicts} verdicts)", key=str(judge),
                    paragraphs=paragraphs, tables=view_tables(rows), collapsed=True,
                    lead=f"{n_detected} bias(es) detected; card rows and reasons")
@@ -191,7 +203,7 @@ def panel_section(rows: pd.DataFrame) -> Section:
 
 
 def _panel_sentences(rows: pd.DataFrame) -> list[str]:
-    views = {v: g.set_index("metric") for v, g in rows.groupby("view", sort=False)}
+    views = views_of(rows)
     main = _main_view(views)
     return [f"{m} ({main} view): {_num(r['estimate'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]."
             for m, r in views[main].iterrows() if not pd.isna(r["estimate"])]
@@ -202,9 +214,8 @@ def summary_section(card: pd.DataFrame, settings: CardSettings, n_verdicts: Mapp
     """The page's first section: what was found, per judge, then the figure."""
     bullets = []
     for judge, g in card[card["judge"] != PANEL_JUDGE].groupby("judge", sort=True):
-        views = {v: gv.set_index("metric") for v, gv in g.groupby("view", sort=False)}
-        bullets.append(Bullets(f"{display(str(judge), names)} ({n_verdicts.get(judge, 0)} verdicts)",
-                               finding_sentences(views, settings)))
+        bullets.append(Bullets(f"{display(str(judge), names)} ({n_verdicts.get(str(judge), 0)} verdicts)",
+                               finding_sentences(views_of(g), settings)))
     panel = card[card["judge"] == PANEL_JUDGE]
     if len(panel) and _panel_sentences(panel):
         bullets.append(Bullets("All judges together", _panel_sentences(panel)))
@@ -230,7 +241,7 @@ def write_card_html(card: pd.DataFrame, out: str | Path, *, title: str, settings
                       "detected. Metrics without an estimate are not drawn.")
                ] if figure is not None and Path(figure).is_file() else []
     sections = [summary_section(card, settings, n_verdicts, names, figures)]
-    sections += [judge_section(str(j), g, n_verdicts.get(j, 0), settings, headline, names)
+    sections += [judge_section(str(j), g, n_verdicts.get(str(j), 0), settings, headline, names)
                  for j, g in card[card["judge"] != PANEL_JUDGE].groupby("judge", sort=True)]
     panel = card[card["judge"] == PANEL_JUDGE]
     if len(panel):

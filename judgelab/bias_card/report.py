@@ -240,7 +240,7 @@ def _card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_has
     metrics = drawn_metrics(card)
     card = card[card["judge"] != PANEL_JUDGE]
     judges = sorted(card["judge"].unique())
-    labels = [(names or {}).get(j, j) for j in judges]
+    labels = [(names or {}).get(str(j), str(j)) for j in judges]
     heading = (f"{title}: estimate and item-clustered CI, lenient view (blue: detected bias; black: accuracy "
                "above chance; grey: not detected)")
     if not metrics:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.text import Annotation
+from matplotlib.transforms import Bbox
 
 from judgelab.board.table import CORRECTIONS
 from judgelab.plots.stamp import stamp
@@ -42,13 +43,13 @@ def place_labels(ax: Axes, xs: Sequence[float], ys: Sequence[float], texts: Sequ
     model stays a point; its name is in the page's tables).  Boxes are measured by the renderer at
     the figure's final size, so call it after the axis limits are set.
     """
-    renderer = ax.figure.canvas.get_renderer()
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas this module selects
     inside = ax.get_window_extent(renderer)
     points = ax.transData.transform(np.column_stack([xs, ys])) if len(texts) else np.empty((0, 2))
     r = POINT_RADIUS_PX
     placed: list[Annotation] = []
-    boxes = []
-    dropped = []
+    boxes: list[Bbox] = []
+    dropped: list[str] = []
     for i in sorted(range(len(texts)), key=lambda k: (-ys[k], xs[k])):
         others = np.delete(points, i, axis=0)
         for dx, dy, ha in LABEL_OFFSETS:

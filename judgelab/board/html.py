@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgelab.board.table import CORRECTIONS
@@ -34,7 +35,7 @@ def with_display_names(frame: pd.DataFrame, names: Mapping[str, str]) -> pd.Data
     for col in NAME_COLUMNS:
         if col in out.columns:
             new = "display_name" + col[len("model"):]
-            out.insert(out.columns.get_loc(col) + 1, new, [names.get(str(m), str(m)) for m in out[col]])
+            out.insert(list(out.columns).index(col) + 1, new, [names.get(str(m), str(m)) for m in out[col]])
     return out
 
 
@@ -42,12 +43,12 @@ def summary_lines(table: pd.DataFrame, flips: pd.DataFrame, names: Mapping[str, 
     """One sentence per score (raw and each correction with a number): the model that leads it;
     then one on the rank flips."""
     def lead(col: str, what: str) -> str | None:
-        s = pd.to_numeric(table[col], errors="coerce")
-        if not s.notna().any():
+        values = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
+        if not np.isfinite(values).any():
             return None
-        i = s.idxmax()
-        m = str(table.loc[i, "model"])
-        return f"Highest {what}: {names.get(m, m)} ({s[i]:.1f}%)."
+        i = int(np.nanargmax(values))
+        m = str(table["model"].iloc[i])
+        return f"Highest {what}: {names.get(m, m)} ({values[i]:.1f}%)."
 
     out = [lead("win_rate", "raw win rate")]
     out += [lead(col, name) for col, _, _, name in CORRECTIONS]
