@@ -413,3 +413,24 @@ def test_every_panel_of_the_leaderboard_figure_has_data_and_labels_do_not_overla
     assert all(_axes_with_data(figs[1])) and ax.get_xlabel() == "raw win rate (%)"
     for f in figs:
         plt.close(f)
+
+
+def test_a_collapsed_section_is_a_closed_details_and_a_summary_leads_the_page():
+    from judgelab.html_report import Bullets, Page, Section, Table, render_page
+
+    frame = pd.DataFrame({"metric": ["accuracy_AB", "position_preference"], "status": ["detected", "detected"]})
+    page = Page(title="T", sections=[
+        Section("Summary", key="summary", bullets=[Bullets("judge <a>", ["one finding."])], summary=True),
+        Section("Details", key="details", collapsed=True, lead="open me",
+                tables=[Table("rows", frame, status_class=["st-tested", None])])])
+    text = render_page(page)
+    assert text.index('data-key="summary" class="summary"') < text.index("<nav>") < text.index('data-key="details"')
+    assert "<h3>judge &lt;a&gt;</h3><ul><li>one finding.</li></ul>" in text
+    assert '<details><summary><h2>Details</h2><span class="lead">open me</span></summary>' in text
+    assert "<details open" not in text
+    # the override colours the first row's status neutrally; the second keeps its status's class
+    assert '<td>accuracy_AB</td><td class="st-tested">detected</td>' in text
+    assert '<td>position_preference</td><td class="st-detected">detected</td>' in text
+    assert '<div class="scroll"><table>' in text  # every table in its own scrolling box
+    with pytest.raises(ValueError, match="1 status classes for 2 rows"):
+        render_page(Page(title="T", sections=[Section("s", tables=[Table("rows", frame, status_class=[None])])]))
