@@ -9,6 +9,12 @@ Used by ``judgelab audit`` (one section per judge of the bias card) and meant fo
 that writes a folder of tables and figures (``judgelab leaderboard``): build :class:`Section`
 objects and call :func:`write_page`.
 
+The layout is made to be read, not scrolled through: a page opens with its summary section (the
+findings in sentences and the one figure), and a section marked ``collapsed`` is a closed
+``<details>`` element whose title (and one-line ``lead``) is all a reader sees until they open
+it.  Every table sits in its own horizontally scrolling box, so a wide table never widens the
+page (the page fits a 1,280 px window; ``tests/test_report_layout.py`` measures it in Chromium).
+
 Why by hand: the page is a list of sections of tables and PNGs.  ``pandas.DataFrame.to_html``
 writes a table but no page, and cannot mark a cell by its value (a status); templating libraries
 (jinja2) would add a template language for what is twenty lines of escaped f-strings.
@@ -62,6 +68,16 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .st-underpowered{background:#fff4ce}
 .st-not-estimable,.st-not-identified{background:#eceff1;color:#52606d}
 .st-descriptive{color:#334e68}
+.st-tested{background:#e3ecf7}
+.scroll{overflow-x:auto;max-width:100%;margin:.3rem 0 1rem}
+.scroll table{margin:0}
+td{max-width:28rem;overflow-wrap:anywhere}
+p,li,h2,h3,summary{overflow-wrap:anywhere}
+details>summary{cursor:pointer;padding:.2rem 0}
+details>summary h2{display:inline;font-size:1.1rem}
+.lead{color:#52606d;font-size:.9rem;margin-left:.5rem}
+.summary ul{margin:.2rem 0 .8rem;padding-left:1.3rem}
+.summary h3{margin:.8rem 0 .2rem}
 figure{margin:.5rem 0 1rem}
 figure img{max-width:100%;height:auto;border:1px solid #d9e2ec}
 figcaption{font-size:.85rem;color:#52606d}
@@ -77,6 +93,10 @@ class Table:
     frame: pd.DataFrame
     status_column: str | None = "status"
     caption: str = ""
+    #: per row, a class for its status cell that replaces the one :data:`STATUS_CLASSES` gives
+    #: (None: keep that one); the audit gives an accuracy row tested against chance the neutral
+    #: ``st-tested`` so that only a bias reads in the colour of a detected bias
+    status_class: Sequence[str | None] = ()
 
 
 @dataclass(frozen=True)
@@ -92,14 +112,29 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Bullets:
+    """A titled list of sentences (the findings of one judge in a summary)."""
+
+    title: str
+    items: Sequence[str]
+
+
+@dataclass(frozen=True)
 class Section:
-    """One titled section: paragraphs (plain text), then tables, then figures."""
+    """One titled section: paragraphs (plain text), then bullet lists, tables, figures.
+
+    ``collapsed``: the section is a closed ``<details>`` element (a reader opens it by its title
+    and ``lead``); ``summary``: the section is the page's summary (class ``summary``)."""
 
     title: str
     paragraphs: Sequence[str] = ()
     tables: Sequence[Table] = ()
     figures: Sequence[Figure] = ()
     key: str = ""           # what the section is about (a judge's name): ``data-key`` for tests and links
+    bullets: Sequence[Bullets] = ()
+    collapsed: bool = False
+    lead: str = ""          # one line beside the title of a collapsed section
+    summary: bool = False
 
     def anchor(self, index: int) -> str:
         return f"s{index}-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", self.key or self.title).strip("-")[:60] or "x")
@@ -141,23 +176,30 @@ def _is_num(value: Any) -> bool:
 
 
 def render_table(t: Table) -> str:
+    """The table in its own scrolling box (``div.scroll``): however many columns it has, the page
+    keeps the window's width and only the box scrolls sideways."""
     cols = [str(c) for c in t.frame.columns]
-    out = [f"<h3>{esc(t.title)}</h3>" if t.title else "", "<table>"]
+    if t.status_class and len(t.status_class) != len(t.frame):
+        raise ValueError(f"table {t.title!r}: {len(t.status_class)} status classes for {len(t.frame)} rows")
+    out = [f"<h3>{esc(t.title)}</h3>" if t.title else "", '<div class="scroll"><table>']
     if t.caption:
         out.append(f"<caption>{esc(t.caption)}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr></thead><tbody>")
-    for row in t.frame.itertuples(index=False, name=None):
+    for i, row in enumerate(t.frame.itertuples(index=False, name=None)):
         cells = []
+        override = t.status_class[i] if t.status_class else None
         for c, v in zip(cols, row, strict=True):
             classes = []
             if _is_num(v):
                 classes.append("num")
-            if c == t.status_column and isinstance(v, str) and v in STATUS_CLASSES:
+            if c == t.status_column and override:
+                classes.append(override)
+            elif c == t.status_column and isinstance(v, str) and v in STATUS_CLASSES:
                 classes.append(STATUS_CLASSES[v])
             attr = f' class="{" ".join(classes)}"' if classes else ""
             cells.append(f"<td{attr}>{esc(v)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
@@ -168,11 +210,25 @@ def render_figure(f: Figure) -> str:
             f"{cap}</figure>")
 
 
+def render_bullets(b: Bullets) -> str:
+    head = f"<h3>{esc(b.title)}</h3>" if b.title else ""
+    return head + "<ul>" + "".join(f"<li>{esc(item)}</li>" for item in b.items) + "</ul>"
+
+
 def render_section(s: Section, index: int) -> str:
-    out = [f'<section id="{s.anchor(index)}" data-key="{esc(s.key or s.title)}">', f"<h2>{esc(s.title)}</h2>"]
+    cls = ' class="summary"' if s.summary else ""
+    out = [f'<section id="{s.anchor(index)}" data-key="{esc(s.key or s.title)}"{cls}>']
+    if s.collapsed:
+        lead = f'<span class="lead">{esc(s.lead)}</span>' if s.lead else ""
+        out.append(f"<details><summary><h2>{esc(s.title)}</h2>{lead}</summary>")
+    else:
+        out.append(f"<h2>{esc(s.title)}</h2>")
     out += [f"<p>{esc(p)}</p>" for p in s.paragraphs]
+    out += [render_bullets(b) for b in s.bullets]
     out += [render_table(t) for t in s.tables]
     out += [render_figure(f) for f in s.figures]
+    if s.collapsed:
+        out.append("</details>")
     out.append("</section>")
     return "\n".join(out)
 
@@ -190,9 +246,13 @@ def render_page(page: Page) -> str:
     if page.banner:
         parts.append(f'<div class="banner">{esc(page.banner)}</div>')
     parts += [f"<p>{esc(p)}</p>" for p in page.intro]
+    rendered = [render_section(s, i) for i, s in enumerate(page.sections)]
+    # a summary stays the first thing on the page; the table of contents follows it
+    lead = 1 if page.sections and page.sections[0].summary else 0
+    parts += rendered[:lead]
     if len(page.sections) > 1:
         parts.append(f"<nav><ul>{nav}</ul></nav>")
-    parts += [render_section(s, i) for i, s in enumerate(page.sections)]
+    parts += rendered[lead:]
     parts.append("</main>")
     if page.footer:
         parts.append(f"<footer>{esc(page.footer)}</footer>")

@@ -142,8 +142,7 @@ def test_figure_draws_the_lenient_view_grey_unless_detected(monkeypatch, tmp_pat
     fig = got["fig"]
     assert got["path"] == str(tmp_path / "f.png")
     axes = fig.axes
-    assert [ax.get_title() for ax in axes[:2]] == ["position_preference", "tie_rate"]
-    assert not axes[2].axison and not axes[3].axison
+    assert [ax.get_title() for ax in axes] == ["position_preference", "tie_rate"]  # no blank grid cell left
     pos = axes[0].lines
     # per judge: CI line + point; then the null line
     assert len(pos) == 5
@@ -155,7 +154,8 @@ def test_figure_draws_the_lenient_view_grey_unless_detected(monkeypatch, tmp_pat
     assert [t.get_text() for t in axes[1].get_yticklabels()] == ["", ""]  # names on the first column only
     assert len(axes[1].lines) == 3  # judge a has no estimate: only b's CI and point, and the null
     assert axes[0].get_ylim() == pytest.approx((-0.7, 1.7))
-    assert "lenient view (grey: not detected)" in fig._suptitle.get_text()
+    assert ("lenient view (blue: detected bias; black: accuracy above chance; grey: not detected)"
+            in fig._suptitle.get_text())
     assert math.isclose(fig.get_size_inches()[0], STYLE.ncol * STYLE.panel_width)
     np.testing.assert_allclose(fig.get_size_inches()[1],
                                STYLE.title_margin + (STYLE.judge_height * 2 + STYLE.panel_margin) * 1)
@@ -197,7 +197,8 @@ def test_write_audit_writes_the_four_outputs(tmp_path, monkeypatch):
     out = write_audit(log.assign(simulated=False), tmp_path / "b", title="TT")
     assert not np.allclose(given["ci_low"], out["ci_low"], equal_nan=True)
     assert "tests at alpha 0.05" in (tmp_path / "b" / "bias_card.md").read_text()
-    assert figures == [{"title": "TT", "config_hash": "abc"}, {"title": "TT", "config_hash": None}]
+    assert figures == [{"title": "TT", "config_hash": "abc", "names": None},
+                       {"title": "TT", "config_hash": None, "names": None}]
 
 
 def test_markdown_intro_is_exact_and_judges_are_sorted():
@@ -379,8 +380,8 @@ def test_figure_wraps_panels_in_rows_and_grows_taller(monkeypatch, tmp_path):
     metrics = [m for m in METRICS][:STYLE.ncol + 1]
     card_figure(card([row(m, "descriptive", judge=j) for m in metrics for j in "ab"]), tmp_path / "f.png", title="T")
     fig = got["fig"]
-    assert len(fig.axes) == 2 * STYLE.ncol
-    assert [ax.get_title() for ax in fig.axes if ax.axison] == metrics
+    assert len(fig.axes) == STYLE.ncol + 1  # the second row's empty cells are removed, not left as boxes
+    assert [ax.get_title() for ax in fig.axes] == metrics
     two_rows = fig.get_size_inches()
     card_figure(card([row(m, "descriptive", judge=j) for m in metrics[:STYLE.ncol] for j in "ab"]),
                 tmp_path / "g.png", title="T")

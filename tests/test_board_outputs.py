@@ -53,7 +53,8 @@ def _board(table: pd.DataFrame, *, flips: bool = False, judges: bool = False) ->
 
 
 def _sections(text: str) -> dict[str, str]:
-    return dict(re.findall(r'<section id="[^"]*" data-key="([^"]*)">(.*?)</section>', text, flags=re.S))
+    return dict(re.findall(r'<section id="[^"]*" data-key="([^"]*)"(?: class="summary")?>(.*?)</section>', text,
+                           flags=re.S))
 
 
 # ---- report.html --------------------------------------------------------------------------------------
@@ -63,10 +64,16 @@ def test_page_sections_notes_captions_and_footer(tmp_path):
     text = out.read_text()
     assert "<title>Leaderboard: T&lt;1&gt;</title>" in text
     secs = _sections(text)
-    assert list(secs) == ["leaderboard", "rank-flips"]  # no judge section for one judge
+    assert list(secs) == ["summary", "leaderboard", "rank-flips"]  # no judge section for one judge
+    assert '<section id="s0-summary" data-key="summary" class="summary">' in text  # the summary leads
+    summary = secs["summary"]
+    assert "<p>first note</p>" in summary and "<p>second &amp; note</p>" in summary
+    assert "<p>Highest raw win rate: m0 (70.0%).</p>" in summary
+    assert "<p>No pair of models changes order under a correction.</p>" in summary
     lead = secs["leaderboard"]
-    assert "<h2>Leaderboard</h2>" in lead and "<h3>leaderboard.csv</h3>" in lead
-    assert "<p>first note</p>" in lead and "<p>second &amp; note</p>" in lead
+    # the full table is a closed details section
+    assert "<details><summary><h2>Leaderboard</h2>" in lead and "<details open" not in text
+    assert "<h3>leaderboard.csv</h3>" in lead
     assert ("<caption>Win rates in percent; each correction with its interval, its status and, where it has no "
             "number, the reason.</caption>") in lead
     assert lead.count("<tr>") == 1 + 3 and "<td>m2</td>" in lead
@@ -89,7 +96,8 @@ def test_page_with_flips_judges_banner_and_figure(tmp_path):
                      figure=png)
     text = out.read_text()
     secs = _sections(text)
-    assert list(secs) == ["leaderboard", "rank-flips", "judges"]
+    assert list(secs) == ["summary", "leaderboard", "rank-flips", "judges"]
+    assert "<p>1 pair(s) of models change order under a correction (rank flips below).</p>" in secs["summary"]
     assert "<h3>rank_flips.csv</h3>" in secs["rank-flips"] and "No pair of models" not in secs["rank-flips"]
     assert "<td>m1</td>" in secs["rank-flips"]
     j = secs["judges"]
@@ -97,7 +105,7 @@ def test_page_with_flips_judges_banner_and_figure(tmp_path):
     assert "<caption>Leave-one-judge-out Kendall tau of the leaderboard.</caption>" in j
     assert f'<div class="banner">{SIMULATED_BANNER}</div>' in text
     fig = re.search(r'<figure><img alt="([^"]*)" src="data:image/png;base64,([^"]*)"><figcaption>([^<]*)'
-                    r"</figcaption></figure>", secs["leaderboard"])
+                    r"</figcaption></figure>", secs["summary"])
     assert fig is not None
     assert fig.group(1) == "raw and corrected scores"
     assert base64.b64decode(fig.group(2)) == png.read_bytes()
@@ -199,18 +207,15 @@ def test_figure_large_boards_missing_scores_and_the_simulated_stamp(tmp_path, dr
     t["bias_aware"] = np.nan  # a correction with no number at all
     F.leaderboard_figure(t, tmp_path / "lb.png", title="t", simulated=True)
     (fig, *_), = drawn
-    lc_ax, st_ax, ba_ax = fig.axes
+    lc_ax, st_ax = fig.axes  # the correction with no number gets no panel (no empty box)
+    assert [ax.get_title() for ax in fig.axes] == [CORRECTIONS[0][3], CORRECTIONS[1][3]]
     assert not lc_ax.texts and not st_ax.texts  # more than 12 models: no labels
     np.testing.assert_allclose(_errorbar(lc_ax).lines[0].get_xdata(), np.delete(t["win_rate"].to_numpy(), [2, 4]))
     st = _errorbar(st_ax)
     assert len(st.lines[0].get_xdata()) == 12
     ys = _segments(st.lines[2][1])
     assert np.isfinite(ys).all()  # the missing low end is drawn as no bar below, not NaN
-    assert _errorbar(ba_ax) is None
-    (msg,) = ba_ax.texts
-    assert msg.get_text() == "not estimable" and msg.get_position() == (50, 50)
-    assert msg.get_ha() == "center" and msg.get_va() == "center"
-    assert to_rgba(msg.get_color()) == to_rgba("dimgray")
+    assert all(_errorbar(ax) is not None for ax in fig.axes)  # every panel drawn has points
     assert [x.get_text() for x in fig.texts if x.get_text() == "SIMULATED JUDGES"]
 
 
@@ -308,9 +313,10 @@ def test_the_command_hands_its_options_to_the_library_and_says_what_it_wrote(tmp
         notes.append(f"bias-aware: {board.meta['bias_aware_note']}")
     notes.append("lc_status: 1 model(s) without a number (not estimable: 6 games, the cross-validated GLM needs 10)")
     (fa, fk), (ha, hk) = spy["figure"], spy["html"]
-    assert fa[0] is board.table and fa[1].name == "leaderboard.png" and fk == {"title": "My board", "simulated": False}
+    assert fa[0] is board.table and fa[1].name == "leaderboard.png" and fk == {"title": "My board", "simulated": False,
+                                                                                      "names": {}}
     assert ha[0].name == "report.html" and ha[1] is board
-    assert hk == {"title": "My board", "notes": notes, "simulated": False, "figure": fa[1]}
+    assert hk == {"title": "My board", "notes": notes, "simulated": False, "figure": fa[1], "names": {}}
     # both were written into the staged set that became --out
     assert (out / "leaderboard.png").read_bytes() == (out / "report.html").read_bytes() == b"placeholder"
     printed = capsys.readouterr().out
@@ -464,8 +470,13 @@ def test_figure_of_an_object_table_with_twelve_models(tmp_path, drawn):
     t.loc[2, "lc_ci_high"] = None
     F.leaderboard_figure(t, tmp_path / "lb.png", title="t", simulated=False)
     (fig, *_), = drawn
-    lc_ax, st_ax, _ = fig.axes
-    assert len([a for a in lc_ax.texts if a.get_text().startswith("m")]) == 12
+    lc_ax, ba_ax = fig.axes  # style_controlled has no number: no panel
+    assert ba_ax.get_title() == CORRECTIONS[2][3]
+    # every model whose point lies in the panel is named (twelve is not too many to label); the
+    # made-up win rates of m8..m11 fall below 0, outside the panel, where a label would not be drawn
+    inside = [f"m{k}" for k in range(12) if 0 <= t.loc[k, "win_rate"] <= 100 and 0 <= t.loc[k, "lc_win_rate"] <= 100]
+    assert inside == [f"m{k}" for k in range(8)]
+    assert sorted(a.get_text() for a in lc_ax.texts if a.get_text().startswith("m")) == sorted(inside)
     np.testing.assert_allclose(_errorbar(lc_ax).lines[0].get_ydata(), t["lc_win_rate"].to_numpy(float))
     def end(col, at):
         v = t[col].to_numpy(float)
@@ -477,4 +488,4 @@ def test_figure_of_an_object_table_with_twelve_models(tmp_path, drawn):
     ys = _segments(_errorbar(lc_ax).lines[2][1])
     np.testing.assert_allclose(ys[:, 0, 1], end("lc_ci_low", "lc_win_rate"))
     np.testing.assert_allclose(ys[:, 1, 1], end("lc_ci_high", "lc_win_rate"))
-    assert [a.get_text() for a in st_ax.texts] == ["not estimable"]
+    assert not [a for a in fig.axes if _errorbar(a) is None]

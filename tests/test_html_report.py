@@ -73,8 +73,9 @@ def test_page_escapes_every_name_and_fetches_nothing(audit_dir: Path):
     assert "script" not in r.tags and "<script" not in text
     assert 'judge&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;' in text
     assert "o&#x27;brien &amp; &quot;co&quot; &lt;b&gt;" in text
-    # a section per judge, keyed by its (unescaped) name, plus the overview
-    assert sorted(r.sections) == sorted(["overview", *JUDGES, PANEL_JUDGE])  # + the between-judge rows
+    # the summary first, a section per judge keyed by its (unescaped) name, the between-judge rows, the settings
+    assert r.sections[0] == "summary"
+    assert sorted(r.sections) == sorted(["summary", *JUDGES, PANEL_JUDGE, "settings"])
     # every reference is inline data or an anchor on the page: nothing to fetch
     assert r.urls and all(u.startswith(("data:", "#")) for u in r.urls), r.urls
     assert sum(u.startswith("data:image/png;base64,") for u in r.urls) == 1
@@ -194,7 +195,7 @@ def test_report_renders_in_headless_chromium(audit_dir: Path, tmp_path: Path, bl
     assert r.console == [], r.console
     assert r.urls <= blank_urls, f"the page requested {r.urls - blank_urls}"
     got = refs(r.dom)
-    assert sorted(got.sections) == sorted(["overview", *JUDGES, PANEL_JUDGE])
+    assert sorted(got.sections) == sorted(["summary", *JUDGES, PANEL_JUDGE, "settings"])
     assert "<script" not in r.dom  # the nasty names stayed text after parsing
     assert _not_blank(r.screenshot) > 0.02
 

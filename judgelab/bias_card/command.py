@@ -20,10 +20,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from judgelab.bias_card.report import write_audit
     from judgelab.bias_card.settings import from_args
     from judgelab.gate.rules import card_subject, evaluate, parse_rules, report
-    from judgelab.verdict_import.cli import verdicts_from_args
+    from judgelab.verdict_import.cli import display_names_from_args, verdicts_from_args
 
     settings = from_args(CardSettings, args)  # before reading any log: a bad option stops at once
     rules = parse_rules(args.fail_on)  # a malformed rule too
+    names = display_names_from_args(args)  # and a malformed names file
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise InputError(f"{args.out}: exists and is a file; --out needs a folder (a new or an existing one)")
     table = verdicts_from_args(args, texts=False)  # the card reads features, not texts: memory follows verdicts
@@ -35,7 +36,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return {"gate.json": gate.to_json()}
 
     card = write_audit(table, args.out, title=args.title or (args.format or Path(args.mapping).stem),
-                       settings=settings, extra_files=gate_file if rules else None)
+                       settings=settings, extra_files=gate_file if rules else None, names=names)
     show = card[["judge", "view", "metric", "status", "estimate", "ci_low", "ci_high", "p_value", "mde"]]
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(show.round(3).to_string(index=False))
@@ -68,12 +69,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_file, add_out_folder
-    from judgelab.verdict_import.cli import add_log_arguments
+    from judgelab.verdict_import.cli import add_log_arguments, add_names_argument
 
     a = sub.add_parser("audit", help="bias card per judge from recorded verdicts (no judge call)")
     add_log_arguments(a)
     add_out_folder(a, "output folder")
     a.add_argument("--title", help="title of the card and figure")
+    add_names_argument(a)
     # every card setting, with its range, from its one declaration (judgelab.bias_card.card.CardSettings)
     add_setting_arguments(CardSettings, a)
     add_gate_argument(a)

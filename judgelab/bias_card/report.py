@@ -6,8 +6,8 @@
 * ``bias_card.md``      a short card per judge: parse failures first when they are many,
                         the detected biases, the underpowered, not estimable and not
                         identified rows, the strict view where it differs, the full table;
-* ``bias_card.png``     one panel per metric, every judge's estimate with its CI and the
-                        null line (stamped when the verdicts are simulated);
+* ``bias_card.png``     one panel per metric with an estimate, every judge's estimate with its
+                        CI and the null line (stamped when the verdicts are simulated);
 * ``verdicts.parquet``  the recorded verdict table the card was computed from;
 * ``report.html``       the card as one self-contained page (:mod:`judgelab.bias_card.html`).
 * ``human_confusion.csv`` when a judge has human labels (or gold): human label x judge verdict
@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.bias_card.card import METRICS, CardSettings, bias_card
+from judgelab.bias_card.card import METRICS, PANEL_METRICS, CardSettings, bias_card
 from judgelab.bias_card.html import multiplicity_text, write_card_html
+from judgelab.bias_card.reliability import PANEL_JUDGE
 from judgelab.io import any_true, staged_folder, write_table, write_text
 
 NAN = float("nan")
@@ -180,6 +181,7 @@ class FigureStyle:
     panel_margin: float = 1.1      # inches per panel row for its title and x tick labels
     title_margin: float = 0.6      # inches for the figure title
     detected: str = "#4C72B0"      # estimate and CI of a detected bias
+    accuracy: str = "#1d1d1f"      # a detected accuracy row: better than chance, not a bias
     not_detected: str = "#999999"  # grey: everything else (the figure title says so)
     ci_width: float = 1.5
     marker_size: float = 4
@@ -196,58 +198,85 @@ STYLE = FigureStyle()
 
 
 def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
-                style: FigureStyle = STYLE) -> None:
+                style: FigureStyle = STYLE, names: Mapping[str, str] | None = None) -> None:
     """:func:`_card_figure` with every text drawn as written (names are never mathtext:
     :data:`judgelab.plots.audit.LITERAL_TEXT`)."""
     from judgelab.plots.audit import LITERAL_TEXT
     from judgelab.plots.stamp import plt
 
     with plt.rc_context(LITERAL_TEXT):
-        _card_figure(card, path, title=title, config_hash=config_hash, style=style)
+        _card_figure(card, path, title=title, config_hash=config_hash, style=style, names=names)
+
+
+def drawn_metrics(card: pd.DataFrame) -> list[str]:
+    """The metrics :func:`card_figure` draws a panel for, in the card's order: the metrics of one
+    judge (the between-judge rows of :data:`~judgelab.bias_card.card.PANEL_METRICS` are sentences
+    of the report's summary) with an estimate for at least one judge.  A metric no judge has an
+    estimate of would be an empty box; its rows say why in the table."""
+    rows = card[~card["metric"].isin(PANEL_METRICS) & (card["judge"] != PANEL_JUDGE)]
+    has = pd.to_numeric(rows["estimate"], errors="coerce").notna().groupby(rows["metric"]).any()
+    return [m for m in METRICS if bool(has.get(m, False))]
 
 
 def _card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
-                 style: FigureStyle = STYLE) -> None:
-    """One panel per metric: estimate and CI per judge, null as a dotted line.
+                 style: FigureStyle = STYLE, names: Mapping[str, str] | None = None) -> None:
+    """One panel per drawn metric (:func:`drawn_metrics`): estimate and CI per judge, null as a
+    dotted line; only the panels drawn exist (no empty box, no blank grid cell).
 
     Draws the lenient view when the card has one (the headline's view), else the card's
-    rows as they are. Raises ``ValueError`` when no row is of a metric in
-    :data:`~judgelab.bias_card.card.METRICS` (there would be no panel to draw).
+    rows as they are. A detected bias is blue, a detected accuracy (better than chance, not a
+    bias) black, every other row grey. Judges are named by ``names`` (display names) where it has
+    them. Raises ``ValueError`` when no row is of a metric in
+    :data:`~judgelab.bias_card.card.METRICS` (there would be no panel to draw); a card whose known
+    metrics have no estimate at all gets a figure that says so in words, without axes.
     """
     from judgelab.plots.stamp import plt, save_figure, stamp
 
     if "view" in card.columns and (card["view"] == "lenient").any():
         card = card[card["view"] == "lenient"]
-    metrics = [m for m in METRICS if m in set(card["metric"])]
-    if not metrics:
+    if not any(m in METRICS for m in set(card["metric"])):
         raise ValueError(f"card_figure({title!r}): the card has no row of a known metric "
                          f"(metrics {sorted(set(card['metric']))}; known: {list(METRICS)}), nothing to draw")
+    metrics = drawn_metrics(card)
+    card = card[card["judge"] != PANEL_JUDGE]
     judges = sorted(card["judge"].unique())
-    nrow = math.ceil(len(metrics) / style.ncol)
+    labels = [(names or {}).get(str(j), str(j)) for j in judges]
+    heading = (f"{title}: estimate and item-clustered CI, lenient view (blue: detected bias; black: accuracy "
+               "above chance; grey: not detected)")
+    if not metrics:
+        fig = plt.figure(figsize=(style.panel_width * 2, 1.5))
+        fig.text(0.5, 0.5, "No metric of the card has an estimate; bias_card.csv says why per row.",
+                 ha="center", va="center", fontsize=style.title_fontsize)
+        fig.suptitle(heading, fontsize=style.title_fontsize)
+        stamp(fig, simulated=any_true(card), config_hash=config_hash)
+        save_figure(fig, str(path))
+        return
+    ncol = min(style.ncol, len(metrics))
+    nrow = math.ceil(len(metrics) / ncol)
     height = style.title_margin + (style.judge_height * len(judges) + style.panel_margin) * nrow
-    fig, axes = plt.subplots(nrow, style.ncol, figsize=(style.panel_width * style.ncol, height), squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(style.panel_width * style.ncol, height), squeeze=False)
     y = np.arange(len(judges))
     for ax, m in zip(axes.flat, metrics, strict=False):
         g = card[card["metric"] == m].set_index("judge").reindex(judges)
         est, lo, hi = g[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
         detected = (g["status"] == "detected").to_numpy()
+        hit = style.detected if METRICS[m].kind in ("bias", "conditional") else style.accuracy
         for i in range(len(judges)):
             if np.isnan(est[i]):
                 continue
-            c = style.detected if detected[i] else style.not_detected
+            c = hit if detected[i] else style.not_detected
             ax.plot([lo[i], hi[i]], [y[i], y[i]], color=c, lw=style.ci_width)
             ax.plot(est[i], y[i], "o", color=c, ms=style.marker_size)
         null = g["null_value"].dropna()
         if len(null):
             ax.axvline(float(null.iloc[0]), color=style.null_colour, lw=style.null_width, ls=":")
-        ax.set_yticks(y, judges if ax in axes[:, 0] else [], fontsize=style.tick_fontsize)
+        ax.set_yticks(y, labels if ax in axes[:, 0] else [], fontsize=style.tick_fontsize)
         ax.set_ylim(-0.7, len(judges) - 0.3)
         ax.set_title(m, fontsize=style.panel_title_fontsize)
         ax.tick_params(axis="x", labelsize=style.tick_fontsize)
     for ax in list(axes.flat)[len(metrics):]:
-        ax.axis("off")
-    fig.suptitle(f"{title}: estimate and item-clustered CI, lenient view (grey: not detected)",
-                 fontsize=style.title_fontsize)
+        fig.delaxes(ax)  # a grid cell without a metric: no box at all
+    fig.suptitle(heading, fontsize=style.title_fontsize)
     stamp(fig, simulated=any_true(card), config_hash=config_hash)
     fig.tight_layout(rect=style.layout_rect)
     save_figure(fig, str(path))
@@ -255,8 +284,12 @@ def _card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_has
 
 def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, settings: CardSettings | None = None,
                 provenance: dict[str, Any] | None = None,
-                extra_files: Callable[[pd.DataFrame], dict[str, str]] | None = None) -> pd.DataFrame:
+                extra_files: Callable[[pd.DataFrame], dict[str, str]] | None = None,
+                names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Compute the card of every judge in ``table`` and write the four outputs into ``out_dir``.
+
+    ``names`` maps a judge's name in the logs to its display name (``--names``): the figure and
+    report.html show it; the tables keep the names of the logs.
 
     An empty ``table`` raises ``ValueError`` before anything is written: its card has no
     row, so there would be a table and a card without a judge and no figure to draw.
@@ -280,9 +313,9 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
         write_text(stage / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
                                                          simulated=any_true(card)))
         card_figure(card, stage / "bias_card.png", title=title,
-                    config_hash=(provenance or {}).get("config_hash"))
+                    config_hash=(provenance or {}).get("config_hash"), names=names)
         write_card_html(card, stage / "report.html", title=title, settings=settings, n_verdicts=n, headline=headline,
-                        figure=stage / "bias_card.png")
+                        figure=stage / "bias_card.png", names=names)
         _write_confusion(table, stage, provenance)
     return card
 

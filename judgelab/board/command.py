@@ -32,9 +32,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from judgelab.config import ConfigError
     from judgelab.gate.rules import board_subject, evaluate, parse_rules, report
     from judgelab.io import formula_safe, staged_folder
-    from judgelab.verdict_import.cli import side_tables, verdicts_from_args
+    from judgelab.verdict_import.cli import display_names_from_args, side_tables, verdicts_from_args
 
     rules = parse_rules(args.fail_on)  # a malformed rule stops before any log is read
+    names = display_names_from_args(args)  # and a malformed names file
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
     if args.resamples < 1:
@@ -90,10 +91,15 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             (tmp / "style_coefficients.json").write_text(
                 json.dumps(reference_dict(board.style, battles.style_source), indent=2) + "\n", encoding="utf-8")
         (tmp / "leaderboard.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
-        leaderboard_figure(board.table, tmp / "leaderboard.png", title=title, simulated=battles.simulated)
+        leaderboard_figure(board.table, tmp / "leaderboard.png", title=title, simulated=battles.simulated,
+                           names=names)
         write_board_html(tmp / "report.html", board, title=title, notes=notes, simulated=battles.simulated,
-                         figure=tmp / "leaderboard.png")
+                         figure=tmp / "leaderboard.png", names=names)
     show = board.table[["model", "n", "win_rate", "lc_win_rate", "style_controlled", "bias_aware"]]
+    if names:
+        from judgelab.board.html import with_display_names
+
+        show = with_display_names(show, names)
     with pd.option_context("display.width", 160, "display.max_rows", 60):
         print(show.round(2).to_string(index=False))
     print("\n" + "\n".join(notes))
@@ -106,12 +112,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def add_command(sub: argparse._SubParsersAction) -> None:
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_folder
-    from judgelab.verdict_import.cli import add_log_arguments
+    from judgelab.verdict_import.cli import add_log_arguments, add_names_argument
 
     p = sub.add_parser("leaderboard", help="raw and bias-corrected leaderboard from recorded verdicts (no judge call)")
     add_log_arguments(p)
     add_out_folder(p, "output folder (replaced whole)")
     p.add_argument("--title", help="title of the figure")
+    add_names_argument(p)
     p.add_argument("--baseline", help="score against this model (default: the one in every game, else the most "
                                       "frequent)")
     p.add_argument("--gamed-csv", help="AlpacaEval's df_gamed.csv: instruction difficulty and gamed-baseline rows "

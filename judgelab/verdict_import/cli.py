@@ -24,6 +24,23 @@ def add_log_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family", help="judge model family when it cannot be inferred (for self-preference)")
 
 
+def add_names_argument(p: argparse.ArgumentParser) -> None:
+    """``--names CSV``, declared once for the commands whose reports name models or judges
+    (``judgelab audit``, ``judgelab leaderboard``); read by :func:`display_names_from_args`."""
+    p.add_argument("--names", metavar="CSV",
+                   help="display names for the reports: a CSV with columns name,display_name, or AlpacaEval's "
+                        "published leaderboard CSV (its results folder -> its name); unlisted names stay as they "
+                        "are in the logs")
+
+
+def display_names_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """{name in the logs: display name} of ``--names`` ({} without it); a malformed file stops
+    with one line naming it (InputError)."""
+    from judgelab.verdict_import.names import read_display_names
+
+    return read_display_names(args.names) if getattr(args, "names", None) else {}
+
+
 def side_tables(specs: list[str] | None) -> dict[str, list[str]]:
     """``--table NAME=PATH`` options as {name: [paths]}."""
     out: dict[str, list[str]] = {}
