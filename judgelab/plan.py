@@ -368,6 +368,17 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     return pd.DataFrame(out, columns=PLAN_COLUMNS)
 
 
+def uncached_payloads(plan_log: Path, cache_path: Path) -> dict[str, list[str]]:
+    """Per judge, the payload hashes of the planned calls the real cache lacks (a plan's
+    ``to_call``), each once, in plan order: what ``--batch-dir`` exports."""
+    if not plan_log.exists() or plan_log.stat().st_size == 0:
+        return {}
+    calls = _read_log(plan_log)[["judge", "payload_sha"]].drop_duplicates()
+    have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
+    return {str(j): [s for s in g["payload_sha"] if s not in have.get(str(j), set())]
+            for j, g in calls.groupby("judge", sort=True)}
+
+
 def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
          scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None
          ) -> pd.DataFrame:
@@ -397,8 +408,9 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
         if batch_dir is not None:
             from judgelab.batch.export import export_batches
 
-            table.attrs["batch_export"] = export_batches(Path(batch_dir), plan_log, workdir / "plan-cache.sqlite",
-                                                         {**models, **originals}, cache_path, progress=progress)
+            table.attrs["batch_export"] = export_batches(
+                Path(batch_dir), uncached_payloads(plan_log, cache_path), workdir / "plan-cache.sqlite",
+                {**models, **originals}, cache_path, progress=progress)
         return table
 
 

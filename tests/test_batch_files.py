@@ -221,6 +221,21 @@ def test_the_export_refuses_a_folder_with_files_in_it(exported, tmp_path, monkey
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and (mine / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
+def test_the_cli_prints_the_plan_with_batch_prices_and_the_next_steps(exported, tmp_path, monkeypatch, capsys):
+    from judgelab.cli import main
+
+    wd, extra, _, _ = exported
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out_dir = tmp_path / "new" / "batch"
+    rc = main(["plan", "--quiet", "--directory", str(wd), "--configfile", str(extra), "--batch-dir", str(out_dir),
+               TARGET])
+    out = capsys.readouterr().out
+    assert rc == 0 and "est_batch_usd" in out.splitlines()[0] and "price.batch_discount" in out
+    assert f"batch files in {out_dir}:" in out and f"judgelab batch-import {out_dir}" in out
+    assert len((out_dir / OPENAI_DIR / f"{JUDGE}-001.jsonl").read_text().splitlines()) == 2 * N_PAIRS
+
+
 # -- import: errors and malformed files ---------------------------------------------------------------
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -55,8 +55,6 @@ ANTHROPIC_MAX_BYTES = 256 * 1000 * 1000
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 #: The backend whose judges have provider batch jobs (any OpenAI-compatible endpoint).
 BATCH_BACKEND = "openai"
-#: Chat-completions keys the Messages API has no counterpart for (left out of ``params``).
-NOT_IN_MESSAGES_API = ("seed", "presence_penalty", "frequency_penalty", "response_format", "logprobs", "top_logprobs")
 BATCH_FORMAT = "judgelab-batch/1"
 
 
@@ -106,7 +104,9 @@ def anthropic_params(body: Mapping[str, Any]) -> dict[str, Any]:
     """The Messages API form of a chat-completions body: system messages become the top-level
     ``system`` (the Messages API has no system role), ``max_tokens`` (or
     ``max_completion_tokens``) the required ``max_tokens``, ``stop`` the ``stop_sequences``;
-    ``temperature`` and ``top_p`` pass as they are; :data:`NOT_IN_MESSAGES_API` are left out."""
+    ``temperature``, ``top_p`` and ``top_k`` pass as they are.  What the Messages API has no
+    counterpart for is left out: ``seed``, ``presence_penalty``, ``frequency_penalty``,
+    ``response_format``, ``logprobs``, ``top_logprobs``."""
     system = [str(m["content"]) for m in body["messages"] if m["role"] in ("system", "developer")]
     params: dict[str, Any] = {
         "model": body["model"],
@@ -154,31 +154,19 @@ class _Parts:
             self._fh = None
 
 
-def _to_export(plan_log: Path, cache_path: Path) -> dict[str, list[str]]:
-    """Per judge, the payload hashes the plan counts as not yet cached (``to_call``), in plan order."""
-    from judgelab.plan import _read_log, cached_payloads
-
-    if not plan_log.exists() or plan_log.stat().st_size == 0:
-        return {}
-    calls = _read_log(plan_log)[["judge", "payload_sha"]].drop_duplicates()
-    have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
-    return {str(j): [s for s in g["payload_sha"] if s not in have.get(str(j), set())]
-            for j, g in calls.groupby("judge", sort=True)}
-
-
-def export_batches(batch_dir: Path, plan_log: Path, stand_in_cache: Path, entries: Mapping[str, Mapping[str, Any]],
-                   cache_path: Path | str, *, progress: bool = True) -> pd.DataFrame:
+def export_batches(batch_dir: Path, todo: Mapping[str, Sequence[str]], stand_in_cache: Path,
+                   entries: Mapping[str, Mapping[str, Any]], cache_path: Path | str, *,
+                   progress: bool = True) -> pd.DataFrame:
     """Write the batch files of the calls a plan counts as not yet cached (module docstring).
 
-    ``plan_log`` and ``stand_in_cache`` are a plan's (:func:`judgelab.plan.plan_calls` with
-    ``keep_cache``): the log names each judge's calls by payload hash, the stand-ins' cache holds
-    the payloads; ``entries`` are the judges' config entries; ``cache_path`` the real call cache
-    the plan compared against (recorded for ``batch-import``).  Returns one row per judge:
-    ``judge, backend, requests, openai_files, anthropic_files, note``."""
+    ``todo``: per judge, the payload hashes of those calls (:func:`judgelab.plan.uncached_payloads`);
+    ``stand_in_cache``: the plan's stand-in cache (:func:`judgelab.plan.plan_calls` with
+    ``keep_cache``), which holds the payloads; ``entries``: the judges' config entries;
+    ``cache_path``: the real call cache the plan compared against (recorded for ``batch-import``).
+    Returns one row per judge: ``judge, backend, requests, openai_files, anthropic_files, note``."""
     from judgelab.cache import CallCache
 
     check_batch_dir(batch_dir)
-    todo = _to_export(plan_log, Path(cache_path))
     rows: list[dict[str, Any]] = []
     judges: dict[str, Any] = {}
     for name, shas in todo.items():
