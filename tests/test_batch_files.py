@@ -152,6 +152,9 @@ def test_the_documented_output_lines_read_as_documented():
     line = copy.deepcopy(_documented("openai_batch_output.jsonl")[0])
     line["response"].update(status_code=429, body={"error": {"message": "Rate limit reached"}})
     assert _openai_answer(line, judge, req) == "HTTP 429: Rate limit reached"
+    # a server's error said with status 200 is a failure too (the live backend records it so)
+    line["response"].update(status_code=200, body={"error": {"message": "overloaded"}})
+    assert _openai_answer(line, judge, req) == "error in response body: overloaded"
 
 
 def test_thinking_blocks_become_the_reasoning_as_a_live_reasoning_field_does():
@@ -171,6 +174,32 @@ def test_anthropic_params_move_the_system_prompt_and_drop_what_the_messages_api_
                                       "messages": [{"role": "user", "content": "Which?"}], "temperature": 0.0,
                                       "top_p": 0.9, "stop_sequences": ["\n\n"]}
     assert anthropic_params({**body, "max_tokens": None, "max_completion_tokens": 64})["max_tokens"] == 64
+
+
+def test_the_wire_body_merges_extra_body_as_the_sdk_sends_it():
+    judge = batch_judge({**ENTRY, "options": {**ENTRY["options"], "extra_body": {"top_k": 5}}})
+    req = JudgeRequest(messages=[Message("system", "Be fair."), Message("user", "A or B?")])
+    body = judge.wire_body(req)
+    assert body == {**{k: v for k, v in judge._body(req).items() if k != "extra_body"}, "top_k": 5}
+    assert "extra_body" not in body and anthropic_params(body)["top_k"] == 5
+
+
+def test_a_judges_file_is_split_where_it_would_pass_a_providers_limit(tmp_path):
+    from judgelab.batch.export import _Parts
+
+    by_lines = _Parts(tmp_path / "a", "j", max_lines=2, max_bytes=10**6)
+    for i in range(5):
+        by_lines.write(f'{{"n": {i}}}')
+    by_lines.close()
+    assert [p.name for p in by_lines.files] == ["j-001.jsonl", "j-002.jsonl", "j-003.jsonl"]
+    assert [len(p.read_text().splitlines()) for p in by_lines.files] == [2, 2, 1]
+    by_bytes = _Parts(tmp_path / "b", "j", max_lines=100, max_bytes=20)  # each line is 9 bytes with its newline
+    for i in range(5):
+        by_bytes.write(f'{{"n": {i}}}')
+    by_bytes.close()
+    assert [len(p.read_text().splitlines()) for p in by_bytes.files] == [2, 2, 1]
+    assert all(p.stat().st_size <= 20 for p in by_bytes.files)
+    assert "".join(p.read_text() for p in by_bytes.files) == "".join(f'{{"n": {i}}}\n' for i in range(5))
 
 
 # -- the export -------------------------------------------------------------------------------------
@@ -251,10 +280,14 @@ def test_errored_lines_are_recorded_failures_and_asked_again(exported, tmp_path,
     _write(batch / RESULTS_DIR / "batch_abc_error.jsonl", [err])
     errored = copy.deepcopy(_documented("anthropic_batch_errored.jsonl")[0])
     errored["custom_id"] = keys[3]
+    answered_elsewhere = copy.deepcopy(_documented("anthropic_batch_errored.jsonl")[1])  # expired here,
+    answered_elsewhere["custom_id"] = keys[0]  # answered in the OpenAI output file: not a failure
     _write(batch / RESULTS_DIR / "msgbatch_results.jsonl",
            [_anthropic_line(k, '{"verdict": "A"}', 30, 5, "claude") for k in keys[4:]] + [errored])
+    _write(batch / RESULTS_DIR / "msgbatch_other.jsonl", [answered_elsewhere])
     summary = import_batches(batch)
-    assert (summary.files, summary.answers, summary.stored, summary.failures) == (3, 4, 4, 2)
+    assert (summary.files, summary.answers, summary.stored, summary.failures) == (4, 4, 4, 2)
+    assert summary.by_judge == {JUDGE: {"answers": 4, "failures": 2}}
     with CallCache(wd / "results" / "cache" / "calls.sqlite") as cache:
         assert len(cache) == 4 and keys[2] not in cache and keys[3] not in cache
         failed = dict(cache._conn.execute("SELECT key, error FROM failures").fetchall())
@@ -265,8 +298,10 @@ def test_errored_lines_are_recorded_failures_and_asked_again(exported, tmp_path,
     assert stored.raw_text == '{"verdict": "A"}' and (stored.tokens_in, stored.tokens_out) == (30, 5)
     assert stored.cost_usd == pytest.approx((30 * 0.002 + 5 * 0.008) / 1000 * 0.5)  # the batch price
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    row = _row(plan([extra], targets=[TARGET], directory=str(wd), progress=False))
+    row = _row(plan([extra], targets=[TARGET], directory=str(wd), progress=False, batch_dir=tmp_path / "again"))
     assert (row["cached"], row["to_call"]) == (4, 2)
+    # a second export holds exactly the two failed calls: what is cached is not sent again
+    assert [m["custom_id"] for m in _manifest(tmp_path / "again")] == keys[2:4]
 
 
 def _one_line_error(batch: Path, capsys) -> str:
@@ -363,8 +398,11 @@ def test_the_batch_cost_is_the_list_cost_less_the_discount():
     assert spec.price.batch_cost(1000, 2000) == pytest.approx(16.5)
     plain = JudgeSpec.from_dict({**ENTRY, "price": {"input_per_1k": 3.0}})
     assert plain.price.batch_cost(1000, 0) == pytest.approx(3.0)  # no discount configured: the list price
-    with pytest.raises(ConfigError, match=r"judges: price.batch_discount must be a number in \[0, 1\], got 2"):
-        JudgeSpec.from_dict({**ENTRY, "price": {"batch_discount": 2}})
+    for bad in (2, -0.25, "half"):
+        with pytest.raises(ConfigError, match=rf"judges: price.batch_discount must be a number in \[0, 1\], got "
+                                              rf"{bad!r}"):
+            JudgeSpec.from_dict({**ENTRY, "price": {"batch_discount": bad}})
+    assert JudgeSpec.from_dict({**ENTRY, "price": {"batch_discount": 1}}).price.batch_cost(10**6, 10**6) == 0.0
 
 
 # -- end to end on the real local server -------------------------------------------------------------

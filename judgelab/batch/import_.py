@@ -234,9 +234,6 @@ def import_batches(batch_dir: Path, *, files: Sequence[str | Path] = (), cache: 
                 if isinstance(got, str):
                     failures.setdefault(key, (name, got))
                     continue
-                if got.text is None:
-                    failures.setdefault(key, (name, "empty answer (no text)"))
-                    continue
                 if key not in answers:
                     cost = judge.spec.price.batch_cost(got.tokens_in, got.tokens_out)
                     answers[key] = (answered_call(judge, key, req, got, cost_usd=cost), req.payload())
