@@ -176,6 +176,14 @@ def test_anthropic_params_move_the_system_prompt_and_drop_what_the_messages_api_
     assert anthropic_params({**body, "max_tokens": None, "max_completion_tokens": 64})["max_tokens"] == 64
 
 
+def test_only_judges_whose_backend_sends_chat_bodies_are_exported():
+    from judgelab.batch.export import has_batch_job
+
+    assert has_batch_job(ENTRY)
+    for backend in ("simulated", "vllm", "transformers", "replay", "no-such-backend"):
+        assert not has_batch_job({**ENTRY, "backend": backend}), backend
+
+
 def test_the_wire_body_merges_extra_body_as_the_sdk_sends_it():
     judge = batch_judge({**ENTRY, "options": {**ENTRY["options"], "extra_body": {"top_k": 5}}})
     req = JudgeRequest(messages=[Message("system", "Be fair."), Message("user", "A or B?")])
@@ -348,7 +356,7 @@ def test_a_malformed_or_foreign_file_is_one_line_and_nothing_is_imported(fault, 
     assert line.startswith(f"judgelab: error: {bad_path}:{lineno}: ") and line.endswith("nothing was imported")
     what = {"not-json": "not JSON", "foreign": "not a line of a batch output file",
             "input-file": "not a line of a batch output file", "unknown-id": "custom_id 'my-second-request' is no call",
-            "mixed": "an openai line in a file of anthropic lines", "no-choices": "invalid response: no choices",
+            "mixed": "an OpenAI line in a file of Anthropic lines", "no-choices": "invalid response: no choices",
             "bad-type": "result.type 'finished'"}[fault]
     assert what in line
     cache = wd / "results" / "cache" / "calls.sqlite"

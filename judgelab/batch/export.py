@@ -53,8 +53,6 @@ ANTHROPIC_MAX_LINES = 100_000
 ANTHROPIC_MAX_BYTES = 256 * 1000 * 1000
 #: Anthropic's rule for ``custom_id`` (the Message Batches API reference).
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-#: The backend whose judges have provider batch jobs (any OpenAI-compatible endpoint).
-BATCH_BACKEND = "openai"
 BATCH_FORMAT = "judgelab-batch/1"
 
 
@@ -79,6 +77,16 @@ def _placeholder_key(var: str | None) -> Iterator[None]:
         yield
     finally:
         os.environ.pop(var, None)
+
+
+def has_batch_job(entry: Mapping[str, Any]) -> bool:
+    """Whether a judge entry's backend sends chat-completions bodies a provider batch job can carry
+    (its judge class has ``wire_body``: the ``openai`` backend, any OpenAI-compatible endpoint) --
+    asked of the backend class, not its name."""
+    from judgelab.judges import BACKENDS
+
+    name = str(entry.get("backend", ""))
+    return name in BACKENDS and callable(getattr(BACKENDS.get(name), "wire_body", None))
 
 
 def batch_judge(entry: Mapping[str, Any]) -> Any:
@@ -174,7 +182,7 @@ def export_batches(batch_dir: Path, todo: Mapping[str, Sequence[str]], stand_in_
         backend = str(entry.get("backend", "unknown"))
         if not shas:
             continue
-        if backend != BATCH_BACKEND:
+        if not has_batch_job(entry):
             rows.append({"judge": name, "backend": backend, "requests": 0, "openai_files": 0, "anthropic_files": 0,
                          "note": f"not exported: {len(shas)} calls of backend {backend!r}, which has no provider "
                                  f"batch job (it runs live)"})
@@ -220,7 +228,7 @@ def export_batches(batch_dir: Path, todo: Mapping[str, Sequence[str]], stand_in_
     if missing:  # the stand-ins' cache holds every planned call; a gap is a bug, not a user's error
         raise RuntimeError(f"{missing} planned calls have no request in the plan's cache {stand_in_cache}")
     for name in judges:
-        rows.append({"judge": name, "backend": BATCH_BACKEND, "requests": len(todo[name]),
+        rows.append({"judge": name, "backend": str(entries[name]["backend"]), "requests": len(todo[name]),
                      "openai_files": len(openai[name].files), "anthropic_files": len(anthropic[name].files),
                      "note": ""})
     location = str(cache_path)

@@ -86,15 +86,19 @@ def read_export(batch_dir: Path) -> tuple[dict[str, Any], dict[str, tuple[str, d
     return meta, manifest
 
 
+#: The two output formats (names as the messages say them).
+OPENAI, ANTHROPIC = "OpenAI", "Anthropic"
+
+
 def _line_format(obj: Any) -> str | None:
-    """``openai`` or ``anthropic`` for an output line of either provider, else None (a batch *input*
-    line, with ``method``/``body`` or ``params``, is neither)."""
+    """:data:`OPENAI` or :data:`ANTHROPIC` for an output line of either provider, else None (a batch
+    *input* line, with ``method``/``body`` or ``params``, is neither)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
         return None
     if "result" in obj and isinstance(obj["result"], dict) and not ({"response", "error", "params"} & set(obj)):
-        return "anthropic"
+        return ANTHROPIC
     if ("response" in obj or "error" in obj) and not ({"result", "method", "body", "params"} & set(obj)):
-        return "openai"
+        return OPENAI
     return None
 
 
@@ -227,9 +231,9 @@ def import_batches(batch_dir: Path, *, files: Sequence[str | Path] = (), cache: 
                     raise _fault(path, lineno, f"custom_id {key!r} is not the key of its manifest request for "
                                                f"judge {name!r} ({batch_dir / MANIFEST} was changed)")
                 try:
-                    got = _openai_answer(obj, judge, req) if kind == "openai" else _anthropic_answer(obj, req)
+                    got = _openai_answer(obj, judge, req) if kind == OPENAI else _anthropic_answer(obj, req)
                 except ValueError as exc:
-                    raise _fault(path, lineno, f"not a {kind} batch output line ({exc})") from None
+                    raise _fault(path, lineno, f"not an {kind} batch output line ({exc})") from None
                 summary.lines += 1
                 if isinstance(got, str):
                     failures.setdefault(key, (name, got))
