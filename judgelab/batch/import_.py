@@ -156,7 +156,8 @@ def _anthropic_answer(obj: Mapping[str, Any], req: JudgeRequest) -> RawAnswer | 
     blocks = [b for b in message["content"] if isinstance(b, dict)]
     text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     thinking = "".join(str(b.get("thinking", "")) for b in blocks if b.get("type") == "thinking")
-    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    usage = message.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     t_in, t_out = usage.get("input_tokens"), usage.get("output_tokens")
     # no usage: the rule of thumb the OpenAI parser uses (characters / 4)
     t_in = int(t_in) if isinstance(t_in, int) else len(req.prompt_text()) // 4
