@@ -10,6 +10,7 @@
     judgelab power --format llmbar result.json --delta position_preference=0.1
     judgelab probe items.jsonl --judge sim-gpt-4o --pairs 8 --out probe/
     judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
+    judgelab plan --batch-dir batch/ ...  then  judgelab batch-import batch/
 
 Config files are merged like Snakemake does (judge set first, then
 ``config/config.yaml``, then each ``--configfile``).  Errors in input or config
@@ -135,8 +136,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from judgelab.io import write_table
     from judgelab.plan import format_plan, plan
 
-    table = plan(args.configfile or [], targets=args.targets, directory=args.directory, progress=not args.quiet)
+    table = plan(args.configfile or [], targets=args.targets, directory=args.directory, progress=not args.quiet,
+                 batch_dir=args.batch_dir)
     print(format_plan(table), end="")
+    if args.batch_dir:
+        from judgelab.batch.export import format_export
+
+        print(format_export(table.attrs["batch_export"], Path(args.batch_dir)), end="")
     if args.out:
         write_table(table, args.out)
     return 0
@@ -277,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("targets", nargs="*", help="Snakemake targets (default: the whole DAG)")
     pl.add_argument("--directory", help="project directory whose call cache counts as asked (default: cwd)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    pl.add_argument("--batch-dir", help="also write the calls not yet cached as OpenAI Batch API and Anthropic Message "
+                                        "Batches input files in this new folder (then: judgelab batch-import)")
     add_out_file(pl, "also write the plan table here")
     pl.set_defaults(fn=cmd_plan)
 
@@ -298,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgelab.probe.command import add_command as add_probe  # probe
 
     add_probe(sub)
+    from judgelab.batch.import_ import add_command as add_batch_import  # batch-import
+
+    add_batch_import(sub)
     return p
 
 

@@ -41,11 +41,19 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Price:
+    """USD per 1k tokens at list price; ``batch_discount`` is the share a provider's batch jobs take
+    off it (0.5 for OpenAI's Batch API and Anthropic's Message Batches), 0 where none is configured."""
+
     input_per_1k: float = 0.0
     output_per_1k: float = 0.0
+    batch_discount: float = 0.0
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return tokens_in / 1000.0 * self.input_per_1k + tokens_out / 1000.0 * self.output_per_1k
+
+    def batch_cost(self, tokens_in: int, tokens_out: int) -> float:
+        """The same tokens sent as a provider batch job (``judgelab plan --batch-dir``)."""
+        return self.cost(tokens_in, tokens_out) * (1.0 - self.batch_discount)
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,8 @@ class JudgeSpec:
             model=str(d["model"]),
             family=str(d.get("family", "unknown")),
             sampling=dict(d.get("sampling") or {}),
-            price=Price(float(price.get("input_per_1k", 0.0)), float(price.get("output_per_1k", 0.0))),
+            price=Price(float(price.get("input_per_1k", 0.0)), float(price.get("output_per_1k", 0.0)),
+                        _batch_discount(price, where)),
             concurrency=int(d.get("concurrency", 4)),
             options=dict(d.get("options") or {}),
             output_limits={k: int(v) for k, v in limits.items()},
@@ -107,6 +116,19 @@ class JudgeSpec:
     @property
     def simulated(self) -> bool:
         return is_simulated(self.backend)
+
+
+def _batch_discount(price: dict[str, Any], where: str) -> float:
+    """``price.batch_discount`` as a share in [0, 1] (the schema checks config files; a judge entry
+    built elsewhere, such as a batch manifest's, is checked here)."""
+    value = price.get("batch_discount", 0.0)
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: price.batch_discount must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise ConfigError(f"{where}: price.batch_discount must be a number in [0, 1], got {value!r}")
+    return share
 
 
 #: libyaml's loader where PyYAML was built with it (the same documents, some ten times faster)

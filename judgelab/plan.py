@@ -32,7 +32,11 @@ What the numbers are:
   estimate is never above the worst case); ``max_tokens_out``: the output limits of the
   requests (the worst case, every answer as long as allowed: reasoning models come closer
   to this);
-* ``est_usd`` / ``max_usd``: the two at the judge's ``price``.
+* ``est_usd`` / ``max_usd``: the two at the judge's ``price``;
+* ``est_batch_usd`` / ``max_batch_usd``: the same calls sent as provider batch jobs, at the list
+  price less the judge's ``price.batch_discount`` (the list price where none is configured).
+  ``plan(..., batch_dir=DIR)`` also writes those calls as batch input files
+  (:mod:`judgelab.batch`), and ``judgelab batch-import DIR`` stores the providers' answers.
 
 Where the stand-in's answers steer what is asked next (the rbd detector loop asks again
 only where a detector flags a verdict, the teacher's kept traces feed the few-shot
@@ -72,7 +76,7 @@ WORKFLOW_PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", 
 #: Rules whose later requests depend on earlier answers (their counts follow the stand-ins).
 ANSWER_DEPENDENT_RULES = ("rbd_loop", "rbd_detect", "rbd_supervision", "scoring_references", "scoring_responses")
 PLAN_COLUMNS = ["judge", "study", "backend", "model", "calls", "cached", "to_call", "est_tokens_in",
-                "est_tokens_out", "max_tokens_out", "est_usd", "max_usd", "note"]
+                "est_tokens_out", "max_tokens_out", "est_usd", "max_usd", "est_batch_usd", "max_batch_usd", "note"]
 
 
 class UnplannedRule(RuntimeError):
@@ -318,6 +322,8 @@ def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: s
         "cached": int(g["cached"].sum()), "to_call": len(todo), "est_tokens_in": t_in, "est_tokens_out": t_out,
         "max_tokens_out": t_max, "est_usd": round(spec.price.cost(t_in, t_out), 4),
         "max_usd": round(spec.price.cost(t_in, t_max), 4),
+        "est_batch_usd": round(spec.price.batch_cost(t_in, t_out), 4),
+        "max_batch_usd": round(spec.price.batch_cost(t_in, t_max), 4),
         "note": ("counts follow the stand-in's answers in " + ", ".join(branching)) if branching else "",
     }
 
@@ -362,12 +368,26 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     return pd.DataFrame(out, columns=PLAN_COLUMNS)
 
 
+def uncached_payloads(plan_log: Path, cache_path: Path) -> dict[str, list[str]]:
+    """Per judge, the payload hashes of the planned calls the real cache lacks (a plan's
+    ``to_call``), each once, in plan order: what ``--batch-dir`` exports."""
+    if not plan_log.exists() or plan_log.stat().st_size == 0:
+        return {}
+    calls = _read_log(plan_log)[["judge", "payload_sha"]].drop_duplicates()
+    have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
+    return {str(j): [s for s in g["payload_sha"] if s not in have.get(str(j), set())]
+            for j, g in calls.groupby("judge", sort=True)}
+
+
 def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
-         scratch: str | None = None, progress: bool = True) -> pd.DataFrame:
+         scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None
+         ) -> pd.DataFrame:
     """Plan a run of ``targets`` (default: everything) with the given config files.
 
     ``directory`` is the project directory whose call cache (``cache`` in the config,
-    relative to it) counts as already asked; default: the current directory.
+    relative to it) counts as already asked; default: the current directory.  ``batch_dir``:
+    also write the calls not yet cached as provider batch input files there
+    (:func:`judgelab.batch.export.export_batches`; the stand-ins' cache is kept for it).
     """
     paths = [*default_config_paths(), *[Path(p).resolve() for p in configfiles]]
     config = load_config(*paths)
@@ -376,12 +396,22 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
     base = Path(directory or os.getcwd()).resolve()
     cache_path = Path(config["cache"])
     cache_path = cache_path if cache_path.is_absolute() else base / cache_path
-    if scratch:  # kept (its plan-cache.sqlite holds the stand-ins' answers)
-        plan_log, models = plan_calls(config, Path(scratch), targets, progress=progress, keep_cache=True)
-        return summarise(plan_log, {**models, **originals}, cache_path)
+    if batch_dir is not None:
+        from judgelab.batch.export import check_batch_dir
+
+        check_batch_dir(Path(batch_dir))  # refused before any work
     with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
-        plan_log, models = plan_calls(config, Path(tmp), targets, progress=progress)
-        return summarise(plan_log, {**models, **originals}, cache_path)
+        workdir = Path(scratch or tmp)  # a scratch folder is kept (plan-cache.sqlite: the stand-ins' answers)
+        plan_log, models = plan_calls(config, workdir, targets, progress=progress,
+                                      keep_cache=bool(scratch) or batch_dir is not None)
+        table = summarise(plan_log, {**models, **originals}, cache_path)
+        if batch_dir is not None:
+            from judgelab.batch.export import export_batches
+
+            table.attrs["batch_export"] = export_batches(
+                Path(batch_dir), uncached_payloads(plan_log, cache_path), workdir / "plan-cache.sqlite",
+                {**models, **originals}, cache_path, progress=progress)
+        return table
 
 
 def format_plan(table: pd.DataFrame) -> str:
@@ -392,10 +422,13 @@ def format_plan(table: pd.DataFrame) -> str:
     shown = table.drop(columns=["note"])
     per_judge = shown[shown["study"] == ALL_STUDIES]
     total = {"judge": "TOTAL", "study": ALL_STUDIES, "backend": "", "model": ""}
-    for c in ("calls", "cached", "to_call", "est_tokens_in", "est_tokens_out", "max_tokens_out", "est_usd", "max_usd"):
+    for c in ("calls", "cached", "to_call", "est_tokens_in", "est_tokens_out", "max_tokens_out", "est_usd", "max_usd",
+              "est_batch_usd", "max_batch_usd"):
         total[c] = round(float(per_judge[c].sum()), 4) if c.endswith("usd") else int(per_judge[c].sum())
     text = pd.concat([shown, pd.DataFrame([total])], ignore_index=True).to_string(index=False)
+    batch = ("batch prices: the calls sent as provider batch jobs (judgelab plan --batch-dir), at the list price less "
+             "the judge's price.batch_discount (none configured: the list price)")
     notes = sorted({n for n in table.loc[table["study"] != ALL_STUDIES, "note"] if n})
     shared = ("a call several studies need is counted under each study; a judge's "
               f"'{ALL_STUDIES}' row and TOTAL count it once (what a run asks and pays)")
-    return text + "\n" + f"note: {shared}\n" + "".join(f"note: {n}\n" for n in notes)
+    return text + "\n" + f"note: {shared}\n" + f"note: {batch}\n" + "".join(f"note: {n}\n" for n in notes)

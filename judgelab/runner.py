@@ -37,6 +37,7 @@ from judgelab.records import (
     JudgeRequest,
     JudgeResponse,
     OutputKind,
+    RawAnswer,
     canonical_json,
     join_reasoning,
 )
@@ -109,6 +110,20 @@ def _plan_payload(req: JudgeRequest) -> tuple[bytes, str]:
     return got
 
 
+def answered_call(judge: Judge, key: str, req: JudgeRequest, ans: RawAnswer,
+                  cost_usd: float | None = None) -> CachedCall:
+    """The cache row of an answer: what a live call stores, and what ``judgelab batch-import``
+    stores for a provider's batch answer (:mod:`judgelab.batch`), so both read back alike.
+    ``cost_usd``: the price paid (default: the judge's list price for the answer's tokens)."""
+    return CachedCall(
+        key=key, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+        kind=req.kind.value, raw_text=join_reasoning(ans.text, ans.reasoning), logprobs=ans.logprobs,
+        tokens_in=ans.tokens_in, tokens_out=ans.tokens_out, latency_s=ans.latency_s,
+        cost_usd=judge.cost(ans.tokens_in, ans.tokens_out) if cost_usd is None else cost_usd,
+        finish_reason=ans.finish_reason,
+    )
+
+
 class TooManyErrors(RuntimeError):
     """More calls failed than the configured tolerance; nothing is written."""
 
@@ -169,12 +184,7 @@ def run_requests(
                     errors[k] = err
                     bad.append((k, judge.name, judge.spec.backend, judge.spec.model, err))
                     continue
-                call = CachedCall(
-                    key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
-                    kind=req.kind.value, raw_text=join_reasoning(ans.text, ans.reasoning), logprobs=ans.logprobs,
-                    tokens_in=ans.tokens_in, tokens_out=ans.tokens_out, latency_s=ans.latency_s,
-                    cost_usd=judge.cost(ans.tokens_in, ans.tokens_out), finish_reason=ans.finish_reason,
-                )
+                call = answered_call(judge, k, req, ans)
                 good.append((call, req.payload()))
                 stored[k] = call
             cache.put_many(good)

@@ -599,6 +599,7 @@ def _plan_as_dry_run(text: str) -> str:
     p.add_argument("--directory")
     p.add_argument("--cores")
     p.add_argument("--out")
+    p.add_argument("--batch-dir")  # the batch files are tests/test_batch_files.py's
     p.add_argument("targets", nargs="*")
     a = p.parse_args(shlex.split(text)[2:])
     cmd = ["snakemake", "-n", "--cores", "1"]

@@ -270,6 +270,21 @@ class OpenAIJudge(Judge):
             body["extra_body"] = dict(s.extra_body)
         return body
 
+    def wire_body(self, req: JudgeRequest) -> dict[str, Any]:
+        """The JSON body this judge POSTs to ``/chat/completions`` for ``req``: :meth:`_body` with
+        ``extra_body`` merged in, as the SDK sends it (what a provider batch input line carries)."""
+        body = self._body(req)
+        extra = body.pop("extra_body", None) or {}
+        return {**body, **extra}
+
+    def parse_completion(self, text: str, req: JudgeRequest) -> RawAnswer:
+        """A chat completion's JSON text (HTTP 200) read as a live answer is read; ``ValueError``
+        naming what is wrong where it is no chat completion (a batch output line's body)."""
+        try:
+            return self._parse(text, 200, "application/json", req, 0.0)
+        except _Retryable as exc:
+            raise ValueError(str(exc)) from None
+
     async def _attempt(self, client: Any, body: dict[str, Any], req: JudgeRequest) -> RawAnswer:
         oa = self._openai
         t0 = time.perf_counter()
