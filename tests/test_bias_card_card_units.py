@@ -1061,3 +1061,152 @@ def test_first_row_per_pair_and_guard():
     failed = C._guard(("a", "b"), boom)
     assert [(r.metric, r.reason) for r in failed] == [("a", "failed: ZeroDivisionError: nothing"),
                                                       ("b", "failed: ZeroDivisionError: nothing")]
+
+
+# ------------------------------------------------------------------ cue rows, humans, repetition
+
+def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
+    lg = C._prepare(_judge_table(), "lenient")
+    qc = C.quality_control(lg, JS)
+    cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
+    elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
+    main, cond, raw = C._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer",
+                                  note="margin")
+    assert (main.metric, cond.metric, raw.metric) == ("length_preference", "length_error_share", "length_share_raw")
+    assert main.test == "t-cluster" and main.identified and main.note.endswith("quality controlled by gold labels")
+    assert main.note.startswith("margin; judge share minus gold's")
+    assert cond.test == "binomial" and cond.identified and cond.note.endswith("quality controlled by gold labels")
+    assert raw.test == "none" and raw.note == "margin; descriptive, not a finding: P(picks the longer)"
+    success = lg.verdict == cue
+    assert raw.estimate == pytest.approx(success[elig].mean()) and raw.n == int(elig.sum()) and raw.share == 0.9
+    # without a note the raw row says only what it is
+    *_, bare = C._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer", note="")
+    assert bare.note == "descriptive, not a finding: P(picks the longer)"
+
+
+def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_design():
+    t = _judge_table()
+    t["expected_verdict"] = ""
+    lg = C._prepare(t, "lenient")
+    cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
+    elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
+    qc = C.quality_control(lg, JS)
+    main, cond, raw = C._cue_rows("markdown_preference", elig, cue, lg, JS, qc, share_of=10,
+                                  cue_word="more formatted", note="m")
+    expected = C._share_row("markdown_preference", elig, lg.verdict == cue, lg.items, JS, null=0.5, share_of=10,
+                            note="m")
+    assert main.test == "binomial" and main.null_value == 0.5 and main.estimate == expected.estimate
+    assert main.p_value == expected.p_value and not main.identified and main.note == qc.missing() + "; m"
+    assert (cond.metric, cond.reason) == ("markdown_error_share", "no gold in this log")
+    assert raw.metric == "markdown_share_raw" and raw.note == "m; descriptive, not a finding: P(picks the more formatted)"
+    controlled = C.CardSettings(min_decisive=2, n_resamples=50, controlled_pairs=True)
+    qc2 = C.quality_control(lg, controlled)
+    main2, *_ = C._cue_rows("markdown_preference", elig, cue, lg, controlled, qc2, share_of=10,
+                            cue_word="more formatted", note="m")
+    assert main2.identified and main2.note == "m; quality controlled by controlled pairs"
+
+
+def test_human_rows_from_human_labels_and_their_absence():
+    t = _judge_table()
+    lg = C._prepare(t, "lenient")
+    none = C._human_rows(t.assign(expected_verdict=""), C._prepare(t.assign(expected_verdict=""), "lenient"), JS)
+    assert [(r.metric, r.reason) for r in none] == [(m, "no human labels in this log") for m in (
+        "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")]
+    rows = C._human_rows(t, lg, JS)
+    by = {r.metric: r for r in rows}
+    human = t["expected_verdict"].to_numpy()
+    lab = human != ""
+    acc = C._share_row("human_accuracy", lab, lg.verdict == human, lg.items, JS, null=None, share_of=12,
+                       note="gold labels as the human anchor")
+    assert _same(by["human_accuracy"], acc) and by["human_accuracy"].estimate == 6 / 10
+    kap = by["human_kappa"]
+    both = lab & np.isin(lg.verdict, ["A", "B", "tie"])
+    assert kap.n == int(both.sum()) == 9 and kap.share == pytest.approx(9 / 10)
+    from sklearn.metrics import cohen_kappa_score
+
+    assert kap.estimate == pytest.approx(cohen_kappa_score(lg.verdict[both], human[both]))
+    assert kap.note == "gold labels as the human anchor; statsmodels cohens_kappa, asymptotic CI"
+    assert kap.n_items == len(set(lg.items[both]))
+    # every pair labelled: PPI rows are there; fewer labels per side than the setting: underpowered
+    ppi = by["ppi_win_rate"]
+    assert ppi.note.endswith("; gold labels as the human anchor")
+    assert ppi.underpowered_reason.endswith(f"fewer than {JS.min_labels_per_side} per side")
+    from scipy.stats import norm
+
+    if np.isfinite(ppi.ci_low):
+        assert ppi.se == pytest.approx((ppi.ci_high - ppi.ci_low) / (2 * norm.ppf(0.975)))
+    one = C.CardSettings(min_decisive=2, n_resamples=50, min_labels_per_side=1)
+    assert {r.metric: r for r in C._human_rows(t, lg, one)}["ppi_win_rate"].underpowered_reason == ""
+
+
+def test_human_column_wins_over_gold():
+    t = _judge_table()
+    t["human"] = np.where(t["order"] == "AB", "A", "B")
+    lg = C._prepare(t, "lenient")
+    by = {r.metric: r for r in C._human_rows(t, lg, JS)}
+    assert by["human_accuracy"].note == "human labels"
+    assert by["human_accuracy"].estimate == pytest.approx(np.mean(lg.verdict == t["human"].to_numpy()))
+
+
+def test_repetition_row_counts_repeated_instances():
+    t = _judge_table()
+    lg = C._prepare(t, "lenient")
+    assert C._repetition_row(lg, JS, 12).reason == "no call repeated in this log"
+    assert C._repetition_row(lg, JS).reason == "no call repeated in this log"
+    rep = pd.concat([t, t.iloc[[0, 2]].assign(verdict=["A", "B"])], ignore_index=True)  # p0 AB again, p1 AB again
+    lg2 = C._prepare(rep, "lenient")
+    row = C._repetition_row(lg2, JS, 12)
+    assert row.metric == "repetition_consistency" and row.n == 2 and row.share == pytest.approx(2 / 12)
+    assert row.estimate == pytest.approx((1.0 + 0.5) / 2)  # p0: A, A; p1: A, B
+    assert row.note == "Position-Bias-Analyzer repetitional consistency: each pair x order an instance"
+    assert C._repetition_row(lg2, JS, None).estimate == row.estimate
+
+
+def test_panel_rows_for_two_judges_per_view_and_none_for_one():
+    from judgelab.bias_card.reliability import PANEL_JUDGE, judges_kappa
+
+    t = _judge_table()
+    two = pd.concat([t, t.assign(judge="k", verdict=np.where(t["verdict"] == "A", "B", t["verdict"]))],
+                    ignore_index=True)
+    assert C._panel_rows(t, JS) == []
+    assert C._panel_rows(t.drop(columns="judge"), JS) == []
+    out = C._panel_rows(two, JS)
+    assert [d["view"] for d in out] == ["lenient", "strict"]
+    k = judges_kappa(two, n_resamples=50, confidence=0.95, seed=0)
+    d = out[0]
+    assert (d["judge"], d["family"], d["metric"], d["simulated"]) == (PANEL_JUDGE, "panel", "judges_kappa", False)
+    assert d["estimate"] == k["estimate"] and d["n"] == k["n"] and d["n_parsed"] == k["n"]
+    assert np.isnan(d["parsed_share"]) and d["status"] in C.STATUSES
+    two.loc[0, "status"] = "fallback"
+    strict = C._panel_rows(two, JS)[1]
+    blank = (two["status"] == "fallback").to_numpy()
+    assert strict["n"] == judges_kappa(two, n_resamples=50, confidence=0.95, seed=0, blank=blank)["n"]
+    only = C._panel_rows(two, C.CardSettings(min_decisive=2, n_resamples=50, views=("strict",)))
+    assert [d["view"] for d in only] == ["strict"]
+
+
+def test_bias_card_is_every_judge_view_and_metric_plus_the_panel():
+    t = _judge_table()
+    two = pd.concat([t, t.assign(judge="k", family="other")], ignore_index=True)
+    card = C.bias_card(two, JS)
+    assert list(card.columns) == C.CARD_COLUMNS
+    n_metrics = len(C.JUDGE_METRICS)
+    assert len(card) == 2 * 2 * n_metrics + 2
+    assert card.groupby(["judge", "view"]).size().to_dict() == {
+        ("j", "lenient"): n_metrics, ("j", "strict"): n_metrics, ("k", "lenient"): n_metrics,
+        ("k", "strict"): n_metrics, ("all judges", "lenient"): 1, ("all judges", "strict"): 1}
+    assert set(card.loc[card["judge"] == "k", "family"]) == {"other"} and not card["simulated"].any()
+    assert set(card.loc[card["judge"] == "j", "metric"]) == set(C.JUDGE_METRICS)
+    sim = C.bias_card(t.assign(simulated=True), C.CardSettings(min_decisive=2, n_resamples=50, views=("lenient",)))
+    assert sim["simulated"].all() and set(sim["view"]) == {"lenient"} and len(sim) == n_metrics
+    nofam = C.bias_card(t.drop(columns="family"), C.CardSettings(min_decisive=2, n_resamples=50, views=("lenient",)))
+    assert set(nofam["family"]) == {"unknown"}
+    assert C.bias_card(t).shape[0] == 2 * n_metrics  # default settings
+
+
+def test_card_settings_confidence_and_checks():
+    assert C.CardSettings(alpha=0.1).confidence == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="alpha"):
+        C.CardSettings(alpha=1.5)
+    assert C.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
+    assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in C.JUDGE_METRICS
