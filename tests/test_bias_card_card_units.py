@@ -1210,3 +1210,149 @@ def test_card_settings_confidence_and_checks():
         C.CardSettings(alpha=1.5)
     assert C.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
     assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in C.JUDGE_METRICS
+
+
+# ------------------------------------------------------------------------ the cue regressions
+
+def _logit_table(n_items: int = 40, seed: int = 1, models: int = 1) -> pd.DataFrame:
+    """Pairs in both orders with varying lengths and markdown; P(picks the slot shown first) depends on
+    the shown length ratio and gold."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        wa, wb = int(rng.integers(5, 60)), int(rng.integers(5, 60))
+        md_a = "\n# H\n- x\n- y" if rng.random() < 0.4 else ""
+        md_b = "\n**b** *i*" if rng.random() < 0.4 else ""
+        gold = "A" if rng.random() < 0.5 else "B"
+        for order in ("AB", "BA"):
+            first_words, second_words = (wa, wb) if order == "AB" else (wb, wa)
+            g_first = 1.0 if (gold == "A") == (order == "AB") else -1.0
+            eta = 0.8 * np.log2((first_words + 1) / (second_words + 1)) + 0.7 * g_first + 0.2
+            shown = "A" if rng.random() < 1 / (1 + np.exp(-eta)) else "B"
+            verdict = shown if order == "AB" else SWAP[shown]
+            rows.append({"judge": "j", "family": "fam", "pair_id": f"p{i}", "item_id": f"i{i // 2}", "order": order,
+                         "verdict": verdict, "verdict_shown": shown, "expected_verdict": gold, "status": "ok",
+                         "response_a": "w " * wa + md_a, "response_b": "w " * wb + md_b,
+                         "model_a": "base", "model_b": f"m{i % models}" if models > 1 else "m0"})
+    return pd.DataFrame(rows)
+
+
+def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows():
+    import statsmodels.api as sm
+    from scipy.stats import norm
+
+    t = _logit_table()
+    lg = C._prepare(t, "lenient")
+    decisive = np.isin(lg.verdict, ["A", "B"])
+    s = C.CardSettings(min_decisive=5)
+    rows = {r.metric: r for r in C._logit_rows(lg, decisive, s)}
+    cues = lg.shown_cues(decisive)
+    X = np.column_stack([np.ones(decisive.sum()), cues["len"], cues["md"], cues["gold"]])
+    y = (lg.shown[decisive] == "A").astype(float)
+    fit = sm.GLM(y, X, family=sm.families.Binomial()).fit(cov_type="cluster",
+                                                          cov_kwds={"groups": lg.items[decisive]})
+    z = norm.ppf(0.975)
+    for metric, j in (("length_controlled", 1), ("markdown_controlled", 2)):
+        r = rows[metric]
+        assert r.estimate == pytest.approx(fit.params[j], rel=1e-6)
+        assert r.se == pytest.approx(fit.bse[j], rel=1e-5)
+        assert (r.ci_low, r.ci_high) == (pytest.approx(r.estimate - z * r.se), pytest.approx(r.estimate + z * r.se))
+        assert r.statistic == pytest.approx(r.estimate / r.se)
+        assert r.p_value == pytest.approx(2 * norm.sf(abs(r.estimate / r.se)))
+        assert r.mde == pytest.approx((norm.ppf(0.975) + norm.ppf(0.8)) * r.se)
+        assert (r.test, r.null_value, r.n, r.n_items, r.reason) == ("wald-cluster", 0.0, 80, 20, "")
+    assert rows["length_controlled"].note == "controls: position, md, gold"
+    assert rows["markdown_controlled"].note == "controls: position, len, gold"
+
+
+def test_logit_rows_with_a_model_term_absorb_each_models_strength():
+    import statsmodels.api as sm
+
+    t = _logit_table(models=3)
+    lg = C._prepare(t, "lenient")
+    decisive = np.isin(lg.verdict, ["A", "B"])
+    rows = {r.metric: r for r in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)}
+    cues = lg.shown_cues(decisive)
+    mt = C._model_term(lg, decisive)
+    X = np.column_stack([np.ones(decisive.sum()), cues["len"], cues["md"], cues["gold"], mt.to_numpy()])
+    # the baseline is always one side: the model columns sum to -const, one goes
+    while np.linalg.matrix_rank(X) < X.shape[1]:
+        X = X[:, :-1]
+    y = (lg.shown[decisive] == "A").astype(float)
+    fit = sm.GLM(y, X, family=sm.families.Binomial()).fit()
+    assert rows["length_controlled"].estimate == pytest.approx(fit.params[1], rel=1e-6)
+    n_free = X.shape[1] - 4
+    assert rows["length_controlled"].note == f"controls: position, md, gold, model strength ({n_free} free terms)"
+
+
+def test_logit_rows_refuse_what_the_design_cannot_give():
+    t = _logit_table()
+    lg = C._prepare(t, "lenient")
+    decisive = np.isin(lg.verdict, ["A", "B"])
+    few = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=81))
+    assert [(r.metric, r.reason, r.test, r.null_value, r.n, r.n_items) for r in few] == [
+        (m, "fewer than 81 decisive verdicts with response texts (80)", "wald-cluster", 0.0, 80, 20)
+        for m in ("length_controlled", "markdown_controlled")]
+    assert C._logit_rows(lg, decisive, C.CardSettings(min_decisive=80))[0].reason == ""
+    one_item = C._prepare(t.assign(item_id="same"), "lenient")
+    assert C._logit_rows(one_item, decisive, C.CardSettings(min_decisive=5))[0].reason == \
+        "one item: no clustered standard error"
+    same = C._prepare(t.assign(verdict_shown="A"), "lenient")
+    assert C._logit_rows(same, decisive, C.CardSettings(min_decisive=5))[1].reason == \
+        "every decisive verdict names the same slot: perfect separation"
+    flat = C._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
+    r = {x.metric: x for x in C._logit_rows(flat, decisive, C.CardSettings(min_decisive=5))}
+    assert r["length_controlled"].reason == "no variation in this cue" and r["markdown_controlled"].reason == \
+        "no variation in this cue"
+    assert r["length_controlled"].n == 80 and r["length_controlled"].test == "wald-cluster"
+
+
+def test_logit_rows_separation_and_the_standard_error_cap():
+    t = _logit_table()
+    lg = C._prepare(t, "lenient")
+    # the judge always picks the longer shown answer: length separates
+    cues = lg.shown_cues()
+    lg.shown = np.where(cues["len"] > 0, "A", "B")
+    decisive = np.isin(lg.verdict, ["A", "B"]) & (cues["len"] != 0)
+    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
+    assert rows[0].reason in ("perfect separation", "quasi-separation: fitted probabilities at 0 or 1")
+    lg2 = C._prepare(t, "lenient")
+    d2 = np.isin(lg2.verdict, ["A", "B"])
+    capped = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
+    se = capped["length_controlled"].se
+    assert capped["length_controlled"].reason == f"quasi-separation: standard error {se:.3g} > 0.01"
+
+
+def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
+    t = _logit_table(models=3)
+    lg = C._prepare(t, "lenient")
+    decisive = np.isin(lg.verdict, ["A", "B"])
+    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
+    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)
+    left = "model term left out: 4 models x 80 verdicts exceed the card's dense design limit (2 model terms, 10,000,000 cells)"
+    assert rows[0].note == "controls: position, md, gold; " + left
+    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 3)
+    assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3 - 1)
+    assert "left out" in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3)
+    assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
+    failed = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5), model_term=True)
+    assert failed[0].reason.startswith("model term left out: 4 models") and failed[0].reason.endswith(
+        "; no other control of answer quality")
+    ok = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5, controlled_pairs=True), model_term=True)
+    assert ok[0].reason == "" and ok[0].note.endswith("(2 model terms, 240 cells)")
+
+
+def test_logit_rows_collinear_regressors_are_named():
+    t = _logit_table()
+    # the response on gold's side carries a markdown list (and so three more words): len, md and gold move
+    # together, and the fit names every regressor
+    t["response_a"] = np.where(t["expected_verdict"] == "A", "w w w\n# H\n- x\n- y", "w w w")
+    t["response_b"] = np.where(t["expected_verdict"] == "B", "w w w\n# H\n- x\n- y", "w w w")
+    lg = C._prepare(t, "lenient")
+    decisive = np.isin(lg.verdict, ["A", "B"])
+    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
+    assert rows[0].reason == "collinear regressors (len, md, gold)" == rows[1].reason
