@@ -1356,3 +1356,53 @@ def test_logit_rows_collinear_regressors_are_named():
     decisive = np.isin(lg.verdict, ["A", "B"])
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason == "collinear regressors (len, md, gold)" == rows[1].reason
+
+
+# ----------------------------------------------------------------------------- benchmark rows
+
+def test_benchmark_rows_score_pairs_in_both_orders():
+    t = _judge_table()
+    t["label"] = np.where(t["pair_id"] == "p0", "A>>B", "A>B")
+    lg = C._prepare(t, "lenient")
+    ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
+    jb, ah = C._benchmark_rows(lg, ia, ib, JS)
+    has_gold = lg.gold[ia] != ""
+    correct = C.judgebench_pair_correct(lg.verdict[ia], lg.verdict[ib], lg.gold[ia])
+    assert _same(jb, C._share_row("judgebench_accuracy", has_gold, correct, lg.items[ia], JS, null=None, share_of=6,
+                                  note="ScalerLab/JudgeBench utils/metrics.py compute_final_metrics"))
+    num, den = C.arena_hard_pair_scores(lg.verdict[ia], lg.verdict[ib], lg.strong[ia], lg.strong[ib])
+    kept = den > 0
+    assert kept.tolist() == [True, True, True, False, True, True]  # p3 has no verdict swapped
+    est, lo, hi, var = C.cluster_ratio_ci(num[kept], den[kept], lg.items[ia][kept], JS)
+    assert (ah.estimate, ah.ci_low, ah.ci_high) == (est, lo, hi) and ah.se == pytest.approx(np.sqrt(var))
+    assert (ah.n, ah.n_items, ah.share) == (5, 3, pytest.approx(5 / 6))
+    assert ah.note == ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline; "
+                       "pooled over 3 models")
+    assert ah.reason == "" and ah.test == "none"
+
+
+def test_benchmark_rows_degenerate_logs_say_why():
+    t = _judge_table()
+    lg = C._prepare(t, "lenient")
+    none = C._benchmark_rows(lg, np.array([], int), np.array([], int), JS)
+    assert [(r.metric, r.reason) for r in none] == [("judgebench_accuracy", "no pair was recorded in both orders"),
+                                                   ("arena_hard_score", "no pair was recorded in both orders")]
+    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    jb, ah = C._benchmark_rows(no_gold, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
+    assert jb.reason == "no gold in this log"
+    # each item's pairs score 1/4 (0 + 1/2 on i0, 1/4 on i1, 1/2 + 0 on i2): every resample gives 0.25
+    assert ah.estimate == 0.25 and ah.reason == "every pair scores 0.25: the cluster bootstrap interval has zero width"
+    # one pair kept: one item, no interval
+    one = C._benchmark_rows(lg, np.array([0]), np.array([1]), JS)[1]
+    assert one.reason == "one item: no cluster bootstrap interval" and one.note.endswith("stored A is the baseline")
+    # every pair scores one half: a zero-width interval is refused
+    rev = t.copy()
+    rev["verdict"] = np.where(rev["order"] == "AB", "A", "B")
+    lg_rev = C._prepare(rev, "lenient")
+    half = C._benchmark_rows(lg_rev, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1]
+    assert half.estimate == 0.5 and half.reason == "every pair scores 0.5: the cluster bootstrap interval has zero width"
+    unparsed = C._prepare(t.assign(verdict=""), "lenient")
+    nothing = C._benchmark_rows(unparsed, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
+    assert nothing[-1].reason == "no pair with a verdict in both games" and nothing[-1].metric == "arena_hard_score"
+    single = C._prepare(t.assign(model_b="m"), "lenient")
+    assert not C._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
