@@ -5,11 +5,13 @@
     judgelab check-config [--configfile config/judges/api.yaml]
     judgelab backends
     judgelab audit --format llmbar result.json ... --out audit/
+    judgelab leaderboard --format alpaca_eval results/ --out board/
     judgelab leaderboard-length leaderboard.csv
     judgelab compare --format llmbar a/result.json b/result.json --judges A,B --out cmp/
     judgelab power --format llmbar result.json --delta position_preference=0.1
     judgelab probe items.jsonl --judge sim-gpt-4o --pairs 8 --out probe/
     judgelab detect-bias --format judgelab log.csv --detector sim-rbd-8b --bias position verbosity --out dir/
+    judgelab plan --configfile config/judges/api.yaml --out plan.csv
     judgelab plan --batch-dir batch/ ...  then  judgelab batch-import batch/
 
 Config files are merged like Snakemake does (judge set first, then

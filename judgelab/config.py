@@ -377,8 +377,8 @@ def _extend_with_default(validator_class):
 
 
 def check_judges(config: dict[str, Any], *, source: str = "config") -> list[JudgeSpec]:
-    """Semantic checks the schema cannot express: known backends (by the names the registry
-    declares, without importing a backend), unique names."""
+    """Semantic checks the schema cannot express: known backends (the registry's names; each
+    named backend's class is imported to read its traits), unique names."""
     specs = []
     seen: set[str] = set()
     for i, d in enumerate(config.get("judges") or []):

@@ -25,7 +25,7 @@ S8   Combined budget         merged CoT + rubric prompt in both orders -> keep i
 ==== ======================= ========================================================= ======
 
 S3 and S7 are not specified beyond their names in the paper (their results are in its
-Appendix B); the definitions above are ours and are documented here and in the README.
+Appendix B); the definitions above are ours and are documented here and in docs/studies/strategies.md.
 "1/q" is one reference generation per question, amortised over the pairs that share it.
 
 Calls are identified by ``call_id`` = role | order | temperature.  The same call used by two

@@ -26,7 +26,7 @@ a linear warm-up and a cosine decay; the checkpoint with the lowest validation l
 **Controls.**  :func:`fit_label_smoothing` fits the constant-(K, label) Elo by the same Eq. (3)
 on the same training prompts; the untrained network is kept too (``initial_state``).  Both are
 scored beside UDA (:func:`judgelab.uda.study.score_tournament`).  On the default run UDA does
-not beat them on held-out prompts (README, study uda); on a planted tournament whose bias the
+not beat them on held-out prompts (docs/studies/uda.md); on a planted tournament whose bias the
 features can see it does (tests/test_uda_core.py, tests/test_uda_training.py).  The checkpointed
 step below is checked against plain autograd through the whole computation (tests/test_uda_training.py).
 
