@@ -1406,3 +1406,19 @@ def test_benchmark_rows_degenerate_logs_say_why():
     assert nothing[-1].reason == "no pair with a verdict in both games" and nothing[-1].metric == "arena_hard_score"
     single = C._prepare(t.assign(model_b="m"), "lenient")
     assert not C._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
+
+
+def test_finish_descriptive_row_with_an_infinite_bound_has_no_half_width():
+    d = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=float("inf")), C.CardSettings())
+    assert np.isnan(d["mde"]) and d["underpowered"] is True
+    d2 = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=-float("inf"), ci_high=0.3), C.CardSettings())
+    assert np.isnan(d2["mde"])
+
+
+def test_excess_over_gold_reads_zero_one_codes_as_booleans():
+    jc = np.array([True, True, False, True, True, True])
+    gc = np.array([True, True, True, True, False, False])
+    items = np.array([0, 0, 1, 2, 1, 2])
+    as_bool = C.excess_over_gold(jc, gc, items, S)
+    as_int = C.excess_over_gold(jc.astype(int), gc.astype(int), items, S)
+    assert as_int == as_bool
