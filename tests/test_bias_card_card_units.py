@@ -1422,3 +1422,20 @@ def test_excess_over_gold_reads_zero_one_codes_as_booleans():
     as_bool = C.excess_over_gold(jc, gc, items, S)
     as_int = C.excess_over_gold(jc.astype(int), gc.astype(int), items, S)
     assert as_int == as_bool
+
+
+EXCESS_KEYS = {"estimate", "null", "se", "se_excess", "k", "n", "errors_to_cue", "errors_away", "gold_share", "reason"}
+
+
+def test_excess_over_gold_always_returns_the_same_fields():
+    e = C.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]), S)
+    assert set(e) == EXCESS_KEYS
+    assert (e["errors_to_cue"], e["errors_away"], e["k"], e["n"]) == (0, 0, 0, 0)
+    assert all(np.isnan(e[k]) for k in ("estimate", "null", "se", "se_excess", "gold_share"))
+    jc = np.array([True, True, False, True, True, True])
+    gc = np.array([True, True, True, True, False, False])
+    full = C.excess_over_gold(jc, gc, np.array([0, 0, 1, 2, 1, 2]), S)
+    assert set(full) == EXCESS_KEYS
+    one_side = C.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]), S)
+    assert set(one_side) == EXCESS_KEYS and np.isnan(one_side["se_excess"])
+    assert (one_side["errors_to_cue"], one_side["errors_away"], one_side["gold_share"]) == (0, 1, 1.0)
