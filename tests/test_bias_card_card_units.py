@@ -1439,3 +1439,8 @@ def test_excess_over_gold_always_returns_the_same_fields():
     one_side = C.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]), S)
     assert set(one_side) == EXCESS_KEYS and np.isnan(one_side["se_excess"])
     assert (one_side["errors_to_cue"], one_side["errors_away"], one_side["gold_share"]) == (0, 1, 1.0)
+
+
+def test_a_descriptive_half_width_at_the_threshold_is_enough():
+    d = C._finish(C.CardRow("tie_rate", estimate=0.1, ci_low=0.0, ci_high=0.2), C.CardSettings())
+    assert d["mde"] == 0.1 == C.METRICS["tie_rate"].threshold and d["underpowered"] is False
