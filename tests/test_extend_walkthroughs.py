@@ -161,11 +161,20 @@ def _section(title: str) -> str:
     return text[start:end if end > 0 else None]
 
 
-def test_every_path_of_the_study_anatomy_exists():
-    paths = [p for p in re.findall(r"`([^`\s]+)`", _section("A study's anatomy")) if "/" in p or "." in p]
-    assert len(paths) >= 15, paths
-    for p in paths:
-        assert glob.glob(str(REPO / p)), f"docs/architecture.md names {p}, which does not exist"
+def _paths(section: str) -> list[str]:
+    """The file and folder names (backticked, with a ``/`` or a suffix) of a section of the page."""
+    return [p for p in re.findall(r"`([^`\s]+)`", _section(section))
+            if re.fullmatch(r"[\w./*-]+", p) and ("/" in p or re.search(r"\.(py|smk|yaml|yml|md|toml)$", p)
+                                                   or p == "Snakefile")]
+
+
+def test_every_path_of_the_study_anatomy_exists_for_every_paper_study():
+    """The anatomy names the topk study's files; every paper study has the same ones."""
+    paths = _paths("A study's anatomy")
+    assert len(paths) >= 15 and "Snakefile" in paths, paths
+    for s in PAPER_STUDIES:
+        for p in paths:
+            assert glob.glob(str(REPO / p.replace("topk", s))), f"docs/architecture.md names {p}; no such {s} file"
 
 
 def test_every_shipped_study_is_in_each_place_the_study_walkthrough_lists():
@@ -183,11 +192,17 @@ def test_every_shipped_study_is_in_each_place_the_study_walkthrough_lists():
         outputs = re.search(rf"^(\w+) = PLANS\[\"{s}\"\]\.failed_outputs\(\)", plans, re.M)[1]
         assert f"        {outputs},\n" in snakefile.split("rule all:")[1], (s, outputs)
     walk = _section("Walkthrough: a study")
-    for s in PAPER_STUDIES:  # the paper studies also have every package-side part
-        for rel in (f"judgelab/{s}/plan.py", f"judgelab/{s}/calls.py", f"judgelab/plots/{s}.py",
-                    f"docs/studies/{s}.md"):
-            assert (REPO / rel).is_file(), rel
-            assert rel.replace(s, "mystudy") in walk, rel
-        assert glob.glob(str(REPO / "workflow_scripts" / f"{s}_*.py")), s
+    for name in ('PLANS["mystudy"] = plan_study(', "mystudy_config_error", 'include: "rules/mystudy.smk"',
+                 'if PLANS["mystudy"].ok:', "MYSTUDY_OUTPUTS", "`STUDIES`", "`RULES`", "results/mystudy/{path}"):
+        assert name in walk, name
+    paths = _paths("Walkthrough: a study")
+    for rel in ("judgelab/mystudy/plan.py", "judgelab/mystudy/calls.py", "rules/mystudy.smk", "rules/plans.smk",
+                "rules/config_errors.smk", "Snakefile", "judgelab/planning.py", "tests/test_layering.py",
+                "config/config.yaml", "config/schema.yaml", "judgelab/plots/mystudy.py", "docs/studies/mystudy.md",
+                "mkdocs.yml"):
+        assert rel in paths, rel
+    for s in PAPER_STUDIES:  # every place the list names exists for each paper study
+        for p in paths:
+            assert glob.glob(str(REPO / p.replace("mystudy", s))), f"docs/architecture.md names {p}; no such {s} file"
         assert f"studies/{s}.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8"), s
     assert set(PAPER_STUDIES) <= set(STUDIES)
