@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def test_the_marker_finds_blocks_and_only_marked_ones():
 def test_the_page_marks_every_walkthrough_and_is_in_the_site():
     assert list(walkthrough("backend")) == ["my_judges/always_a.py", "pyproject.toml", "try_always_a.py"]
     assert list(walkthrough("preset")) == ["my_formats/toy_jsonl.py", "try_toy_jsonl.py"]
-    assert list(walkthrough("correction")) == ["close_lengths.py"]
+    assert list(walkthrough("correction")) == ["close_lengths.py", "close_lengths.diff"]
     assert "architecture.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
 
 
@@ -135,23 +136,62 @@ def test_the_toy_preset_imports_a_toy_log_and_audit_writes_its_card(tmp_path: Pa
 
 @pytest.mark.slow
 def test_the_trial_correction_is_the_win_rate_of_games_of_similar_length(tmp_path: Path, data_root: Path):
-    write_blocks(tmp_path, walkthrough("correction"))
-    files = [data_root / "alpaca_eval" / "results" / m / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
-             for m in ("claude-2.1", "vicuna-7b")]
+    write_blocks(tmp_path, {"close_lengths.py": walkthrough("correction")["close_lengths.py"]})
+    files = _alpaca_files(data_root)
     proc = run_python("close_lengths.py", tmp_path, args=tuple(map(str, files)))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    printed = re.findall(r"^(\S+): [\d.]+ \(.*\), \d+ games$", proc.stdout, re.M)
-    assert sorted(printed) == ["claude-2.1", "vicuna-7b"], proc.stdout
-    for path in files:  # independently: AlpacaEval's preference is P(output_2 better) + 1
+    printed = {m: (int(n), float(r)) for m, r, n in
+               re.findall(r"^(\S+): ([\d.]+) \(.*\), (\d+) games$", proc.stdout, re.M)}
+    want = _similar_length_win_rates(files)
+    assert sorted(printed) == sorted(want) == ["claude-2.1", "vicuna-7b"], proc.stdout
+    for model, (n, rate) in want.items():
+        assert printed[model][0] == n and printed[model][1] == pytest.approx(rate, abs=0.051)
+
+
+def _similar_length_win_rates(files: list[Path]) -> dict[str, tuple[int, float]]:
+    """{model: (games, win rate in percent)} over the games whose answers differ in length by at most
+    a fifth, computed from AlpacaEval's annotations directly: preference = P(output_2 better) + 1,
+    null (a failed annotation) and 0 (identical outputs) left out as the import leaves them out."""
+    out = {}
+    for path in files:
         ann = pd.DataFrame(json.loads(path.read_text()))
         ann = ann[ann["preference"].notna() & (ann["preference"] > 0)]
         la, lb = ann["output_1"].str.len(), ann["output_2"].str.len()
-        close = (la - lb).abs() <= 0.2 * np.maximum(la, lb)
-        y = ann.loc[close, "preference"] - 1
-        line = re.search(rf"^{re.escape(ann['generator_2'].iloc[0])}: ([\d.]+) \(.*\), (\d+) games$",
-                         proc.stdout, re.M)
-        assert line is not None, proc.stdout
-        assert int(line[2]) == len(y) and float(line[1]) == pytest.approx(100 * y.mean(), abs=0.051)
+        y = ann.loc[(la - lb).abs() <= 0.2 * np.maximum(la, lb), "preference"] - 1
+        out[ann["generator_2"].iloc[0]] = (len(y), 100 * y.mean())
+    return out
+
+
+def _alpaca_files(data_root: Path) -> list[Path]:
+    return [data_root / "alpaca_eval" / "results" / m / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+            for m in ("claude-2.1", "vicuna-7b")]
+
+
+@pytest.mark.slow
+def test_the_wired_in_correction_is_in_the_leaderboard_and_its_report(tmp_path: Path, data_root: Path):
+    """The page's diff applies to this checkout's ``judgelab/board/table.py`` and, applied to a copy
+    of the package, gives ``judgelab leaderboard --corrections close_lengths`` the trial's numbers."""
+    copy = tmp_path / "checkout"
+    shutil.copytree(REPO / "judgelab", copy / "judgelab", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "config").symlink_to(REPO / "config")
+    (tmp_path / "close_lengths.diff").write_text(walkthrough("correction")["close_lengths.diff"])
+    applied = subprocess.run(["git", "apply", "--verbose", str(tmp_path / "close_lengths.diff")], cwd=copy,
+                             capture_output=True, text=True)
+    assert applied.returncode == 0, ("the diff of docs/architecture.md no longer applies to "
+                                     f"judgelab/board/table.py; rewrite it:\n{applied.stderr}")
+    files = _alpaca_files(data_root)
+    env = {**os.environ, "PYTHONPATH": str(copy), "HF_HUB_OFFLINE": "1", "JUDGELAB_PROGRESS": "0", "MPLBACKEND": "Agg"}
+    proc = subprocess.run([sys.executable, "-m", "judgelab.cli", "leaderboard", "--format", "alpaca_eval",
+                           *map(str, files), "--corrections", "close_lengths", "--out", str(tmp_path / "board")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    board = pd.read_csv(tmp_path / "board" / "leaderboard.csv").set_index("model")
+    for model, (n, rate) in _similar_length_win_rates(files).items():
+        assert 0 < n < board.loc[model, "n"]
+        assert board.loc[model, "close_lengths"] == pytest.approx(rate)
+        assert board.loc[model, "close_lengths_ci_low"] < rate < board.loc[model, "close_lengths_ci_high"]
+    assert board["lc_win_rate"].isna().all()  # the corrections not named stay empty
+    assert "games of similar length" in (tmp_path / "board" / "report.html").read_text(encoding="utf-8")
 
 
 def _section(title: str) -> str:
