@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,8 @@ def test_the_marker_finds_blocks_and_only_marked_ones():
 
 
 def test_the_page_marks_every_walkthrough_and_is_in_the_site():
-    assert list(walkthrough("backend")) == ["my_judges/always_a.py", "pyproject.toml", "try_always_a.py"]
+    assert list(walkthrough("backend")) == ["my_judges/always_a.py", "pyproject.toml", "try_always_a.py",
+                                           "my_judges.yaml"]
     assert list(walkthrough("preset")) == ["my_formats/toy_jsonl.py", "try_toy_jsonl.py"]
     assert list(walkthrough("correction")) == ["close_lengths.py", "close_lengths.diff"]
     assert "architecture.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
@@ -107,6 +109,15 @@ def test_the_toy_backend_judges_the_example_pairs_through_its_entry_point(tmp_pa
     # shown first is always chosen: A in the original frame when shown AB, B when shown BA
     assert table.set_index("order")["verdict"].groupby(level=0).agg(set).to_dict() == {"AB": {"A"}, "BA": {"B"}}
     assert (work / "always_a_cache.sqlite").is_file()
+    # the page's command line with the page's config entry: the same verdicts
+    (work / "my_judges.yaml").write_text(blocks["my_judges.yaml"])
+    command = re.search(r"`(judgelab judge --configfile my_judges\.yaml [^`]*)`", PAGE.read_text(encoding="utf-8"))
+    assert command is not None
+    cli = run_python("-m", work, site, args=("judgelab.cli", *shlex.split(command[1])[1:]))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    out = re.search(r"--out (\S+)", command[1])[1]
+    again = pd.read_csv(work / out)
+    assert again[["pair_id", "order", "verdict"]].equals(table[["pair_id", "order", "verdict"]])
 
 
 @pytest.mark.slow
