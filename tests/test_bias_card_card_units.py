@@ -1444,3 +1444,31 @@ def test_excess_over_gold_always_returns_the_same_fields():
 def test_a_descriptive_half_width_at_the_threshold_is_enough():
     d = C._finish(C.CardRow("tie_rate", estimate=0.1, ci_low=0.0, ci_high=0.2), C.CardSettings())
     assert d["mde"] == 0.1 == C.METRICS["tie_rate"].threshold and d["underpowered"] is False
+
+
+def test_excess_over_gold_on_random_verdicts_equals_a_per_item_loop():
+    rng = np.random.default_rng(11)
+    jc, gc = rng.random(60) < 0.55, rng.random(60) < 0.6
+    items = rng.integers(0, 9, 60)
+    ex = C.excess_over_gold(jc, gc, items, S)
+    n, n_l = 60, int(gc.sum())
+    n_s = n - n_l
+    err = (jc != gc).astype(float)
+    ebar, g = err.mean(), n_l / n
+    u = []
+    for i in np.unique(items):
+        m = items == i
+        u.append(sum((-(e - ebar) / n_l) if gl else ((e - ebar) / n_s) for e, gl in zip(err[m], gc[m], strict=True)))
+    assert ex["se"] == pytest.approx(2 * g * (1 - g) * np.sqrt(np.sum(np.square(u))), rel=1e-12)
+    assert ex["k"] == len(np.unique(items))
+
+
+def test_excess_over_gold_on_two_items_has_a_standard_error():
+    ex = C.excess_over_gold(np.array([True, False, True, True]), np.array([True, True, False, False]),
+                            np.array([0, 0, 1, 1]), S)
+    assert ex["k"] == 2 and ex["reason"] == "" and np.isfinite(ex["se"])
+
+
+def test_finish_returns_plain_integer_counts():
+    d = C._finish(_tested(n=np.int64(4), n_items=np.int64(2)), C.CardSettings())
+    assert d["n"] == 4 and d["n_items"] == 2 and type(d["n"]) is int and type(d["n_items"]) is int
