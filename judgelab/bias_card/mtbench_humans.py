@@ -49,7 +49,7 @@ from judgelab.bias_card.humans import ppi_mean
 VOTE_PREF = {"A": 0.0, "tie": 0.5, "B": 1.0}
 
 
-def canonical_pairs(votes: pd.DataFrame) -> pd.DataFrame:
+def canonical_pairs(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per (question, unordered model pair): texts in sorted model order, the votes' majority.
 
     ``votes`` is :func:`load_mtbench_human`'s table (one row per vote, A/B in the annotator's

@@ -50,7 +50,7 @@ def _t_sum(level: float, power: float, df: float) -> float:
     return float(student_t.ppf(1 - level / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
 
 
-def _smallest(ok, limit: int = 1 << 40) -> int:  # type: ignore[no-untyped-def]
+def _smallest(ok, limit: int = 1 << 40) -> int:
     """The smallest n >= 1 with ``ok(n)``, for a predicate that stays true once true (doubling, then
     bisection: a probe of millions of items takes a few dozen evaluations)."""
     hi = 1
@@ -163,7 +163,7 @@ def _pairs(values: list[str] | None, what: str) -> dict[str, float]:
     return out
 
 
-def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
+def cmd_power(args) -> int:
     from judgelab.bias_card.settings import from_args
     from judgelab.config import ConfigError
     from judgelab.io import write_table
@@ -195,7 +195,7 @@ def cmd_power(args) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
-def add_command(sub) -> None:  # type: ignore[no-untyped-def]
+def add_command(sub) -> None:
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.io import add_out_file
 

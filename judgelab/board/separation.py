@@ -78,10 +78,10 @@ def separated_rows(X: np.ndarray | sparse.sparray | sparse.spmatrix, y: np.ndarr
     res = linprog(c, A_ub=A, b_ub=np.zeros(m), bounds=bounds, method="highs")
     if res.status != 0:  # the program is bounded and feasible (b = 0, t = 0): any failure is numerical
         raise RuntimeError(f"separation check: the linear program did not solve ({res.message})")
-    t = res.x[k:]
+    x = np.asarray(res.x)  # set when status is 0
     rows = np.zeros(n, bool)
-    np.logical_or.at(rows, src, t > 0.5)
-    return Separation(rows=rows, direction=res.x[:k].copy())
+    np.logical_or.at(rows, src, x[k:] > 0.5)
+    return Separation(rows=rows, direction=x[:k].copy())
 
 
 def separated_models(rows: np.ndarray, first: np.ndarray, second: np.ndarray, n_models: int,

@@ -283,7 +283,7 @@ def md_to_prose(md: str) -> str:
                 lead = text
             continue
         if kind == "para":
-            text = "\n".join(strip_inline(x).rstrip() for x in payload)  # type: ignore[union-attr]
+            text = "\n".join(strip_inline(x).rstrip() for x in payload)
             if lead:
                 text = _lead(lead, text)
                 lead = None
@@ -305,7 +305,7 @@ def md_to_prose(md: str) -> str:
             if lead:
                 out.append(lead + ":")
                 lead = None
-            out.append("\n".join(str(x) for x in payload))  # type: ignore[union-attr]
+            out.append("\n".join(str(x) for x in payload))
     if lead:
         out.append(lead + ".")
     return "\n\n".join(o for o in out if o.strip())
@@ -385,7 +385,7 @@ def _rng(seed: int, name: str) -> np.random.Generator:
 
 
 def _stratified(bank: Sequence[BankQuestion], per_domain: int, rng: np.random.Generator) -> list[BankQuestion]:
-    out = []
+    out: list[BankQuestion] = []
     for dom in DOMAINS:
         qs = [q for q in bank if q.domain == dom]
         if per_domain > len(qs):

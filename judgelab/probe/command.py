@@ -108,7 +108,7 @@ def write_probe_set(out: str, probe: pd.DataFrame, table: pd.DataFrame, card: pd
     (:func:`judgelab.bias_card.report.write_audit`'s, with the per-probe card) and the probe's own."""
     from judgelab.bias_card.html import write_card_html
     from judgelab.bias_card.report import card_figure, card_markdown, headline
-    from judgelab.io import any_true, staged_folder, write_jsonl, write_table, write_text
+    from judgelab.io import any_true, staged_folder, table_rows, write_jsonl, write_table, write_text
     from judgelab.probe.build import CONTROLLED_PROBES
     from judgelab.probe.effects import effects_markdown
 
@@ -118,7 +118,7 @@ def write_probe_set(out: str, probe: pd.DataFrame, table: pd.DataFrame, card: pd
            "read as controlled pairs (identified without gold); the other probes' cue rows rest on the items' "
            "gold, where they have it.\n\n" + effects_markdown(effects))
     with staged_folder(out) as stage:
-        write_jsonl(stage / "probe.jsonl", probe.to_dict("records"))
+        write_jsonl(stage / "probe.jsonl", table_rows(probe))
         write_table(table, stage / "verdicts.parquet")
         write_table(card, stage / "bias_card.csv")
         write_table(effects, stage / "probe_effects.csv")

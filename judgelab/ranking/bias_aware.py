@@ -681,7 +681,7 @@ def fit_bias_aware(
             raise ValueError("comparison covariates pair_X contain NaN or infinite values")
         pair_names = list(pair_names) if pair_names is not None else [f"w{m}" for m in range(pair_X.shape[1])]
         if X is None:  # comparison covariates only
-            X, cov_names = None, []
+            X, cov_names = None, list[str]()
             _check_inputs(comp, n_items, None, None, replace(options, covariates=False))
         else:
             X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)

@@ -36,9 +36,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError
-from judgelab.io import any_true
+from judgelab.io import any_true, table_rows
 from judgelab.judges.base import Judge
 from judgelab.parsing import split_think
 from judgelab.rbd import metrics as M
@@ -102,7 +102,7 @@ def cases_frame(cases: Sequence[DetectorCase]) -> pd.DataFrame:
 
 def cases_from_frame(df: pd.DataFrame) -> list[DetectorCase]:
     out = []
-    for r in df[CASE_COLUMNS].to_dict("records"):
+    for r in table_rows(df[CASE_COLUMNS]):
         for k in ("options", "swapped_options"):
             r[k] = [str(x) for x in r[k]]
         r["verdict"] = [int(x) for x in r["verdict"]]
@@ -278,7 +278,7 @@ PREDICTION_COLUMNS = ["detector", "prompting", "case_id", "subset", "set", "item
                       "truth", "pred", "reasoning", *(c for c in CALL_COLUMNS if c != "latency_s")]
 
 
-def run_detector(judge: Judge, spec: DetectorSpec, cases: Sequence[DetectorCase], cache: CallCache, *,
+def run_detector(judge: Judge, spec: DetectorSpec, cases: Sequence[DetectorCase], cache: CallStore, *,
                  examples: Sequence[FewShotExample] = (), label: str | None = None,
                  max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask a judge-backed detector about every case; the prediction table."""

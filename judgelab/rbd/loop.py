@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.rbd import metrics as M
@@ -147,7 +147,7 @@ class LoopDetector:
     examples: Sequence[FewShotExample] = ()
 
 
-def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallCache, *,
+def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallStore, *,
              max_iterations: int, max_error_rate: float | None = 0.0
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Algorithm 1 for one evaluator, every detector, every item: (trajectory, items, calls)."""

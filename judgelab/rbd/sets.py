@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.rbd import prompts as P
 from judgelab.records import JudgeRequest, JudgeResponse, Message, OutputKind
 from judgelab.registry import Registry
@@ -118,7 +118,7 @@ def items_frame(items: Sequence[RbdItem]) -> pd.DataFrame:
 
 def items_from_frame(df: pd.DataFrame) -> list[RbdItem]:
     out = []
-    for r in df[SET_COLUMNS].to_dict("records"):
+    for r in table_rows(df[SET_COLUMNS]):
         r["options"] = [str(o) for o in r["options"]]
         r["gold"] = int(r["gold"])
         r["statement_option"] = int(r["statement_option"])

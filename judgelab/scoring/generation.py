@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
@@ -176,7 +176,7 @@ def _row(task: GenerationTask, attempt: int, role: str, judge: Judge, resp) -> d
 def run_generation_review(
     tasks: Sequence[GenerationTask],
     models: Sequence[Judge],
-    cache: CallCache,
+    cache: CallStore,
     *,
     max_attempts: int = 3,
     temperature: float = 0.7,

@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.registry import Registry
 from judgelab.scoring.prompt import Rubric, parse_prometheus_prompt
 
@@ -161,7 +161,7 @@ def _score(v: Any, where: str, key: str) -> float:
 def _read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """Rows of a JSON array, JSONL or parquet file, each with a location for errors."""
     if path.suffix == ".parquet":
-        return [(f"{path} row {i}", r) for i, r in enumerate(pd.read_parquet(path).to_dict("records"))]
+        return [(f"{path} row {i}", r) for i, r in enumerate(table_rows(pd.read_parquet(path)))]
     if path.suffix == ".jsonl":
         return [(f"{path}:{n}", r) for n, r in iter_jsonl(path)]
     try:
@@ -245,7 +245,7 @@ def _flask_rubrics(path: Path) -> dict[str, Rubric]:
         missing = [k for k in "12345" if not isinstance(scoring.get(k), str)]
         if missing:
             raise InputError(f"{where}: skill {skill!r} lacks score description(s) {missing}")
-        out[skill] = Rubric(crit, tuple(scoring[k] for k in "12345"))  # type: ignore[arg-type]
+        out[skill] = Rubric(crit, tuple(scoring[k] for k in "12345"))
     return out
 
 
@@ -385,7 +385,7 @@ def items_from_frame(df: pd.DataFrame, *, where: str = "items table") -> list[Sc
     if missing:
         raise InputError(f"{where}: missing column(s) {missing}")
     out = []
-    for rec in df[ITEM_COLUMNS].to_dict("records"):
+    for rec in table_rows(df[ITEM_COLUMNS]):
         for k, v in rec.items():
             if isinstance(v, float) and np.isnan(v):
                 rec[k] = None

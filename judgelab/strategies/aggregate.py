@@ -144,7 +144,7 @@ def aggregate_strategies(
             comps = [(m, c.call_id) for m in who for c in specs]
             uses_ref = s.needs_reference(settings)
             for pid, gold, btype, cat, qk in pair_rows:
-                verdicts = []
+                verdicts: list[str | None] = []
                 counts = dict.fromkeys(STATUS_VALUES, 0)
                 kinds = dict.fromkeys(MALFORMED_KINDS, 0)
                 tin = tout = cost = 0.0

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.datasets.controlled import (
     BankQuestion,
     ControlledSpec,
@@ -35,13 +35,13 @@ def controlled_spec(cfg: Mapping[str, Any], seed: int) -> ControlledSpec:
         seed=int(seed),
         truncation_ratio=float(cfg["truncation_ratio"]),
         n_truncation_per_domain=int(cfg["n_truncation_per_domain"]),
-        original_pairing=tuple(cfg["original_pairing"]),  # type: ignore[arg-type]
-        round_robin=tuple(tuple(p) for p in cfg["round_robin"]),  # type: ignore[misc]
+        original_pairing=tuple(cfg["original_pairing"]),
+        round_robin=tuple(tuple(p) for p in cfg["round_robin"]),
         n_round_robin_per_domain=int(cfg["n_round_robin_per_domain"]),
     )
 
 
-def generate_texts(judge: Judge, bank: Sequence[BankQuestion], spec: ControlledSpec, cache: CallCache, *,
+def generate_texts(judge: Judge, bank: Sequence[BankQuestion], spec: ControlledSpec, cache: CallStore, *,
                    expansion: bool, families: Sequence[str], max_error_rate: float | None = 0.0) -> pd.DataFrame:
     reqs = generation_requests(bank, spec, expansion=expansion, families=families)
     resps = run_requests(judge, reqs, cache, label="strategies/generation", max_error_rate=max_error_rate)

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.io import table_rows
 from judgelab.topk.stats import paired_comparison, spearman
 from judgelab.unscored import blank, no_value_reason_from_counts
 
@@ -81,7 +82,7 @@ def judge_reasons(full: pd.DataFrame) -> dict[str, str]:
 
 def _with_reasons(df: pd.DataFrame, reasons: dict[str, str], blanks: Sequence[str]) -> pd.DataFrame:
     """``df`` with a ``reason`` column; the rows of an unscored judge get NaN ``blanks``."""
-    rows = [blank(r, blanks, reasons.get(str(r["judge"]), "")) for r in df.to_dict("records")]
+    rows = [blank(r, blanks, reasons.get(str(r["judge"]), "")) for r in table_rows(df)]
     return pd.DataFrame(rows, columns=[*df.columns, "reason"])
 
 

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
 from judgelab.io import InputError, any_true, iter_jsonl
@@ -415,7 +415,7 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     return reqs
 
 
-def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallCache, *, own_model: str | None,
+def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own_model: str | None,
                      template: str = uda_prompts.TEMPLATE_NAME, label: str | None = None,
                      max_error_rate: float | None = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The judge answers every prompt, then judges every ordered pair; returns (answers, verdicts)."""
@@ -471,7 +471,7 @@ GENERATION_COLUMNS = ["dataset", "prompt_id", "answerer", "judge", "backend", "m
                       "key"]
 
 
-def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallCache, *, dataset: str,
+def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallStore, *, dataset: str,
                      label: str | None = None, max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """``answerer`` answers every prompt with paper 000's answer prompt, through the cache.
 
