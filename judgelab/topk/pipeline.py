@@ -62,7 +62,7 @@ def pool_design(cfg: dict[str, Any]) -> PoolDesign:
 def focus_judge(cfg: dict[str, Any], judge_names: Sequence[str]) -> str:
     """The configured focus judge, or the first judge when it is not in this judge set."""
     f = cfg.get("focus_judge")
-    return f if f in judge_names else judge_names[0]
+    return f if isinstance(f, str) and f in judge_names else judge_names[0]
 
 
 # -- rule topk_items -----------------------------------------------------------------
