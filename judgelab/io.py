@@ -462,6 +462,12 @@ def table_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", df.to_dict("records"))
 
 
+def table_tuples(df: pd.DataFrame, *, index: bool = True) -> Iterator[Any]:
+    """``df.itertuples(index=index)``: rows whose fields are read by column name.  Typed ``Any``: pandas'
+    stubs type every field as any scalar (a date, bytes, an interval), which no caller's column holds."""
+    return df.itertuples(index=index)
+
+
 def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
     write_text(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
 

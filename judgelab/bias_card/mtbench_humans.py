@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.humans import ppi_mean
+from judgelab.io import table_tuples
 
 VOTE_PREF = {"A": 0.0, "tie": 0.5, "B": 1.0}
 
@@ -70,7 +71,7 @@ def canonical_pairs(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                   model_b=("m2", "first"), category=("category", "first"), n_votes=("human_pref", "size"),
                   human_mean=("human_pref", "mean")).reset_index()
     ra = {}
-    for r in votes.itertuples():
+    for r in table_tuples(votes):
         a, b = (r.response_b, r.response_a) if r.model_a != r.m1 else (r.response_a, r.response_b)
         ra[r.pair_id] = (a, b)
     pairs["response_a"] = [ra[p][0] for p in pairs["pair_id"]]
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = make_judge(spec)
     objs = [Pair(pair_id=r.pair_id, prompt=r.prompt, response_a=r.response_a, response_b=r.response_b,
                  expected_verdict=r.human, category=r.category, source="MT-Bench human judgments (turn 1)")
-            for r in pairs.itertuples()]
+            for r in table_tuples(pairs)]
     t0 = time.time()
     try:
         verdicts = judge_pairs(judge, objs, cache, template=args.template, max_error_rate=None)

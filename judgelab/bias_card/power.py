@@ -32,6 +32,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from judgelab.bias_card.card import CardSettings, bias_card
+from judgelab.io import table_tuples
 
 COLUMNS = ["judge", "metric", "delta", "pilot_estimate", "null_value", "pilot_items", "pilot_mde", "level",
            "items_needed", "pairs_needed", "games_needed", "reason"]
@@ -107,7 +108,7 @@ def probe_sizes(pilot: pd.DataFrame, deltas: dict[str, float] | float, settings:
         effect = (g["estimate"] - g["null_value"]).abs().to_numpy(float)
         mdes = g["mde"].to_numpy(float)
         k_pilot = g["n_items"].to_numpy(float)
-        for i, r in enumerate(g.itertuples()):
+        for i, r in enumerate(table_tuples(g)):
             delta = deltas.get(r.metric, default) if isinstance(deltas, dict) else float(deltas)
             if delta is None:
                 continue

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.plots.stamp import plt, save_figure, stamp
 from judgelab.strategies import STRATEGY_ORDER
 
@@ -103,7 +103,7 @@ def pareto_figure(pareto: pd.DataFrame, path: str) -> None:
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for judge, g in pareto.groupby("judge", sort=True):
         ax.scatter(g["cost_per_instance"], g["agreement"], s=22, label=judge, alpha=0.85)
-        for r in g.itertuples():
+        for r in table_tuples(g):
             ax.annotate(r.strategy, (r.cost_per_instance, r.agreement), fontsize=6, xytext=(2, 2),
                         textcoords="offset points")
     f = pareto[pareto["on_front"]].sort_values("cost_per_instance")

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import CardSettings, adjust_p_values
+from judgelab.io import table_tuples
 from judgelab.probe.build import INSERTION_PROBES
 
 COLUMNS = ["judge", "probe", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value", "n", "n_items",
@@ -115,7 +116,7 @@ def effects_markdown(effects: pd.DataFrame) -> str:
              "and orders without it (the position probe); item-clustered CI and t-test, corrected per judge.", "",
              "| judge | probe | status | shift | CI | with cue | without | n (items) | p | p adj. | note |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in effects.itertuples():
+    for r in table_tuples(effects):
         lines.append(f"| {md_escape(r.judge)} | {r.probe} | {r.status} | {_fmt(r.estimate)} | "
                      f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {_fmt(r.cue_share)} | {_fmt(r.base_share)} | "
                      f"{r.n} ({r.n_items}) | {_fmt(r.p_value)} | {_fmt(r.p_adjusted)} | "

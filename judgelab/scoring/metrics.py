@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
@@ -226,7 +226,7 @@ def _gold_sets(scores: pd.DataFrame, golds: pd.DataFrame, gaps: pd.DataFrame | N
     s = scores[scores["repeat"] == 0]
     sets = [(ds, src, g, "") for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True)]
     if gaps is not None:
-        sets += [(r.dataset, r.gold_source, None, r.reason) for r in gaps.itertuples()]
+        sets += [(r.dataset, r.gold_source, None, r.reason) for r in table_tuples(gaps)]
     for ds, src, g, reason in sorted(sets, key=lambda t: (t[0], t[1])):
         sd = s[s["dataset"] == ds]
         if g is None:

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from judgelab.io import table_tuples
 from judgelab.records import CallStatus
 from judgelab.strategies import STRATEGIES, StrategySettings
 from judgelab.strategies.run import REFERENCE_GEN_ID, question_key
@@ -115,7 +116,7 @@ def aggregate_strategies(
     dataset = str(calls["dataset"].iloc[0]) if len(calls) else ""
     pw = calls[calls["kind"] == "pairwise"]
     lut: dict[tuple[str, str, str], tuple] = {}
-    for r in pw.itertuples(index=False):
+    for r in table_tuples(pw, index=False):
         lut[(r.judge, r.call_id, r.pair_id)] = (
             r.verdict or None, r.status, malformed_kind(r.status, r.parse_method, r.raw_text),
             int(r.tokens_in), int(r.tokens_out), float(r.cost_usd),
@@ -124,7 +125,7 @@ def aggregate_strategies(
     qkeys = pairs["prompt"].map(question_key)
     pairs_per_q = qkeys.value_counts().to_dict()
     ref_cost: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for r in calls[calls["call_id"] == REFERENCE_GEN_ID].itertuples(index=False):
+    for r in table_tuples(calls[calls["call_id"] == REFERENCE_GEN_ID], index=False):
         k = pairs_per_q.get(r.question_key, 1)
         ref_cost[(r.judge, r.question_key)] = (r.tokens_in / k, r.tokens_out / k, r.cost_usd / k)
     info = calls.drop_duplicates("judge").set_index("judge")

@@ -21,6 +21,7 @@ from judgelab.datasets.controlled import (
     build_controlled_set,
     generation_requests,
 )
+from judgelab.io import table_tuples
 from judgelab.judges.base import Judge
 from judgelab.runner import run_requests
 
@@ -67,7 +68,7 @@ def assemble_controlled(bank: Sequence[BankQuestion], generations: pd.DataFrame 
     expansions = dict(zip(exp["question_id"], exp["text"], strict=True))
     orig = g[g["task"] == "origin_answer"]
     answers = {}
-    for r in orig.itertuples():
+    for r in table_tuples(orig):
         if origin_generators.get(r.gen_family) in (None, r.judge):
             answers[(r.question_id, r.gen_family)] = r.text
     return build_controlled_set(bank, expansions, answers, spec)

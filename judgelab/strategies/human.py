@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgelab.io import InputError, any_true
+from judgelab.io import InputError, any_true, table_tuples
 from judgelab.stats.intervals import wilson_interval
 from judgelab.strategies.analysis import no_verdict_reason
 from judgelab.unscored import blank
@@ -47,7 +47,7 @@ def load_annotations(path: str | Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(f"{p}: missing column(s) {missing}; expected {list(REQUIRED)}")
-    for i, r in enumerate(df.itertuples(index=False), start=2):  # row 1 is the header
+    for i, r in enumerate(table_tuples(df, index=False), start=2):  # row 1 is the header
         if not r.annotator.strip() or not r.pair_id.strip():
             raise InputError(f"{p} row {i}: empty annotator or pair_id")
         if r.markdown_slot.strip() not in ("1", "2"):

@@ -66,7 +66,7 @@ import pandas as pd
 from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
-from judgelab.io import InputError, any_true, iter_jsonl
+from judgelab.io import InputError, any_true, iter_jsonl, table_tuples
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request
@@ -398,7 +398,7 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     judge's own answer for the simulated panel (real backends never see it)."""
     reqs = []
     for pid, g in table.groupby("prompt_id", sort=False):
-        rows = list(g.itertuples(index=False))
+        rows = list(table_tuples(g, index=False))
         for a in rows:
             for b in rows:
                 if a.model == b.model:
@@ -500,7 +500,7 @@ def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallStore, *
 def model_answer_rows(generated: pd.DataFrame) -> list[dict[str, Any]]:
     """The generation table as model_answer JSONL rows (MT-Bench's layout, plus the call's status)."""
     return [{"question_id": r.prompt_id, "model_id": r.answerer, "choices": [{"index": 0, "turns": [r.answer]}],
-             "status": r.status, "key": r.key} for r in generated.itertuples(index=False)]
+             "status": r.status, "key": r.key} for r in table_tuples(generated, index=False)]
 
 
 def generation_summary(generated: pd.DataFrame, tournament: pd.DataFrame) -> pd.DataFrame:

@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 from scipy.special import expit
 
 from judgelab.features import text_feature_arrays
-from judgelab.io import InputError
+from judgelab.io import InputError, table_tuples
 from judgelab.parsing import normalize_verdict, parse_pairwise, strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.records import CallStatus
@@ -1087,7 +1087,7 @@ def replay_recording(table: pd.DataFrame) -> Recording:
     Missing texts are empty strings, never NaN: the replay judge matches requests against them
     (``instruction in prompt``), and a missing response must match the empty slot it was shown as."""
     rec: Recording = {}
-    for r in table.itertuples(index=False):
+    for r in table_tuples(table, index=False):
         a, b = _text_or_empty(r.response_a), _text_or_empty(r.response_b)
         first, second = (a, b) if r.order == "AB" else (b, a)
         rec.setdefault((first, second), []).append(
