@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -144,7 +145,8 @@ def assumed_pilot(assume: dict[str, float], *, n_items: int = 600, seed: int = 0
     if bad:
         raise ConfigError(f"--assume: unknown {', '.join(bad)}; known: {', '.join(sorted(known))}")
     try:
-        judge = PlantedJudge(**assume)
+        fields: dict[str, Any] = dict(assume)  # numbers only: family is not among the known names
+        judge = PlantedJudge(**fields)
     except ValueError as exc:
         raise ConfigError(f"--assume: {exc}") from None
     return planted_log(judge, n_items=n_items, seed=seed, judge="assumed")

@@ -42,7 +42,7 @@ def size_from_delta(deltas: dict[str, float], probes: tuple[str, ...], settings:
 
     default = deltas.get("*")
     rows = sorted({SIZED_ROWS.get(p, "position_preference") for p in probes})
-    wanted = {m: deltas.get(m, default) for m in rows if deltas.get(m, default) is not None}
+    wanted = {m: d for m in rows if (d := deltas.get(m, default)) is not None}
     if not wanted:
         raise ConfigError(f"--delta: give one δ (0.1) or one for a sized row ({', '.join(rows)})")
     pilot = assumed_pilot(assume, n_items=assume_items, seed=settings.seed)

@@ -288,8 +288,8 @@ def resolve_detector(config: dict[str, Any], name: str, *, prompting: str = "rbd
     path, _, pick = name.partition(":") if name.split(":")[0].endswith((".yaml", ".yml")) else (name, "", "")
     if path.endswith((".yaml", ".yml")):
         data = load_yaml(Path(path))
-        entries = data.get("judges") if isinstance(data, dict) and "judges" in data else [data]
-        entries = [e for e in entries if isinstance(e, dict)]
+        listed = data.get("judges") if isinstance(data, dict) and "judges" in data else [data]
+        entries = [e for e in (listed if isinstance(listed, list) else []) if isinstance(e, dict)]
         if pick:
             entries = [e for e in entries if e.get("name") == pick]
         if len(entries) != 1:
@@ -327,6 +327,8 @@ def detector_judge(spec: DetectorSpec, *, model_dir: str | Path | None = None) -
             raise ConfigError(f"detector {spec.name!r}: no trained run at {model_dir} (run the rbd_train rule first)")
         return trained_detector_judge(model_dir, spec.name, options=spec.options,
                                       sampling={"max_tokens": spec.max_tokens or 64})
+    if spec.judge is None:
+        raise ConfigError(f"detector {spec.name!r}: give a judge entry or a trained run")
     return make_judge(JudgeSpec.from_dict(spec.judge, where=f"detector {spec.name}"))
 
 

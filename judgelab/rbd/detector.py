@@ -120,7 +120,7 @@ def case_for(d_item: RbdItem | None, b_item: RbdItem, *, evaluator: str, evaluat
         case_id=f"{evaluator}|{b_item.item_id}", subset=subset, set=b_item.set, item_id=b_item.item_id,
         evaluator=evaluator, evaluator_model=evaluator_model, bias_type=b_item.bias_type,
         answer_format="two_rounds" if position else b_item.answer_format, question=b_item.question,
-        options=list(d_item.options) if position else list(b_item.options),
+        options=list(d_item.options) if position and d_item is not None else list(b_item.options),
         swapped_options=list(b_item.options) if position else [], statement=b_item.statement,
         verdict=[int(verdict_d), int(verdict_bias)] if position else [int(verdict_bias)], truth=truth,
     )
