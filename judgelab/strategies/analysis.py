@@ -316,12 +316,12 @@ def in_family(judges: pd.Series, strategies: pd.Series, family: Mapping[str, Seq
     """
     fam = dict(family or {})
     keep = pd.Series(True, index=judges.index)
-    if fam.get("strategies") is not None:
-        keep &= strategies.isin(list(fam["strategies"]))
-    if fam.get("judges") is not None:
-        keep &= judges.isin(list(fam["judges"]))
-    if fam.get("exclude_judges"):
-        keep &= ~judges.isin(list(fam["exclude_judges"]))
+    if (only := fam.get("strategies")) is not None:
+        keep &= strategies.isin(list(only))
+    if (listed := fam.get("judges")) is not None:
+        keep &= judges.isin(list(listed))
+    if excluded := fam.get("exclude_judges"):
+        keep &= ~judges.isin(list(excluded))
     return keep
 
 
