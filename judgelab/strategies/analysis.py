@@ -273,7 +273,8 @@ def length_ablation_table(bias: pd.DataFrame) -> pd.DataFrame:
     wide = keep.pivot_table(index=["judge", "strategy"], columns="measure", values=["value", "ci_low", "ci_high", "n"],
                             aggfunc="first")
     wide.columns = [f"{'expansion_bias' if m == 'verbosity' else 'truncation_accuracy'}"
-                    f"{'' if v == 'value' else '_' + v}" for v, m in wide.columns]
+                    f"{'' if v == 'value' else '_' + v}"
+                    for v, m in zip(wide.columns.get_level_values(0), wide.columns.get_level_values(1), strict=True)]
     return _strategy_sort(wide.reset_index())
 
 
