@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         instruction=verdicts["pair_id"].map(info["prompt"]), response_a=verdicts["pair_id"].map(info["response_a"]),
         response_b=verdicts["pair_id"].map(info["response_b"]), model_a=verdicts["pair_id"].map(info["model_a"]),
         model_b=verdicts["pair_id"].map(info["model_b"]), human=verdicts["pair_id"].map(info["human"]),
-        expected_verdict="", correct=pd.NA)
+        expected_verdict="")
+    rec["correct"] = pd.NA
     some = set(pairs["pair_id"][np.random.default_rng(args.seed + 1).random(len(pairs)) < args.label_share])
     rec_some = rec.assign(human=np.where(rec["pair_id"].isin(some), rec["human"], ""))
     summary = {"pairs_available": n_all_pairs, "votes_available": n_all_votes, "pairs_judged": len(pairs),

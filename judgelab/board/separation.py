@@ -32,6 +32,7 @@ tests check the two agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from scipy import sparse
@@ -58,7 +59,8 @@ class Separation:
 def separated_rows(X: np.ndarray | sparse.sparray | sparse.spmatrix, y: np.ndarray) -> Separation:
     """Which rows of the soft-label logistic design ``(X, y)`` lie on a recession direction (see
     the module doc).  ``X`` may be dense or scipy.sparse; ``y`` in [0, 1]."""
-    Xs = sparse.csr_array(X, dtype=float)
+    # scipy's stubs type csr_array() for each kind of input, not for their union
+    Xs: sparse.csr_array[Any, tuple[int, int]] = sparse.csr_array(cast(Any, X), dtype=float)
     y = np.asarray(y, dtype=float)
     n, k = Xs.shape
     if len(y) != n:

@@ -131,7 +131,7 @@ def category_figure(categories: pd.DataFrame, path: str, *, dataset: str, strate
         x = np.arange(len(cats)) - 0.4 + width * (k + 0.5)
         ax.bar(x, g["agreement"], width, label=judge)
     n = d.groupby("category")["n"].first().reindex(cats)
-    ax.set_xticks(range(len(cats)), [f"{c}\n(n={int(v)})" if not np.isnan(v) else c for c, v in n.items()], fontsize=8)
+    ax.set_xticks(range(len(cats)), [f"{c}\n(n={int(v)})" if not np.isnan(v) else str(c) for c, v in n.items()], fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("agreement with gold")
     ax.set_title(f"{dataset}: agreement by category ({strategy})")

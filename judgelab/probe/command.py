@@ -83,7 +83,7 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
     table = table.merge(probe[cols], on="pair_id", how="left", validate="many_to_one")
     gold = table["pair_id"].map(probe.set_index("pair_id")["expected_verdict"])
     table["expected_verdict"] = gold  # "" where the probe pair has none (it was asked as a tie)
-    table["correct"] = (table["verdict"] == gold).astype("boolean").where(gold != "", pd.NA)
+    table["correct"] = (table["verdict"] == gold).astype("boolean").where(gold != "")  # else NA
     return table, spec.name, {k: after[k] - before[k] for k in after}
 
 
@@ -112,7 +112,8 @@ def write_probe_set(out: str, probe: pd.DataFrame, table: pd.DataFrame, card: pd
     from judgelab.probe.build import CONTROLLED_PROBES
     from judgelab.probe.effects import effects_markdown
 
-    n = {f"{j} [{p}]": int(c) for (j, p), c in table.groupby(["judge", "probe"], observed=True).size().items()}
+    sizes = table.groupby(["judge", "probe"], observed=True).size()
+    n = {f"{j} [{p}]": int(c) for (j, p), c in zip(sizes.index.to_list(), sizes.to_list(), strict=True)}
     md = card_markdown(card, title=title, settings=settings, n_verdicts=n, simulated=any_true(card))
     md += (f"\nThe {' and '.join(CONTROLLED_PROBES)} probes' pairs differ only in their cue: their cue rows are "
            "read as controlled pairs (identified without gold); the other probes' cue rows rest on the items' "

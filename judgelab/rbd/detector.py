@@ -310,7 +310,7 @@ def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
     for (det, subset), g in predictions.groupby(["detector", "subset"], sort=True):
         groups = [("all", g)]
         if subset == "test":
-            groups += [(bt, gb) for bt, gb in g.groupby("bias_type", sort=True)]
+            groups += [(str(bt), gb) for bt, gb in g.groupby("bias_type", sort=True)]
         for bt, gb in groups:
             s = M.detector_scores(list(gb["truth"]), list(gb["pred"]))
             usable = gb["pred"].fillna("").astype(str).str.lower().isin(["yes", "no"]).to_numpy()

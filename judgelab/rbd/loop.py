@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -296,7 +297,7 @@ def table2_wide(t2: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (det, cap, judge), g in t2.groupby(["detector", "iterations", "judge"], sort=True):
         for metric, label in (("acc", "accuracy"), ("consistency", "consistency")):
-            row = {"detector": det, "iterations": int(cap), "judge": judge, "metric": label}
+            row = {"detector": det, "iterations": int(cast("int", cap)), "judge": judge, "metric": label}
             row.update({r["set"]: cell(r, metric) for r in g.to_dict("records")})
             rows.append(row)
     return pd.DataFrame(rows)
@@ -358,8 +359,8 @@ def efficiency(calls: pd.DataFrame) -> pd.DataFrame:
     rows = []
     det_calls = calls[calls["role"] == "detector"]
     rev_calls = calls[calls["role"] == "evaluator"]
-    groups = [((d, "(all)"), g) for d, g in det_calls.groupby("detector", sort=True)]
-    groups += [((d, j), g) for (d, j), g in det_calls.groupby(["detector", "loop_evaluator"], sort=True)]
+    groups = [((str(d), "(all)"), g) for d, g in det_calls.groupby("detector", sort=True)]
+    groups += [((str(d), str(j)), g) for (d, j), g in det_calls.groupby(["detector", "loop_evaluator"], sort=True)]
     for (det, judge), g in groups:
         ex = g.groupby(["loop_evaluator", "set", "item_id"]).ngroups
         rv = rev_calls[rev_calls["detector"] == det]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import pandas as pd
 
@@ -135,7 +136,7 @@ def aggregate_strategies(
     for judge, names in judge_strategies.items():
         if judge not in info.index:
             raise KeyError(f"no calls table rows for judge {judge!r} in dataset {dataset!r}")
-        ji = info.loc[judge]
+        ji = cast("pd.Series", info.loc[judge])  # one row: judges are unique in info's index
         for sname in names:
             s = STRATEGIES.get(sname)
             specs = s.calls(settings)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -73,12 +74,12 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
     if unknown:
         raise InputError(f"human annotations name pair(s) not in the controlled set: {unknown[:5]}")
     rows = []
-    kept = []
+    kept: list[str] = []
     for a, g in ann.groupby("annotator", sort=True):
         constant = g["choice"].nunique() == 1 and g["choice"].iloc[0] != "tie" and len(g) > 1
         excluded = bool(exclude_constant_slot and constant)
         if not excluded:
-            kept.append(a)
+            kept.append(cast("str", a))
         rows.append({"row": "annotator", "who": a, "n": len(g), "markdown_rate": (g["decoded"] == "markdown").mean(),
                      "prose_rate": (g["decoded"] == "prose").mean(), "tie_rate": (g["decoded"] == "tie").mean(),
                      "constant_slot": constant, "excluded": excluded})

@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -214,7 +214,7 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
         has = _usable(g)
         a = answers[answers["judge"] == judge]
         rows.append(blank({
-            "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
+            "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(cast("str", judge), ""),
             "simulated": any_true(g), "answers": len(a),
             "answers_ok": int(a["status"].isin([CallStatus.OK.value, CallStatus.FALLBACK.value]).sum()),
             "presentations": len(g), **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},

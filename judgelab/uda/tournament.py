@@ -58,7 +58,7 @@ import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -403,7 +403,7 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
             for b in rows:
                 if a.model == b.model:
                     continue
-                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(pid, "")}}
+                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(cast("str", pid), "")}}
                 gold = ""
                 if not (pd.isna(a.quality) or pd.isna(b.quality)):
                     truth.update(quality_a=float(a.quality), quality_b=float(b.quality))
