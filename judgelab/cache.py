@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -161,6 +161,22 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class CallStore(Protocol):
+    """What :func:`judgelab.runner.run_requests` reads and writes: :class:`CallCache` on disk, or
+    :class:`judgelab.calls.PlanCache` in memory for ``judgelab plan``."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CachedCall]: ...
+
+    def put_many(self, calls: Iterable[tuple[CachedCall, dict[str, Any]]]) -> int: ...
+
+    def record_failures(self, failures: Iterable[tuple[str, str, str, str, str]]) -> None: ...
+
+    def record_run(
+        self, *, judge: str, backend: str, model: str, label: str | None, requested: int,
+        hits: int, new_calls: int, failures: int, started_at: float,
+    ) -> None: ...
+
+
 class CallCache:
     """SQLite-backed cache of judge calls. Safe to open from many processes on one host.
 
@@ -255,7 +271,7 @@ class CallCache:
         return self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
 
     def iter_calls(self, judge: str | None = None) -> Iterator[CachedCall]:
-        q, args = _SELECT, ()
+        q, args = _SELECT, tuple[str, ...]()
         if judge is not None:
             q, args = q + " WHERE judge = ?", (judge,)
         with self._readable():

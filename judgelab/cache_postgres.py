@@ -109,9 +109,11 @@ def _psycopg():
 class PostgresCallCache(CallCache):
     """:class:`CallCache` on a PostgreSQL server (``postgresql://`` URL). Safe from many hosts."""
 
+    _conn: Any  # a psycopg connection (psycopg is imported on first use)
+
     def __init__(self, url: str, *, timeout_s: float = 120.0) -> None:
         self.location = url
-        self.path = None  # no file: the SQLite-only attribute
+        self.path = None  # type: ignore[assignment]  # no file: the SQLite-only attribute
         self._timeout_s = timeout_s
         self._conn = self._connect()
         self._write(self._create_schema)
@@ -186,7 +188,7 @@ class PostgresCallCache(CallCache):
         return int(self._read("SELECT COUNT(*) FROM calls")[0][0])
 
     def iter_calls(self, judge: str | None = None) -> Iterator[CachedCall]:
-        q, args = _SELECT, ()
+        q, args = _SELECT, tuple[str, ...]()
         if judge is not None:
             q, args = q + " WHERE judge = %s", (judge,)
         for row in self._read(q, args):

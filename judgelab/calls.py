@@ -165,7 +165,8 @@ def rule_calls() -> dict[str, RuleCalls]:
     for info in sorted(pkgutil.iter_modules(judgelab.__path__), key=lambda i: i.name):
         name = f"judgelab.{info.name}.calls"
         # looked up as a file first: find_spec would import every package (plots, board, ...) to ask
-        if not info.ispkg or not (Path(info.module_finder.path) / info.name / "calls.py").is_file() \
+        folder = getattr(info.module_finder, "path", None)  # a FileFinder's folder
+        if not info.ispkg or (folder is not None and not (Path(folder) / info.name / "calls.py").is_file()) \
                 or importlib.util.find_spec(name) is None:
             continue
         rules = getattr(importlib.import_module(name), "RULES", {})

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -454,6 +454,18 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+
+
+def table_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """``df.to_dict("records")``, typed with the string column names judgelab's tables have (pandas'
+    stubs allow any hashable as a column name)."""
+    return cast("list[dict[str, Any]]", df.to_dict("records"))
+
+
+def table_tuples(df: pd.DataFrame, *, index: bool = True) -> Iterator[Any]:
+    """``df.itertuples(index=index)``: rows whose fields are read by column name.  Typed ``Any``: pandas'
+    stubs type every field as any scalar (a date, bytes, an interval), which no caller's column holds."""
+    return df.itertuples(index=index)
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:

@@ -194,8 +194,8 @@ def length_correlation(board: pd.DataFrame, *, log_length: bool = False, n_resam
             ci = res.confidence_interval(confidence_level=confidence)
             lo, hi = float(ci.low), float(ci.high)
         else:
-            res = stats.spearmanr(x, y)
-            r, p = float(res.statistic), float(res.pvalue)
+            rho = stats.spearmanr(x, y)
+            r, p = float(rho.statistic), float(rho.pvalue)
             se = math.sqrt(1.06 / (n - 3))
             zr = math.atanh(max(-0.999999, min(0.999999, r)))
             lo, hi = math.tanh(zr - z * se), math.tanh(zr + z * se)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.datasets.pairs import Pair
 from judgelab.judges.base import Judge
 from judgelab.prompts import pairwise_request, to_original_frame
@@ -75,7 +75,7 @@ def pair_requests(pairs: Sequence[Pair], template: str, orders: Sequence[str] = 
     return reqs
 
 
-def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: CallCache, *, template: str,
+def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: CallStore, *, template: str,
                 orders: Sequence[str] = ORDERS, label: str | None = None,
                 max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask ``judge`` about every pair in each order; return the verdict table."""

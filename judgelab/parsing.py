@@ -270,8 +270,8 @@ def arena_hard_label(raw: Any) -> tuple[str, int] | None:
 
 
 def _pair_arena(text: str) -> Parsed | None:
-    labels = [arena_hard_label(mt.group(0)) for mt in _ARENA.finditer(text)]
-    labels = [lab for lab in labels if lab is not None]
+    read = [arena_hard_label(mt.group(0)) for mt in _ARENA.finditer(text)]
+    labels = [lab for lab in read if lab is not None]
     if not labels:
         return None
     if len(set(labels)) > 1:  # Arena-Hard's own rule: all labels of one judgment must agree

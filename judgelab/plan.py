@@ -354,7 +354,8 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
     calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
     out = []
-    for judge, jg in calls.groupby("judge", sort=True):
+    for key, jg in calls.groupby("judge", sort=True):
+        judge = str(key)
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
         params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"]]
@@ -363,7 +364,7 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
         # a stand-in's answer may run longer than the real request allows; the real one stops there
         jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):
-            out.append(_plan_row(judge, study, g.drop_duplicates("payload_sha"), spec, set(g["rule"])))
+            out.append(_plan_row(judge, str(study), g.drop_duplicates("payload_sha"), spec, set(g["rule"])))
         out.append(_plan_row(judge, ALL_STUDIES, jg.drop_duplicates("payload_sha"), spec, set(jg["rule"])))
     return pd.DataFrame(out, columns=PLAN_COLUMNS)
 
@@ -421,7 +422,7 @@ def format_plan(table: pd.DataFrame) -> str:
         return "nothing to ask: every call of this run is already in the cache (or it asks no judge)\n"
     shown = table.drop(columns=["note"])
     per_judge = shown[shown["study"] == ALL_STUDIES]
-    total = {"judge": "TOTAL", "study": ALL_STUDIES, "backend": "", "model": ""}
+    total: dict[str, str | int | float] = {"judge": "TOTAL", "study": ALL_STUDIES, "backend": "", "model": ""}
     for c in ("calls", "cached", "to_call", "est_tokens_in", "est_tokens_out", "max_tokens_out", "est_usd", "max_usd",
               "est_batch_usd", "max_batch_usd"):
         total[c] = round(float(per_judge[c].sum()), 4) if c.endswith("usd") else int(per_judge[c].sum())

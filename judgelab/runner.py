@@ -29,7 +29,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from judgelab.cache import CachedCall, CallCache
+from judgelab.cache import CachedCall, CallStore
 from judgelab.judges.base import Judge
 from judgelab.parsing import Parsed, parse, split_think
 from judgelab.records import (
@@ -135,7 +135,7 @@ def _progress_enabled() -> bool:
 def run_requests(
     judge: Judge,
     requests: Sequence[JudgeRequest],
-    cache: CallCache,
+    cache: CallStore,
     *,
     label: str | None = None,
     progress: bool | None = None,

@@ -68,7 +68,7 @@ def _failure_counts(statuses: Iterable[Any], *, what: str,
     ok = np.asarray(usable, dtype=bool) if usable is not None else s.isin(USABLE).to_numpy()
     if ok.any():
         return None
-    return _count_words(s.value_counts().to_dict(), len(s), what=what)
+    return _count_words({str(k): int(n) for k, n in s.value_counts().items()}, len(s), what=what)
 
 
 def _count_words(counts: Mapping[str, int], total: int, *, what: str) -> str:

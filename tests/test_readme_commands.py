@@ -275,6 +275,8 @@ def classify(c: Command) -> str:
         return "setup"
     if c.not_run_reason is not None:
         return "not_run"
+    if c.text == ci_command():  # the type check, then the suite
+        return "ci"
     if not c.segments:
         return "install"
     if len(c.segments) != 1:

@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 
-def category_codes(col: pd.Series) -> tuple[np.ndarray, Sequence[Any]]:
+def category_codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """(code per row, -1 where missing; the values the codes index) of a column: a category column's
     own codes and categories (no copy: one byte a row for a handful of values, where
     ``pd.factorize`` would write eight), else ``pd.factorize``'s."""
@@ -18,7 +19,7 @@ def category_codes(col: pd.Series) -> tuple[np.ndarray, Sequence[Any]]:
     return pd.factorize(col, use_na_sentinel=True)
 
 
-def per_unique(col: pd.Series, fn: Callable[[str], object], dtype: object) -> np.ndarray:
+def per_unique(col: pd.Series, fn: Callable[[str], object], dtype: npt.DTypeLike) -> np.ndarray:
     """fn over the distinct values of a column only (missing as ""), broadcast back to the rows.
 
     Responses, labels and families repeat across the two orders and across pairs, and

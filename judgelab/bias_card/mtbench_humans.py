@@ -45,11 +45,12 @@ import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.humans import ppi_mean
+from judgelab.io import table_tuples
 
 VOTE_PREF = {"A": 0.0, "tie": 0.5, "B": 1.0}
 
 
-def canonical_pairs(votes: pd.DataFrame) -> pd.DataFrame:
+def canonical_pairs(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per (question, unordered model pair): texts in sorted model order, the votes' majority.
 
     ``votes`` is :func:`load_mtbench_human`'s table (one row per vote, A/B in the annotator's
@@ -70,7 +71,7 @@ def canonical_pairs(votes: pd.DataFrame) -> pd.DataFrame:
                   model_b=("m2", "first"), category=("category", "first"), n_votes=("human_pref", "size"),
                   human_mean=("human_pref", "mean")).reset_index()
     ra = {}
-    for r in votes.itertuples():
+    for r in table_tuples(votes):
         a, b = (r.response_b, r.response_a) if r.model_a != r.m1 else (r.response_a, r.response_b)
         ra[r.pair_id] = (a, b)
     pairs["response_a"] = [ra[p][0] for p in pairs["pair_id"]]
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = make_judge(spec)
     objs = [Pair(pair_id=r.pair_id, prompt=r.prompt, response_a=r.response_a, response_b=r.response_b,
                  expected_verdict=r.human, category=r.category, source="MT-Bench human judgments (turn 1)")
-            for r in pairs.itertuples()]
+            for r in table_tuples(pairs)]
     t0 = time.time()
     try:
         verdicts = judge_pairs(judge, objs, cache, template=args.template, max_error_rate=None)
@@ -191,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         instruction=verdicts["pair_id"].map(info["prompt"]), response_a=verdicts["pair_id"].map(info["response_a"]),
         response_b=verdicts["pair_id"].map(info["response_b"]), model_a=verdicts["pair_id"].map(info["model_a"]),
         model_b=verdicts["pair_id"].map(info["model_b"]), human=verdicts["pair_id"].map(info["human"]),
-        expected_verdict="", correct=pd.NA)
+        expected_verdict="")
+    rec["correct"] = pd.NA
     some = set(pairs["pair_id"][np.random.default_rng(args.seed + 1).random(len(pairs)) < args.label_share])
     rec_some = rec.assign(human=np.where(rec["pair_id"].isin(some), rec["human"], ""))
     summary = {"pairs_available": n_all_pairs, "votes_available": n_all_votes, "pairs_judged": len(pairs),

@@ -13,6 +13,7 @@ closed form (:func:`planted_truth`).  Everything made here is marked simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,7 +73,7 @@ def planted_log(j: PlantedJudge, *, n_items: int = 100, pairs_per_item: int = 2,
     """A recorded verdict table (both orders of every pair) from the planted judge."""
     rng = np.random.default_rng(seed)
     own_model, other_model = {"openai": ("gpt-4o", "claude-3-opus")}.get(j.family, (f"{j.family}-model", "gpt-4o"))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(n_items):
         for k in range(pairs_per_item):
             short = int(rng.integers(15, 40))

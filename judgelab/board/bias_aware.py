@@ -119,12 +119,12 @@ def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = 
             status[m] = f"not estimable: the MAP fit did not converge in {fit.n_iter} L-BFGS iterations"
     if sep.any:
         cols = sep.columns()
-        terms = [fit.names[c] for c in cols if c >= n]
+        separating = [fit.names[c] for c in cols if c >= n]
         for m, (k, g) in separated_models(sep.rows, first, second, n, ref).items():
             score[m] = lo[m] = hi[m] = np.nan
             own = ["its score"] if m in cols or ref in cols else []
-            status[m] = reason(k, g, own + terms) + " (the MAP is the prior's)"
-    for m in np.flatnonzero(~reach):
+            status[m] = reason(k, g, own + separating) + " (the MAP is the prior's)"
+    for m in np.flatnonzero(~reach).tolist():
         score[m] = lo[m] = hi[m] = np.nan
         status[m] = f"not estimable: no chain of games to the reference {b.reference!r}"
     terms = {}

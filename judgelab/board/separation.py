@@ -32,6 +32,7 @@ tests check the two agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from scipy import sparse
@@ -58,7 +59,8 @@ class Separation:
 def separated_rows(X: np.ndarray | sparse.sparray | sparse.spmatrix, y: np.ndarray) -> Separation:
     """Which rows of the soft-label logistic design ``(X, y)`` lie on a recession direction (see
     the module doc).  ``X`` may be dense or scipy.sparse; ``y`` in [0, 1]."""
-    Xs = sparse.csr_array(X, dtype=float)
+    # scipy's stubs type csr_array() for each kind of input, not for their union
+    Xs: sparse.csr_array[Any, tuple[int, int]] = sparse.csr_array(cast(Any, X), dtype=float)
     y = np.asarray(y, dtype=float)
     n, k = Xs.shape
     if len(y) != n:
@@ -78,10 +80,10 @@ def separated_rows(X: np.ndarray | sparse.sparray | sparse.spmatrix, y: np.ndarr
     res = linprog(c, A_ub=A, b_ub=np.zeros(m), bounds=bounds, method="highs")
     if res.status != 0:  # the program is bounded and feasible (b = 0, t = 0): any failure is numerical
         raise RuntimeError(f"separation check: the linear program did not solve ({res.message})")
-    t = res.x[k:]
+    x = np.asarray(res.x)  # set when status is 0
     rows = np.zeros(n, bool)
-    np.logical_or.at(rows, src, t > 0.5)
-    return Separation(rows=rows, direction=res.x[:k].copy())
+    np.logical_or.at(rows, src, x[k:] > 0.5)
+    return Separation(rows=rows, direction=x[:k].copy())
 
 
 def separated_models(rows: np.ndarray, first: np.ndarray, second: np.ndarray, n_models: int,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 from judgelab.ranking.bias_aware import posterior_memory
+
+if TYPE_CHECKING:  # style_control imports torch when it fits
+    from judgelab.board.style_control import StyleResult
 
 COLUMNS = ["model", "n", "n_failed", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "lc_win_rate", "lc_ci_low",
            "lc_ci_high", "lc_status", "lc_difficulty", "style_controlled", "style_ci_low", "style_ci_high",
@@ -127,7 +131,7 @@ class Board:
     table: pd.DataFrame
     flips: pd.DataFrame
     judges: pd.DataFrame
-    style: object | None  # style_control.StyleResult; None without torch
+    style: StyleResult | None  # None without torch
     meta: dict = field(default_factory=dict)
 
 
@@ -248,7 +252,7 @@ def _lc(b: Battles, s: BoardSettings) -> tuple[dict[int, tuple[float, float, flo
     return out, status, source, from_weights
 
 
-def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
+def _style(b: Battles, s: BoardSettings) -> tuple[StyleResult | None, list[str]]:
     if "style" not in s.corrections:
         return None, [left_out("style")] * b.n_models
     try:  # Arena-Hard's fit is torch's L-BFGS; torch comes with judgelab[train]
@@ -276,7 +280,7 @@ def _style(b: Battles, s: BoardSettings) -> tuple[object | None, list[str]]:
             own = ["its score"] if m in cols or ref in cols else []
             status[m] = reason(k, n, own + terms)
     reach = connected_to(model, opp, b.n_models, ref)
-    for m in np.flatnonzero(~reach):
+    for m in np.flatnonzero(~reach).tolist():
         res.score[m] = res.ci_low[m] = res.ci_high[m] = np.nan
         status[m] = f"not estimable: no chain of games to the reference {b.reference!r}"
     return res, status
@@ -313,10 +317,10 @@ def leaderboard(b: Battles, s: BoardSettings | None = None, *, judges: bool = Tr
                    lc_status=lc_status.get(m, "not estimable: no games"), lc_difficulty=lc_source)
         if s.lc_weights is not None:
             row["lc_from_published_weights"] = lc_w.get(m, np.nan)
-        st_ok = style is not None and style_status[m] == "ok"
-        row.update(style_controlled=style.score[m] if st_ok else np.nan,
-                   style_ci_low=style.ci_low[m] if st_ok else np.nan,
-                   style_ci_high=style.ci_high[m] if st_ok else np.nan,
+        st = style if style is not None and style_status[m] == "ok" else None
+        row.update(style_controlled=st.score[m] if st is not None else np.nan,
+                   style_ci_low=st.ci_low[m] if st is not None else np.nan,
+                   style_ci_high=st.ci_high[m] if st is not None else np.nan,
                    style_status="reference (50 by definition)" if m == ref and "style" in s.corrections
                    else style_status[m])
         row.update(bias_aware=ba.score[m], bias_aware_ci_low=ba.ci_low[m], bias_aware_ci_high=ba.ci_high[m],
@@ -358,9 +362,10 @@ def rank_flips(table: pd.DataFrame) -> pd.DataFrame:
         clo, chi = table[lo].to_numpy(float), table[hi].to_numpy(float)
         found = [np.nonzero((raw[r:r + step, None] > raw[None, :]) & (c[r:r + step, None] < c[None, :]))
                  for r in range(0, len(raw), step)]
-        i = np.concatenate([f[0] + r for f, r in zip(found, range(0, len(raw), step), strict=True)] or [[]])
+        i = np.concatenate([f[0] + r for f, r in zip(found, range(0, len(raw), step), strict=True)]
+                           or [np.zeros(0, np.int64)])
         i = i.astype(np.int64)
-        j = np.concatenate([f[1] for f in found] or [[]]).astype(np.int64)
+        j = np.concatenate([f[1] for f in found] or [np.zeros(0, np.int64)]).astype(np.int64)
         if len(i) == 0:
             continue
         out.append(pd.DataFrame({

@@ -30,6 +30,7 @@ order reversed with alpha, bravo"`` when the model is in a reversed pair, empty 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -235,6 +236,7 @@ def _rank(r: float) -> str:
 
 def _status(board: pd.DataFrame, model: str, score: str, column: str | None) -> str:
     if column is not None:
-        v = board.at[model, column]
+        v: Any = board.at[model, column]
         return "" if pd.isna(v) else str(v)
-    return "ok" if np.isfinite(float(board.at[model, score])) else "no games"
+    value: Any = board.at[model, score]
+    return "ok" if np.isfinite(float(value)) else "no games"

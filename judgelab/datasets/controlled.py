@@ -50,6 +50,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -204,7 +205,7 @@ def md_to_prose(md: str) -> str:
     (:func:`judgelab.features.markdown_score` is 0).
     """
     lines = md.replace("\r\n", "\n").split("\n")
-    blocks: list[tuple[str, object]] = []  # (kind, payload)
+    blocks: list[tuple[str, Any]] = []  # (kind, payload): text, lines, (ordered, items) or table rows
     i = 0
     para: list[str] = []
 
@@ -283,13 +284,13 @@ def md_to_prose(md: str) -> str:
                 lead = text
             continue
         if kind == "para":
-            text = "\n".join(strip_inline(x).rstrip() for x in payload)  # type: ignore[union-attr]
+            text = "\n".join(strip_inline(x).rstrip() for x in payload)
             if lead:
                 text = _lead(lead, text)
                 lead = None
             out.append(text)
         elif kind == "list":
-            ordered, items = payload  # type: ignore[misc]
+            ordered, items = payload
             if lead is None and out and out[-1].rstrip().endswith(":") and not ordered \
                     and not sum(_is_sentence(strip_inline(x)) for x in items) * 2 >= len(items):
                 out[-1] = out[-1].rstrip() + " " + _join_fragments([strip_inline(x) for x in items]) + "."
@@ -298,14 +299,14 @@ def md_to_prose(md: str) -> str:
             lead = None
             out.append(text)
         elif kind == "table":
-            text = _render_table(payload)  # type: ignore[arg-type]
+            text = _render_table(payload)
             out.append(_lead(lead, text) if lead else text)
             lead = None
         elif kind == "code":
             if lead:
                 out.append(lead + ":")
                 lead = None
-            out.append("\n".join(str(x) for x in payload))  # type: ignore[union-attr]
+            out.append("\n".join(str(x) for x in payload))
     if lead:
         out.append(lead + ".")
     return "\n\n".join(o for o in out if o.strip())
@@ -385,7 +386,7 @@ def _rng(seed: int, name: str) -> np.random.Generator:
 
 
 def _stratified(bank: Sequence[BankQuestion], per_domain: int, rng: np.random.Generator) -> list[BankQuestion]:
-    out = []
+    out: list[BankQuestion] = []
     for dom in DOMAINS:
         qs = [q for q in bank if q.domain == dom]
         if per_domain > len(qs):
@@ -522,9 +523,9 @@ def controlled_summary(df: pd.DataFrame, *, expected: Mapping[tuple[str, str], i
     rows = []
     for (bt, sub), g in df.groupby(["bias_type", "subset"], sort=True):
         longer = np.maximum(g["words_a"], g["words_b"])
-        shorter = np.minimum(g["words_a"], g["words_b"]).clip(lower=1)
+        shorter = np.maximum(np.minimum(g["words_a"], g["words_b"]), 1)
         rows.append({
-            "bias_type": bt, "subset": sub, "n_pairs": len(g), "n_expected": exp.get((bt, sub), np.nan),
+            "bias_type": bt, "subset": sub, "n_pairs": len(g), "n_expected": exp.get((str(bt), str(sub)), np.nan),
             "mean_words_a": float(g["words_a"].mean()), "mean_words_b": float(g["words_b"].mean()),
             "mean_length_ratio": float((longer / shorter).mean()),
             "mean_markdown_a": float(g["markdown_a"].mean()), "mean_markdown_b": float(g["markdown_b"].mean()),

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.datasets.pairs import Pair, load_llmbar, pair_from_row, pairs_frame
-from judgelab.io import InputError, iter_jsonl, write_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def compact_votes(df: pd.DataFrame, dest: str | Path, *, turn: int, where: str) 
     if missing:
         raise InputError(f"{where}: missing column(s) {missing}")
     keep = df[df["turn"] == turn]
-    rows = [{"question_id": int(r.question_id), "judge": str(r.judge), "model_a": str(r.model_a),
-             "model_b": str(r.model_b), "winner": str(r.winner)} for r in keep.itertuples()]
+    rows = [{"question_id": int(r["question_id"]), "judge": str(r["judge"]), "model_a": str(r["model_a"]),
+             "model_b": str(r["model_b"]), "winner": str(r["winner"])} for r in table_rows(keep)]
     write_jsonl(dest, rows)
     return Path(dest)

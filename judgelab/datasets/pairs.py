@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.registry import Registry
 
 VERDICTS = ("A", "B", "tie")
@@ -102,7 +102,7 @@ def load_pairs(path: str | Path) -> list[Pair]:
     """Load a pairs file (.jsonl or .parquet) with row-level validation."""
     p = Path(path)
     if p.suffix == ".parquet":
-        rows = pd.read_parquet(p).to_dict("records")
+        rows = table_rows(pd.read_parquet(p))
         pairs = [pair_from_row(r, where=f"{p} row {i}") for i, r in enumerate(rows)]
     else:
         pairs = [pair_from_row(row, where=f"{p}:{n}") for n, row in iter_jsonl(p)]

@@ -34,7 +34,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,12 +160,12 @@ def _plain(x: Any) -> Any:
         return str(x)
 
 
-def _suggest(word: str, choices: Sequence[str]) -> str:
+def _suggest(word: str, choices: Iterable[Any]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
-def _known(values: Sequence[Any]) -> str:
+def _known(values: Iterable[Any]) -> str:
     names = sorted({str(v) for v in values})
     shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "")
     return f" (known: {shown})"

@@ -332,7 +332,9 @@ class OpenAIJudge(Judge):
         reasoning = message.get("reasoning_content")
         if reasoning is None:
             reasoning = message.get("reasoning")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
         tokens_in = _as_int(usage.get("prompt_tokens"))
         tokens_out = _as_int(usage.get("completion_tokens"))
         if tokens_in is None:

@@ -538,8 +538,8 @@ class SimulatedJudge(Judge):
         (``style``: the prompt's style when the caller has it, :meth:`prompt_style`)."""
         if style is ...:
             style = self.prompt_style(prompt)
-        key = style if style in self.profile.prompt_styles else None
-        if key not in self._style_params:
+        key = style if isinstance(style, str) and style in self.profile.prompt_styles else None
+        if key is not None and key not in self._style_params:  # None (no style) is set up in __init__
             eff = self.profile.prompt_styles[key]
             margin = self.profile.tie_margin if eff.tie_margin is None else eff.tie_margin
             biases = {**self.profile.biases, **eff.biases}
@@ -686,8 +686,8 @@ def _reference_score(prompt: str, scheme: str) -> int | None:
 
 
 def _rubric_order(prompt: str, scheme: str) -> str:
-    seq = [_id_to_score(t, scheme) for t in _RUBRIC_LINE.findall(prompt)]
-    seq = [s for s in seq if s is not None]
+    read = [_id_to_score(t, scheme) for t in _RUBRIC_LINE.findall(prompt)]
+    seq = [s for s in read if s is not None]
     if len(seq) < 2:
         return "none"
     if seq == sorted(seq):

@@ -73,7 +73,7 @@ import re
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import BACKENDS
@@ -409,13 +409,13 @@ class TransformersJudge(Judge):
                 out[c] = sorted(exact[c])
                 continue
             shared = {i for d in choices if d != c for i in prefix[d]}
-            ids = prefix[c] - taken - shared
-            if not ids:
+            rest = prefix[c] - taken - shared
+            if not rest:
                 raise ValueError(
                     f"answer choice {c!r} has no next token of its own in this tokenizer "
                     f"(choices {list(choices)}); use verdict_mode: generate"
                 )
-            out[c] = sorted(ids)
+            out[c] = sorted(rest)
         if len(set().union(*map(set, out.values()))) != sum(len(v) for v in out.values()):
             raise ValueError(f"answer choices {list(choices)} share next tokens in this tokenizer")
         unk = tok.unk_token_id
@@ -608,11 +608,16 @@ def plan_batches(lengths: Sequence[int], max_rows: int, max_tokens: int | None =
     return batches
 
 
+@overload
+def _positive_int(opts: dict[str, Any], key: str, default: int, where: str) -> int: ...
+@overload
+def _positive_int(opts: dict[str, Any], key: str, default: None, where: str) -> int | None: ...
 def _positive_int(opts: dict[str, Any], key: str, default: int | None, where: str) -> int | None:
-    """An integer option >= 1 (or its default), else a ConfigError naming the option."""
-    v = opts.get(key, default)
+    """An integer option >= 1 (or its default; an option written as null takes the default too,
+    so ``batch_size: null`` is 8, not None), else a ConfigError naming the option."""
+    v = opts.get(key)
     if v is None:
-        return None
+        return default
     if isinstance(v, bool):
         raise ConfigError(f"{where}: {key} must be an integer, got {v!r}")
     try:

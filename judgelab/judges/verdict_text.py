@@ -94,7 +94,7 @@ def choice_spellings(kind: OutputKind | str, choices: Sequence[str]) -> dict[str
     out: dict[str, tuple[str, ...]] = {}
     for c in choices:
         if kind is OutputKind.LABEL or (kind is OutputKind.PAIRWISE and c == "tie"):
-            spellings = (c, c.lower(), c.capitalize(), c.upper())
+            spellings: tuple[str, ...] = (c, c.lower(), c.capitalize(), c.upper())
         else:
             spellings = (c,)
         out[c] = tuple(dict.fromkeys(spellings))  # unique, order kept

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 
 from judgelab.io import any_true
 from judgelab.plots.stamp import plt, save_figure, stamp
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 #: matplotlib settings under which every text is drawn as written: a judge, model or set name holding
 #: ``$``, ``^`` or ``_`` is a name, not mathtext (``$x^$`` would otherwise end the figure with a
 #: parse error, ``$x$`` be drawn as math)
-LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+LITERAL_TEXT: dict[RcKeyType, Any] = {"text.parse_math": False, "text.usetex": False}
 
 
 def accuracy_figure(summary: pd.DataFrame, path: str) -> None:

@@ -39,7 +39,8 @@ def stamp(fig: Figure, *, simulated: bool, config_hash: str | None = None,
     footer = []
     # the decision, kept on the figure for save_figure's metadata (a reader, or a test, can ask a
     # PNG what it was stamped with without reading pixels)
-    fig._judgelab_stamp = STAMP_TEXT if simulated else INPUTS_STAMP_TEXT if simulated_inputs else "none"
+    fig._judgelab_stamp = (  # type: ignore[attr-defined]  # judgelab's own attribute on the figure
+        STAMP_TEXT if simulated else INPUTS_STAMP_TEXT if simulated_inputs else "none")
     if simulated:
         fig.text(0.5, 0.5, STAMP_TEXT, fontsize=40, color="red", alpha=0.18, rotation=25,
                  ha="center", va="center", weight="bold", zorder=1000)
@@ -76,7 +77,7 @@ def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 150) ->
     if fmt == "png":
         meta = {"Software": None}
         if getattr(fig, "_judgelab_stamp", None):
-            meta[STAMP_METADATA_KEY] = fig._judgelab_stamp
+            meta[STAMP_METADATA_KEY] = fig._judgelab_stamp  # type: ignore[attr-defined]
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format=fmt, bbox_inches="tight", metadata=meta)
     plt.close(fig)

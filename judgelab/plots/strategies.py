@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.plots.stamp import plt, save_figure, stamp
 from judgelab.strategies import STRATEGY_ORDER
 
@@ -103,7 +103,7 @@ def pareto_figure(pareto: pd.DataFrame, path: str) -> None:
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for judge, g in pareto.groupby("judge", sort=True):
         ax.scatter(g["cost_per_instance"], g["agreement"], s=22, label=judge, alpha=0.85)
-        for r in g.itertuples():
+        for r in table_tuples(g):
             ax.annotate(r.strategy, (r.cost_per_instance, r.agreement), fontsize=6, xytext=(2, 2),
                         textcoords="offset points")
     f = pareto[pareto["on_front"]].sort_values("cost_per_instance")
@@ -131,7 +131,7 @@ def category_figure(categories: pd.DataFrame, path: str, *, dataset: str, strate
         x = np.arange(len(cats)) - 0.4 + width * (k + 0.5)
         ax.bar(x, g["agreement"], width, label=judge)
     n = d.groupby("category")["n"].first().reindex(cats)
-    ax.set_xticks(range(len(cats)), [f"{c}\n(n={int(v)})" if not np.isnan(v) else c for c, v in n.items()], fontsize=8)
+    ax.set_xticks(range(len(cats)), [f"{c}\n(n={int(v)})" if not np.isnan(v) else str(c) for c, v in n.items()], fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("agreement with gold")
     ax.set_title(f"{dataset}: agreement by category ({strategy})")

@@ -45,7 +45,7 @@ def recall_vs_budget(budget: pd.DataFrame, path: str, *, simulated: bool, config
             if model == "aware" and rule not in ("topk", "global", "round_robin", "random"):
                 continue
             s = g.groupby("budget")["recall"].agg(["mean", _se])
-            color, label = _RULE_STYLE.get(rule, ("gray", rule))
+            color, label = _RULE_STYLE.get(str(rule), ("gray", str(rule)))
             ls = "-" if model == "aware" else ":"
             ax.errorbar(s.index, s["mean"], yerr=s["_se"], color=color, ls=ls, marker="o", ms=3, capsize=2,
                         label=f"{label}{'' if model == 'aware' else ' (naive model)'}")
@@ -96,7 +96,7 @@ def allocation(alloc: pd.DataFrame, path: str, *, title: str, simulated: bool, c
     d = alloc[alloc["model"] == "aware"]
     for rule, g in d.groupby("rule", sort=True):
         s = g.groupby("distance")["n_comparisons"].agg(["mean", _se])
-        color, label = _RULE_STYLE.get(rule, ("gray", rule))
+        color, label = _RULE_STYLE.get(str(rule), ("gray", str(rule)))
         ax.errorbar(s.index, s["mean"], yerr=s["_se"], color=color, marker="o", ms=4, capsize=2, label=label)
     b = int(d["budget"].iloc[0]) if len(d) else 0
     ax.set_xlabel("distance of the item's true quality to the top-k boundary")

@@ -68,6 +68,7 @@ def heatmap_figure(matrix: pd.DataFrame, path: str, *, title: str, simulated: bo
             ax.axhline(len(sub) - 0.5, color="white", lw=2)
         sd = sub[models].std(axis=0, ddof=1).mean()
         ax.set_title(f"{lab}\nmean inter-judge std {sd:.1f}", fontsize=9)
+    assert im is not None, "no method to draw"  # labels is never empty
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="Elo score")
     fig.suptitle(title, fontsize=10)
     stamp(fig, simulated=simulated, config_hash=config_hash)

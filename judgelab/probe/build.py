@@ -52,7 +52,7 @@ from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences, truncate_at_sentences
 from judgelab.datasets.pairs import Pair, pair_from_row, warn_empty_responses
 from judgelab.features import BANDWAGON_STATEMENT, markdown_score, word_count
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 
 PROBES = ("position", "length", "truncation", "markdown", "bandwagon", "sentiment")
 #: probes whose pairs differ only in the cue the card reads from the texts (length, markdown): the
@@ -122,14 +122,14 @@ def parse_probes(text: str | None) -> tuple[str, ...]:
 def _rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
     """(where, row) of every item in a JSONL, CSV or parquet file."""
     if p.suffix == ".parquet":
-        return [(f"{p} row {i + 1}", r) for i, r in enumerate(pd.read_parquet(p).to_dict("records"))]
+        return [(f"{p} row {i + 1}", r) for i, r in enumerate(table_rows(pd.read_parquet(p)))]
     if p.suffix in (".csv", ".tsv"):
         try:
             df = pd.read_csv(p, sep="\t" if p.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
             raise InputError(f"{p}: not a readable {p.suffix[1:].upper()} file ({str(exc).splitlines()[0]})") from None
         # the header is line 1: data row i is line i + 2, the number an editor shows
-        return [(f"{p} line {i + 2}", r) for i, r in enumerate(df.to_dict("records"))]
+        return [(f"{p} line {i + 2}", r) for i, r in enumerate(table_rows(df))]
     return [(f"{p}:{n}", r) for n, r in iter_jsonl(p)]
 
 
@@ -312,7 +312,8 @@ def probe_row(item: Pair, probe: str, seed: int) -> dict[str, Any] | None:
 def build_probe(items: Sequence[Pair], probes: Sequence[str] = PROBES, *, seed: int = 0) -> pd.DataFrame:
     """The probe table (columns :data:`PROBE_COLUMNS`): for each probe, in :data:`PROBES` order, the pair
     of every item that can carry its cue.  ``.attrs["skipped"]``: {probe: item ids left out}."""
-    rows, skipped = [], {}
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, list[str]] = {}
     for probe in probes:
         for item in items:
             r = probe_row(item, probe, seed)
@@ -330,7 +331,7 @@ def probe_pairs(table: pd.DataFrame) -> list[Pair]:
     about); a pair without gold is asked as a tie, which only the simulated panel reads."""
     names = [f.name for f in fields(Pair)]
     out = []
-    for r in table[names].to_dict("records"):
+    for r in table_rows(table[names]):
         r["expected_verdict"] = r["expected_verdict"] or "tie"
         out.append(Pair(**r))
     return out

@@ -42,7 +42,7 @@ def size_from_delta(deltas: dict[str, float], probes: tuple[str, ...], settings:
 
     default = deltas.get("*")
     rows = sorted({SIZED_ROWS.get(p, "position_preference") for p in probes})
-    wanted = {m: deltas.get(m, default) for m in rows if deltas.get(m, default) is not None}
+    wanted = {m: d for m in rows if (d := deltas.get(m, default)) is not None}
     if not wanted:
         raise ConfigError(f"--delta: give one δ (0.1) or one for a sized row ({', '.join(rows)})")
     pilot = assumed_pilot(assume, n_items=assume_items, seed=settings.seed)
@@ -83,7 +83,7 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
     table = table.merge(probe[cols], on="pair_id", how="left", validate="many_to_one")
     gold = table["pair_id"].map(probe.set_index("pair_id")["expected_verdict"])
     table["expected_verdict"] = gold  # "" where the probe pair has none (it was asked as a tie)
-    table["correct"] = (table["verdict"] == gold).astype("boolean").where(gold != "", pd.NA)
+    table["correct"] = (table["verdict"] == gold).astype("boolean").where(gold != "")  # else NA
     return table, spec.name, {k: after[k] - before[k] for k in after}
 
 
@@ -108,17 +108,18 @@ def write_probe_set(out: str, probe: pd.DataFrame, table: pd.DataFrame, card: pd
     (:func:`judgelab.bias_card.report.write_audit`'s, with the per-probe card) and the probe's own."""
     from judgelab.bias_card.html import write_card_html
     from judgelab.bias_card.report import card_figure, card_markdown, headline
-    from judgelab.io import any_true, staged_folder, write_jsonl, write_table, write_text
+    from judgelab.io import any_true, staged_folder, table_rows, write_jsonl, write_table, write_text
     from judgelab.probe.build import CONTROLLED_PROBES
     from judgelab.probe.effects import effects_markdown
 
-    n = {f"{j} [{p}]": int(c) for (j, p), c in table.groupby(["judge", "probe"], observed=True).size().items()}
+    sizes = table.groupby(["judge", "probe"], observed=True).size()
+    n = {f"{j} [{p}]": int(c) for (j, p), c in zip(sizes.index.to_list(), sizes.to_list(), strict=True)}
     md = card_markdown(card, title=title, settings=settings, n_verdicts=n, simulated=any_true(card))
     md += (f"\nThe {' and '.join(CONTROLLED_PROBES)} probes' pairs differ only in their cue: their cue rows are "
            "read as controlled pairs (identified without gold); the other probes' cue rows rest on the items' "
            "gold, where they have it.\n\n" + effects_markdown(effects))
     with staged_folder(out) as stage:
-        write_jsonl(stage / "probe.jsonl", probe.to_dict("records"))
+        write_jsonl(stage / "probe.jsonl", table_rows(probe))
         write_table(table, stage / "verdicts.parquet")
         write_table(card, stage / "bias_card.csv")
         write_table(effects, stage / "probe_effects.csv")

@@ -17,11 +17,13 @@ of differences with no variance has no test: its row says so and has no p-value.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgelab.bias_card.card import CardSettings, adjust_p_values
+from judgelab.io import table_tuples
 from judgelab.probe.build import INSERTION_PROBES
 
 COLUMNS = ["judge", "probe", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value", "n", "n_items",
@@ -31,11 +33,11 @@ NAN = float("nan")
 VALUES = ("A", "B", "tie")
 
 
-def _shift(d: np.ndarray, items: np.ndarray, s: CardSettings) -> dict[str, float]:
+def _shift(d: np.ndarray, items: np.ndarray, s: CardSettings) -> dict[str, Any]:
     import statsmodels.api as sm
 
     k = len(np.unique(items))
-    out = {"estimate": float(d.mean()) if len(d) else NAN, "se": NAN, "ci_low": NAN, "ci_high": NAN,
+    out: dict[str, Any] = {"estimate": float(d.mean()) if len(d) else NAN, "se": NAN, "ci_low": NAN, "ci_high": NAN,
            "statistic": NAN, "p_value": NAN, "n_items": k, "reason": ""}
     if len(d) == 0:
         out["reason"] = "no parsed verdict of an item and order in both this probe and the position probe"
@@ -66,12 +68,12 @@ def insertion_effects(verdicts: pd.DataFrame, s: CardSettings | None = None) -> 
     rows = []
     for judge, g in verdicts.groupby("judge", sort=True):
         base = g[g["probe"] == "position"][["item_id", "order", "verdict"]]
-        judge_rows = []
+        judge_rows: list[dict[str, Any]] = []
         for probe in INSERTION_PROBES:
             t = g[g["probe"] == probe]
             if t.empty:
                 continue
-            row = {"judge": judge, "probe": probe, "metric": f"{probe}_shift", "null_value": 0.0,
+            row: dict[str, Any] = {"judge": judge, "probe": probe, "metric": f"{probe}_shift", "null_value": 0.0,
                    "test": "t-cluster"}
             m = t.merge(base, on=["item_id", "order"], how="inner", suffixes=("", "_base"))
             parsed = m["verdict"].isin(VALUES) & m["verdict_base"].isin(VALUES)
@@ -115,7 +117,7 @@ def effects_markdown(effects: pd.DataFrame) -> str:
              "and orders without it (the position probe); item-clustered CI and t-test, corrected per judge.", "",
              "| judge | probe | status | shift | CI | with cue | without | n (items) | p | p adj. | note |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in effects.itertuples():
+    for r in table_tuples(effects):
         lines.append(f"| {md_escape(r.judge)} | {r.probe} | {r.status} | {_fmt(r.estimate)} | "
                      f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {_fmt(r.cue_share)} | {_fmt(r.base_share)} | "
                      f"{r.n} ({r.n_items}) | {_fmt(r.p_value)} | {_fmt(r.p_adjusted)} | "

@@ -170,7 +170,7 @@ class RoundRobinRule(AcquisitionRule):
             matches = [(slots[r], slots[m - 1 - r]) for r in range(m // 2)]
             rounds.append([space.index(a, b) for a, b in matches if a >= 0 and b >= 0])
             slots = [slots[0], slots[-1], *slots[1:-1]]
-        order = []
+        order: list[int] = []
         for r in rng.permutation(len(rounds)):
             order.extend(int(x) for x in rng.permutation(rounds[r]))
         self.schedule = order

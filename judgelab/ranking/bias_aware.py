@@ -49,15 +49,19 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 from scipy import sparse
 from scipy.linalg import blas, cho_factor, cholesky, lapack
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
 from threadpoolctl import threadpool_limits
+
+#: a design matrix, dense or (as the fits build it) sparse
+Design: TypeAlias = "np.ndarray | sparse.csr_array"
 
 #: A bias term whose variance is inflated more than this by collinearity with the other
 #: parameters -- i.e. more than half of its design information is shared with quality or
@@ -172,14 +176,19 @@ class Fit:
     vif: dict[str, float] = field(default_factory=dict)
     posterior: SparsePosterior | None = None
 
+    def _implicit(self) -> SparsePosterior:
+        """``posterior``: a fit without ``cov`` always keeps it."""
+        assert self.posterior is not None, "a fit without cov keeps its posterior"
+        return self.posterior
+
     def variances(self) -> np.ndarray:
         """The Laplace posterior variances, ``diag(H^-1)``, of every parameter (without forming
         ``H^-1`` where the fit keeps it implicit)."""
-        return np.diag(self.cov).copy() if self.cov is not None else self.posterior.diag()
+        return np.diag(self.cov).copy() if self.cov is not None else self._implicit().diag()
 
     def cov_column(self, j: int) -> np.ndarray:
         """Column ``j`` of ``H^-1`` (every parameter's posterior covariance with parameter ``j``)."""
-        return self.cov[:, j].copy() if self.cov is not None else self.posterior.column(j)
+        return self.cov[:, j].copy() if self.cov is not None else self._implicit().column(j)
 
     @property
     def n_items(self) -> int:
@@ -199,12 +208,12 @@ class Fit:
         """Posterior covariance of the quality block (the paper's Sigma)."""
         n = self.n_items
         if self.cov is None:
-            return self.posterior.dense()[:n, :n]
+            return self._implicit().dense()[:n, :n]
         return self.cov[:n, :n]
 
     def se(self, name: str) -> float:
         i = self.names.index(name)
-        var = self.cov[i, i] if self.cov is not None else self.posterior.variance(i)
+        var = self.cov[i, i] if self.cov is not None else self._implicit().variance(i)
         return float(math.sqrt(max(var, 0.0)))
 
     def estimate(self, name: str) -> float:
@@ -258,7 +267,7 @@ def design_matrix(comp: Comparisons, n_items: int, X: np.ndarray | None, options
     rows = np.arange(n)
     Z[rows, comp.first] = 1.0
     Z[rows, comp.second] -= 1.0
-    if d:
+    if d and X is not None:  # d > 0 only with X
         Z[:, n_items : n_items + d] = X[comp.first] - X[comp.second]
     if e:
         Z[:, n_items + d : n_items + d + e] = pair_X
@@ -326,7 +335,7 @@ def _identification(imm: float, schur: float) -> tuple[str, float]:
     return ("weak" if v > VIF_WEAK else "identified"), v
 
 
-def identifiability_dense(Z: np.ndarray, n_items: int, names: list[str],
+def identifiability_dense(Z: Design, n_items: int, names: list[str],
                           X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
     """Status of every bias term on this design (Prop. 2), from the unweighted information.
 
@@ -430,8 +439,9 @@ class PeeledCholesky:
     solves.  Written by hand because scipy's sparse factorisations (SuperLU) offer neither a
     selected inverse nor a bound on their fill before they run."""
 
-    def __init__(self, A: sparse.sparray | sparse.spmatrix) -> None:
-        A = sparse.csr_array(A, dtype=float)
+    def __init__(self, matrix: sparse.sparray | sparse.spmatrix) -> None:
+        # scipy's stubs type csr_array() for each kind of input, not for their union
+        A: sparse.csr_array[Any, tuple[int, int]] = sparse.csr_array(cast(Any, matrix), dtype=float)
         A.sum_duplicates()
         n = A.shape[0]
         coo = sparse.coo_array(A)
@@ -491,7 +501,7 @@ class PeeledCholesky:
         return z
 
 
-def identifiability(Z: np.ndarray, n_items: int, names: list[str],
+def identifiability(Z: Design, n_items: int, names: list[str],
                     X: np.ndarray | None = None) -> tuple[dict[str, str], dict[str, float]]:
     """Status of every bias term (Prop. 2; see :func:`identifiability_dense`): the dense Schur
     complement up to ``DENSE_MAX`` parameters or with item covariates ``X``, else the same numbers
@@ -501,7 +511,7 @@ def identifiability(Z: np.ndarray, n_items: int, names: list[str],
     return identifiability_sparse(Z, n_items, names)
 
 
-def identifiability_sparse(Z: np.ndarray | sparse.csr_array, n_items: int,
+def identifiability_sparse(Z: Design, n_items: int,
                            names: list[str]) -> tuple[dict[str, str], dict[str, float]]:
     """:func:`identifiability_dense` without item covariates, on the sparse design.
 
@@ -562,13 +572,13 @@ def _why(name: str, status: str) -> str:
     return f"{name} is only weakly identified by this design (VIF > {VIF_WEAK:g}): {cause}."
 
 
-def _sparse(Z: np.ndarray) -> sparse.csr_array:
+def _sparse(Z: Design) -> sparse.csr_array:
     """The design as a sparse matrix: a comparison row holds +1, -1 and its few bias entries, so
     products with it cost a handful of operations per row instead of one per item."""
-    return Z if sparse.issparse(Z) else sparse.csr_array(Z)
+    return Z if isinstance(Z, sparse.csr_array) else sparse.csr_array(Z)
 
 
-def _gram(Z: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+def _gram(Z: Design, w: np.ndarray | None = None) -> np.ndarray:
     """``Z' diag(w) Z`` (``w`` = 1 when None), dense, computed on the sparse design."""
     Zs = _sparse(Z)
     Zw = Zs if w is None else sparse.csr_array(Zs.multiply(np.asarray(w)[:, None]))
@@ -642,8 +652,8 @@ class SparsePosterior:
         return np.column_stack([self.column(j) for j in range(self.n_params)])
 
 
-def _map(Z: np.ndarray, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float):
-    Z = _sparse(Z)
+def _map(design: Design, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float) -> OptimizeResult:
+    Z = _sparse(design)
 
     def f(beta: np.ndarray) -> tuple[float, np.ndarray]:
         eta = Z @ beta
@@ -681,7 +691,7 @@ def fit_bias_aware(
             raise ValueError("comparison covariates pair_X contain NaN or infinite values")
         pair_names = list(pair_names) if pair_names is not None else [f"w{m}" for m in range(pair_X.shape[1])]
         if X is None:  # comparison covariates only
-            X, cov_names = None, []
+            X, cov_names = None, list[str]()
             _check_inputs(comp, n_items, None, None, replace(options, covariates=False))
         else:
             X, cov_names = _check_inputs(comp, n_items, X, covariate_names, options)

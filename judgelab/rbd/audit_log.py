@@ -66,10 +66,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallCache, CallStore
 from judgelab.config import ConfigError
 from judgelab.features import text_features
-from judgelab.io import any_true, to_bool
+from judgelab.io import any_true, table_rows, to_bool
 from judgelab.judges.base import Judge
 from judgelab.prompts import to_original_frame
 from judgelab.rbd import metrics as M
@@ -167,7 +167,7 @@ def log_cases(table: pd.DataFrame, bias_types: Sequence[str]) -> LogCases:
                      "source_file": str(row.get("source_file") or ""), "source_row": int(row.get("source_row") or 0),
                      "log_simulated": bool(row.get("simulated") or False)})
 
-    rows = table.to_dict("records")
+    rows = table_rows(table)
     for bias in bias_types:
         if bias == "position":
             by_pair: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
@@ -218,7 +218,7 @@ def log_cases(table: pd.DataFrame, bias_types: Sequence[str]) -> LogCases:
     return LogCases(cases=cases, meta=pd.DataFrame(meta, columns=META_COLUMNS), skipped=skipped_df, cue=cues)
 
 
-def audit_calls(judge: Judge, spec: DetectorSpec, log: LogCases, cache: CallCache, *,
+def audit_calls(judge: Judge, spec: DetectorSpec, log: LogCases, cache: CallStore, *,
                 examples: Sequence[FewShotExample] = (), max_error_rate: float | None = None) -> pd.DataFrame:
     """The detector's answer on every case of ``log`` through the call cache: the per-call table."""
     asked = log.cases
@@ -288,8 +288,8 @@ def resolve_detector(config: dict[str, Any], name: str, *, prompting: str = "rbd
     path, _, pick = name.partition(":") if name.split(":")[0].endswith((".yaml", ".yml")) else (name, "", "")
     if path.endswith((".yaml", ".yml")):
         data = load_yaml(Path(path))
-        entries = data.get("judges") if isinstance(data, dict) and "judges" in data else [data]
-        entries = [e for e in entries if isinstance(e, dict)]
+        listed = data.get("judges") if isinstance(data, dict) and "judges" in data else [data]
+        entries = [e for e in (listed if isinstance(listed, list) else []) if isinstance(e, dict)]
         if pick:
             entries = [e for e in entries if e.get("name") == pick]
         if len(entries) != 1:
@@ -327,6 +327,8 @@ def detector_judge(spec: DetectorSpec, *, model_dir: str | Path | None = None) -
             raise ConfigError(f"detector {spec.name!r}: no trained run at {model_dir} (run the rbd_train rule first)")
         return trained_detector_judge(model_dir, spec.name, options=spec.options,
                                       sampling={"max_tokens": spec.max_tokens or 64})
+    if spec.judge is None:
+        raise ConfigError(f"detector {spec.name!r}: give a judge entry or a trained run")
     return make_judge(JudgeSpec.from_dict(spec.judge, where=f"detector {spec.name}"))
 
 
@@ -345,7 +347,7 @@ def detector_examples(spec: DetectorSpec, traces: str | Path | None, seed: int) 
 
 
 def run_log_audit(table: pd.DataFrame, bias_types: Sequence[str], spec: DetectorSpec, judge: Judge,
-                  cache: CallCache, *, examples: Sequence[FewShotExample] = (),
+                  cache: CallStore, *, examples: Sequence[FewShotExample] = (),
                   max_error_rate: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(per-call table, per-judge summary, skipped counts) of one detector over a recorded verdict table."""
     log = log_cases(table, bias_types)

@@ -51,6 +51,7 @@ def build_set(job: Any, ctx: PlanContext) -> None:
         generator = ctx.judge(p.generator)
 
     def generate(reqs: list[Any]) -> list[Any]:
+        assert generator is not None, f"set {name!r} asked for a generator it does not declare"
         return run_requests(generator, reqs, ctx.cache, label=f"rbd {name} construction",
                             max_error_rate=p.max_error_rate)
 
@@ -119,6 +120,8 @@ def trained_stand_in(spec: DetectorSpec) -> dict[str, Any]:
 
 def _detector_judge(spec: DetectorSpec, ctx: PlanContext) -> Any:
     if not spec.trained:
+        if spec.judge is None:
+            raise ConfigError(f"detector {spec.name!r}: give a judge entry or a trained run")
         return ctx.judge(spec.judge)
     # what a run asks instead (workflow_scripts/rbd_detect.py, rbd_loop.py): the merged checkpoint
     ctx.models[spec.name] = {"name": spec.name, "backend": "transformers",

@@ -36,9 +36,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError
-from judgelab.io import any_true
+from judgelab.io import any_true, table_rows
 from judgelab.judges.base import Judge
 from judgelab.parsing import split_think
 from judgelab.rbd import metrics as M
@@ -102,7 +102,7 @@ def cases_frame(cases: Sequence[DetectorCase]) -> pd.DataFrame:
 
 def cases_from_frame(df: pd.DataFrame) -> list[DetectorCase]:
     out = []
-    for r in df[CASE_COLUMNS].to_dict("records"):
+    for r in table_rows(df[CASE_COLUMNS]):
         for k in ("options", "swapped_options"):
             r[k] = [str(x) for x in r[k]]
         r["verdict"] = [int(x) for x in r["verdict"]]
@@ -120,7 +120,7 @@ def case_for(d_item: RbdItem | None, b_item: RbdItem, *, evaluator: str, evaluat
         case_id=f"{evaluator}|{b_item.item_id}", subset=subset, set=b_item.set, item_id=b_item.item_id,
         evaluator=evaluator, evaluator_model=evaluator_model, bias_type=b_item.bias_type,
         answer_format="two_rounds" if position else b_item.answer_format, question=b_item.question,
-        options=list(d_item.options) if position else list(b_item.options),
+        options=list(d_item.options) if position and d_item is not None else list(b_item.options),
         swapped_options=list(b_item.options) if position else [], statement=b_item.statement,
         verdict=[int(verdict_d), int(verdict_bias)] if position else [int(verdict_bias)], truth=truth,
     )
@@ -278,7 +278,7 @@ PREDICTION_COLUMNS = ["detector", "prompting", "case_id", "subset", "set", "item
                       "truth", "pred", "reasoning", *(c for c in CALL_COLUMNS if c != "latency_s")]
 
 
-def run_detector(judge: Judge, spec: DetectorSpec, cases: Sequence[DetectorCase], cache: CallCache, *,
+def run_detector(judge: Judge, spec: DetectorSpec, cases: Sequence[DetectorCase], cache: CallStore, *,
                  examples: Sequence[FewShotExample] = (), label: str | None = None,
                  max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask a judge-backed detector about every case; the prediction table."""
@@ -310,7 +310,7 @@ def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
     for (det, subset), g in predictions.groupby(["detector", "subset"], sort=True):
         groups = [("all", g)]
         if subset == "test":
-            groups += [(bt, gb) for bt, gb in g.groupby("bias_type", sort=True)]
+            groups += [(str(bt), gb) for bt, gb in g.groupby("bias_type", sort=True)]
         for bt, gb in groups:
             s = M.detector_scores(list(gb["truth"]), list(gb["pred"]))
             usable = gb["pred"].fillna("").astype(str).str.lower().isin(["yes", "no"]).to_numpy()

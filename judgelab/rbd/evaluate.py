@@ -43,7 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.rbd import metrics as M
 from judgelab.rbd.prompts import EVAL_TEMPLATES, eval_user_prompt, parse_choice
@@ -95,7 +95,7 @@ def call_fields(judge: Judge, resp: JudgeResponse, status: str, method: str) -> 
     }
 
 
-def evaluate_items(judge: Judge, items: Sequence[RbdItem], cache: CallCache, *, label: str | None = None,
+def evaluate_items(judge: Judge, items: Sequence[RbdItem], cache: CallStore, *, label: str | None = None,
                    max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask ``judge`` about every item (each variant is one request); the verdict table."""
     reqs = [evaluator_request(i) for i in items]

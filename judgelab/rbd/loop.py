@@ -37,11 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.io import any_true
 from judgelab.judges.base import Judge
 from judgelab.rbd import metrics as M
@@ -147,7 +148,7 @@ class LoopDetector:
     examples: Sequence[FewShotExample] = ()
 
 
-def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallCache, *,
+def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallStore, *,
              max_iterations: int, max_error_rate: float | None = 0.0
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Algorithm 1 for one evaluator, every detector, every item: (trajectory, items, calls)."""
@@ -296,7 +297,7 @@ def table2_wide(t2: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (det, cap, judge), g in t2.groupby(["detector", "iterations", "judge"], sort=True):
         for metric, label in (("acc", "accuracy"), ("consistency", "consistency")):
-            row = {"detector": det, "iterations": int(cap), "judge": judge, "metric": label}
+            row = {"detector": det, "iterations": int(cast("int", cap)), "judge": judge, "metric": label}
             row.update({r["set"]: cell(r, metric) for r in g.to_dict("records")})
             rows.append(row)
     return pd.DataFrame(rows)
@@ -358,8 +359,8 @@ def efficiency(calls: pd.DataFrame) -> pd.DataFrame:
     rows = []
     det_calls = calls[calls["role"] == "detector"]
     rev_calls = calls[calls["role"] == "evaluator"]
-    groups = [((d, "(all)"), g) for d, g in det_calls.groupby("detector", sort=True)]
-    groups += [((d, j), g) for (d, j), g in det_calls.groupby(["detector", "loop_evaluator"], sort=True)]
+    groups = [((str(d), "(all)"), g) for d, g in det_calls.groupby("detector", sort=True)]
+    groups += [((str(d), str(j)), g) for (d, j), g in det_calls.groupby(["detector", "loop_evaluator"], sort=True)]
     for (det, judge), g in groups:
         ex = g.groupby(["loop_evaluator", "set", "item_id"]).ngroups
         rv = rev_calls[rev_calls["detector"] == det]

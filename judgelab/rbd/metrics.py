@@ -35,7 +35,7 @@ def valid(v: Verdict) -> bool:
 
 
 def is_correct(pred: Verdict, gold: int) -> bool:
-    return valid(pred) and int(pred) == int(gold)
+    return pred is not None and valid(pred) and int(pred) == int(gold)
 
 
 def accuracy(preds: Sequence[Verdict], golds: Sequence[int]) -> float:
@@ -135,7 +135,7 @@ def stubbornness_overconfidence(flagged: Sequence[bool], prior: Sequence[Sequenc
         if r is None or not all(valid(v) for v in r):
             continue
         n_ans += 1
-        if [int(v) for v in r] == [int(v) for v in p]:
+        if [int(v) for v in r if v is not None] == [int(v) for v in p if v is not None]:  # all valid here
             n_keep += 1
             n_keep_wrong += not rounds_correct(p, g)
     return Behaviour(n_flag, n_ans, n_keep, n_keep_wrong,

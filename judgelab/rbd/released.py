@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -133,7 +134,7 @@ def load_supervision_csv(path: str | Path) -> pd.DataFrame:
     out["reasoning"] = reasons
     out["kept"] = (out["teacher_label"] == out["truth"]) & out["reasoning"].str.strip().ne("")
     # no call was made: the teacher is the authors' DeepSeek-R1, recorded in the file
-    calls = {"judge": "authors-teacher", "backend": "file", "model": "deepseek-r1 (authors' release)",
+    calls: dict[str, Any] = {"judge": "authors-teacher", "backend": "file", "model": "deepseek-r1 (authors' release)",
              "family": "deepseek", "simulated": False, "judge_seed": 0, "status": "ok", "parse_method": "file",
              "raw_text": "", "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "latency_s": 0.0, "key": ""}
     for c in CALL_COLUMNS:

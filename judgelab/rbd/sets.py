@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.rbd import prompts as P
 from judgelab.records import JudgeRequest, JudgeResponse, Message, OutputKind
 from judgelab.registry import Registry
@@ -118,7 +118,7 @@ def items_frame(items: Sequence[RbdItem]) -> pd.DataFrame:
 
 def items_from_frame(df: pd.DataFrame) -> list[RbdItem]:
     out = []
-    for r in df[SET_COLUMNS].to_dict("records"):
+    for r in table_rows(df[SET_COLUMNS]):
         r["options"] = [str(o) for o in r["options"]]
         r["gold"] = int(r["gold"])
         r["statement_option"] = int(r["statement_option"])
@@ -352,7 +352,7 @@ def _pair_items(ctx: BuildContext, base_id: str, *, bias_type: str, question: st
                 statement_option: int = -1, fmt: str = "output_ab", eval_template: str, revision_template: str,
                 source: str, notes: str, split: str | None = None, variants: Sequence[str] = VARIANTS,
                 label_rule: str = "eq1") -> list[RbdItem]:
-    common = dict(set=ctx.name, item_id=f"{ctx.name}-{base_id}", base_id=base_id, bias_type=bias_type,
+    common: dict[str, Any] = dict(set=ctx.name, item_id=f"{ctx.name}-{base_id}", base_id=base_id, bias_type=bias_type,
                   answer_format=fmt, question=question, split=split or ctx.split(base_id),
                   order_key=ctx.order(base_id), label_rule=label_rule, eval_template=eval_template,
                   revision_template=revision_template, source=source, construction_notes=notes)
@@ -777,8 +777,8 @@ def compare_sets(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
             other = frames.get(AUTHORS_COUNTERPART.get(name, ""))
             if other is not None:
                 mine = {b: list(o) for b, o in zip(g["base_id"], g["options"], strict=True)}
-                theirs = other[other["variant"] == variant]
-                theirs = {b: list(o) for b, o in zip(theirs["base_id"], theirs["options"], strict=True)}
+                counterpart = other[other["variant"] == variant]
+                theirs = {b: list(o) for b, o in zip(counterpart["base_id"], counterpart["options"], strict=True)}
                 common = sorted(set(mine) & set(theirs))
                 if common:
                     ident = float(np.mean([mine[b] == theirs[b] for b in common]))
@@ -788,7 +788,7 @@ def compare_sets(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "set": name, "origin": origin, "bias_type": bias, "variant": variant, "n_items": len(g),
                 "n_options_mean": float(g["options"].map(len).mean()),
                 "pos_tokens_mean": float(np.mean(pos_t)), "neg_tokens_mean": float(np.mean(neg_t)),
-                "neg_pos_token_ratio": float(np.mean(neg_t) / max(np.mean(pos_t), 1e-9)),
+                "neg_pos_token_ratio": float(np.mean(neg_t) / max(float(np.mean(pos_t)), 1e-9)),
                 "pos_words_mean": float(np.mean([len(t.split()) for t in pos])),
                 "neg_words_mean": float(np.mean([np.mean([len(o.split()) for o in n]) for n in negs])),
                 "share_neg_longer": float(np.mean([nt > pt for nt, pt in zip(neg_t, pos_t, strict=True)])),

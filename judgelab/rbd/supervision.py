@@ -20,7 +20,7 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.parsing import split_think
 from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase, case_info
@@ -46,7 +46,7 @@ def teacher_request(case: DetectorCase) -> JudgeRequest:
     )
 
 
-def collect_traces(teacher: Judge, cases: Sequence[DetectorCase], cache: CallCache, *, label: str | None = None,
+def collect_traces(teacher: Judge, cases: Sequence[DetectorCase], cache: CallStore, *, label: str | None = None,
                    max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask the teacher about every case; keep the traces whose label matches b_i."""
     from judgelab.parsing import parse_label

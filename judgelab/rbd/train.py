@@ -920,8 +920,7 @@ def load_adapter_model(run_dir: str | Path, *, device: str = "cpu") -> tuple[Any
     run = Path(run_dir)
     meta = json.loads((run / "meta.json").read_text())
     base = str(run / "base") if str(meta["base"]).startswith("builtin:") else meta["base"]
-    model = AutoModelForCausalLM.from_pretrained(base)
-    model = PeftModel.from_pretrained(model, run / "adapter").to(device)
+    model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), run / "adapter").to(device)
     model.eval()
     return model, AutoTokenizer.from_pretrained(run / "adapter")
 

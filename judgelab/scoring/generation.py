@@ -38,12 +38,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, Message, OutputKind
 from judgelab.runner import run_requests
@@ -176,7 +176,7 @@ def _row(task: GenerationTask, attempt: int, role: str, judge: Judge, resp) -> d
 def run_generation_review(
     tasks: Sequence[GenerationTask],
     models: Sequence[Judge],
-    cache: CallCache,
+    cache: CallStore,
     *,
     max_attempts: int = 3,
     temperature: float = 0.7,
@@ -190,7 +190,7 @@ def run_generation_review(
         raise ValueError(f"the generation-review pipeline alternates two models, got {len(models)}")
     if on_reject not in ("last", "drop"):
         raise ValueError(f"on_reject must be 'last' or 'drop', got {on_reject!r}")
-    state = {i: {"text": None, "accepted": False, "attempts": 0, "generator": "", "reviewer": "",
+    state: dict[int, dict[str, Any]] = {i: {"text": None, "accepted": False, "attempts": 0, "generator": "", "reviewer": "",
                  "simulated_level": None} for i in range(len(tasks))}
     pending = list(range(len(tasks)))
     calls: list[dict] = []
@@ -213,13 +213,13 @@ def run_generation_review(
             for i, resp in zip(idx, run_requests(gen, reqs, cache, label=f"{label}:generate" if label else None,
                                                  max_error_rate=max_error_rate), strict=True):
                 calls.append(_row(tasks[i], attempt, "generator", gen, resp))
-                texts[i] = resp.value if resp.status.has_value else None
+                written = texts[i] = resp.value if resp.status.has_value else None
                 st = state[i]
                 st["attempts"] = attempt + 1
                 st["generator"], st["reviewer"] = gen.name, models[1 - m].name
-                if texts[i]:
-                    st["text"] = texts[i]
-                    st["simulated_level"] = simulated_level(texts[i])
+                if written:
+                    st["text"] = written
+                    st["simulated_level"] = simulated_level(written)
         # -- review by the other model
         still: list[int] = []
         for m, rev in enumerate(models):
@@ -280,7 +280,8 @@ def acceptance_summary(results: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFra
     for key, g in results.groupby(["dataset", "purpose"], sort=True):
         r_all = rev[(rev["dataset"] == key[0]) & (rev["purpose"] == key[1])]
         groups = [("all", 0, g, r_all)]
-        groups += [("all", int(lv), gg, r_all[r_all["level"] == lv]) for lv, gg in g.groupby("level", sort=True)]
+        groups += [("all", int(cast("int", lv)), gg, r_all[r_all["level"] == lv])
+                   for lv, gg in g.groupby("level", sort=True)]
         groups += [(str(w), 0, g[g["generator"] == w], r_all[r_all["writer"] == w])
                    for w in sorted(set(g["generator"]) | set(r_all["writer"].dropna()))]
         for writer, level, gg, r in groups:

@@ -92,7 +92,8 @@ def table2(
     majorities = {name: candidate_majorities(g) for name, g in candidates.items() if len(g)}
     empty = [name for name, g in candidates.items() if not len(g)]
     rows = []
-    for ds, its in items.groupby("dataset", sort=True):
+    for key, its in items.groupby("dataset", sort=True):
+        ds = str(key)
         for src in against:
             ref = its.set_index("item_id")[_REFERENCE_COLUMNS[src]].astype(float).dropna()
             if len(ref) < 3:

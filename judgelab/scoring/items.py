@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.registry import Registry
 from judgelab.scoring.prompt import Rubric, parse_prometheus_prompt
 
@@ -131,6 +131,12 @@ def majority_score(scores: Sequence[float | int | None]) -> float | None:
     return float(np.median(vals))
 
 
+def _numbered(prefix: str, values: Sequence[Any]) -> dict[str, Any]:
+    """``{prefix1: values[0], prefix2: values[1], ...}``: the numbered fields of :class:`ScoringItem`
+    (``rubric_1`` .. ``rubric_5``, ``gpt4_1`` .. ``gpt4_3``) as keyword arguments."""
+    return {f"{prefix}{k}": v for k, v in enumerate(values, start=1)}
+
+
 def _truth(item: ScoringItem) -> ScoringItem:
     for src, val in (("human", item.human_score), ("design", item.design_score),
                      ("synthesised", item.target_score), ("gpt4", item.gold_gpt4)):
@@ -161,7 +167,7 @@ def _score(v: Any, where: str, key: str) -> float:
 def _read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """Rows of a JSON array, JSONL or parquet file, each with a location for errors."""
     if path.suffix == ".parquet":
-        return [(f"{path} row {i}", r) for i, r in enumerate(pd.read_parquet(path).to_dict("records"))]
+        return [(f"{path} row {i}", r) for i, r in enumerate(table_rows(pd.read_parquet(path)))]
     if path.suffix == ".jsonl":
         return [(f"{path}:{n}", r) for n, r in iter_jsonl(path)]
     try:
@@ -227,10 +233,10 @@ def load_prometheus(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
         items.append(_truth(ScoringItem(
             dataset=name, item_id=f"{group}-{src}", group_id=group, instruction=parts.instruction,
             response=parts.response, criterion=parts.rubric.criterion,
-            **{f"rubric_{k}": parts.rubric.description(k) for k in range(1, 6)},
+            **_numbered("rubric_", [parts.rubric.description(k) for k in range(1, 6)]),
             reference_5=parts.reference, response_source=str(src),
             category=str(crit or row.get("category", "")),
-            **{f"gpt4_{k + 1}": g[k] if k < len(g) else None for k in range(3)}, gold_gpt4=majority_score(g),
+            **_numbered("gpt4_", [g[k] if k < len(g) else None for k in range(3)]), gold_gpt4=majority_score(g),
             human_score=float(np.mean(human)) if human else None,
         )))
     return items
@@ -245,7 +251,7 @@ def _flask_rubrics(path: Path) -> dict[str, Rubric]:
         missing = [k for k in "12345" if not isinstance(scoring.get(k), str)]
         if missing:
             raise InputError(f"{where}: skill {skill!r} lacks score description(s) {missing}")
-        out[skill] = Rubric(crit, tuple(scoring[k] for k in "12345"))  # type: ignore[arg-type]
+        out[skill] = Rubric(crit, tuple(scoring[k] for k in "12345"))
     return out
 
 
@@ -277,7 +283,7 @@ def load_flask(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
             group = f"{idx}-{skill.replace(' ', '_')}"
             items.append(ScoringItem(
                 dataset=name, item_id=f"{group}-synth", group_id=group, instruction=instruction, response="",
-                criterion=rub.criterion, **{f"rubric_{k}": rub.description(k) for k in range(1, 6)},
+                criterion=rub.criterion, **_numbered("rubric_", [rub.description(k) for k in range(1, 6)]),
                 reference_5=reference, response_source="", category=skill))
     return items
 
@@ -309,7 +315,7 @@ def load_biggen(name: str, spec: dict[str, Any]) -> list[ScoringItem]:
         items.append(_truth(ScoringItem(
             dataset=name, item_id=f"{gid}-{model}", group_id=str(gid),
             instruction=_text(row, "input", where), response=_text(row, "response", where),
-            criterion=rub["criteria"], **{f"rubric_{k}": descs[k - 1] for k in range(1, 6)},
+            criterion=rub["criteria"], **_numbered("rubric_", descs),
             reference_5=_text(row, "reference_answer", where), response_source=str(model),
             category=str(row.get("capability", "")),
             human_score=float(np.mean(human)) if human else None,
@@ -385,7 +391,7 @@ def items_from_frame(df: pd.DataFrame, *, where: str = "items table") -> list[Sc
     if missing:
         raise InputError(f"{where}: missing column(s) {missing}")
     out = []
-    for rec in df[ITEM_COLUMNS].to_dict("records"):
+    for rec in table_rows(df[ITEM_COLUMNS]):
         for k, v in rec.items():
             if isinstance(v, float) and np.isnan(v):
                 rec[k] = None

@@ -67,12 +67,13 @@ import hashlib
 import warnings
 from collections.abc import Callable, Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
@@ -175,8 +176,9 @@ def gold_frame(items: pd.DataFrame, gold_scores: pd.DataFrame | None) -> pd.Data
     if gold_scores is not None and len(gold_scores):
         g = gold_scores.copy()
         g["score"] = g["score"].where(g["score"] >= 1)
-        maj = g.groupby(["dataset", "item_id"], sort=True)["score"].agg(lambda s: majority_score(list(s)))
-        maj = maj.dropna().reset_index().rename(columns={"score": "gold"})
+        per_item = g.groupby(["dataset", "item_id"], sort=True)["score"].agg(
+            lambda s: np.nan if (m := majority_score(list(s))) is None else m)
+        maj = per_item.dropna().reset_index().rename(columns={"score": "gold"})
         maj["gold_source"] = "gold_judge"
         rows.append(maj[["dataset", "item_id", "gold_source", "gold"]])
     out = pd.concat(rows, ignore_index=True)
@@ -224,9 +226,10 @@ def _gold_sets(scores: pd.DataFrame, golds: pd.DataFrame, gaps: pd.DataFrame | N
     for each gap (a set without a gold score, :func:`gold_gaps`), the judges' items with NaN gold
     and the gap's reason."""
     s = scores[scores["repeat"] == 0]
-    sets = [(ds, src, g, "") for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True)]
+    sets: list[tuple[Any, Any, pd.DataFrame | None, str]] = [
+        (ds, src, g, "") for (ds, src), g in golds.groupby(["dataset", "gold_source"], sort=True)]
     if gaps is not None:
-        sets += [(r.dataset, r.gold_source, None, r.reason) for r in gaps.itertuples()]
+        sets += [(r.dataset, r.gold_source, None, r.reason) for r in table_tuples(gaps)]
     for ds, src, g, reason in sorted(sets, key=lambda t: (t[0], t[1])):
         sd = s[s["dataset"] == ds]
         if g is None:
@@ -393,7 +396,8 @@ def table3_wide(table3: pd.DataFrame) -> pd.DataFrame:
                          aggfunc="first")
     cols = sorted(t["col"].unique())
     wide = wide[[(m, c) for c in cols for m in ("rho", "r") if (m, c) in wide.columns]]
-    wide.columns = [f"{c} {m}" for m, c in wide.columns]
+    wide.columns = [f"{c} {m}" for m, c in zip(wide.columns.get_level_values(0), wide.columns.get_level_values(1),
+                                                strict=True)]
     wide = wide.reset_index()
     order = {v: i for i, v in enumerate(_variant_order(list(wide["variant"].unique())))}
     wide["_o"] = wide["variant"].map(order)
@@ -581,20 +585,20 @@ def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = 0.05, seed
 def stability_table(items: pd.DataFrame, gold_scores: pd.DataFrame | None, *, n_boot: int = 1000,
                     alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
     """Stability of GPT-4's three recorded scorings (all items of a set) and of the gold protocol."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ds, g in items.groupby("dataset", sort=True):
         rec = g[["gpt4_1", "gpt4_2", "gpt4_3"]].to_numpy(float)
         if np.isfinite(rec).any():
             rows.append({"dataset": ds, "rater": "gpt4", "judge": "gpt-4 (recorded)", "simulated": False,
                          **stability(rec, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gpt4")), "reason": ""})
     if gold_scores is not None and len(gold_scores):
-        for (ds, judge), g in gold_scores.groupby(["dataset", "judge"], sort=True):
+        for (set_name, judge), g in gold_scores.groupby(["dataset", "judge"], sort=True):
             wide = g.pivot_table(index="item_id", columns="repeat", values="score", aggfunc="first")
             runs = wide.where(wide >= 1).to_numpy(float)
             reason = no_value_reason(g["status"] if "status" in g else [""] * len(g), what="score",
                                      usable=(pd.to_numeric(g["score"], errors="coerce") >= 1).to_numpy())
-            rows.append({"dataset": ds, "rater": "gold_judge", "judge": judge, "simulated": any_true(g),  # no valid
-                         **stability(runs, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, ds, "gold")),  # run: NaN
+            rows.append({"dataset": set_name, "rater": "gold_judge", "judge": judge, "simulated": any_true(g),  # no valid
+                         **stability(runs, n_boot=n_boot, alpha=alpha, seed=stable_seed(seed, set_name, "gold")),  # run: NaN
                          "reason": reason})
     return pd.DataFrame(rows)
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.io import InputError
 from judgelab.judges.base import Judge
@@ -205,7 +205,7 @@ def judge_scores(
     judge: Judge,
     items: Sequence[ScoringItem],
     variants: Sequence[Variant],
-    cache: CallCache,
+    cache: CallStore,
     *,
     references: pd.DataFrame | None = None,
     seed: int = 0,

@@ -264,18 +264,18 @@ def _teacher_analysis(bias: str, info: dict[str, Any], req: JudgeRequest) -> str
                 f"rounds. A judgement that follows the slot instead of the content changes with the order.")
     if bias == "bandwagon":
         named = info.get("statement_option", -1)
-        pick = chosen[0] if chosen else -1
-        agree = "agrees" if pick == named else "disagrees"
+        chosen_index = chosen[0] if chosen else -1
+        agree = "agrees" if chosen_index == named else "disagrees"
         return (f"The statement says most people prefer Output ({'ab'[named] if named >= 0 else '?'}); the judge's "
                 f"choice {agree} with it. I compare both outputs on how precisely they follow the instruction, "
                 f"independently of the majority opinion.")
     if bias == "sentiment":
         tones = [text_features(o).sentiment for o in opts]
-        pick = chosen[0] if chosen else -1
-        tone = "positive" if pick >= 0 and tones[pick] > 0.2 else ("negative" if pick >= 0 and tones[pick] < -0.2
-                                                                   else "neutral")
-        return (f"The options differ in tone; the chosen option ({pick + 1 if pick >= 0 else '?'}) is phrased in a "
-                f"{tone} tone. I set the tone aside and check which option is factually correct.")
+        chosen_index = chosen[0] if chosen else -1
+        tone = ("positive" if chosen_index >= 0 and tones[chosen_index] > 0.2
+                else "negative" if chosen_index >= 0 and tones[chosen_index] < -0.2 else "neutral")
+        return (f"The options differ in tone; the chosen option ({chosen_index + 1 if chosen_index >= 0 else '?'}) "
+                f"is phrased in a {tone} tone. I set the tone aside and check which option is factually correct.")
     return "I compare the options on their content rather than on surface features."
 
 

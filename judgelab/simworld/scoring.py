@@ -39,7 +39,7 @@ def simulated_level(text: str) -> int | None:
 def _uniforms(*parts: object) -> tuple[float, float, float]:
     digest = hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=16).digest()
     a, b, c, _ = struct.unpack("<4I", digest)
-    return tuple((v + 0.5) / 2**32 for v in (a, b, c))  # type: ignore[return-value]
+    return tuple((v + 0.5) / 2**32 for v in (a, b, c))
 
 
 @GENERATORS.register(SIM_LEVEL_TASK)

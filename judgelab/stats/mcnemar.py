@@ -69,7 +69,8 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     return float(mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue)
 
 
-def discordant_counts(base_correct: Sequence[bool], other_correct: Sequence[bool]) -> tuple[int, int]:
+def discordant_counts(base_correct: Sequence[bool] | np.ndarray,
+                      other_correct: Sequence[bool] | np.ndarray) -> tuple[int, int]:
     """(b, c) over paired instances."""
     x = np.asarray(base_correct, dtype=bool)
     y = np.asarray(other_correct, dtype=bool)

@@ -107,7 +107,7 @@ def separated_terms(X: np.ndarray, y: np.ndarray, names: list[str], *, tol: floa
             c = np.zeros(k)
             c[j] = sign
             res = linprog(c, A_ub=A, b_ub=np.zeros(len(A)), bounds=[(-1.0, 1.0)] * k, method="highs")
-            if res.status == 0 and -res.fun > tol:
+            if res.status == 0 and res.fun is not None and -res.fun > tol:
                 out.append(names[j])
                 break
     return tuple(out)

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import pandas as pd
 
+from judgelab.io import table_tuples
 from judgelab.records import CallStatus
 from judgelab.strategies import STRATEGIES, StrategySettings
 from judgelab.strategies.run import REFERENCE_GEN_ID, question_key
@@ -115,7 +117,7 @@ def aggregate_strategies(
     dataset = str(calls["dataset"].iloc[0]) if len(calls) else ""
     pw = calls[calls["kind"] == "pairwise"]
     lut: dict[tuple[str, str, str], tuple] = {}
-    for r in pw.itertuples(index=False):
+    for r in table_tuples(pw, index=False):
         lut[(r.judge, r.call_id, r.pair_id)] = (
             r.verdict or None, r.status, malformed_kind(r.status, r.parse_method, r.raw_text),
             int(r.tokens_in), int(r.tokens_out), float(r.cost_usd),
@@ -124,7 +126,7 @@ def aggregate_strategies(
     qkeys = pairs["prompt"].map(question_key)
     pairs_per_q = qkeys.value_counts().to_dict()
     ref_cost: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for r in calls[calls["call_id"] == REFERENCE_GEN_ID].itertuples(index=False):
+    for r in table_tuples(calls[calls["call_id"] == REFERENCE_GEN_ID], index=False):
         k = pairs_per_q.get(r.question_key, 1)
         ref_cost[(r.judge, r.question_key)] = (r.tokens_in / k, r.tokens_out / k, r.cost_usd / k)
     info = calls.drop_duplicates("judge").set_index("judge")
@@ -134,7 +136,7 @@ def aggregate_strategies(
     for judge, names in judge_strategies.items():
         if judge not in info.index:
             raise KeyError(f"no calls table rows for judge {judge!r} in dataset {dataset!r}")
-        ji = info.loc[judge]
+        ji = cast("pd.Series", info.loc[judge])  # one row: judges are unique in info's index
         for sname in names:
             s = STRATEGIES.get(sname)
             specs = s.calls(settings)
@@ -144,7 +146,7 @@ def aggregate_strategies(
             comps = [(m, c.call_id) for m in who for c in specs]
             uses_ref = s.needs_reference(settings)
             for pid, gold, btype, cat, qk in pair_rows:
-                verdicts = []
+                verdicts: list[str | None] = []
                 counts = dict.fromkeys(STATUS_VALUES, 0)
                 kinds = dict.fromkeys(MALFORMED_KINDS, 0)
                 tin = tout = cost = 0.0

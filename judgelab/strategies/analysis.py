@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.stats.agreement import order_summary
 from judgelab.stats.bias import bias_score
 from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar_test
@@ -149,7 +149,7 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
         return out
     out.loc[out["reason"] != "", "kappa_label"] = ""
     base = out[out["strategy"] == "B0"].set_index(["dataset", "judge"])["agreement"]
-    out["delta_vs_B0"] = [r.agreement - base.get((r.dataset, r.judge), np.nan) for r in out.itertuples()]
+    out["delta_vs_B0"] = [r.agreement - base.get((r.dataset, r.judge), np.nan) for r in table_tuples(out)]
     gold = []
     for ds, g in sv.drop_duplicates(["dataset", "pair_id"]).groupby("dataset", sort=True):
         c = g["expected_verdict"].value_counts()
@@ -273,7 +273,8 @@ def length_ablation_table(bias: pd.DataFrame) -> pd.DataFrame:
     wide = keep.pivot_table(index=["judge", "strategy"], columns="measure", values=["value", "ci_low", "ci_high", "n"],
                             aggfunc="first")
     wide.columns = [f"{'expansion_bias' if m == 'verbosity' else 'truncation_accuracy'}"
-                    f"{'' if v == 'value' else '_' + v}" for v, m in wide.columns]
+                    f"{'' if v == 'value' else '_' + v}"
+                    for v, m in zip(wide.columns.get_level_values(0), wide.columns.get_level_values(1), strict=True)]
     return _strategy_sort(wide.reset_index())
 
 
@@ -282,7 +283,7 @@ def cross_bias_table(bias: pd.DataFrame, *, average_over: Sequence[str] | None =
     b = bias[bias["measure"].isin(HEADLINE_BIASES)]
     base = b[b["strategy"] == "B0"].set_index(["judge", "measure"])["value"]
     rows = []
-    for r in b[b["strategy"] != "B0"].itertuples():
+    for r in table_tuples(b[b["strategy"] != "B0"]):
         b0 = base.get((r.judge, r.measure), np.nan)
         rows.append({"judge": r.judge, "simulated": r.simulated, "strategy": r.strategy, "measure": r.measure,
                      "b": r.value, "b_B0": b0, "delta_abs_b": abs(r.value) - abs(b0)})
@@ -316,12 +317,12 @@ def in_family(judges: pd.Series, strategies: pd.Series, family: Mapping[str, Seq
     """
     fam = dict(family or {})
     keep = pd.Series(True, index=judges.index)
-    if fam.get("strategies") is not None:
-        keep &= strategies.isin(list(fam["strategies"]))
-    if fam.get("judges") is not None:
-        keep &= judges.isin(list(fam["judges"]))
-    if fam.get("exclude_judges"):
-        keep &= ~judges.isin(list(fam["exclude_judges"]))
+    if (only := fam.get("strategies")) is not None:
+        keep &= strategies.isin(list(only))
+    if (listed := fam.get("judges")) is not None:
+        keep &= judges.isin(list(listed))
+    if excluded := fam.get("exclude_judges"):
+        keep &= ~judges.isin(list(excluded))
     return keep
 
 
@@ -501,7 +502,7 @@ def replay_s1_table(calls: pd.DataFrame, sv: pd.DataFrame) -> pd.DataFrame:
     base = calls[(calls["kind"] == "pairwise") & (calls["role"] == "baseline") & calls["temperature"].isna()]
     stats_ = order_summary(base, by=("dataset", "judge"))
     rows = []
-    for r in stats_.itertuples():
+    for r in table_tuples(stats_):
         g = sv[(sv["dataset"] == r.dataset) & (sv["judge"] == r.judge)]
         if "S1" not in set(g["strategy"]):
             continue

@@ -14,13 +14,14 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.datasets.controlled import (
     BankQuestion,
     ControlledSpec,
     build_controlled_set,
     generation_requests,
 )
+from judgelab.io import table_tuples
 from judgelab.judges.base import Judge
 from judgelab.runner import run_requests
 
@@ -35,13 +36,13 @@ def controlled_spec(cfg: Mapping[str, Any], seed: int) -> ControlledSpec:
         seed=int(seed),
         truncation_ratio=float(cfg["truncation_ratio"]),
         n_truncation_per_domain=int(cfg["n_truncation_per_domain"]),
-        original_pairing=tuple(cfg["original_pairing"]),  # type: ignore[arg-type]
-        round_robin=tuple(tuple(p) for p in cfg["round_robin"]),  # type: ignore[misc]
+        original_pairing=tuple(cfg["original_pairing"]),
+        round_robin=tuple(tuple(p) for p in cfg["round_robin"]),
         n_round_robin_per_domain=int(cfg["n_round_robin_per_domain"]),
     )
 
 
-def generate_texts(judge: Judge, bank: Sequence[BankQuestion], spec: ControlledSpec, cache: CallCache, *,
+def generate_texts(judge: Judge, bank: Sequence[BankQuestion], spec: ControlledSpec, cache: CallStore, *,
                    expansion: bool, families: Sequence[str], max_error_rate: float | None = 0.0) -> pd.DataFrame:
     reqs = generation_requests(bank, spec, expansion=expansion, families=families)
     resps = run_requests(judge, reqs, cache, label="strategies/generation", max_error_rate=max_error_rate)
@@ -67,7 +68,7 @@ def assemble_controlled(bank: Sequence[BankQuestion], generations: pd.DataFrame 
     expansions = dict(zip(exp["question_id"], exp["text"], strict=True))
     orig = g[g["task"] == "origin_answer"]
     answers = {}
-    for r in orig.itertuples():
+    for r in table_tuples(orig):
         if origin_generators.get(r.gen_family) in (None, r.judge):
             answers[(r.question_id, r.gen_family)] = r.text
     return build_controlled_set(bank, expansions, answers, spec)

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
-from judgelab.io import InputError, any_true
+from judgelab.io import InputError, any_true, table_tuples
 from judgelab.stats.intervals import wilson_interval
 from judgelab.strategies.analysis import no_verdict_reason
 from judgelab.unscored import blank
@@ -47,7 +48,7 @@ def load_annotations(path: str | Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(f"{p}: missing column(s) {missing}; expected {list(REQUIRED)}")
-    for i, r in enumerate(df.itertuples(index=False), start=2):  # row 1 is the header
+    for i, r in enumerate(table_tuples(df, index=False), start=2):  # row 1 is the header
         if not r.annotator.strip() or not r.pair_id.strip():
             raise InputError(f"{p} row {i}: empty annotator or pair_id")
         if r.markdown_slot.strip() not in ("1", "2"):
@@ -73,12 +74,12 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
     if unknown:
         raise InputError(f"human annotations name pair(s) not in the controlled set: {unknown[:5]}")
     rows = []
-    kept = []
+    kept: list[str] = []
     for a, g in ann.groupby("annotator", sort=True):
         constant = g["choice"].nunique() == 1 and g["choice"].iloc[0] != "tie" and len(g) > 1
         excluded = bool(exclude_constant_slot and constant)
         if not excluded:
-            kept.append(a)
+            kept.append(cast("str", a))
         rows.append({"row": "annotator", "who": a, "n": len(g), "markdown_rate": (g["decoded"] == "markdown").mean(),
                      "prose_rate": (g["decoded"] == "prose").mean(), "tie_rate": (g["decoded"] == "tie").mean(),
                      "constant_slot": constant, "excluded": excluded})

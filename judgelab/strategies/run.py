@@ -31,8 +31,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.datasets.pairs import Pair, pair_from_row
+from judgelab.io import table_rows
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS, orient_context
 from judgelab.prompts import pairwise_request, to_original_frame
@@ -114,7 +115,7 @@ def role_templates_for(judge: Judge, overrides: Mapping[str, str] | None = None)
 def query_strategies(
     judge: Judge,
     pairs: pd.DataFrame,
-    cache: CallCache,
+    cache: CallStore,
     *,
     dataset: str,
     strategies: Sequence[str],
@@ -126,7 +127,7 @@ def query_strategies(
     """Make every call of ``strategies`` for every pair; return the calls table."""
     templates = role_templates_for(judge, role_templates)
     plan = plan_calls(strategies, settings)
-    plist = [pair_from_row(r, where=f"pairs table {dataset} row {i}") for i, r in enumerate(pairs.to_dict("records"))]
+    plist = [pair_from_row(r, where=f"pairs table {dataset} row {i}") for i, r in enumerate(table_rows(pairs))]
     dataset_refs = dict(zip(pairs["pair_id"].astype(str), pairs.get("reference", pd.Series([""] * len(pairs))).fillna(""),
                             strict=True))
     base = _base_row(judge, dataset)

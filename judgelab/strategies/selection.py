@@ -41,6 +41,7 @@ cheaper one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -80,11 +81,11 @@ def _best_per_judge(acc: pd.DataFrame, allowed: Sequence[str], costs: Mapping[st
                     tolerance: float = TOLERANCE) -> dict[str, str]:
     """Each judge's best strategy: the strategies within ``tolerance`` of the top agreement are
     tied, and a tie goes to B0, then to the cheapest, then by name."""
-    out = {}
+    out: dict[str, str] = {}
     for judge, g in acc[acc["strategy"].isin(allowed)].groupby("judge", sort=True):
         g = g[g["agreement"] >= g["agreement"].max() - tolerance]
         g = g.assign(_b=g["strategy"] != "B0", _c=g["strategy"].map(costs)).sort_values(["_b", "_c", "strategy"])
-        out[judge] = str(g["strategy"].iloc[0])
+        out[cast("str", judge)] = str(g["strategy"].iloc[0])
     return out
 
 
@@ -120,7 +121,7 @@ def recommend(
             if best:
                 tally = pd.Series(list(best.values())).value_counts()
                 top = tally[tally == tally.max()].index
-                mean_acc = adv[adv["strategy"].isin(top)].groupby("strategy", as_index=False)["agreement"].mean()
+                mean_acc = adv[adv["strategy"].isin(top)].groupby("strategy")["agreement"].mean().reset_index()
                 strat = str(mean_acc.sort_values(["agreement", "strategy"], ascending=[False, True])["strategy"].iloc[0])
                 who = [j for j, s in best.items() if s == strat]
                 delta = adv[(adv["strategy"] == strat) & adv["judge"].isin(who)]["delta_vs_B0"].mean()

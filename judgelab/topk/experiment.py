@@ -333,13 +333,13 @@ def evaluate_budget(
 
 def parse_strategies(spec: Sequence[dict] | Sequence[str]) -> list[Strategy]:
     """Strategies from config: ``{model: aware, rule: topk}`` or ``"aware/topk"``."""
-    out = []
+    out: list[Strategy] = []
     for s in spec:
         if isinstance(s, str):
             model, _, rule = s.partition("/")
             out.append(Strategy(model, rule))
         else:
             out.append(Strategy(str(s["model"]), str(s["rule"])))
-    for s in out:
-        make_rule(s.rule)  # unknown names fail here, naming the known ones
+    for strategy in out:
+        make_rule(strategy.rule)  # unknown names fail here, naming the known ones
     return out

@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.prompts import pairwise_request
 from judgelab.ranking.acquisition import PairSpace, Posterior, make_rule
@@ -175,7 +175,7 @@ def _membership(fit: Fit, k: int, n_samples: int, rng: np.random.Generator) -> t
     return p, p_set
 
 
-def rank_live(pool: UserPool, judge: Judge, cache: CallCache, settings: LiveSettings, *,
+def rank_live(pool: UserPool, judge: Judge, cache: CallStore, settings: LiveSettings, *,
               template: str = "ab_letter", quality_scale: float = 1.0, label: str | None = "topk rank",
               max_error_rate: float | None = 0.0) -> LiveResult:
     """Alg. 1 against a live judge (module docstring).  ``quality_scale`` multiplies a planted

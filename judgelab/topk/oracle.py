@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request, to_original_frame
@@ -94,7 +94,7 @@ def oracle_requests(items: pd.DataFrame, template: str, quality_scale: float) ->
     return reqs
 
 
-def collect_oracle(judge: Judge, items: pd.DataFrame, cache: CallCache, *, template: str = "ab_letter",
+def collect_oracle(judge: Judge, items: pd.DataFrame, cache: CallStore, *, template: str = "ab_letter",
                    quality_scale: float = 0.2, label: str | None = "topk oracle",
                    max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """Ask ``judge`` every ordered pair of every pool; return the oracle table."""

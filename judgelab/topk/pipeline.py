@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallCache, CallStore
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
-from judgelab.io import any_true
+from judgelab.io import any_true, table_rows
 from judgelab.judges import make_judge
 from judgelab.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
@@ -62,7 +62,7 @@ def pool_design(cfg: dict[str, Any]) -> PoolDesign:
 def focus_judge(cfg: dict[str, Any], judge_names: Sequence[str]) -> str:
     """The configured focus judge, or the first judge when it is not in this judge set."""
     f = cfg.get("focus_judge")
-    return f if f in judge_names else judge_names[0]
+    return f if isinstance(f, str) and f in judge_names else judge_names[0]
 
 
 # -- rule topk_items -----------------------------------------------------------------
@@ -81,7 +81,7 @@ def make_items(cfg: dict[str, Any], seed: int) -> tuple[pd.DataFrame, pd.DataFra
 
 
 @contextmanager
-def _opened(cache: str | os.PathLike[str] | CallCache) -> Iterator[CallCache]:
+def _opened(cache: str | os.PathLike[str] | CallStore) -> Iterator[CallStore]:
     """The call cache a rule function works through: the file ``cache`` names (a run), or
     ``cache`` itself when it is open already (``judgelab plan`` passes its own, in memory)."""
     if isinstance(cache, (str, os.PathLike)):
@@ -92,7 +92,7 @@ def _opened(cache: str | os.PathLike[str] | CallCache) -> Iterator[CallCache]:
 
 
 def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
-                cache_path: str | CallCache, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                cache_path: str | CallStore, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Oracle collection and the bias probes for one judge, through the call cache."""
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
@@ -184,7 +184,7 @@ def llmbar_pairs(cfg: dict[str, Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str | CallCache,
+def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str | CallStore,
                  max_error_rate: float | None) -> pd.DataFrame:
     """One judge on every LLMBar pair, both orders; a replayed judge only on the subset it
     was recorded on, with its recorded prompt template."""
@@ -194,7 +194,7 @@ def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame
         pairs = pairs[pairs["category"] == opts.get("dataset")]
     template = opts.get("prompt_template", cfg["template"])
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
-    plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(pairs.to_dict("records"))]
+    plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(table_rows(pairs))]
     try:
         with _opened(cache_path) as cache:
             return judge_pairs(judge, plist, cache, template=template, label="topk llmbar",
@@ -244,7 +244,7 @@ def rank_judges(cfg: dict[str, Any], judge_names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str | CallCache,
+def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str | CallStore,
               max_error_rate: float | None) -> dict[str, pd.DataFrame]:
     """Rank one items file live with one judge (:func:`judgelab.topk.live.rank_live`)."""
     r = cfg.get("rank", {})
@@ -268,7 +268,7 @@ def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_
 
 def probe_table(probe_verdicts: pd.DataFrame, probe_pairs_df: pd.DataFrame, entries: list[dict[str, Any]],
                 cfg: dict[str, Any]) -> pd.DataFrame:
-    plist = [pair_from_row(r, where=f"probe pairs row {i}") for i, r in enumerate(probe_pairs_df.to_dict("records"))]
+    plist = [pair_from_row(r, where=f"probe pairs row {i}") for i, r in enumerate(table_rows(probe_pairs_df))]
     planted = {}
     for e in entries:
         if is_simulated(e):

@@ -109,7 +109,7 @@ def probe_summary(verdicts: pd.DataFrame, planted: dict[str, dict[str, float]] |
             "ci_low": float(lo), "ci_high": float(hi),
             "consistency": float(consistent.mean()) if len(both) else np.nan,
             "n_unparsed": int((~usable).sum()),
-            "planted_p": (planted or {}).get(judge, {}).get(probe, np.nan),
+            "planted_p": (planted or {}).get(str(judge), {}).get(str(probe), np.nan),
             "simulated": any_true(g),
         }, ("p_contrast", "ci_low", "ci_high", "consistency"),
             no_value_reason(g["status"] if "status" in g else [""] * n, usable=usable.to_numpy())))

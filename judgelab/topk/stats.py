@@ -13,6 +13,7 @@ Wilson intervals for proportions are in :mod:`judgelab.topk.probes` and
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 #: Relative spread below which paired differences count as constant.  Recall means over the same
@@ -70,7 +71,7 @@ def paired_comparison(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 2000, 
     return out
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+def spearman(x: ArrayLike, y: ArrayLike) -> dict[str, float]:
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)

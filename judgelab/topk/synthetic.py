@@ -62,7 +62,7 @@ def synthetic_summary(full: pd.DataFrame, params: pd.DataFrame, budget: pd.DataF
         p = params[(params["scenario"] == sc) & (params["estimator"] == "aware")
                    & np.isclose(params["lam_b"].astype(float), lam_b)]
         for name, gp in p.groupby("param", sort=True):
-            col = "kappa" if name == "kappa" else "c_" + name[2:-1]
+            col = "kappa" if name == "kappa" else "c_" + str(name)[2:-1]
             row[f"planted_{col}"] = float(gp["planted"].iloc[0])
             row[f"mean_{col}"] = float(gp["estimate"].mean())
             row[f"cover_{col}"] = float(((gp["ci_low"] <= gp["planted"]) & (gp["planted"] <= gp["ci_high"])).mean())

@@ -40,10 +40,12 @@ order -- and is left out of Table 2's pooled row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from judgelab.io import table_rows
 from judgelab.topk.stats import paired_comparison, spearman
 from judgelab.unscored import blank, no_value_reason_from_counts
 
@@ -81,7 +83,7 @@ def judge_reasons(full: pd.DataFrame) -> dict[str, str]:
 
 def _with_reasons(df: pd.DataFrame, reasons: dict[str, str], blanks: Sequence[str]) -> pd.DataFrame:
     """``df`` with a ``reason`` column; the rows of an unscored judge get NaN ``blanks``."""
-    rows = [blank(r, blanks, reasons.get(str(r["judge"]), "")) for r in df.to_dict("records")]
+    rows = [blank(r, blanks, reasons.get(str(r["judge"]), "")) for r in table_rows(df)]
     return pd.DataFrame(rows, columns=[*df.columns, "reason"])
 
 
@@ -97,7 +99,7 @@ def table_judges(full: pd.DataFrame, params: pd.DataFrame, *, k: int, lam_b: flo
                "n_oracles": int(g["oracle"].nunique())}
         worst = "identified"
         for param, gp in g.groupby("param", sort=False):
-            col = "kappa" if param == "kappa" else "c_" + param[2:-1]
+            col = "kappa" if param == "kappa" else "c_" + str(param)[2:-1]
             row[col] = float(gp["estimate"].mean())
             row[f"{col}_se"] = float(gp["se"].mean())
             if "planted" in gp and gp["planted"].notna().any():
@@ -163,7 +165,7 @@ def table_shrinkage(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
         rows.append({"judge": judge, "model": "hierarchical" if est == "aware_hier" else "fixed",
                      "lam_b": np.nan if est == "aware_hier" else lb, "recall": float(r.mean()),
                      "delta": float((r - naive.reindex(r.index)).mean()),
-                     "tau2": float(g["tau2"].mean()) if est == "aware_hier" else 1.0 / lb})
+                     "tau2": float(g["tau2"].mean()) if est == "aware_hier" else 1.0 / cast("float", lb)})
     out = pd.DataFrame(rows, columns=["judge", "model", "lam_b", "recall", "delta", "tau2"])
     return _with_reasons(out, judge_reasons(full), ("recall", "delta", "tau2"))
 
@@ -187,19 +189,19 @@ def table_budget(budget: pd.DataFrame, *, against: Sequence[str] = ("global", "r
     rows = []
     for (judge, model, rule, b), g in per_oracle.groupby(["judge", "model", "rule", "budget"], sort=True):
         r = g["recall"].to_numpy(float)
-        row = {"judge": judge, "model": model, "rule": rule, "budget": int(b), "recall": float(r.mean()),
+        row = {"judge": judge, "model": model, "rule": rule, "budget": int(cast("int", b)), "recall": float(r.mean()),
                "se": float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else np.nan, "n_oracles": len(r),
                "n_runs": int(g["n_seeds"].sum())}
         mine = g.set_index("oracle")["recall"]
         for ref in against:
             other = per_oracle[(per_oracle["judge"] == judge) & (per_oracle["model"] == model)
                                & (per_oracle["rule"] == ref) & (per_oracle["budget"] == b)]
-            other = other.set_index("oracle")["recall"]
-            common = mine.index.intersection(other.index)
+            theirs = other.set_index("oracle")["recall"]
+            common = mine.index.intersection(theirs.index)
             if rule == ref:
                 row[f"p_vs_{ref}"], row[f"p_vs_{ref}_status"] = np.nan, "same_rule"
                 continue
-            cmp = paired_comparison(mine.loc[common].to_numpy(), other.loc[common].to_numpy(), seed=seed)
+            cmp = paired_comparison(mine.loc[common].to_numpy(), theirs.loc[common].to_numpy(), seed=seed)
             # no p-value without variance: fewer than two shared oracles, or identical differences
             row[f"p_vs_{ref}"] = cmp["p"]
             row[f"p_vs_{ref}_status"] = "too_few_oracles" if len(common) < 2 else str(cmp["status"])
@@ -224,7 +226,7 @@ def table_ablation(budget: pd.DataFrame, *, at_budget: int, reasons: dict[str, s
 def table_recall_at_k(full: pd.DataFrame, *, lam_b: float) -> pd.DataFrame:
     rows = []
     for (judge, k), g in full.groupby(["judge", "k"], sort=True):
-        rows.append({"judge": judge, "k": int(k), "naive": float(_main(g, "naive")["recall"].mean()),
+        rows.append({"judge": judge, "k": int(cast("int", k)), "naive": float(_main(g, "naive")["recall"].mean()),
                      "aware": float(_main(g, "aware", lam_b)["recall"].mean())})
     return _with_reasons(pd.DataFrame(rows, columns=["judge", "k", "naive", "aware"]), judge_reasons(full),
                          ("naive", "aware"))
@@ -235,8 +237,8 @@ def table_frontier(budget: pd.DataFrame, full: pd.DataFrame, *, n_items: int, k:
     d = budget[(budget["model"] == "aware") & (budget["rule"] == rule) & (budget["estimator"] == "aware")]
     rows = []
     for (judge, b), g in d.groupby(["judge", "budget"], sort=True):
-        cpc = float(g["cost_per_call"].mean())
-        rows.append({"judge": judge, "budget": int(b), "cost_per_call": cpc, "cost_usd": cpc * b,
+        cpc, calls = float(g["cost_per_call"].mean()), cast("int", b)
+        rows.append({"judge": judge, "budget": int(calls), "cost_per_call": cpc, "cost_usd": cpc * calls,
                      "recall": float(g["recall"].mean()), "acquisition": rule})
     full_b = n_items * (n_items - 1)
     for judge, g in _main(full[full["k"] == k], "aware", lam_b).groupby("judge", sort=True):

@@ -57,6 +57,11 @@ ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 class UDAAdapter(nn.Module):
+    #: column indices of each feature block, registered as buffers in ``__init__`` (ik, jk: the full variant)
+    cols_pair: torch.Tensor
+    cols_ik: torch.Tensor
+    cols_jk: torch.Tensor
+
     def __init__(self, dim: int, variant: str | FeatureVariant = "full", hidden: Sequence[int] = (128, 32),
                  k0: float = 32.0, activation: str = "gelu", init_label: float = 1.0) -> None:
         super().__init__()

@@ -16,7 +16,7 @@ class EloRecursion(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, K: torch.Tensor, s: torch.Tensor, sched: Schedule, cfg: EloConfig) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx, K: torch.Tensor, s: torch.Tensor, sched: Schedule, cfg: EloConfig) -> torch.Tensor:
         Kn = K.detach().cpu().double().numpy()
         sn = s.detach().cpu().double().numpy()
         R, P, _ = elo_forward(Kn, sn, sched, cfg.c, cfg.initial, Kn.shape[1], keep_p=True, trajectory=False)
@@ -25,7 +25,7 @@ class EloRecursion(torch.autograd.Function):
         return torch.from_numpy(R).to(K.dtype)
 
     @staticmethod
-    def backward(ctx, gR: torch.Tensor):  # type: ignore[override]
+    def backward(ctx, gR: torch.Tensor):
         Kn, sn, P, sched, c = ctx.np_state
         gK, gs = elo_adjoint(gR.detach().cpu().double().numpy(), Kn, sn, P, sched, c)
         return torch.from_numpy(gK).to(ctx.dtype), torch.from_numpy(gs).to(ctx.dtype), None, None

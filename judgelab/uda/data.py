@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgelab.io import InputError
+from judgelab.io import InputError, table_tuples
 
 SCORE_OF_VERDICT = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
@@ -78,7 +78,7 @@ def from_tables(dataset: str, tournament: pd.DataFrame, verdicts: pd.DataFrame, 
     D = dims.pop()
     E_models = np.full((P, N, D), np.nan, dtype=np.float32)
     E_judges = np.full((P, M, D), np.nan, dtype=np.float32)
-    for row in emb.itertuples(index=False):
+    for row in table_tuples(emb, index=False):
         if row.prompt_id not in pi:
             continue
         if row.kind == "model" and row.name in mi:
@@ -96,7 +96,7 @@ def from_tables(dataset: str, tournament: pd.DataFrame, verdicts: pd.DataFrame, 
     missing_judges = set(ki) - set(verdicts["judge"].astype(str))
     if missing_judges:
         raise InputError(f"verdicts of {dataset!r}: no verdict table rows for judge(s) {sorted(missing_judges)}")
-    for row in verdicts.itertuples(index=False):
+    for row in table_tuples(verdicts, index=False):
         k = ki.get(str(row.judge))
         if k is None:
             continue

@@ -104,7 +104,7 @@ def _circle_rounds(n: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
-def make_schedule(prompt_ids: Sequence[int], n_models: int, seed: int) -> Schedule:
+def make_schedule(prompt_ids: Sequence[int] | np.ndarray, n_models: int, seed: int) -> Schedule:
     """The update order for ``prompt_ids`` (see module docstring); deterministic in ``seed``."""
     if n_models < 2:
         raise ValueError("an Elo tournament needs at least two models")
@@ -174,11 +174,11 @@ def elo_forward(K: np.ndarray, s: np.ndarray, sched: Schedule, c: float, initial
         d = K[t] * (s[t] - p)
         R[:, fi] += d
         R[:, se] -= d
-        if keep_p:
+        if P is not None:
             P[t] = p
-        if trajectory and sched.prompt_end[t]:
+        if traj is not None and sched.prompt_end[t]:
             traj.append(R[:, : sched.n_models].copy())
-    return R[:, : sched.n_models], P, (np.stack(traj, axis=1) if trajectory else None)
+    return R[:, : sched.n_models], P, (np.stack(traj, axis=1) if traj is not None else None)
 
 
 def elo_adjoint(gR: np.ndarray, K: np.ndarray, s: np.ndarray, P: np.ndarray, sched: Schedule,
@@ -205,6 +205,7 @@ def run_elo(K: np.ndarray, s: np.ndarray, sched: Schedule, cfg: EloConfig) -> tu
     """Final ratings (M, N) and trajectories (M, prompts + 1, N) for given K and s (S, M, H)."""
     R, _, traj = elo_forward(np.asarray(K, dtype=np.float64), np.asarray(s, dtype=np.float64), sched, cfg.c,
                              cfg.initial, K.shape[1], keep_p=False, trajectory=True)
+    assert traj is not None  # trajectory=True
     return R, traj
 
 

@@ -104,7 +104,10 @@ class SentenceTransformerEmbedder:
         self.batch_size = cfg.batch_size
         self.name = f"st:{Path(cfg.model).name}:{cfg.max_seq_length}:{'raw' if cfg.drop_normalize else 'unit'}"
         dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dim = int(dim_of())
+        dim = dim_of()
+        if dim is None:
+            raise ValueError(f"{cfg.model}: the sentence-transformers model does not say its embedding dimension")
+        self.dim = int(dim)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,

@@ -47,6 +47,7 @@ statistic that needs more scored judges than there are is NaN with its ``reason`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,10 @@ def inter_judge_std(S: pd.DataFrame) -> pd.Series:
     return S.std(axis=0, ddof=1)
 
 
+@overload
+def reduction_pct(base: float, new: float) -> float: ...
+@overload
+def reduction_pct(base: pd.Series, new: pd.Series) -> pd.Series: ...
 def reduction_pct(base: float | pd.Series, new: float | pd.Series) -> float | pd.Series:
     return 100.0 * (base - new) / base
 
@@ -169,10 +174,10 @@ def std_table(scores: pd.DataFrame, dataset: str, models: list[str], judges: lis
         sd = inter_judge_std(S)
         lab = label(method, src, dataset)
         extra = {"n_judges": n_scored(S), REASON: _spread_reason(S)}
-        rows.append({"row": "std", "method": lab, **sd.to_dict(), "mean": float(sd.mean()), **extra})
+        rows.append({"row": "std", "method": lab, **{str(m): v for m, v in sd.items()}, "mean": float(sd.mean()), **extra})
         if method != "baseline":
             red = reduction_pct(base, sd)
-            rows.append({"row": "reduction_pct", "method": lab, **red.to_dict(),
+            rows.append({"row": "reduction_pct", "method": lab, **{str(m): v for m, v in red.items()},
                          "mean": float(reduction_pct(base.mean(), sd.mean())),
                          **{**extra, REASON: extra[REASON] or _spread_reason(base_m)}})
     return pd.DataFrame(rows, columns=["row", "method", *models, "mean", "n_judges", REASON])
@@ -250,7 +255,7 @@ def alignment_table(scores: pd.DataFrame, dataset: str, models: list[str], judge
         lab = label(method, src, dataset)
         for j in judges:
             rows.append({"judge": j, "method": lab, "pearson_consensus": al.loc[j, "pearson"],
-                         "mse_consensus": al.loc[j, "mse"], REASON: reasons.get(j, "")})
+                         "mse_consensus": al.loc[j, "mse"], REASON: reasons.get(str(j), "")})
         rows.append({"judge": "Average", "method": lab, "pearson_consensus": float(al["pearson"].mean()),
                      "mse_consensus": float(al["mse"].mean()),
                      REASON: "" if n_scored(S) else "no judge with a usable verdict"})
@@ -277,7 +282,7 @@ def reference_table(scores: pd.DataFrame, dataset: str, models: list[str], judge
         S = matrix(scores, method, src, models, judges, reasons=reasons)
         lab = label(method, src, dataset)
         for j, r in pearson_with(S, ref).items():
-            rows.append({"judge": j, "method": lab, "pearson_reference": r, REASON: reasons.get(j, "")})
+            rows.append({"judge": j, "method": lab, "pearson_reference": r, REASON: reasons.get(str(j), "")})
         rows.append({"judge": "consensus", "method": lab,
                      "pearson_reference": _pearson(consensus(S).to_numpy(float), ref.to_numpy(float)),
                      REASON: "" if n_scored(S) else "no judge with a usable verdict"})

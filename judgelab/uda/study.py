@@ -43,12 +43,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
-from judgelab.io import any_true
+from judgelab.io import any_true, table_tuples
 from judgelab.records import CallStatus
 from judgelab.uda import metrics
 from judgelab.uda.data import TournamentData, from_tables
@@ -68,8 +68,8 @@ EMBEDDING_COLUMNS = ["dataset", "kind", "prompt_id", "name", "embedder", "embedd
 def embed_tournament(tournament: pd.DataFrame, answers: pd.DataFrame, cfg: EmbeddingConfig) -> pd.DataFrame:
     """One embedding per model answer (kind = model) and per judge's own answer (kind = judge)."""
     embedder = make_embedder(cfg)
-    rows = [("model", r.prompt_id, r.model, r.answer) for r in tournament.itertuples(index=False)]
-    rows += [("judge", r.prompt_id, r.judge, r.answer) for r in answers.itertuples(index=False)]
+    rows = [("model", r.prompt_id, r.model, r.answer) for r in table_tuples(tournament, index=False)]
+    rows += [("judge", r.prompt_id, r.judge, r.answer) for r in table_tuples(answers, index=False)]
     E = embed_texts(embedder, [str(t) for *_, t in rows])
     dataset = str(tournament["dataset"].iloc[0])
     return pd.DataFrame({
@@ -214,7 +214,7 @@ def judges_table(verdicts: pd.DataFrame, answers: pd.DataFrame, own: dict[str, s
         has = _usable(g)
         a = answers[answers["judge"] == judge]
         rows.append(blank({
-            "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(judge, ""),
+            "judge": judge, "family": g["family"].iloc[0], "own_model": own.get(cast("str", judge), ""),
             "simulated": any_true(g), "answers": len(a),
             "answers_ok": int(a["status"].isin([CallStatus.OK.value, CallStatus.FALLBACK.value]).sum()),
             "presentations": len(g), **{f"n_{s.value}": int(counts.get(s.value, 0)) for s in CallStatus},
@@ -258,7 +258,7 @@ def summary_row(dataset: str, methods: pd.DataFrame, self_pref: pd.DataFrame,
         held = {str(r["method"]): r for _, r in h.iterrows()}
         base_held = held.get("baseline")
     rows = []
-    for r in methods.itertuples(index=False):
+    for r in table_tuples(methods, index=False):
         sp = self_pref[self_pref["method"] == r.method]["deviation_pct"] if len(self_pref) else pd.Series(dtype=float)
         hr = held.get(r.method)
         rows.append({

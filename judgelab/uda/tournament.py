@@ -58,15 +58,15 @@ import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from judgelab.cache import CallCache
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
-from judgelab.io import InputError, any_true, iter_jsonl
+from judgelab.io import InputError, any_true, iter_jsonl, table_tuples
 from judgelab.judges.base import Judge
 from judgelab.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import pairwise_request
@@ -398,12 +398,12 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     judge's own answer for the simulated panel (real backends never see it)."""
     reqs = []
     for pid, g in table.groupby("prompt_id", sort=False):
-        rows = list(g.itertuples(index=False))
+        rows = list(table_tuples(g, index=False))
         for a in rows:
             for b in rows:
                 if a.model == b.model:
                     continue
-                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(pid, "")}}
+                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(cast("str", pid), "")}}
                 gold = ""
                 if not (pd.isna(a.quality) or pd.isna(b.quality)):
                     truth.update(quality_a=float(a.quality), quality_b=float(b.quality))
@@ -415,7 +415,7 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     return reqs
 
 
-def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallCache, *, own_model: str | None,
+def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own_model: str | None,
                      template: str = uda_prompts.TEMPLATE_NAME, label: str | None = None,
                      max_error_rate: float | None = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The judge answers every prompt, then judges every ordered pair; returns (answers, verdicts)."""
@@ -471,7 +471,7 @@ GENERATION_COLUMNS = ["dataset", "prompt_id", "answerer", "judge", "backend", "m
                       "key"]
 
 
-def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallCache, *, dataset: str,
+def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallStore, *, dataset: str,
                      label: str | None = None, max_error_rate: float | None = 0.0) -> pd.DataFrame:
     """``answerer`` answers every prompt with paper 000's answer prompt, through the cache.
 
@@ -500,7 +500,7 @@ def generate_answers(answerer: Judge, prompts: pd.DataFrame, cache: CallCache, *
 def model_answer_rows(generated: pd.DataFrame) -> list[dict[str, Any]]:
     """The generation table as model_answer JSONL rows (MT-Bench's layout, plus the call's status)."""
     return [{"question_id": r.prompt_id, "model_id": r.answerer, "choices": [{"index": 0, "turns": [r.answer]}],
-             "status": r.status, "key": r.key} for r in generated.itertuples(index=False)]
+             "status": r.status, "key": r.key} for r in table_tuples(generated, index=False)]
 
 
 def generation_summary(generated: pd.DataFrame, tournament: pd.DataFrame) -> pd.DataFrame:

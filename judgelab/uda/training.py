@@ -362,6 +362,7 @@ def train_adapter(data: TournamentData, variant: str, cfg: TrainConfig, elo: Elo
         loss, info = consensus_loss(R, G, cfg)
         loss.backward()
         mask = torch.as_tensor(pres.mask)
+        assert K_full.grad is not None and s_full.grad is not None  # both require grad
         _backprop_rows(adapter, leaves, pres, K_full.grad[mask], s_full.grad[mask], cfg.chunk)
         torch.autograd.backward(list(blocks.values()), [leaves[k].grad for k in blocks])
         if cfg.grad_clip:

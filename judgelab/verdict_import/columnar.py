@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -323,8 +323,8 @@ def _batch(batch: pa.StructArray, mapping: VerdictMapping, ctx: Any, reader: Any
            row0: int, seen: set[str], found_games: list[bool], im: RecordRules) -> tuple[dict[str, pa.Array], int]:
     n = len(batch)
     fk = ctx.file_keys
-    for key in mapping.require:
-        if _path(batch, FieldSpec("path", path=tuple(key))).null_count:
+    for required in mapping.require:
+        if _path(batch, FieldSpec("path", path=tuple(required))).null_count:
             raise Unsupported("a required key missing or null")
     f = {k: _field(batch, mapping.fields.get(k), fk) for k in FIELDS}
     for k in _TEXT_FIELDS:  # texts must be strings in the log (text_of joins lists, writes numbers)
@@ -380,7 +380,7 @@ def _batch(batch: pa.StructArray, mapping: VerdictMapping, ctx: Any, reader: Any
     swapped = np.zeros(G, bool)
     offset = 0
     for gi, game in enumerate(mapping.games):
-        order = game.order
+        order = cast("str", game.order)  # a literal AB or BA: applies() refuses the rest
         swapped[gi] = swap_shown and order == "BA"
         leaves = _verdict_leaves(game.verdict) + _verdict_leaves(mapping.gold or VerdictSpec()) + (
             _verdict_leaves(mapping.human) if mapping.human is not None else [])

@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 from scipy.special import expit
 
 from judgelab.features import text_feature_arrays
-from judgelab.io import InputError
+from judgelab.io import InputError, table_tuples
 from judgelab.parsing import normalize_verdict, parse_pairwise, strict_verdict
 from judgelab.prompts import to_original_frame
 from judgelab.records import CallStatus
@@ -345,7 +345,8 @@ def expand_patterns(patterns: Iterable[str], *, where: str) -> list[str]:
             root = data_root()
             out.append(str((root / pat).resolve()) if root is not None and (root / pat).exists() else pat)
             continue
-        bases = [Path(".")] if Path(pat).is_absolute() else [Path("."), *([data_root()] if data_root() else [])]
+        root = data_root()
+        bases = [Path(".")] if Path(pat).is_absolute() else [Path("."), *([root] if root else [])]
         hits: list[str] = []
         for base in bases:
             hits = sorted(glob.glob(str(base / pat) if not Path(pat).is_absolute() else pat, recursive=True))
@@ -409,11 +410,11 @@ def _two_scores(v: Any, ctx: _Ctx, spec: FieldSpec) -> tuple[float, float] | Non
     is a number, and a broken one must not turn into a preference."""
     if _blank(v):
         return None
-    nums = [_number(x) for x in v] if isinstance(v, list | tuple) and len(v) == 2 else [None]
-    if any(x is None or not math.isfinite(x) for x in nums):
+    a, b = (_number(v[0]), _number(v[1])) if isinstance(v, list | tuple) and len(v) == 2 else (None, None)
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
         raise InputError(f"{ctx.path} row {ctx.row}: the scores at {_describe(spec)} are {v!r}, not two finite numbers "
                          f"(score A, score B); fix the value or leave it empty so the label decides")
-    return nums[0], nums[1]
+    return a, b
 
 
 def _weight_preference(v: Any, spec: VerdictSpec, ctx: _Ctx) -> float:
@@ -422,6 +423,7 @@ def _weight_preference(v: Any, spec: VerdictSpec, ctx: _Ctx) -> float:
     included) is an :class:`InputError` naming the file, the row and the key, never a verdict
     (AlpacaEval writes 1 to 2, 0 for identical outputs, nothing for a failed call: 7 or -1 is a
     damaged file, and ``true`` would otherwise read as 1, a win for the first output)."""
+    assert spec.weight is not None, "called for a mapping that reads a weight"
     lo, hi = spec.weight_range
     w = _number(v)
     if w is not None and lo <= w <= hi:  # (NaN and infinity fail the comparison)
@@ -788,7 +790,7 @@ def _game_rows(mapping: VerdictMapping, r: _RecordFields, rec: dict[str, Any], c
         if r.preference is not None and stored:
             pref = r.preference
         gold = ""
-        if gold_target is not None:
+        if gold_target is not None and mapping.gold is not None:
             gold = gold_target if mapping.gold.frame == "stored" else (to_original_frame(gold_target, order) or "")
         rows.add((r.judge, "recorded", r.model, r.family, pid, item, order, r.instruction, a, b, m_a, m_b, f_a, f_b,
                   shown, stored, pref, label, gold, (stored == gold) if gold else None, status, method, raw_text,
@@ -984,7 +986,7 @@ def _categorical(chunks: list[pa.DictionaryArray], name: str) -> pd.Series:
     dictionary = enc.dictionary
     del enc
     sizes = [len(c) for c in chunks]
-    codes = np.empty(sum(sizes), np.int32 if len(dictionary) >= 1 << 15 else np.int16)
+    codes: np.ndarray = np.empty(sum(sizes), np.int32 if len(dictionary) >= 1 << 15 else np.int16)
     pos = 0
     for i in range(len(chunks)):
         c = chunks[i]
@@ -1000,7 +1002,7 @@ def _categorical(chunks: list[pa.DictionaryArray], name: str) -> pd.Series:
     codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1) if len(order) else codes
     categories = pd.Index(dictionary.take(order).to_pandas())
     try:  # an Arrow dictionary is unique: skip pandas' check (it hashes Python copies of every text)
-        dtype = pd.CategoricalDtype._from_fastpath(categories, ordered=False)
+        dtype = pd.CategoricalDtype._from_fastpath(categories, ordered=False)  # type: ignore[attr-defined]
     except AttributeError:  # pragma: no cover - a pandas without the fast path
         dtype = pd.CategoricalDtype(categories)
     cat = pd.Categorical.from_codes(codes, dtype=dtype)
@@ -1044,7 +1046,7 @@ def _check_unique(df: pd.DataFrame, locate: Callable[[int, bool], str]) -> None:
     i = int(dup.argmax())
     j = int(np.flatnonzero(key == key[i])[0])
     raise InputError(f"{locate(i, False)}: judge {df.at[i, 'judge']!r} has two verdicts for pair "
-                     f"{df.at[i, 'pair_id']!r} in order {df.at[i, 'order']} (first at {locate(j, True)}); map "
+                     f"{df.at[i, 'pair_id']!r} in order {df.at[i, 'order']!s} (first at {locate(j, True)}); map "
                      f"pair_id to fields that tell the pairs apart")
 
 
@@ -1087,7 +1089,7 @@ def replay_recording(table: pd.DataFrame) -> Recording:
     Missing texts are empty strings, never NaN: the replay judge matches requests against them
     (``instruction in prompt``), and a missing response must match the empty slot it was shown as."""
     rec: Recording = {}
-    for r in table.itertuples(index=False):
+    for r in table_tuples(table, index=False):
         a, b = _text_or_empty(r.response_a), _text_or_empty(r.response_b)
         first, second = (a, b) if r.order == "AB" else (b, a)
         rec.setdefault((first, second), []).append(

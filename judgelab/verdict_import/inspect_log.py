@@ -128,7 +128,9 @@ def _graders(header: dict[str, Any], default: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for s in scores if isinstance(scores, list) else []:
         if isinstance(s, dict):
-            params = s.get("params") if isinstance(s.get("params"), dict) else {}
+            params = s.get("params")
+            if not isinstance(params, dict):
+                params = {}
             model = params.get("model") or params.get("grader_model")
             out[str(s.get("name"))] = str(model) if model else default
     return out

@@ -81,7 +81,7 @@ def _is_gzip(p: Path) -> bool:
         return fh.read(2) == _GZIP_MAGIC
 
 
-def open_binary(p: Path) -> IO[bytes]:
+def open_binary(p: Path) -> gzip.GzipFile | io.BufferedReader:
     """The file's bytes, gunzipped when it is gzip (by content, not by name)."""
     return gzip.open(p, "rb") if _is_gzip(p) else p.open("rb")
 

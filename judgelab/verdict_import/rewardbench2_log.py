@@ -69,12 +69,12 @@ def iter_rewardbench2_records(path: str | Path) -> Iterator[tuple[int, dict[str,
                 or not 1 <= k < len(rewards):
             raise InputError(f"{where}: key 'num_correct' is {k!r}; it must count the chosen completions "
                              f"(at least 1, fewer than the {len(rewards)} scores)")
-        k = int(k)
+        n_chosen = int(k)
         texts = cols["text"][i] if "text" in cols else None
         if texts is not None and (not isinstance(texts, list) or len(texts) != len(rewards)):
             raise InputError(f"{where}: key 'text' should hold one text per score ({len(rewards)})")
-        for c in range(k):
-            for r in range(k, len(rewards)):
+        for c in range(n_chosen):
+            for r in range(n_chosen, len(rewards)):
                 pair = [rewards[c], rewards[r]]
                 yield row, {
                     "model": model, "id": doc["id"][i], "subset": cols["subset"][i],
