@@ -94,7 +94,8 @@ import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dc_replace
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -604,7 +605,7 @@ def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nda
 
 
 def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndarray, s: CardSettings
-                     ) -> dict[str, float]:
+                     ) -> dict[str, Any]:
     """A judge's cue share read against gold's, on the same decisive verdicts (each with gold).
 
     ``judge_cue`` / ``gold_cue``: the verdict / the gold label is the cue's side (longer, more
@@ -629,7 +630,7 @@ def excess_over_gold(judge_cue: np.ndarray, gold_cue: np.ndarray, items: np.ndar
     """
     jc, gc = np.asarray(judge_cue, bool), np.asarray(gold_cue, bool)
     n = len(jc)
-    out = {"estimate": NAN, "null": NAN, "se": NAN, "se_excess": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
+    out: dict[str, Any] = {"estimate": NAN, "null": NAN, "se": NAN, "se_excess": NAN, "k": 0, "n": n, "errors_to_cue": 0, "errors_away": 0,
            "gold_share": NAN, "reason": ""}
     if n == 0:
         out["reason"] = "no eligible verdicts"
@@ -854,7 +855,7 @@ def _logit_rows(lg: _Log, decisive: np.ndarray, s: CardSettings, model_term: boo
             if "gold" not in cols and not s.controlled_pairs:
                 return fail(left_out + "; no other control of answer quality")
         else:
-            cols.update({c: v.to_numpy() for c, v in _model_term(lg, decisive).items()})
+            cols.update({str(c): v.to_numpy() for c, v in _model_term(lg, decisive).items()})
     # the distinct (covariates, outcome) rows with their counts: the likelihood, and so the fit, of
     # the rows themselves; the clustered sandwich is summed over the rows (_cluster_sandwich)
     key = pd.factorize(y)[0].astype(np.int64, copy=False)
@@ -1345,8 +1346,8 @@ def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple
     no_gold = "" if with_gold.any() else "no gold in this log"
     for metric, o in (("accuracy_AB", "AB"), ("accuracy_BA", "BA"), ("accuracy_average", None)):
         m = with_gold & ((lg.order == o) if o else True)
-        rows += _guard((metric,), lambda metric=metric, m=m: _share_row(
-            metric, m, correct, items, s, null=0.5, share_of=0, note=no_gold))
+        rows += _guard((metric,), partial(_share_row, metric, m, correct, items, s, null=0.5, share_of=0,
+                                          note=no_gold))
     # pairs shown in both orders (the first row of each pair and order)
     first_ab = _first_row_per_pair(lg.pairs, lg.order == "AB")
     first_ba = _first_row_per_pair(lg.pairs, lg.order == "BA")
@@ -1361,20 +1362,20 @@ def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple
     p_gold = gold[ia] != ""
     ca, cb = correct[ia], correct[ib]
     note_pairs = "" if n_pairs else "no pair was recorded in both orders"
-    rows += _guard(("correct_both",), lambda: _share_row("correct_both", p_gold, ca & cb, p_items, s, null=None,
-                                                         share_of=0, note=note_pairs or no_gold))
+    rows += _guard(("correct_both",), partial(_share_row, "correct_both", p_gold, ca & cb, p_items, s, null=None,
+                                              share_of=0, note=note_pairs or no_gold))
     rows += _guard(("judgebench_accuracy", "arena_hard_score"), lambda: _benchmark_rows(lg, ia, ib, s))
-    rows += _guard(("accuracy_order_gap",), lambda: _order_gap_row(ca[p_gold], cb[p_gold], p_items[p_gold], s))
+    rows += _guard(("accuracy_order_gap",), partial(_order_gap_row, ca[p_gold], cb[p_gold], p_items[p_gold], s))
     va, vb = verdict[ia], verdict[ib]
     valid = has_value[ia] & has_value[ib]
-    rows += _guard(("positional_agreement",), lambda: _share_row(
-        "positional_agreement", valid, va == vb, p_items, s, null=None, share_of=n_pairs, note=note_pairs))
-    rows += _guard(("positional_agreement_all",), lambda: _share_row(
-        "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None, share_of=n_pairs,
-        note=note_pairs))
+    rows += _guard(("positional_agreement",), partial(
+        _share_row, "positional_agreement", valid, va == vb, p_items, s, null=None, share_of=n_pairs, note=note_pairs))
+    rows += _guard(("positional_agreement_all",), partial(
+        _share_row, "positional_agreement_all", np.ones(n_pairs, bool), va == vb, p_items, s, null=None,
+        share_of=n_pairs, note=note_pairs))
     rows += _guard(("position_preference",), lambda: _position_row(shown, has_value, items, s, one_order=one_order,
                                                                            has_gold=bool(with_gold.any())))
-    va = vb = valid = ca = cb = None  # (read by the rows above only; freed at ten million rows)
+    del va, vb, valid, ca, cb  # (read by the rows above only; freed at ten million rows)
     n_dec = int(decisive.sum())
     no_text = "" if lg.has_text.any() else "no response texts in this log"
     wa, wb = np.asarray(lg.wa, dtype=float), np.asarray(lg.wb, dtype=float)
@@ -1383,13 +1384,13 @@ def judge_rows(t: pd.DataFrame, s: CardSettings, view: str = "lenient") -> tuple
     qc = quality_control(lg, s)
     rows += _cue_rows("length_preference", elig, longer, lg, s, qc, share_of=n_dec, cue_word="longer",
                       note=no_text or f"length ratio >= {1 + s.length_margin:g}")
-    wa = wb = None
+    del wa, wb
     ma, mb = np.asarray(lg.ma, dtype=float), np.asarray(lg.mb, dtype=float)
     more_md = np.where(ma - mb >= s.markdown_margin, "A", np.where(mb - ma >= s.markdown_margin, "B", ""))
     elig_md = decisive & (more_md != "")
     rows += _cue_rows("markdown_preference", elig_md, more_md, lg, s, qc, share_of=n_dec, cue_word="more formatted",
                       note=no_text or f"markdown difference >= {s.markdown_margin:g}")
-    longer = elig = more_md = elig_md = ma = mb = None
+    del longer, elig, more_md, elig_md, ma, mb
     rows += _guard(("length_controlled", "markdown_controlled"), lambda: [
         _identify(r, "" if r.reason.startswith("model term left out") else qc.regression(), qc)
         for r in _logit_rows(lg, decisive & lg.has_text, s, qc.model_term)])

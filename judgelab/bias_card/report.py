@@ -132,7 +132,7 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
         views = {v: g.set_index("metric") for v, g in g_all.groupby("view", sort=False)}
         first = next(iter(views.values()))
         lines += [f"## {md_escape(judge)} (family {md_escape(first['family'].iloc[0])}, "
-                  f"{n_verdicts.get(judge, 0)} verdicts)", ""]
+                  f"{n_verdicts.get(str(judge), 0)} verdicts)", ""]
         main = "lenient" if "lenient" in views else next(iter(views))
         lines += headline(views[main], settings)
         if "strict" in views and main != "strict":
@@ -156,11 +156,11 @@ def card_markdown(card: pd.DataFrame, *, title: str, settings: CardSettings, n_v
         for v, g in views.items():
             for m, r in g.iterrows():
                 why = r["reason"] or r["note"]
-                lines.append(f"| {v} | {m} | {r['status']} | {_fmt(r['estimate'])} | "
-                             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {_fmt(r['null_value'], 2)} | "
-                             f"{r['n']} ({r['n_items']}) | {_fmt(r['parsed_share'], 2)} | {r['test']} | "
-                             f"{_fmt(r['p_value'], 3)} | {_fmt(r.get('p_adjusted', NAN), 3)} | {_fmt(r['mde'])} | "
-                             f"{_table_cell(why)} |")
+                cells = [v, m, r["status"], _fmt(r["estimate"]), f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                         _fmt(r["null_value"], 2), f"{r['n']!s} ({r['n_items']!s})", _fmt(r["parsed_share"], 2),
+                         r["test"], _fmt(r["p_value"], 3), _fmt(r.get("p_adjusted", NAN), 3), _fmt(r["mde"]),
+                         _table_cell(why)]
+                lines.append("| " + " | ".join(str(c) for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -302,7 +302,7 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
         raise ValueError(f"write_audit({title!r}): the verdict table has no rows; nothing to audit "
                          f"(nothing written to {out})")
     card = bias_card(table, settings)
-    n = table.groupby("judge", observed=True).size().to_dict()
+    n = {str(k): int(v) for k, v in table.groupby("judge", observed=True).size().items()}
     extra = extra_files(card) if extra_files else {}
     with staged_folder(out) as stage:  # the files appear together, replacing the old set whole
         for name, text in extra.items():
