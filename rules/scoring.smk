@@ -64,6 +64,7 @@ SCORING_OUTPUTS = [
 _GEN_PARAMS = dict(
     generation=SCORING["generation"],
     perturbations=SCORING["perturbations"],
+    dataset_perturbations=SCORING_STUDY.dataset_perturbations,
     models=[scoring_entry(n) for n in _GEN],
     seed=config["seed"],
     cache=CACHE,
@@ -228,6 +229,7 @@ _SCORING_QUERY = dict(
     params=dict(
         judge=lambda w: scoring_entry(w.judge),
         variants=SCORING["perturbations"],
+        dataset_perturbations=SCORING_STUDY.dataset_perturbations,
         repeats=1,
         temperature=SCORING["temperature"],
         seed=config["seed"],
@@ -306,6 +308,7 @@ rule scoring_tables:
         metrics=SCORING["metrics"],
         aggregation=SCORING["aggregation"],
         perturbations=SCORING["perturbations"],
+        dataset_perturbations=SCORING_STUDY.dataset_perturbations,
         seed=config["seed"],
         provenance=scoring_provenance([*SCORING_JUDGES, _GOLD]),
     log:

@@ -297,12 +297,17 @@ def test_planned_calls_are_the_calls_the_workflow_makes(project: Path, monkeypat
 FIXTURES = REPO / "tests" / "fixtures" / "plan"
 PAPER_PLANS = {  # fixture: (config file, targets) -- the commands of tests/fixtures/plan/README.md
     "paper-strategies": ("config/judges/paper-strategies.yaml", ["results/strategies/tables/agreement.csv"]),
-    "paper-scoring": ("config/judges/paper-scoring.yaml", ["results/scoring/table3.csv"]),
-    "paper-topk-table4": ("config/judges/paper-topk.yaml", ["results/topk/tables/table4_recall_at_k.csv"]),
+    "paper-scoring": ("config/judges/paper-scoring.yaml", ["results/scoring/table3.csv"]),  # + RECORDED_SIZE
+    "paper-topk-table4": ("config/judges/paper-topk.yaml", ["results/topk/tables/table4_recall_at_k.csv"]),  # + RECORDED_SIZE
     "paper-uda": ("config/judges/paper-uda.yaml", ["results/uda/summary.csv"]),
-    "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv"]),
+    "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv"]),  # + RECORDED_SIZE
     "default": (None, []),  # the default config, the whole DAG
 }
+#: config files merged after a paper config to plan it at the size its figures were recorded at (the
+#: paper-size count is tests/test_paper_config_counts.py's)
+RECORDED_SIZE = {"paper-rbd": FIXTURES / "paper-rbd.recorded-size.yaml",
+                 "paper-scoring": FIXTURES / "paper-scoring.recorded-size.yaml",
+                 "paper-topk-table4": FIXTURES / "paper-topk.recorded-size.yaml"}
 #: paper-rbd: the judges whose calls a detector's flags steer (the evaluators' re-prompts in the
 #: loop, and the trained detector itself) differ from the recorded figures (README there)
 RBD_LOOP_JUDGES = {"gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "claude-3-5-haiku", "deepseek-v3", "llama-3.1-8b",
@@ -320,7 +325,8 @@ def test_paper_configs_plan_the_recorded_figures(name: str, tmp_path: Path, monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(REPO)
     cfg, targets = PAPER_PLANS[name]
-    new = _table(plan([REPO / cfg] if cfg else [], targets=targets, directory=str(tmp_path), progress=False))
+    files = ([REPO / cfg] if cfg else []) + ([RECORDED_SIZE[name]] if name in RECORDED_SIZE else [])
+    new = _table(plan(files, targets=targets, directory=str(tmp_path), progress=False))
     old = _table(pd.read_csv(FIXTURES / f"{name}.csv", keep_default_na=False))
     assert list(new.index) == list(old.index)
     same = [k for k in old.index if k[0] not in RBD_LOOP_JUDGES] if name == "paper-rbd" else list(old.index)

@@ -16,7 +16,8 @@ def main(sm):
     items = study_items(sm.input.item_tables, sm.input.get("responses"))
     groups = sorted({(it.dataset, it.group_id) for it in items})
     levels = generation_levels(groups, purpose, seed=sm.params.seed, generation=g,
-                               perturbations=sm.params.perturbations)
+                               perturbations=sm.params.perturbations,
+                               dataset_perturbations=sm.params.get("dataset_perturbations"))
     judges = [make_judge(JudgeSpec.from_dict(e, where=f"judge {e['name']}")) for e in sm.params.models]
     try:
         with CallCache(sm.params.cache) as cache:

@@ -23,7 +23,8 @@ def main(sm):
             table = judge_scores(judge, items, [get_variant(v) for v in p.variants], cache, references=refs,
                                  seed=p.seed, temperature=p.temperature, repeats=p.repeats,
                                  label=sm.rule, max_error_rate=p.max_error_rate,
-                                 missing_reference="drop" if p.on_reject == "drop" else "error")
+                                 missing_reference="drop" if p.on_reject == "drop" else "error",
+                                 variants_of=p.get("dataset_perturbations"))
     finally:
         judge.close()
     prov = p.provenance

@@ -32,7 +32,8 @@ def main(sm):
                             n_boot=m["n_boot"], alpha=m["alpha"], seed=p.seed, gaps=gaps)
     # items without a matched reference at a score leave that variant (on_reject: drop): counted per variant
     coverage = reference_coverage(study_items(sm.input.item_tables, sm.input.get("responses")),
-                                  [get_variant(v) for v in p.perturbations], pd.read_parquet(sm.input.references))
+                                  [get_variant(v) for v in p.perturbations], pd.read_parquet(sm.input.references),
+                                  variants_of=p.get("dataset_perturbations"))
     table3 = table3.merge(coverage[["dataset", "variant", "n_dropped"]].rename(columns={"n_dropped": "n_no_reference"}),
                           on=["dataset", "variant"], how="left")
     table3["n_no_reference"] = table3["n_no_reference"].fillna(0).astype(int)

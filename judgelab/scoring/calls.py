@@ -35,7 +35,8 @@ def generate(job: Any, ctx: PlanContext) -> None:
     its = study_items(job.input.item_tables, job.input.get("responses"))
     groups = sorted({(it.dataset, it.group_id) for it in its})
     levels = generation_levels(groups, purpose, seed=job.params.seed, generation=g,
-                               perturbations=job.params.perturbations)
+                               perturbations=job.params.perturbations,
+                               dataset_perturbations=job.params.get("dataset_perturbations"))
     results, _ = run_generation_review(
         tasks_for(its, purpose, levels), [ctx.judge(e) for e in job.params.models], ctx.cache,
         max_attempts=g["max_attempts"], temperature=g["temperature"], sim_hit_rate=g["sim_hit_rate"],
@@ -51,7 +52,8 @@ def query(job: Any, ctx: PlanContext) -> None:
     refs = pd.read_parquet(job.input.references) if job.input.get("references") else None
     judge_scores(ctx.judge(p.judge), its, [get_variant(v) for v in p.variants], ctx.cache, references=refs,
                  seed=p.seed, temperature=p.temperature, repeats=p.repeats, label=job.rule,
-                 max_error_rate=p.max_error_rate, missing_reference="drop" if p.on_reject == "drop" else "error")
+                 max_error_rate=p.max_error_rate, missing_reference="drop" if p.on_reject == "drop" else "error",
+                 variants_of=p.get("dataset_perturbations"))
 
 
 RULES: dict[str, RuleCalls] = {

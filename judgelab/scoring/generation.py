@@ -36,7 +36,7 @@ and ``simulated_level`` is empty.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -141,14 +141,19 @@ def reference_levels_needed(perturbations: Sequence[str], levels: Sequence[int])
 
 
 def generation_levels(groups: Sequence[tuple[str, str]], purpose: str, *, seed: int, generation: dict[str, Any],
-                      perturbations: Sequence[str]) -> dict[tuple[str, str], Any]:
+                      perturbations: Sequence[str],
+                      dataset_perturbations: Mapping[str, Sequence[str]] | None = None) -> dict[tuple[str, str], Any]:
     """Rules ``scoring_responses`` / ``scoring_references``: the quality levels each (dataset,
     group) asks for -- the responses' levels drawn per group (:func:`response_levels`, seeded), the
-    references' the levels the reference-score perturbations need (:func:`reference_levels_needed`)."""
+    references' the levels the reference-score perturbations need (:func:`reference_levels_needed`),
+    of the set's own perturbations where ``dataset_perturbations`` names them (a set scored without
+    reference-score perturbations needs no references written)."""
     if purpose == "response":
         return response_levels(groups, stable_seed(seed, "response_levels"), generation["response_levels"])
-    need = reference_levels_needed(perturbations, generation["reference_levels"])
-    return {key: need for key in groups}
+    own = dataset_perturbations or {}
+    need = {ds: reference_levels_needed(own.get(ds, perturbations), generation["reference_levels"])
+            for ds in {d for d, _ in groups}}
+    return {key: need[key[0]] for key in groups}
 
 
 def response_levels(groups: Sequence[tuple[str, str]], seed: int, levels: Sequence[int] = (1, 2, 3, 4, 5),

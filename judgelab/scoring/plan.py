@@ -30,6 +30,21 @@ class ScoringStudy:
                 raise ConfigError(f"config: scoring.run_datasets: {d!r} is not in scoring.datasets "
                                   f"({', '.join(self.cfg['datasets'])})")
         self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
+        #: the perturbations each set is scored under: its own ``perturbations`` (paper 004 puts the
+        #: reference-score ones on FLASK only) or ``scoring.perturbations``
+        self.dataset_perturbations: dict[str, list[str]] = {}
+        every = list(self.cfg["perturbations"])
+        for d in self.datasets:
+            own = self.cfg["datasets"][d].get("perturbations")
+            if own is not None:
+                where = f"config: scoring.datasets.{d}.perturbations"
+                unknown = [v for v in own if v not in every]
+                if unknown:
+                    raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not in scoring.perturbations "
+                                      f"({', '.join(every)})")
+                if "baseline" in every and "baseline" not in own:
+                    raise ConfigError(f"{where}: must include 'baseline' (the fluctuation is measured against it)")
+            self.dataset_perturbations[d] = list(every if own is None else own)
         specs = check_judges({"judges": self.cfg["extra_judges"]}, source="config: scoring.extra_judges")
         self.extra = {s.name: e for s, e in zip(specs, self.cfg["extra_judges"], strict=True)}
         configured = [n for n, e in judge_entries.items() if not backend_traits(e).recorded]

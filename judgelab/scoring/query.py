@@ -38,7 +38,7 @@ truth_score        the latent true score a simulated judge read (empty otherwise
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -118,7 +118,8 @@ def _has_reference(v: Variant, refs: dict[int, str]) -> bool:
 
 
 def reference_coverage(
-    items: Sequence[ScoringItem], variants: Sequence[Variant], references: pd.DataFrame | None = None
+    items: Sequence[ScoringItem], variants: Sequence[Variant], references: pd.DataFrame | None = None,
+    variants_of: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """Per data set and reference variant: items, items with a matched reference, items dropped.
 
@@ -130,7 +131,8 @@ def reference_coverage(
     for ds in sorted({it.dataset for it in items}):
         its = [it for it in items if it.dataset == ds]
         for v in variants:
-            if v.reference_score is None:
+            if v.reference_score is None or (variants_of is not None and ds in variants_of
+                                             and v.name not in variants_of[ds]):
                 continue
             have = sum(_has_reference(v, item_references(it, index)) for it in its)
             rows.append({"dataset": ds, "variant": v.name, "reference_score": v.reference_score,
@@ -148,7 +150,10 @@ def score_requests(
     temperature: float = 0.0,
     repeats: int = 1,
     missing_reference: str = "error",
+    variants_of: Mapping[str, Collection[str]] | None = None,
 ) -> list[JudgeRequest]:
+    """The scoring requests: every item under every variant, or, for a data set in ``variants_of``,
+    under the variants named there only (a set scored under fewer perturbations)."""
     if missing_reference not in MISSING_REFERENCE_POLICIES:
         raise ValueError(f"missing_reference must be one of {MISSING_REFERENCE_POLICIES}, got {missing_reference!r}")
     reqs = []
@@ -156,6 +161,8 @@ def score_requests(
     for it in items:
         refs = item_references(it, index)
         for v in variants:
+            if variants_of is not None and it.dataset in variants_of and v.name not in variants_of[it.dataset]:
+                continue
             if missing_reference == "drop" and not _has_reference(v, refs):
                 continue  # no matched reference at this score: the item leaves this variant (counted)
             prompt = build_prompt(v, instruction=it.instruction, response=it.response, rubric=it.rubric,
@@ -214,6 +221,7 @@ def judge_scores(
     label: str | None = None,
     max_error_rate: float | None = 0.0,
     missing_reference: str = "error",
+    variants_of: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """Ask ``judge`` for a score of every item under every variant; return the score table.
 
@@ -223,7 +231,7 @@ def judge_scores(
     if not items:
         raise InputError(f"judge {judge.name!r}: no items to score ({label})")
     reqs = score_requests(items, variants, references=references, seed=seed, temperature=temperature,
-                          repeats=repeats, missing_reference=missing_reference)
+                          repeats=repeats, missing_reference=missing_reference, variants_of=variants_of)
     responses = run_requests(judge, reqs, cache, label=label, max_error_rate=max_error_rate)
     return scores_frame(judge, reqs, responses)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -91,10 +91,20 @@ def _opened(cache: str | os.PathLike[str] | CallStore) -> Iterator[CallStore]:
         yield cache
 
 
+def judge_pools(items: pd.DataFrame, cfg: Mapping[str, Any], judge: str) -> pd.DataFrame:
+    """The pools ``judge`` answers: the first ``topk.oracles_per_judge[judge]`` of them (paper 002
+    collects 1-10 oracles per judge, fewer for the costly ones: Table 1's n), else every pool.  The
+    evaluation then sees only those (:func:`judgelab.topk.oracle.pool_oracles` skips pools without
+    verdicts)."""
+    n = (cfg.get("oracles_per_judge") or {}).get(judge)
+    return items if n is None else items[items["oracle"] < int(n)]
+
+
 def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
                 cache_path: str | CallStore, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Oracle collection and the bias probes for one judge, through the call cache."""
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    items = judge_pools(items, cfg, str(entry["name"]))
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     try:
         with _opened(cache_path) as cache:
@@ -192,6 +202,9 @@ def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame
     opts = entry.get("options") or {}
     if backend_traits(entry).recorded:
         pairs = pairs[pairs["category"] == opts.get("dataset")]
+    named = (cfg.get("llmbar") or {}).get("judges")
+    if named is not None and entry["name"] not in named:
+        pairs = pairs.iloc[:0]  # not an LLMBar judge (topk.llmbar.judges): its table is empty, nothing asked
     template = opts.get("prompt_template", cfg["template"])
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(table_rows(pairs))]

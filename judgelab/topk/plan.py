@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgelab.config import ConfigError
 from judgelab.topk.pipeline import focus_judge, rank_judges
 
 
@@ -21,12 +22,26 @@ class TopkPlan:
 
     @property
     def llmbar_judges(self) -> list[str]:
-        return self.judges + self.replay
+        """The judges asked the LLMBar pairs: ``topk.llmbar.judges``, or every judge and replayed judge."""
+        named = (self.cfg.get("llmbar") or {}).get("judges")
+        every = self.judges + self.replay
+        return every if named is None else [j for j in every if j in named]
 
 
 def plan_topk(config: Mapping[str, Any], judge_specs: Mapping[str, Any], replay_specs: Mapping[str, Any]) -> TopkPlan:
     cfg = config["topk"]
     judges = list(judge_specs)
     replay = [n for n, s in replay_specs.items() if s.options.get("dataset") in cfg["llmbar"]["datasets"]]
+    for name in (cfg.get("llmbar") or {}).get("judges") or []:
+        if name not in judges and name not in replay:
+            raise ConfigError(f"config: topk.llmbar.judges: {name!r} is not a configured or replayed judge "
+                              f"({', '.join(judges + replay)})")
+    for name, n in (cfg.get("oracles_per_judge") or {}).items():
+        if name not in judges:
+            raise ConfigError(f"config: topk.oracles_per_judge: {name!r} is not a configured judge "
+                              f"({', '.join(judges)})")
+        if int(n) > int(cfg["n_oracles"]):
+            raise ConfigError(f"config: topk.oracles_per_judge.{name}: {n} pools, but topk.n_oracles builds "
+                              f"{cfg['n_oracles']}")
     return TopkPlan(cfg=cfg, judges=judges, focus=focus_judge(cfg, judges), replay=replay,
                     rank_pools=dict(cfg.get("rank", {}).get("pools", {})), rank_judges=rank_judges(cfg, judges))
