@@ -126,20 +126,11 @@ def test_the_dag_scores_each_set_under_its_own_list(tmp_path, data_root):
     """The workflow scripts pass the lists on: the rubric set (Table 3's five prompts only) gets no
     reference-score requests and no references written, FLASK gets all ten; the tables and Fig. 5
     are built from what was scored."""
-    import shutil
 
     from judgelab.cache import CallCache
-    from tests.conftest import REPO
-    from tests.test_pipeline import WORKFLOW_PARTS, run_sm
+    from tests.test_pipeline import copy_workflow, run_sm
 
-    wd = tmp_path / "wf"
-    wd.mkdir()
-    for part in dict.fromkeys([*WORKFLOW_PARTS, "data"]):
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, wd / part)
+    wd = copy_workflow(tmp_path / "wf")
     (wd / "small.yaml").write_text(SMALL_PER_SET)
     run_sm(wd, *DAG_TARGETS, "--configfile", "small.yaml", "-q")
     res = wd / "results" / "scoring"

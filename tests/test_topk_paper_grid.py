@@ -114,15 +114,10 @@ topk:
 def test_the_dag_gives_each_judge_its_pools_and_llmbar_to_the_named_judge(tmp_path, data_root):
     """The workflow passes both settings on: Table 1's n is each judge's pool count, the oracle
     files hold only those pools, and the LLMBar summary has the named judge alone."""
-    import shutil
 
-    from tests.test_pipeline import WORKFLOW_PARTS, run_sm
+    from tests.test_pipeline import copy_workflow, run_sm
 
-    wd = tmp_path / "wf"
-    wd.mkdir()
-    for part in dict.fromkeys([*WORKFLOW_PARTS, "data"]):
-        src = REPO / part
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, wd / part)
+    wd = copy_workflow(tmp_path / "wf")
     (wd / "small.yaml").write_text(SMALL_GRID)
     run_sm(wd, "results/topk/tables/table1_judges.csv", "results/topk/llmbar/summary.csv",
            "--configfile", "small.yaml", "-q")
