@@ -1472,3 +1472,14 @@ def test_excess_over_gold_on_two_items_has_a_standard_error():
 def test_finish_returns_plain_integer_counts():
     d = C._finish(_tested(n=np.int64(4), n_items=np.int64(2)), C.CardSettings())
     assert d["n"] == 4 and d["n_items"] == 2 and type(d["n"]) is int and type(d["n_items"]) is int
+
+
+def test_strict_verdicts_tell_every_rule_text_and_order_apart():
+    """Four texts under one rule in both orders: each (rule, text, order) is read on its own, so a
+    combined key that let two of them meet would give one of them the other's reading."""
+    texts = ["[[A]] zero", "[[B]] one", "[[A]] two", "[[B]] three"]
+    t = pd.DataFrame({"parse_method": "brackets", "raw_text": [x for x in texts for _ in (0, 1)],
+                      "order": ["AB", "BA"] * 4, "status": "ok"})
+    verdict, shown = C._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
+    assert shown.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
+    assert verdict.tolist() == ["A", "B", "B", "A", "A", "B", "B", "A"]
