@@ -1483,3 +1483,23 @@ def test_strict_verdicts_tell_every_rule_text_and_order_apart():
     verdict, shown = C._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
     assert shown.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
     assert verdict.tolist() == ["A", "B", "B", "A", "A", "B", "B", "A"]
+
+
+def test_strict_verdicts_of_a_swapped_answer_without_a_verdict_are_empty():
+    t = pd.DataFrame({"parse_method": "brackets", "raw_text": ["no marker here", "[[B]]"], "order": ["BA", "BA"],
+                      "status": "ok"})
+    verdict, shown = C._strict_verdicts(t, np.array(["A", "A"]), np.array(["B", "B"]))
+    assert verdict.tolist() == ["", "A"] and shown.tolist() == ["", "B"]
+
+
+def test_gold_cue_row_whose_items_all_share_one_excess_has_a_test_but_no_interval():
+    """Each item holds one error that picks the longer answer (gold on the other side) and one right
+    pick of the longer (gold on its side): judge - gold sums to the same on every item, so the excess's
+    own clustered variance is zero, while the test's variance under the null is not."""
+    cue = np.array(["A"] * 6)
+    verdict = np.array(["A"] * 6)
+    gold = np.array(["B", "A"] * 3)
+    row = C._gold_cue_rows("length_preference", np.ones(6, bool), cue, verdict, gold, np.array([0, 0, 1, 1, 2, 2]),
+                           C.CardSettings(min_decisive=1), share_of=6, note="", cue_word="longer")
+    assert row.se > 0 and np.isfinite(row.p_value) and row.estimate == 0.5
+    assert np.isnan(row.ci_low) and np.isnan(row.ci_high)
