@@ -1503,3 +1503,37 @@ def test_gold_cue_row_whose_items_all_share_one_excess_has_a_test_but_no_interva
                            C.CardSettings(min_decisive=1), share_of=6, note="", cue_word="longer")
     assert row.se > 0 and np.isfinite(row.p_value) and row.estimate == 0.5
     assert np.isnan(row.ci_low) and np.isnan(row.ci_high)
+
+
+def test_prepare_reads_the_shown_verdicts_in_both_views():
+    t = _table()
+    t["verdict_shown"] = np.where(t["order"] == "AB", t["verdict"], t["verdict"].map({"A": "B", "B": "A"}))
+    t.loc[0, "status"] = "fallback"
+    lenient, strict = C._prepare(t, "lenient"), C._prepare(t, "strict")
+    assert lenient.shown.tolist() == t["verdict_shown"].tolist()
+    assert strict.shown.tolist() == [""] + t["verdict_shown"].tolist()[1:]
+
+
+def test_gold_cue_row_keeps_the_excess_reason_and_clips_its_interval_to_minus_one_one():
+    one_side = C._gold_cue_rows("length_preference", np.ones(4, bool), np.array(["A"] * 4),
+                                np.array(["A", "B", "A", "B"]), np.array(["A"] * 4), np.arange(4),
+                                C.CardSettings(min_decisive=1), share_of=4, note="", cue_word="longer")
+    assert one_side.reason.startswith("gold is on the cue side in every eligible pair") and np.isnan(one_side.se)
+    # two items, every error away from the cue: the t interval on 1 df runs past -1 and is clipped there
+    cue = np.array(["A"] * 8)
+    gold = np.array(["A", "A", "A", "B", "A", "A", "B", "B"])
+    verdict = np.array(["B", "B", "A", "B", "B", "A", "B", "B"])
+    items = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    s = C.CardSettings(min_decisive=1)
+    row = C._gold_cue_rows("length_preference", np.ones(8, bool), cue, verdict, gold, items, s, share_of=8, note="",
+                           cue_word="longer")
+    from scipy.stats import t as student_t
+
+    ex = C.excess_over_gold(verdict == cue, gold == cue, items, s)
+    tcrit = student_t.ppf(0.975, 1)
+    assert ex["estimate"] - tcrit * ex["se_excess"] < -1.0 and row.ci_low == -1.0
+    assert row.ci_high == pytest.approx(min(1.0, ex["estimate"] + tcrit * ex["se_excess"]))
+    up = C._gold_cue_rows("length_preference", np.ones(8, bool), np.array(["B"] * 8), verdict, gold, items, s,
+                          share_of=8, note="", cue_word="longer")
+    ex_up = C.excess_over_gold(verdict == "B", gold == "B", items, s)
+    assert ex_up["estimate"] + tcrit * ex_up["se_excess"] > 1.0 and up.ci_high == 1.0
