@@ -1511,7 +1511,7 @@ def test_prepare_reads_the_shown_verdicts_in_both_views():
     t.loc[0, "status"] = "fallback"
     lenient, strict = C._prepare(t, "lenient"), C._prepare(t, "strict")
     assert lenient.shown.tolist() == t["verdict_shown"].tolist()
-    assert strict.shown.tolist() == [""] + t["verdict_shown"].tolist()[1:]
+    assert strict.shown.tolist() == ["", *t["verdict_shown"].tolist()[1:]]
 
 
 def test_gold_cue_row_keeps_the_excess_reason_and_clips_its_interval_to_minus_one_one():
