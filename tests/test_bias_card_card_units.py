@@ -1539,10 +1539,14 @@ def test_gold_cue_row_keeps_the_excess_reason_and_clips_its_interval_to_minus_on
     assert ex_up["estimate"] + tcrit * ex_up["se_excess"] > 1.0 and up.ci_high == 1.0
 
 
-def test_gold_cue_row_where_every_verdict_errs_unevenly_says_so():
+def test_gold_cue_row_where_every_verdict_errs_says_so_whatever_the_split():
     cue = np.array(["A"] * 4)
     gold = np.array(["B", "B", "B", "A"])
     verdict = np.array(["A", "A", "A", "B"])  # three errors to the cue, one away
     row = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, np.arange(4),
                            C.CardSettings(min_decisive=1), share_of=4, note="", cue_word="longer")
     assert row.reason == "every eligible verdict is an error: nothing to read a cue in" and row.se == 0.0
+    even = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, np.array(["A", "A", "B", "B"]),
+                            np.array(["B", "B", "A", "A"]), np.arange(4), C.CardSettings(min_decisive=1), share_of=4,
+                            note="", cue_word="longer")  # two errors to the cue, two away
+    assert even.reason == "every eligible verdict is an error: nothing to read a cue in"
