@@ -1550,3 +1550,15 @@ def test_gold_cue_row_where_every_verdict_errs_says_so_whatever_the_split():
                             np.array(["B", "B", "A", "A"]), np.arange(4), C.CardSettings(min_decisive=1), share_of=4,
                             note="", cue_word="longer")  # two errors to the cue, two away
     assert even.reason == "every eligible verdict is an error: nothing to read a cue in"
+
+
+def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
+    row = C._position_row(np.array(["A", "B", "A"]), np.ones(3, bool), np.arange(3), S, one_order=False)
+    assert row.metric == "position_preference"
+    t = _table(2)
+    t.loc[0, "response_a"] = ""
+    t.loc[1, ["response_a", "response_b"]] = ["", ""]
+    lg = C._prepare(t, "lenient")
+    assert lg.has_text.tolist() == [True, False, True, True]  # one text is enough
+    t.loc[1, "family"] = "another"
+    assert C._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
