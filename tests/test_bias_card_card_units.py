@@ -1562,3 +1562,13 @@ def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
     assert lg.has_text.tolist() == [True, False, True, True]  # one text is enough
     t.loc[1, "family"] = "another"
     assert C._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
+
+
+def test_position_row_on_two_items_uses_students_t_and_one_verdict_has_no_mde():
+    from scipy.stats import t as student_t
+
+    row = C._position_row(np.array(["A", "A", "B", "A"]), np.ones(4, bool), np.array([0, 0, 1, 1]), S,
+                          one_order=False)
+    assert row.n_items == 2 and row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 1))
+    one = C._position_row(np.array(["A"]), np.ones(1, bool), np.array([0]), S, one_order=False)
+    assert np.isnan(one.mde)
