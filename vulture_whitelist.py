@@ -16,7 +16,7 @@ _.use_cache  # judgelab/rbd/train.py: transformers model config (off while gradi
 _.pad_token  # judgelab/rbd/train.py: a transformers tokenizer's pad token
 
 # -- signatures fixed by the caller
-signum  # judgelab/lifecycle.py _on_sigterm: signal.signal passes (signum, frame)
+signum  # judgelab/workflow/lifecycle.py _on_sigterm: signal.signal passes (signum, frame)
 
 # -- entry points run by hand, documented where they are defined
 fetch_human_judgments_from_hf  # judgelab/datasets/mtbench.py: rebuilds the shared MT-Bench human-vote file

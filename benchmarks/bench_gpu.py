@@ -289,7 +289,7 @@ def plain_generate(model: Any, seqs: list[list[int]], batch: int, max_new: int, 
 
 
 def in_handovers(judge: Any, reqs: list[JudgeRequest]):
-    """``judge.answer`` over runner-sized hand-overs, as :func:`judgelab.runner.run_requests` calls it."""
+    """``judge.answer`` over runner-sized hand-overs, as :func:`judgelab.judges.runner.run_requests` calls it."""
     out = []
     for s in range(0, len(reqs), judge.batch_size):
         out += judge.answer(reqs[s:s + judge.batch_size])

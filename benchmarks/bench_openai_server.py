@@ -15,7 +15,7 @@ alternating rounds so drift in the machine's load hits all of them:
 * ``bare`` -- one ``openai.AsyncOpenAI`` client and a semaphore, one event loop;
 * ``backend`` -- ``OpenAIJudge.answer`` on all N at once (request building, retries
   machinery, parsing of the HTTP body);
-* ``pipeline`` -- ``judgelab.runner.run_requests`` into a fresh call cache: cache keys,
+* ``pipeline`` -- ``judgelab.judges.runner.run_requests`` into a fresh call cache: cache keys,
   lookups, hand-overs of ``max(8, 4 x concurrency)`` calls, cache writes and answer
   parsing, as a pipeline job does.
 
@@ -48,8 +48,8 @@ os.environ.setdefault("JUDGELAB_PROGRESS", "0")
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 
 QUESTIONS = ["What is {a} + {b}?", "Is {a} larger than {b}?", "Name a number between {a} and {b}."]
 ZERO_MODEL = "zero-work"

@@ -20,12 +20,12 @@ os.environ.setdefault("JUDGELAB_PROGRESS", "0")
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd.detector import DetectorSpec, build_cases
 from judgelab.rbd.evaluate import bias_labels, evaluate_items, select_items
 from judgelab.rbd.loop import LoopDetector, loop_items, run_loop
 from judgelab.rbd.sets import SET_BUILDERS, BuildContext
 from judgelab.rbd.supervision import collect_traces
-from judgelab.runner import run_requests
 
 
 def sim(name: str, **profile):

@@ -19,7 +19,7 @@ os.environ.setdefault("JUDGELAB_PROGRESS", "0")
 from judgelab.config import JudgeSpec
 from judgelab.datasets.pairs import Pair, load_llmbar
 from judgelab.judges import make_judge
-from judgelab.pairwise import pair_requests
+from judgelab.judges.pairwise import pair_requests
 from judgelab.parsing import parse_pairwise
 
 

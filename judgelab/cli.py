@@ -46,7 +46,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from judgelab.datasets.pairs import load_pairs
     from judgelab.io import write_table
     from judgelab.judges import make_judge
-    from judgelab.pairwise import judge_pairs
+    from judgelab.judges.pairwise import judge_pairs
     from judgelab.stats.agreement import call_summary, order_summary
 
     config = _config(args)
@@ -94,7 +94,7 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from judgelab.roles import check_log_formats, check_roles, missing_key_lines
+    from judgelab.workflow.roles import check_log_formats, check_roles, missing_key_lines
 
     config = _config(args, references=True)  # every name that must name a judge, set, run or detector
     check_log_formats(config)
@@ -131,12 +131,12 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Enumerate the run's calls offline on stand-ins and price what is not yet cached (judgelab.plan).
+    """Enumerate the run's calls offline on stand-ins and price what is not yet cached (judgelab.workflow.plan).
 
     A call several studies need is listed under each of them; each judge's ``(all studies)``
     row, and the TOTAL over those rows, count it once (what the run asks and pays)."""
     from judgelab.io import write_table
-    from judgelab.plan import format_plan, plan
+    from judgelab.workflow.plan import format_plan, plan
 
     table = plan(args.configfile or [], targets=args.targets, directory=args.directory, progress=not args.quiet,
                  batch_dir=args.batch_dir)
@@ -318,9 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.datasets.sources import DataMissing
     from judgelab.io import InputError, check_out_file, out_guard, record_written
     from judgelab.judges.base import BackendUnavailable
-    from judgelab.plan import UnplannedRule
+    from judgelab.judges.runner import TooManyErrors
     from judgelab.registry import UnknownEntryError
-    from judgelab.runner import TooManyErrors
+    from judgelab.workflow.plan import UnplannedRule
 
     absolute_data_root()
     parser = build_parser()

@@ -1,13 +1,13 @@
 # Shared helpers of every study: judge lookup, provenance, per-backend resources -- bound
-# here to the config, defined in the package (judgelab.dag, judgelab.resources).
+# here to the config, defined in the package (judgelab.workflow.dag, judgelab.workflow.resources).
 
 from functools import partial as _partial
 
-from judgelab import resources as _resources
-from judgelab.dag import Dag as _Dag
-from judgelab.dag import name_regex
-from judgelab.roles import JobKeys as _JobKeys
-from judgelab.roles import with_roles
+from judgelab.workflow import resources as _resources
+from judgelab.workflow.dag import Dag as _Dag
+from judgelab.workflow.dag import name_regex
+from judgelab.workflow.roles import JobKeys as _JobKeys
+from judgelab.workflow.roles import with_roles
 
 SHARED = _Dag(config)  # fills output limits and drops profile leftovers in `config`, checks the judges
 JUDGE_SPECS = SHARED.judge_specs
@@ -19,7 +19,7 @@ CACHE = SHARED.cache
 # are checked per job, not here: each rule that uses one declares `roles=needs_roles(...)` among
 # its inputs, an input function Snakemake evaluates only for the jobs the requested targets
 # need.  A real run stops there, naming the rule, the role and its config key, when a needed
-# role is simulated without allow_simulated_roles (judgelab.roles); roles of studies the targets
+# role is simulated without allow_simulated_roles (judgelab.workflow.roles); roles of studies the targets
 # do not need are never resolved.  SIMULATED_ROLES: the simulated roles outputs may name.
 SIMULATED_ROLES = SHARED.simulated_roles
 needs_roles = SHARED.needs_roles
@@ -33,10 +33,10 @@ VERDICT_TABLES = []
 
 # -- cluster resources --------------------------------------------------------------
 # What a job asks a scheduler for is derived from the backend traits of the judges it runs,
-# never from a backend's or a rule's name (judgelab.resources).  Each rule that runs a judge
+# never from a backend's or a rule's name (judgelab.workflow.resources).  Each rule that runs a judge
 # or a model declares `**job_resources(judges)` as its resources; rules that run none declare
 # nothing and are `localrules` (Snakefile).  Per-cluster changes: edit JOB_TIERS in
-# judgelab/resources.py, or `--set-resources RULE:runtime=...` for one rule.
+# judgelab/workflow/resources.py, or `--set-resources RULE:runtime=...` for one rule.
 ALL_JUDGE_SPECS = {**JUDGE_SPECS, **REPLAY_SPECS}
 job_resources = _partial(_resources.job_resources, ALL_JUDGE_SPECS)
 # the configured judges (by name) whose jobs run in a conda env file, e.g. "../envs/vllm.yaml"

@@ -1,5 +1,5 @@
 # Every study's plan, made once by its package (judgelab/<study>/plan.py).  A config error of
-# one study is kept, not raised (judgelab.planning): the Snakefile then leaves that study's
+# one study is kept, not raised (judgelab.workflow.planning): the Snakefile then leaves that study's
 # rules out, and rules/config_errors.smk gives its output folder one rule that raises the
 # error -- so the study's own targets stop naming the key, and every other study plans.
 
@@ -7,7 +7,7 @@ import sys
 
 from judgelab.audit.plan import plan_audit
 from judgelab.bias_card.plan import plan_audit_logs
-from judgelab.planning import plan_study
+from judgelab.workflow.planning import plan_study
 from judgelab.rbd.plan import plan_rbd
 from judgelab.scoring.plan import ScoringStudy
 from judgelab.strategies.plan import plan_strategies

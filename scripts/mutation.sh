@@ -54,7 +54,7 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_
 # may kill more). Add your new test file here when you write one.
 declare -A TESTS=(
   [judgelab/parsing.py]="tests/test_parsing.py"
-  [judgelab/cache.py]="tests/test_cache_contract.py"
+  [judgelab/cache/__init__.py]="tests/test_cache_contract.py"
   [judgelab/stats/agreement.py]="tests/test_stats_agreement.py tests/test_real_files.py tests/test_order_summary.py"
   [judgelab/stats/bias.py]="tests/test_stats_bias.py tests/test_strategies_stats.py"
   [judgelab/stats/mcnemar.py]="tests/test_stats_mcnemar.py tests/test_strategies_stats.py"
@@ -79,8 +79,8 @@ declare -A TESTS=(
   [judgelab/topk/gate.py]="tests/test_topk_study.py tests/test_topk_model.py"
   [judgelab/topk/live.py]="tests/test_topk_live_mutation.py tests/test_topk_live.py"
   [judgelab/topk/userpool.py]="tests/test_topk_userpool.py tests/test_topk_live_mutation.py"
-  [judgelab/leaderboard.py]="tests/test_leaderboard.py"
-  [judgelab/roles.py]="tests/test_roles_per_target.py tests/test_no_silent_simulation.py"
+  [judgelab/board/length_check.py]="tests/test_board_length_check.py"
+  [judgelab/workflow/roles.py]="tests/test_roles_per_target.py tests/test_no_silent_simulation.py"
   [judgelab/bias_card/card.py]="tests/test_bias_card_card_units.py tests/test_bias_card_degenerate.py::test_a_failing_statistic_leaves_a_row_that_says_why tests/test_bias_card_degenerate.py::test_a_logit_se_above_the_cap_is_not_estimable tests/test_bias_card_degenerate.py::test_a_share_at_one_keeps_a_nonzero_interval tests/test_bias_card_degenerate.py::test_alpha_and_power_come_from_the_settings tests/test_bias_card_degenerate.py::test_binomial_mde_has_the_stated_power tests/test_bias_card_degenerate.py::test_binomial_tests_use_the_effective_n tests/test_bias_card_degenerate.py::test_each_degenerate_judge_gets_the_status_its_data_support tests/test_bias_card_degenerate.py::test_logit_standard_errors_are_clustered tests/test_bias_card_degenerate.py::test_min_decisive_is_inclusive_and_the_first_row_of_a_pair_counts tests/test_bias_card_degenerate.py::test_no_degenerate_judge_breaks_the_card_or_is_detected_without_evidence tests/test_bias_card_degenerate.py::test_not_identified_metrics_never_reach_the_headline tests/test_bias_card_degenerate.py::test_one_item_has_a_design_effect_of_one tests/test_bias_card_degenerate.py::test_order_gap_is_tested_on_items_like_its_ci tests/test_bias_card_degenerate.py::test_responses_equal_in_length_leave_the_length_rows_without_data tests/test_bias_card_degenerate.py::test_self_preference_without_a_quality_control_is_never_a_detection tests/test_bias_card_degenerate.py::test_smollm2_always_first_shown_is_not_estimable_for_the_logit_and_never_crashes tests/test_bias_card_degenerate.py::test_smollm2_mostly_unparsed_leads_with_parse_failures tests/test_bias_card_degenerate.py::test_underpowered_only_when_the_mde_exceeds_the_threshold tests/test_bias_card_multiplicity.py::test_a_corrected_rows_mde_is_at_the_familys_bonferroni_level tests/test_bias_card_multiplicity.py::test_a_row_significant_only_before_correction_is_not_detected tests/test_bias_card_multiplicity.py::test_adjusted_p_values_equal_statsmodels tests/test_bias_card_multiplicity.py::test_cohen_h_has_the_stated_power_exactly tests/test_bias_card_multiplicity.py::test_cohen_h_solves_statsmodels_power_equation tests/test_bias_card_multiplicity.py::test_the_family_is_the_tested_rows_and_is_named_in_the_card tests/test_bias_card_multiplicity.py::test_the_multiplicity_setting_reaches_the_cli tests/test_bias_card_views.py tests/test_bias_card_mutation.py tests/test_bias_card_gold_shares.py::test_excess_over_gold_by_hand tests/test_bias_card_gold_shares.py::test_llmbar_llama2_length_row_is_the_excess_over_gold tests/test_bias_card.py::test_card_columns_and_underpowered_flag tests/test_bias_card.py::test_llmbar_cards_equal_the_authors_statistics tests/test_bias_card.py::test_planted_biases_are_detected_and_the_control_is_not tests/test_bias_card.py::test_single_order_log_warns_that_position_is_confounded tests/test_bias_card_identification.py tests/test_bias_card_unguarded.py::test_binomial_successes_are_rounded_not_floored tests/test_bias_card_unguarded.py::test_position_note_says_only_what_the_log_has tests/test_bias_card_unguarded.py::test_strict_between_judge_kappa_leaves_fallback_verdicts_out tests/test_bias_card_ppi_small.py::test_an_interval_that_would_leave_0_1_is_clipped_with_a_note tests/test_bias_card_ppi_small.py::test_ppi_rows_carry_the_labels_per_side_and_the_notes tests/test_bias_card_ppi_small.py::test_ppi_with_ten_labels_stays_in_bounds tests/test_bias_card_ppi_small.py::test_too_few_labels_on_one_side_make_the_ppi_rows_underpowered"
   [judgelab/bias_card/report.py]="tests/test_bias_card_report.py"
   [judgelab/verdict_import/importer.py]="tests/test_verdict_import_mutation.py tests/test_verdict_import_formats.py tests/test_verdict_import.py tests/test_verdict_import_stream.py"
@@ -116,7 +116,7 @@ declare -A TESTS=(
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
-  judgelab/parsing.py judgelab/cache.py
+  judgelab/parsing.py judgelab/cache/__init__.py
   judgelab/stats/agreement.py judgelab/stats/bias.py judgelab/stats/mcnemar.py judgelab/stats/mixed.py
   judgelab/ranking/acquisition.py judgelab/ranking/bias_aware.py judgelab/ranking/bradley_terry.py
   judgelab/uda/elo.py judgelab/uda/autograd.py judgelab/uda/adapter.py judgelab/uda/features.py
@@ -124,8 +124,8 @@ DEFAULT_MODULES=(
   judgelab/rbd/metrics.py judgelab/rbd/supervision.py judgelab/rbd/detector.py judgelab/rbd/loop.py
   judgelab/strategies/aggregate.py judgelab/strategies/analysis.py
   judgelab/topk/experiment.py judgelab/topk/gate.py
-  judgelab/topk/live.py judgelab/topk/userpool.py judgelab/leaderboard.py
-  judgelab/roles.py
+  judgelab/topk/live.py judgelab/topk/userpool.py judgelab/board/length_check.py
+  judgelab/workflow/roles.py
   judgelab/verdict_import/importer.py judgelab/verdict_import/mapping.py judgelab/verdict_import/presets.py
   judgelab/verdict_import/readers.py
 )

@@ -21,11 +21,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from judgelab import resources
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.judges.base import Judge
 from judgelab.records import JudgeRequest, RawAnswer
 from judgelab.registry import BACKENDS, backend_traits, is_simulated
+from judgelab.workflow import resources
 from tests.conftest import REPO
 
 TOY_HTTP = "toy-http"
@@ -112,7 +112,7 @@ def test_a_new_sharded_backend_gets_its_gpus_tier_and_env(toys):
 
 
 def test_plan_stands_in_for_a_new_backend_and_keeps_simulated_ones(toys):
-    from judgelab.plan import stand_in_config
+    from judgelab.workflow.plan import stand_in_config
 
     sim = {"name": "s", "backend": "simulated", "model": "sim"}
     cfg, originals = stand_in_config({"judges": [toys.http, sim], "rbd": {"teacher": toys.gpu}})
@@ -132,7 +132,7 @@ def test_studies_and_provenance_ask_the_traits(toys):
     assert prov["simulated"] is False and prov["simulated_inputs"] == "r.gold=s"
     assert prov["_judge_simulated"] == {"toy": False, "s": True}
     # a real judge of a new backend is a real judge everywhere (roles, the no-silent-simulation check)
-    from judgelab.roles import is_real_run
+    from judgelab.workflow.roles import is_real_run
     assert is_real_run({"judges": [toys.http]})
     assert not is_real_run({"judges": [{"name": "s", "backend": "simulated", "model": "x"}]})
     # the scoring study's panel keeps a new backend (only recorded judges are left out), and

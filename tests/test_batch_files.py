@@ -28,9 +28,9 @@ from judgelab.batch.import_ import _anthropic_answer, _openai_answer, import_bat
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, default_config_paths, load_config
 from judgelab.judges.local_server import SMOLLM2_NAME
-from judgelab.plan import ALL_STUDIES, plan
+from judgelab.judges.runner import run_requests
 from judgelab.records import JudgeRequest, Message
-from judgelab.runner import run_requests
+from judgelab.workflow.plan import ALL_STUDIES, plan
 from tests.conftest import REPO
 from tests.realllm import server_missing, smollm2_launch_judge, smollm2_server  # noqa: F401 (fixtures)
 

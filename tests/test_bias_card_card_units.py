@@ -821,7 +821,7 @@ def test_response_features_from_the_feature_columns_texts_or_nothing():
     assert w.tolist() == [0.0, 0.0] and m.tolist() == [0.0, 0.0] and h.tolist() == [False, False]
     texts = pd.DataFrame({"response_b": ["one two", "", None, "# Title\n- item"]})
     w, m, h = C._response_features(texts, "b")
-    from judgelab.features import markdown_score, word_count
+    from judgelab.datasets.features import markdown_score, word_count
 
     assert w.tolist() == [2.0, 0.0, 0.0, float(word_count("# Title\n- item"))]
     assert m[3] == pytest.approx(markdown_score("# Title\n- item")) and m[0] == 0.0

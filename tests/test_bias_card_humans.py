@@ -353,7 +353,7 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
     """The demonstration's command on 40 real voted pairs, the model replaced by a judge that names
     the pair's human majority when shown in the stored order and always the first slot when swapped."""
     import judgelab.judges
-    import judgelab.pairwise
+    import judgelab.judges.pairwise
     from judgelab.bias_card import mtbench_humans
 
     seen = {}
@@ -371,7 +371,7 @@ def test_mt_bench_demonstration_end_to_end_with_a_stand_in_judge(data_root, tmp_
                          "judge": "stand-in", "status": "ok"})
         return pd.DataFrame(rows)
 
-    monkeypatch.setattr(judgelab.pairwise, "judge_pairs", fake_judge_pairs)
+    monkeypatch.setattr(judgelab.judges.pairwise, "judge_pairs", fake_judge_pairs)
     monkeypatch.setattr(judgelab.judges, "make_judge", lambda spec: spec)
     monkeypatch.setenv("JUDGELAB_DATA", str(data_root))
     out = tmp_path / "demo"

@@ -42,7 +42,7 @@ from judgelab.bias_card.card import (
     judgebench_pair_correct,
     ratio_cluster_variance,
 )
-from judgelab.features import markdown_score, word_count
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.stats.mcnemar import mcnemar_mde
 from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
 

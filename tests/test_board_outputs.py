@@ -22,7 +22,7 @@ from PIL import Image
 from judgelab.board import figure as F
 from judgelab.board.html import write_board_html
 from judgelab.board.table import COLUMNS, CORRECTIONS, FLIP_COLUMNS, Board
-from judgelab.html_report import SIMULATED_BANNER
+from judgelab.plots.html_report import SIMULATED_BANNER
 
 
 def _table(n: int = 3, *, nan_col: str | None = None) -> pd.DataFrame:

@@ -34,8 +34,8 @@ import pytest
 from judgelab.cache import CachedCall, CallCache, decode_request
 from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import TooManyErrors, run_requests
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind, RawAnswer
-from judgelab.runner import TooManyErrors, run_requests
 from tests import pg_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -321,7 +321,7 @@ _SLOW_JUDGE = textwrap.dedent(
     if __name__ == "__main__":
         import sys
         from judgelab.cache import CallCache
-        from judgelab.runner import run_requests
+        from judgelab.judges.runner import run_requests
 
         db, log, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
         with CallCache(db) as cache:

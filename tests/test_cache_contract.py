@@ -37,8 +37,8 @@ from judgelab.cache import (
 )
 from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer
-from judgelab.runner import run_requests
 
 
 def _call(key: str, judge: str = "j1", text: str | None = "[[A]]", **kw) -> CachedCall:
@@ -81,7 +81,7 @@ def test_scheme_of_paths_and_urls():
     assert cache_scheme("x://host/p://q") == "x"
     assert cache_backend("calls.sqlite") is CallCache
     assert cache_backend(Path("calls.sqlite")) is CallCache
-    from judgelab.cache_postgres import PostgresCallCache
+    from judgelab.cache.postgres import PostgresCallCache
 
     assert cache_backend("postgresql://h/db") is PostgresCallCache
     assert cache_backend("POSTGRES://h/db") is PostgresCallCache

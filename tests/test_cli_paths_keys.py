@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from judgelab import cli
-from judgelab.roles import missing_keys
+from judgelab.workflow.roles import missing_keys
 
 KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY")
 

@@ -18,7 +18,7 @@ import pytest
 from judgelab.compare import report as rep
 from judgelab.compare.board import BOARD_COLUMNS, FLIP_COLUMNS, BoardComparison, skipped
 from judgelab.compare.paired import COLUMNS, Matched
-from judgelab.html_report import SIMULATED_BANNER
+from judgelab.plots.html_report import SIMULATED_BANNER
 
 NAMES = ("old|j", "new")
 stamp_module = importlib.import_module("judgelab.plots.stamp")  # judgelab.plots.stamp is also a function

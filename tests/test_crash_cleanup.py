@@ -1,7 +1,7 @@
 """A crashed run leaves nothing running, and its rerun asks only what no job had stored.
 
 Issue #19: a ``kill -9`` of snakemake left its job processes (and a server a job had
-launched) running and writing the call cache.  :mod:`judgelab.lifecycle` (installed by
+launched) running and writing the call cache.  :mod:`judgelab.workflow.lifecycle` (installed by
 ``workflow_scripts/_repo.py`` in every rule script) makes each job watch its snakemake
 ancestors and stop itself and every child process when one disappears, and turns SIGTERM
 into a clean exit that stops the children too.
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab import lifecycle
+from judgelab.workflow import lifecycle
 from tests.conftest import REPO
 from tests.test_pipeline import copy_workflow, snakemake_bin
 
@@ -224,7 +224,7 @@ def test_kill_9_of_snakemake_stops_the_run_and_the_rerun_asks_only_the_rest(cras
 JOB = """
 import os, subprocess, sys, time
 sys.path.insert(0, {repo!r})
-from judgelab import lifecycle
+from judgelab.workflow import lifecycle
 watching = lifecycle.install(grace_s=5.0, poll_s=0.2)
 tmp = {tmp!r}
 PIDFILE = "import os\\ndef note(name):\\n    open(name + '.t', 'w').write(str(os.getpid())); os.replace(name + '.t', name)\\n"
@@ -323,7 +323,7 @@ def test_ancestors_and_command_lines():
 SERVER_JOB = """
 import sys, time
 sys.path.insert(0, {repo!r})
-from judgelab import lifecycle
+from judgelab.workflow import lifecycle
 lifecycle.install(grace_s=20.0, poll_s=0.2)
 from judgelab.judges import make_judge
 from tests.realllm import smollm2_openai_spec

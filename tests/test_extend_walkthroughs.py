@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 import tomllib
 
-from judgelab.planning import STUDIES
+from judgelab.workflow.planning import STUDIES
 from tests.conftest import REPO
 from tests.test_layering import STUDIES as PAPER_STUDIES
 
@@ -248,7 +248,7 @@ def test_every_shipped_study_is_in_each_place_the_study_walkthrough_lists():
         assert name in walk, name
     paths = _paths("Walkthrough: a study")
     for rel in ("judgelab/mystudy/plan.py", "judgelab/mystudy/calls.py", "rules/mystudy.smk", "rules/plans.smk",
-                "rules/config_errors.smk", "Snakefile", "judgelab/planning.py", "tests/test_layering.py",
+                "rules/config_errors.smk", "Snakefile", "judgelab/workflow/planning.py", "tests/test_layering.py",
                 "config/config.yaml", "config/schema.yaml", "judgelab/plots/mystudy.py", "docs/studies/mystudy.md",
                 "mkdocs.yml"):
         assert rel in paths, rel

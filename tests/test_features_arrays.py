@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgelab.features import markdown_score, text_feature_arrays, text_features, word_count
+from judgelab.datasets.features import markdown_score, text_feature_arrays, text_features, word_count
 
 # the characters where RE2 and Python's re disagree unless the classes are spelled out
 _ALPHABET = st.sampled_from([*"ab1 #-*+>|_`.)\n\t\r\f\v\x1c\x1d\x1e\x1f", "\u00a0", "\u2003", "é", "\x85"])

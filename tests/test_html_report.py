@@ -24,7 +24,7 @@ from judgelab.bias_card.card import CardSettings
 from judgelab.bias_card.planted import PlantedJudge, planted_log
 from judgelab.bias_card.reliability import PANEL_JUDGE
 from judgelab.bias_card.report import write_audit
-from judgelab.html_report import Figure, Page, Section, Table, render_page
+from judgelab.plots.html_report import Figure, Page, Section, Table, render_page
 
 # a name with every character HTML cares about, and one made to break out of an attribute
 NASTY = ['judge<script>alert("x")</script>', "o'brien & \"co\" <b>"]

@@ -26,9 +26,9 @@ from hypothesis import strategies as st  # noqa: E402
 from judgelab.cache import CallCache  # noqa: E402
 from judgelab.config import ConfigError, JudgeSpec  # noqa: E402
 from judgelab.judges import make_judge  # noqa: E402
+from judgelab.judges.runner import run_requests  # noqa: E402
 from judgelab.judges.transformers_backend import HANDOVER_BATCHES, _SeededSampler, plan_batches  # noqa: E402
 from judgelab.records import CallStatus, JudgeRequest, OutputKind  # noqa: E402
-from judgelab.runner import run_requests  # noqa: E402
 
 WORDS = ("which response is better A or B the answer short long correct wrong helpful "
          "clear first second score 1 2 3 4 5 Yes No judge says because").split()

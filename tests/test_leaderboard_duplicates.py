@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from judgelab import cli
+from judgelab.board.length_check import length_correlation, read_leaderboard
 from judgelab.io import InputError
-from judgelab.leaderboard import length_correlation, read_leaderboard
 
 LB = Path("alpaca_eval/leaderboards/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv")
 DUP = "GPT 3.5 Turbo (06/13)"

@@ -15,8 +15,8 @@ import pytest
 
 from judgelab.config import ConfigError, default_config_paths, load_config, load_yaml, merge
 from judgelab.io import with_provenance
-from judgelab.roles import auxiliary_roles, check_roles, simulated_inputs, with_roles
 from judgelab.workflow import provenance, simulated_inputs_of
+from judgelab.workflow.roles import auxiliary_roles, check_roles, simulated_inputs, with_roles
 from tests.conftest import REPO
 
 JUDGE_SETS = sorted(p.stem for p in (REPO / "config" / "judges").glob("*.yaml") if p.stem != "simulated")

@@ -34,8 +34,8 @@ from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges import make_judge
 from judgelab.judges.base import BackendUnavailable
 from judgelab.judges.openai_backend import OpenAIJudge
+from judgelab.judges.runner import TooManyErrors, run_requests
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind
-from judgelab.runner import TooManyErrors, run_requests
 
 KEY = "sk-secret-XYZ123"
 KEY_ENV = "JL_TEST_KEY"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from judgelab.pairwise import VERDICT_COLUMNS
+from judgelab.judges.pairwise import VERDICT_COLUMNS
 from judgelab.prompts import to_original_frame
 from judgelab.stats.agreement import order_summary
 

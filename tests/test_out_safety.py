@@ -140,8 +140,8 @@ def test_a_read_only_out_is_one_line_for_a_user_who_cannot_write(which):
                "HOME": str(base)}
         # the interpreter lives under /root here: the child imports the command first, then drops to nobody
         child = ("import os, sys, fcntl, glob, difflib; from judgelab import cli, io; cli.build_parser()\n"
-                 "import judgelab.datasets.sources, judgelab.judges.base, judgelab.plan, judgelab.registry\n"
-                 "import judgelab.runner\n"
+                 "import judgelab.datasets.sources, judgelab.judges.base, judgelab.workflow.plan, judgelab.registry\n"
+                 "import judgelab.judges.runner\n"
                  "if os.geteuid() == 0:\n    os.setgid(65534); os.setuid(65534)\n"
                  "sys.exit(cli.main(sys.argv[1:]))")
         res = subprocess.run([sys.executable, "-c", child, *_audit(out)], capture_output=True, text=True,

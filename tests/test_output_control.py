@@ -12,11 +12,11 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec, validate_config
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
 from judgelab.rbd.detector import DetectorCase
 from judgelab.rbd.supervision import collect_traces, teacher_request
 from judgelab.records import DEFAULT_OUTPUT_LIMITS, JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 from judgelab.strategies import prompts as _strategy_prompts  # noqa: F401  (registers the S4-S8 templates)
 from tests import test_openai_backend as _fake
 from tests.test_openai_backend import make

@@ -4,7 +4,7 @@ The protocol's call count is derived, row by row with its arithmetic and the pap
 table of the study's page (``docs/studies/<study>.md``), after a marker line
 ``<!-- protocol-count: CONFIG TARGET... -->``.  This file reads that table -- the one place the
 documented number lives, so the doc and the test cannot drift -- checks each row's arithmetic, then
-runs ``judgelab plan`` (:func:`judgelab.plan.plan`) on the config and targets the marker names and
+runs ``judgelab plan`` (:func:`judgelab.workflow.plan.plan`) on the config and targets the marker names and
 compares: the plan's total within 10 % of the table's, each rule whose count does not follow the
 stand-ins' answers within 10 % of its rows, and no rule the table does not account for.  The plan
 must also stay quick (the issue asks for 30 s on an idle machine; the bound here is loose, in CPU
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.plan import ALL_STUDIES, plan
+from judgelab.workflow.plan import ALL_STUDIES, plan
 from tests.conftest import REPO
 
 STUDY_PAGES = sorted((REPO / "docs" / "studies").glob("*.md"))

@@ -150,7 +150,7 @@ def test_every_rule_that_calls_a_judge_declares_its_keys():
 
 
 def test_the_documented_line_is_the_one_a_run_prints():
-    from judgelab.roles import JobKeys, key_lines
+    from judgelab.workflow.roles import JobKeys, key_lines
 
     line = key_lines({"OPENAI_API_KEY": ["gpt-4o-mini"]}, JobKeys.ADVICE)[0]
     assert f"judgelab: error: {line}\n" in (REPO / "docs" / "config.md").read_text(encoding="utf-8")

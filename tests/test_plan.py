@@ -14,9 +14,9 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges.base import Judge
-from judgelab.plan import ALL_STUDIES, format_plan, plan, stand_in_config, summarise
+from judgelab.judges.runner import PLAN_LOG_ENV, run_requests
 from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer, canonical_json, sha256_hex
-from judgelab.runner import PLAN_LOG_ENV, run_requests
+from judgelab.workflow.plan import ALL_STUDIES, format_plan, plan, stand_in_config, summarise
 from tests.conftest import REPO
 
 PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data", "pyproject.toml")
@@ -93,8 +93,8 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
 def test_summary_prices_only_the_calls_the_cache_lacks(tmp_path):
     """Unit check of the comparison with the real cache and of the pricing (no workflow run)."""
     from judgelab.cache import CachedCall
-    from judgelab.plan import summarise
     from judgelab.records import JudgeRequest, Message, OutputKind, canonical_json, sha256_hex
+    from judgelab.workflow.plan import summarise
 
     reqs = [JudgeRequest(messages=[Message("user", "x" * 4000 * (i + 1))], kind=OutputKind.PAIRWISE, fmt="json",
                          task="cot" if i else None) for i in range(2)]
@@ -222,7 +222,7 @@ def test_every_rule_that_runs_a_judge_or_model_has_a_planner():
     hole in every plan that needs it (the planner also refuses such a DAG at run time)."""
     import re
 
-    from judgelab.calls import rule_calls
+    from judgelab.workflow.calls import rule_calls
 
     declared = set()
     for smk in sorted((REPO / "rules").glob("*.smk")):
@@ -235,12 +235,12 @@ def test_every_rule_that_runs_a_judge_or_model_has_a_planner():
 
 
 def test_a_plan_refuses_a_dag_with_an_unplanned_rule(project: Path, monkeypatch):
-    import judgelab.calls
+    import judgelab.workflow.calls
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     extra = project.parent / "mine.yaml"
-    real = judgelab.calls.rule_calls
-    monkeypatch.setattr(judgelab.calls, "rule_calls",
+    real = judgelab.workflow.calls.rule_calls
+    monkeypatch.setattr(judgelab.workflow.calls, "rule_calls",
                         lambda: {k: v for k, v in real().items() if not k.startswith("audit_query")})
     with pytest.raises(RuntimeError, match=r"calls of rules? audit_query.*no planner"):
         plan([extra], targets=_targets(), directory=str(project), progress=False)
@@ -249,12 +249,12 @@ def test_a_plan_refuses_a_dag_with_an_unplanned_rule(project: Path, monkeypatch)
 def test_the_cli_names_an_unplanned_rule_in_one_line(project: Path, monkeypatch, capsys):
     """``judgelab plan`` on a DAG with a judge-calling rule that has no planner: exit 2 and one
     ``judgelab: error:`` line naming the rule (no traceback)."""
-    import judgelab.calls
+    import judgelab.workflow.calls
     from judgelab.cli import main
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    real = judgelab.calls.rule_calls
-    monkeypatch.setattr(judgelab.calls, "rule_calls",
+    real = judgelab.workflow.calls.rule_calls
+    monkeypatch.setattr(judgelab.workflow.calls, "rule_calls",
                         lambda: {k: v for k, v in real().items() if k != "audit_query"})
     rc = main(["plan", "--quiet", "--directory", str(project), "--configfile", str(project.parent / "mine.yaml"),
                *_targets()])

@@ -1,7 +1,7 @@
 """A config error of one study never stops another study's target.
 
 Each study is planned by its package (``judgelab/<study>/plan.py``) through
-:func:`judgelab.planning.plan_study`; with a bad key in one study's section, ``snakemake -n``
+:func:`judgelab.workflow.planning.plan_study`; with a bad key in one study's section, ``snakemake -n``
 of another study's target still plans (rc 0), while the bad study's own targets stop with the
 error, naming the key.
 """
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from judgelab.config import default_config_paths, load_config, merge
-from judgelab.planning import STUDIES, StudyPlan, plan_study
+from judgelab.workflow.planning import STUDIES, StudyPlan, plan_study
 from tests.conftest import REPO
 
 #: study -> (a bad config section, the key its error names, a target of another study)

@@ -15,8 +15,7 @@ from scipy.stats import t as student_t
 
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences
-from judgelab.datasets.pairs import Pair
-from judgelab.features import (
+from judgelab.datasets.features import (
     FAMILY_SIGNATURES,
     NEGATIVE_WORDS,
     POSITIVE_WORDS,
@@ -24,8 +23,9 @@ from judgelab.features import (
     text_features,
     word_count,
 )
+from judgelab.datasets.pairs import Pair
 from judgelab.io import InputError
-from judgelab.pairwise import orient_context
+from judgelab.judges.pairwise import orient_context
 from judgelab.probe.build import (
     PAD_SENTENCES,
     PROBES,
@@ -88,7 +88,7 @@ def test_position_keeps_the_item_and_both_orders_are_asked():
     for iid, r in df.set_index("item_id").iterrows():
         assert (r.response_a, r.response_b, r.expected_verdict) == (its[iid].response_a, its[iid].response_b,
                                                                     its[iid].expected_verdict)
-    from judgelab.pairwise import pair_requests
+    from judgelab.judges.pairwise import pair_requests
 
     reqs = pair_requests(probe_pairs(df), "ab_letter")
     seen = {(r.meta["pair_id"], r.meta["order"]) for r in reqs}

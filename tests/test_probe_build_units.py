@@ -15,8 +15,8 @@ import pytest
 from judgelab.bias_card.card import CardSettings
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, truncate_at_sentences
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.datasets.pairs import EmptyResponseWarning, Pair
-from judgelab.features import markdown_score, word_count
 from judgelab.io import InputError
 from judgelab.probe.build import (
     PAD_SENTENCES,

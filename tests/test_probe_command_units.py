@@ -64,7 +64,7 @@ def probed_runs(tmp: Path) -> dict:
         figures.append((card, Path(path).name, title))
         Path(path).write_bytes(PNG)
 
-    import judgelab.pairwise as pairwise
+    import judgelab.judges.pairwise as pairwise
 
     asked: list[dict] = []
     real_judge_pairs = pairwise.judge_pairs

@@ -300,7 +300,7 @@ def test_run_detector_records_label_reasoning_and_call(tmp_path):
 
 
 def test_run_detector_fails_on_errors_by_default_logs_its_label_and_shows_the_shots(tmp_path):
-    from judgelab.runner import TooManyErrors
+    from judgelab.judges.runner import TooManyErrors
 
     cases = [case(i, b, t) for i, (b, t) in enumerate([("verbosity", "yes"), ("position", "no")])]
     det = ScriptedTeacher({cases[0].case_id: "<think>Longer won.</think> Yes", cases[1].case_id: "error: HTTP 500"},

@@ -22,12 +22,12 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
 from judgelab.rbd.detector import DetectorCase, DetectorSpec, run_detector
 from judgelab.rbd.loop import LoopDetector, behaviour, loop_items, revision_request, run_loop, table2
 from judgelab.rbd.prompts import parse_answer
 from judgelab.rbd.sets import RbdItem
-from judgelab.runner import run_requests
 
 
 def sim(name: str, seed: int = 0, **profile) -> object:

@@ -31,6 +31,7 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import TooManyErrors
 from judgelab.rbd import metrics as M
 from judgelab.rbd.detector import DetectorCase, DetectorSpec
 from judgelab.rbd.loop import (
@@ -53,7 +54,6 @@ from judgelab.rbd.loop import (
 from judgelab.rbd.prompts import REVISION_TEMPLATES, FewShotExample
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import JudgeRequest, RawAnswer
-from judgelab.runner import TooManyErrors
 from tests.test_rbd_loop import pair_items, verdict_table
 
 

@@ -15,10 +15,10 @@ import math
 import pytest
 
 from judgelab.cache import CallCache
+from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
 from judgelab.rbd.loop import loop_items, revision_request, table2
 from judgelab.rbd.prompts import parse_answer
-from judgelab.runner import run_requests
 from judgelab.simworld.rbd import analysis_informativeness
 from tests.test_rbd_loop import _loop, pair_items, sim, verdict_table
 

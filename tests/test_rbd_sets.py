@@ -21,8 +21,9 @@ import pytest
 
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
-from judgelab.features import text_features
+from judgelab.datasets.features import text_features
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd import prompts as P
 from judgelab.rbd.sets import (
     AUTHOR_SETS,
@@ -34,7 +35,6 @@ from judgelab.rbd.sets import (
     token_lengths,
 )
 from judgelab.records import CallStatus, JudgeResponse
-from judgelab.runner import run_requests
 
 pytestmark = pytest.mark.shared_data
 N = 80

@@ -130,7 +130,7 @@ def test_traces_keep_exactly_the_labelled_reasoned_traces_that_match_b_i(tmp_pat
 
 
 def test_a_failed_teacher_call_fails_the_rule_by_default_and_is_retried(tmp_path):
-    from judgelab.runner import TooManyErrors
+    from judgelab.judges.runner import TooManyErrors
 
     cases = [case("a", "yes"), case("b", "no")]
     teacher = ScriptedTeacher({"a": "<think>Longer won.</think> Yes", "b": "error: timeout"})

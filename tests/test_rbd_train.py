@@ -19,6 +19,7 @@ pytest.importorskip("peft")
 
 from judgelab.cache import CallCache  # noqa: E402
 from judgelab.config import ConfigError  # noqa: E402
+from judgelab.judges.runner import run_requests  # noqa: E402
 from judgelab.rbd.detector import DetectorCase, DetectorSpec, cases_frame, detector_request  # noqa: E402
 from judgelab.rbd.train import (  # noqa: E402
     TrainConfig,
@@ -32,7 +33,6 @@ from judgelab.rbd.train import (  # noqa: E402
     trained_detector_judge,
 )
 from judgelab.records import CallStatus  # noqa: E402
-from judgelab.runner import run_requests  # noqa: E402
 
 BIASES = ("verbosity", "position", "bandwagon", "sentiment")
 

@@ -19,9 +19,9 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges.local_server import Launcher
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
 from judgelab.records import CallStatus, JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 from tests.realllm import (  # noqa: F401  (fixtures)
     smollm2_launch_judge,
     smollm2_missing,

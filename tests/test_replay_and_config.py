@@ -17,7 +17,7 @@ from judgelab.datasets.pairs import load_llmbar, pairs_frame
 from judgelab.datasets.sources import source_path
 from judgelab.io import write_table
 from judgelab.judges import make_judge
-from judgelab.pairwise import judge_pairs
+from judgelab.judges.pairwise import judge_pairs
 from judgelab.stats.agreement import call_summary, order_summary
 from judgelab.verdict_import import import_verdicts, preset_mapping
 from tests.conftest import REPO

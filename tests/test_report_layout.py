@@ -416,7 +416,7 @@ def test_every_panel_of_the_leaderboard_figure_has_data_and_labels_do_not_overla
 
 
 def test_a_collapsed_section_is_a_closed_details_and_a_summary_leads_the_page():
-    from judgelab.html_report import Bullets, Page, Section, Table, render_page
+    from judgelab.plots.html_report import Bullets, Page, Section, Table, render_page
 
     frame = pd.DataFrame({"metric": ["accuracy_AB", "position_preference"], "status": ["detected", "detected"]})
     page = Page(title="T", sections=[

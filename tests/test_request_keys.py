@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from judgelab.judges.runner import parse_answer
 from judgelab.records import (
     JudgeRequest,
     Message,
@@ -22,7 +23,6 @@ from judgelab.records import (
     canonical_json_utf8,
     sha256_hex,
 )
-from judgelab.runner import parse_answer
 
 # texts both short and past the length from which their JSON is remembered, with characters JSON escapes
 _TEXT = st.text(alphabet=st.sampled_from('ab é"\\\n\t\x00\u2028😀<'), max_size=400)
@@ -105,7 +105,7 @@ def test_a_verdict_parsed_once_per_answer_equals_a_fresh_parse():
 def test_a_plan_makes_each_payloads_json_once_and_tells_payloads_apart():
     """The plan's memo of payload JSON (shared between judges) gives each request its own
     payload's bytes and hash, and never another request's: every field of the payload counts."""
-    from judgelab.runner import _plan_payload
+    from judgelab.judges.runner import _plan_payload
 
     base = dict(messages=[Message("system", "s"), Message("user", "a long question " * 40)], fmt="json")
     variants = [JudgeRequest(**base), JudgeRequest(**base, params={"temperature": 0.7}),

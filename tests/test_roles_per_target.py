@@ -7,7 +7,7 @@ The workflow checks a role only for the jobs that use it (``needs_roles`` in
 ``allow_simulated_roles``; a target whose jobs do need a simulated (or unconfigured) role still
 stops, naming the rule, the role and its config key.
 
-The unit tests (fast, the mutation map's) pin :func:`judgelab.roles.check_roles`'s selection
+The unit tests (fast, the mutation map's) pin :func:`judgelab.workflow.roles.check_roles`'s selection
 and the real-run rule; the DAG tests build the job graph in-process (a dry run: nothing runs).
 """
 
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from judgelab.config import ConfigError, load_yaml
-from judgelab.roles import (
+from judgelab.workflow.roles import (
     auxiliary_roles,
     check_roles,
     is_real_run,
@@ -323,7 +323,7 @@ def test_without_the_switch_key_a_real_run_allows_nothing_and_the_message_names_
 
 
 def test_role_config_is_the_plans_real_config_when_named(tmp_path, monkeypatch):
-    from judgelab.roles import ROLE_CONFIG_ENV, role_config
+    from judgelab.workflow.roles import ROLE_CONFIG_ENV, role_config
 
     cfg = _config({"judges": [MINE]})
     monkeypatch.delenv(ROLE_CONFIG_ENV, raising=False)

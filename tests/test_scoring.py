@@ -34,9 +34,9 @@ from judgelab.config import ConfigError, JudgeSpec
 from judgelab.io import InputError
 from judgelab.judges import make_judge
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.parsing import SCORE_IDS, score_id
 from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer
-from judgelab.runner import run_requests
 from judgelab.scoring.generation import (
     acceptance_summary,
     reference_levels_needed,

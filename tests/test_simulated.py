@@ -17,9 +17,11 @@ import pytest
 
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec
+from judgelab.datasets.features import FAMILY_SIGNATURES
 from judgelab.datasets.pairs import Pair
-from judgelab.features import FAMILY_SIGNATURES
 from judgelab.judges import make_judge
+from judgelab.judges.pairwise import judge_pairs, pair_requests
+from judgelab.judges.runner import run_requests
 from judgelab.judges.simulated import (
     REFERENCE_CONTRASTS,
     SimulatedJudge,
@@ -27,11 +29,9 @@ from judgelab.judges.simulated import (
     coefficient_for_bias,
     pairwise_probs,
 )
-from judgelab.pairwise import judge_pairs, pair_requests
 from judgelab.parsing import parse_pairwise, parse_score
 from judgelab.prompts import pairwise_request
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 from judgelab.stats.bias import bias_score as estimate_bias
 
 N = 300

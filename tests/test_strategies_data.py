@@ -25,8 +25,8 @@ from judgelab.datasets.controlled import (
     strip_inline,
     truncate_at_sentences,
 )
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.datasets.mtbench import compact_votes, sample_indices
-from judgelab.features import markdown_score, word_count
 from judgelab.io import InputError
 from judgelab.judges import make_judge
 from judgelab.strategies.build import assemble_controlled, generate_texts

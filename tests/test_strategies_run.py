@@ -23,7 +23,7 @@ from judgelab.config import JudgeSpec
 from judgelab.datasets.pairs import load_llmbar, pairs_frame
 from judgelab.datasets.sources import source_path
 from judgelab.judges import make_judge
-from judgelab.pairwise import judge_pairs
+from judgelab.judges.pairwise import judge_pairs
 from judgelab.strategies import AGGREGATIONS, STRATEGY_ORDER, StrategySettings, strategy_table
 from judgelab.strategies.aggregate import aggregate_strategies, cross_family_members, malformed_kind
 from judgelab.strategies.analysis import agreement_table, replay_s1_table

@@ -23,7 +23,7 @@ import pytest
 
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
-from judgelab.features import word_count
+from judgelab.datasets.features import word_count
 from judgelab.io import InputError
 from judgelab.judges import make_judge
 from judgelab.judges.simulated import SimulatedJudge

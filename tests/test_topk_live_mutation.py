@@ -28,9 +28,9 @@ import pytest
 from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.io import InputError
+from judgelab.judges.runner import TooManyErrors
 from judgelab.judges.simulated import SimulatedJudge
 from judgelab.records import RawAnswer
-from judgelab.runner import TooManyErrors
 from judgelab.topk import live
 from judgelab.topk.experiment import single_threaded_blas
 from judgelab.topk.live import (

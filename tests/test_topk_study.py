@@ -28,10 +28,10 @@ import pytest
 
 from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec
-from judgelab.features import text_features, word_count
+from judgelab.datasets.features import text_features, word_count
 from judgelab.io import InputError
 from judgelab.judges import make_judge
-from judgelab.pairwise import judge_pairs
+from judgelab.judges.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import fit_bias_aware
 from judgelab.simworld.topk import SyntheticJudge, synthetic_oracle
 from judgelab.topk.experiment import TopkSettings, evaluate_full, single_threaded_blas

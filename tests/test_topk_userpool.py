@@ -47,7 +47,7 @@ def test_texts_shape_reads_ids_prompts_and_standardised_length(tmp_path):
     # the other text covariates, by hand: log2(words + 1) and the markdown score
     both = load_user_pool(p, ["log2_length", "markdown"])
     np.testing.assert_allclose(both.X[:, 0], np.log2(words + 1))
-    from judgelab.features import markdown_score
+    from judgelab.datasets.features import markdown_score
 
     np.testing.assert_allclose(both.X[:, 1], [markdown_score(t) for t in ("one", "one two three",
                                                                           "one two three four five six seven")])

@@ -14,9 +14,9 @@ tokenizers = pytest.importorskip("tokenizers")
 from judgelab.cache import CallCache  # noqa: E402
 from judgelab.config import ConfigError, JudgeSpec  # noqa: E402
 from judgelab.judges import make_judge  # noqa: E402
+from judgelab.judges.runner import run_requests  # noqa: E402
 from judgelab.parsing import parse, parse_pairwise  # noqa: E402
 from judgelab.records import CallStatus, JudgeRequest, OutputKind  # noqa: E402
-from judgelab.runner import run_requests  # noqa: E402
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"

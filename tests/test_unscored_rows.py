@@ -1,5 +1,5 @@
 """Every study table keeps a row for a judge it cannot score -- every answer unparsed -- with
-NaN statistics and a ``reason`` that says why (:mod:`judgelab.unscored`), beside a judge it
+NaN statistics and a ``reason`` that says why (:mod:`judgelab.stats.unscored`), beside a judge it
 scores (reason empty).  Before, these rows printed rates computed from no verdict at all: an
 agreement, accuracy or recall of 0 (a missing verdict counted as wrong), 50 % accuracy from
 order-averaged ties, a preference of 0 % with a confidence interval, or recalls and bias
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.unscored import blank, no_value_reason
+from judgelab.stats.unscored import blank, no_value_reason
 
 REASON = "no parsable verdict: 6 of 6 unparsed"
 

@@ -311,7 +311,7 @@ def test_replay_serves_any_preset_and_keeps_identical_responses_apart(tmp_path):
     from judgelab.cache import CallCache
     from judgelab.datasets.pairs import Pair
     from judgelab.judges import make_judge
-    from judgelab.pairwise import judge_pairs
+    from judgelab.judges.pairwise import judge_pairs
 
     files, _ = fixture_llmbar(tmp_path)
     pairs = [Pair(pair_id=q, prompt=instr, response_a=ra, response_b=rb, expected_verdict=gold)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgelab.features import text_feature_arrays
+from judgelab.datasets.features import text_feature_arrays
 from judgelab.verdict_import.importer import import_verdicts
 from judgelab.verdict_import.mapping import build_mapping
 

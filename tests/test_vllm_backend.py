@@ -259,7 +259,7 @@ def test_answer_logits_mode_on_fake_engine(tmp_path):
 def test_logit_verdict_without_a_letter_is_counted_unparsed_not_failed(tmp_path):
     """max_error_rate 0 must not fail the rule: the call is answered, unparsed, and cached."""
     from judgelab.cache import CallCache
-    from judgelab.runner import run_requests
+    from judgelab.judges.runner import run_requests
 
     judge = _fake_judge(tmp_path, verdict_mode="logits", logprobs_top=3)
     reqs = [_req(fmt="json", content="which is better"), _req(content="nothing useful")]

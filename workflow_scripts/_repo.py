@@ -2,7 +2,7 @@
 from the repository in any environment (venv, conda env per rule group, SLURM node); and make
 the job die with its Snakemake run (every rule script imports this module first, so every
 job, the ones that load a model or launch a server included, gets the watchdog of
-:mod:`judgelab.lifecycle`: a ``kill -9`` of snakemake leaves no job or server running)."""
+:mod:`judgelab.workflow.lifecycle`: a ``kill -9`` of snakemake leaves no job or server running)."""
 
 import sys
 from pathlib import Path
@@ -11,6 +11,6 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from judgelab import lifecycle  # noqa: E402  (after the path is set)
+from judgelab.workflow import lifecycle  # noqa: E402  (after the path is set)
 
 lifecycle.install()

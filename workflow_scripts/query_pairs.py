@@ -7,7 +7,7 @@ from judgelab.config import JudgeSpec
 from judgelab.datasets.pairs import load_pairs
 from judgelab.io import write_table
 from judgelab.judges import make_judge
-from judgelab.pairwise import judge_pairs
+from judgelab.judges.pairwise import judge_pairs
 from judgelab.workflow import provenance, run_script
 
 

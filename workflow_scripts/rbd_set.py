@@ -7,9 +7,9 @@ from judgelab.cache import CallCache
 from judgelab.config import JudgeSpec
 from judgelab.io import write_table
 from judgelab.judges import make_judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
 from judgelab.rbd.sets import SET_BUILDERS, BuildContext, items_frame
-from judgelab.runner import run_requests
 from judgelab.workflow import provenance, run_script
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgelab.config import ConfigError
-from judgelab.planning import check_template
+from judgelab.workflow.planning import check_template
 
 
 @dataclass

@@ -12,7 +12,7 @@ one call cache, where every rule then finds them as if it had asked live:
    call-cache key, and ``DIR/manifest.jsonl``, what each key asks of which judge.
 2. The user submits either provider's files and saves the output files in ``DIR/results/``.
 3. ``judgelab batch-import DIR`` (:mod:`judgelab.batch.import_`) stores each answer under its key,
-   parsed as a live answer is (:func:`judgelab.runner.answered_call`), and records each error as a
+   parsed as a live answer is (:func:`judgelab.judges.runner.answered_call`), and records each error as a
    failure (asked again live by the next run, never taken for an answer).
 
 The layout names (:data:`MANIFEST`, ...) are shared by both modules.

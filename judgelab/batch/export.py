@@ -167,8 +167,8 @@ def export_batches(batch_dir: Path, todo: Mapping[str, Sequence[str]], stand_in_
                    progress: bool = True) -> pd.DataFrame:
     """Write the batch files of the calls a plan counts as not yet cached (module docstring).
 
-    ``todo``: per judge, the payload hashes of those calls (:func:`judgelab.plan.uncached_payloads`);
-    ``stand_in_cache``: the plan's stand-in cache (:func:`judgelab.plan.plan_calls` with
+    ``todo``: per judge, the payload hashes of those calls (:func:`judgelab.workflow.plan.uncached_payloads`);
+    ``stand_in_cache``: the plan's stand-in cache (:func:`judgelab.workflow.plan.plan_calls` with
     ``keep_cache``), which holds the payloads; ``entries``: the judges' config entries;
     ``cache_path``: the real call cache the plan compared against (recorded for ``batch-import``).
     Returns one row per judge: ``judge, backend, requests, openai_files, anthropic_files, note``."""

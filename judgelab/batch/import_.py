@@ -11,7 +11,7 @@ Reads every ``*.jsonl`` in ``DIR/results/`` (or the files named), each one of:
   (``result.error``: an error response), ``canceled`` or ``expired``.
 
 Each answer is stored under its ``custom_id``, the call-cache key the export wrote, as a live
-answer is stored (:func:`judgelab.runner.answered_call`): an OpenAI body is read by the judge's
+answer is stored (:func:`judgelab.judges.runner.answered_call`): an OpenAI body is read by the judge's
 own chat-completion parser (:meth:`~judgelab.judges.openai_backend.OpenAIJudge.parse_completion`),
 an Anthropic message's text blocks are the text and its thinking blocks the reasoning (kept as a
 think block, as a live reasoning field is), tokens from the usage, the cost at the batch price.
@@ -183,7 +183,7 @@ def import_batches(batch_dir: Path, *, files: Sequence[str | Path] = (), cache: 
     """Read and check every output file, then store the answers and record the failures in the
     call cache (``cache``, default: the one the export's plan counted against)."""
     from judgelab.cache import CallCache
-    from judgelab.runner import answered_call
+    from judgelab.judges.runner import answered_call
 
     meta, manifest = read_export(batch_dir)
     location = cache or meta.get("cache")

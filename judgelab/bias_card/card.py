@@ -105,7 +105,7 @@ from scipy.stats import t as student_t
 from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables, per_unique
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
-from judgelab.features import text_feature_arrays
+from judgelab.datasets.features import text_feature_arrays
 from judgelab.io import any_true
 from judgelab.parsing import strict_rule_for
 from judgelab.prompts import to_original_frame
@@ -1138,7 +1138,7 @@ class _Log:
 
     def shown_cues(self, rows: np.ndarray | slice = slice(None)) -> dict[str, np.ndarray]:
         """The cue regressors of ``rows``, in the frame of the slot shown first: ``len`` (log2 word-count
-        ratio, clipped at +-3: :func:`judgelab.features.length_log_ratio`, vectorised), ``md``
+        ratio, clipped at +-3: :func:`judgelab.datasets.features.length_log_ratio`, vectorised), ``md``
         (markdown-score difference) and ``gold`` (+1 when gold is the slot shown first, -1 the other,
         0 none).  Computed when asked, for the rows asked: three float columns per row held for
         the whole card would cost 240 MB at ten million verdicts."""

@@ -48,8 +48,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard_length(args: argparse.Namespace) -> int:
+    from judgelab.board.length_check import length_correlation, read_leaderboard
     from judgelab.io import write_table
-    from judgelab.leaderboard import length_correlation, read_leaderboard
 
     board = read_leaderboard(args.file, model_col=args.model_col, score_col=args.score_col,
                              length_col=args.length_col, on_duplicate=args.on_duplicate)

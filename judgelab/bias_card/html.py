@@ -6,7 +6,7 @@ significant after the multiplicity correction), its accuracy against gold as a n
 and ``bias_card.png``.  Everything else is in closed ``<details>`` sections a reader opens by
 name: per judge its headline per view and its rows of ``bias_card.csv`` (one table when the
 strict and lenient views give the same rows), the between-judge rows, and the settings the rows
-depend on.  The page itself is built by :mod:`judgelab.html_report` (escaping, inline figures,
+depend on.  The page itself is built by :mod:`judgelab.plots.html_report` (escaping, inline figures,
 no network).
 """
 
@@ -20,8 +20,8 @@ import pandas as pd
 
 from judgelab.bias_card.card import METRICS, CardSettings
 from judgelab.bias_card.reliability import PANEL_JUDGE
-from judgelab.html_report import SIMULATED_BANNER, Bullets, Figure, Page, Section, Table, write_page
 from judgelab.io import any_true
+from judgelab.plots.html_report import SIMULATED_BANNER, Bullets, Figure, Page, Section, Table, write_page
 
 #: the card's columns shown per judge, in this order (the rest stays in bias_card.csv)
 SHOWN = ["view", "metric", "status", "estimate", "ci_low", "ci_high", "null_value", "n", "n_items", "parsed_share",

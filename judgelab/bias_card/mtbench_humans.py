@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.io import InputError, check_out, staged_folder, write_table, write_text
     from judgelab.judges import make_judge
     from judgelab.judges.local_server import SMOLLM2_GGUF, SMOLLM2_MODEL
-    from judgelab.pairwise import judge_pairs
+    from judgelab.judges.pairwise import judge_pairs
 
     ap = argparse.ArgumentParser(prog="python -m judgelab.bias_card.mtbench_humans", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)

@@ -11,7 +11,7 @@ tables and one-line errors).  Writes into ``--out``, as one set (staged beside i
 judge-out Kendall tau when the log holds several judges), ``style_coefficients.json`` (the
 standardisation and style coefficients, reusable as ``--style-reference``), ``leaderboard.json``
 (what was estimated from what), ``leaderboard.png`` and ``report.html`` (the tables and the
-figure on one self-contained page, :mod:`judgelab.html_report`).
+figure on one self-contained page, :mod:`judgelab.plots.html_report`).
 """
 
 from __future__ import annotations

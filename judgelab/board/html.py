@@ -1,6 +1,6 @@
 """``report.html`` of ``judgelab leaderboard``: the leaderboard, its rank flips and judge checks, the
 notes on what was estimated from what, and the figure, on one self-contained page
-(:mod:`judgelab.html_report`: inline style and figure, nothing fetched, every value escaped).
+(:mod:`judgelab.plots.html_report`: inline style and figure, nothing fetched, every value escaped).
 
 The page opens with its summary: the notes, one sentence per score (which model leads it), one on
 the rank flips, a compact table of each model's scores and the figure.  The full tables
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.board.table import CORRECTIONS
-from judgelab.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
+from judgelab.plots.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
 
 #: model-name columns of the board's tables, each followed by its display name when ``names`` is given
 NAME_COLUMNS = ("model", "model_1", "model_2")

@@ -21,8 +21,8 @@ import pandas as pd
 
 from judgelab.compare.board import BoardComparison
 from judgelab.compare.paired import Matched
-from judgelab.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
 from judgelab.io import any_true, staged_folder, write_table, write_text
+from judgelab.plots.html_report import SIMULATED_BANNER, Figure, Page, Section, Table, write_page
 
 
 def _md(x: object) -> str:

@@ -31,7 +31,7 @@ plus ``question_id``, ``subset``, ``target_side`` (the slot holding the bias tar
 longer response, the complete one, slot A, the markdown one; empty for MODEL_ORIGIN, whose
 target depends on the judge), ``origin_a``/``origin_b`` (generator families, MODEL_ORIGIN
 only), ``words_a``/``words_b`` and ``markdown_a``/``markdown_b`` (the surface cues of
-:mod:`judgelab.features`).
+:mod:`judgelab.datasets.features`).
 
 Generated texts (expansions, MODEL_ORIGIN answers) come from judges through the call cache:
 :func:`generation_requests` builds the requests, the rule runs them, and
@@ -55,8 +55,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.datasets.pairs import Pair, pairs_frame
-from judgelab.features import markdown_score, word_count
 from judgelab.io import InputError, iter_jsonl
 from judgelab.records import JudgeRequest, Message, OutputKind
 
@@ -202,7 +202,7 @@ def md_to_prose(md: str) -> str:
     bold, italics, code spans and links lose their markers; fenced code keeps its lines without
     the fences; quotes lose ">" and horizontal rules disappear.  Line breaks inside ordinary
     paragraphs (poems, addresses) are kept.  The output has no markdown cue
-    (:func:`judgelab.features.markdown_score` is 0).
+    (:func:`judgelab.datasets.features.markdown_score` is 0).
     """
     lines = md.replace("\r\n", "\n").split("\n")
     blocks: list[tuple[str, Any]] = []  # (kind, payload): text, lines, (ordered, items) or table rows

@@ -2,7 +2,7 @@
 
 A backend turns a batch of :class:`JudgeRequest` into :class:`RawAnswer` (text,
 tokens, logprobs, or an error).  It does not parse and does not cache: the runner
-(:mod:`judgelab.runner`) does both for every backend alike, so a new backend is a
+(:mod:`judgelab.judges.runner`) does both for every backend alike, so a new backend is a
 class with :meth:`Judge.answer` and one registry entry.
 """
 

@@ -251,7 +251,7 @@ def start_server(model: str = SMOLLM2_MODEL, gguf_file: str | None = SMOLLM2_GGU
 
     The server runs in a session (and process group) of its own, so a signal meant for the
     job's group does not reach it half-way and :meth:`LocalServer.stop` stops it whole.  Its
-    parent is the job process, which dies with its run (:mod:`judgelab.lifecycle`: when
+    parent is the job process, which dies with its run (:mod:`judgelab.workflow.lifecycle`: when
     snakemake itself is killed, the job's watchdog stops the job and this group, since the
     kernel's parent-death signal only fires for the direct parent).  The parent-death signal
     is tied to the starting *thread*: start the server from a thread that lives as long as

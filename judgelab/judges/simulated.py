@@ -6,7 +6,7 @@ Every answer it gives is synthetic and every table made from it says so.
 
 How a simulated judge decides a pairwise comparison.  It reads the two candidate
 texts it is shown (``request.slots``) and the prompt, computes surface cues with
-:mod:`judgelab.features`, and forms a preference logit for slot A::
+:mod:`judgelab.datasets.features`, and forms a preference logit for slot A::
 
     z = competence * (q_A - q_B)            # q from request.truth (gold or quality)
       + c_pos                               # slot A is shown first
@@ -59,7 +59,7 @@ from types import EllipsisType
 from typing import Any, TypeVar
 
 from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec
-from judgelab.features import (
+from judgelab.datasets.features import (
     FAMILY_SIGNATURES,
     bandwagon_cue,
     bow_cosine,

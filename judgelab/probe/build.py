@@ -50,8 +50,8 @@ import pandas as pd
 
 from judgelab.config import ConfigError
 from judgelab.datasets.controlled import md_to_prose, split_sentences, truncate_at_sentences
+from judgelab.datasets.features import BANDWAGON_STATEMENT, markdown_score, word_count
 from judgelab.datasets.pairs import Pair, pair_from_row, warn_empty_responses
-from judgelab.features import BANDWAGON_STATEMENT, markdown_score, word_count
 from judgelab.io import InputError, iter_jsonl, table_rows
 
 PROBES = ("position", "length", "truncation", "markdown", "bandwagon", "sentiment")
@@ -66,8 +66,8 @@ PAD_FACTOR = 2.0
 #: the truncated response keeps about this share of the words (paper 003: ~0.4)
 TRUNCATION_RATIO = 0.4
 #: Sentences that restate without content: no markdown, no word of the sentiment lexicon
-#: (:data:`judgelab.features.POSITIVE_WORDS`/``NEGATIVE_WORDS``), no family signature phrase
-#: (:data:`judgelab.features.FAMILY_SIGNATURES`), so padding moves the length cue alone.
+#: (:data:`judgelab.datasets.features.POSITIVE_WORDS`/``NEGATIVE_WORDS``), no family signature phrase
+#: (:data:`judgelab.datasets.features.FAMILY_SIGNATURES`), so padding moves the length cue alone.
 PAD_SENTENCES = (
     "To put the same point another way, the answer above stands as given.",
     "Restating it once more, nothing needs to be added to what was said.",
@@ -89,7 +89,7 @@ TONE_PHRASES = {
 
 def bandwagon_statement(side: str) -> str:
     """Paper 001's statement naming stored response ``side`` (``A``/``B``), with the slot as a
-    ``{A}``/``{B}`` placeholder that :func:`judgelab.pairwise.orient_context` fills per order, so the
+    ``{A}``/``{B}`` placeholder that :func:`judgelab.judges.pairwise.orient_context` fills per order, so the
     statement names the same response in whatever slot it is shown."""
     return BANDWAGON_STATEMENT.format(x="{" + side + "}")
 
@@ -327,7 +327,7 @@ def build_probe(items: Sequence[Pair], probes: Sequence[str] = PROBES, *, seed: 
 
 
 def probe_pairs(table: pd.DataFrame) -> list[Pair]:
-    """The probe table's pairs as :class:`Pair` records (what :func:`judgelab.pairwise.judge_pairs` asks
+    """The probe table's pairs as :class:`Pair` records (what :func:`judgelab.judges.pairwise.judge_pairs` asks
     about); a pair without gold is asked as a tie, which only the simulated panel reads."""
     names = [f.name for f in fields(Pair)]
     out = []

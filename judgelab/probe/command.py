@@ -59,7 +59,7 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
     from judgelab.cache import CallCache
     from judgelab.config import config_with_files, find_judge
     from judgelab.judges import make_judge
-    from judgelab.pairwise import judge_pairs
+    from judgelab.judges.pairwise import judge_pairs
     from judgelab.probe.build import probe_pairs
 
     config = config_with_files(args.configfile)

@@ -28,7 +28,7 @@ the single-call types ``yes`` when the verdict is wrong *and* follows the bias c
 otherwise (``truth_rule = cue_error``).  The cue is observable without gold (``cue``):
 position -- the same slot chosen in both orders; verbosity -- the chosen response has more
 words; bandwagon -- the chosen output is the one the statement names; sentiment -- the chosen
-response has the more positive tone (:func:`judgelab.features.text_features`).
+response has the more positive tone (:func:`judgelab.datasets.features.text_features`).
 
 A *simulated* detector reads its planted truth from the request (real detectors read only
 the prompt).  Where a case has no truth, a simulated detector is told the cue instead, so a
@@ -52,7 +52,7 @@ and, where truth exists, ``n_labelled``, ``truth_yes`` and the detector's accura
 precision / recall against it (:func:`judgelab.rbd.metrics.detector_scores`; an unparsed answer
 counts as wrong, and where no labelled case has a parsed answer the three are NaN, never 0);
 ``reason`` is empty on a scored row, and says why a row has no estimate: no detector answer
-with a label (:mod:`judgelab.unscored`'s wording), or no case at all (every call skipped).
+with a label (:mod:`judgelab.stats.unscored`'s wording), or no case at all (every call skipped).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ import pandas as pd
 
 from judgelab.cache import CallCache, CallStore
 from judgelab.config import ConfigError
-from judgelab.features import text_features
+from judgelab.datasets.features import text_features
 from judgelab.io import any_true, table_rows, to_bool
 from judgelab.judges.base import Judge
 from judgelab.prompts import to_original_frame
@@ -81,7 +81,7 @@ from judgelab.rbd.detector import (
     run_detector,
 )
 from judgelab.rbd.prompts import BIAS_TYPES
-from judgelab.unscored import no_value_reason
+from judgelab.stats.unscored import no_value_reason
 
 SUBSET = "log"
 SKIPPED_COLUMNS = ["evaluator", "bias_type", "reason", "n"]

@@ -1,4 +1,4 @@
-"""The rbd study's calls, for ``judgelab plan`` (:mod:`judgelab.calls`).
+"""The rbd study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
 
 One function per rule of ``rules/rbd.smk`` that makes calls or writes a table (or model) calls
 are built from; each does what its ``workflow_scripts/rbd_*.py`` does, with the study's own
@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.calls import PlanContext, RuleCalls, no_calls
 from judgelab.config import ConfigError
 from judgelab.io import read_verdicts, write_table
+from judgelab.judges.runner import run_requests
 from judgelab.rbd.detector import (
     DetectorSpec,
     build_cases,
@@ -36,7 +36,7 @@ from judgelab.rbd.loop import LoopDetector, loop_items, run_loop
 from judgelab.rbd.prompts import DETECTOR_PROMPTS
 from judgelab.rbd.sets import SET_BUILDERS, BuildContext, items_frame, items_from_frame
 from judgelab.rbd.supervision import collect_traces
-from judgelab.runner import run_requests
+from judgelab.workflow.calls import PlanContext, RuleCalls, no_calls
 
 
 def build_set(job: Any, ctx: PlanContext) -> None:

@@ -25,7 +25,7 @@ time of a local model; latency is reported from the loop, Table 6).  The metrics
 row per detector and subset (and per bias type of the test set): ``n``, ``n_missing``,
 ``tp``/``fp``/``tn``/``fn``, ``accuracy``, ``precision``, ``recall``, ``f1``, ``reason``: a
 detector with no yes/no label in a group keeps its row, the four scores NaN (an unparsed
-answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.unscored`; empty when scored).
+answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.stats.unscored`; empty when scored).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.io import any_true, table_rows
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.parsing import split_think
 from judgelab.rbd import metrics as M
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
@@ -54,8 +55,7 @@ from judgelab.rbd.prompts import (
 )
 from judgelab.rbd.sets import RbdItem, unit_hash
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
-from judgelab.unscored import blank, no_value_reason
+from judgelab.stats.unscored import blank, no_value_reason
 
 
 @dataclass

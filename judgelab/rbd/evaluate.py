@@ -33,7 +33,7 @@ rows): ``n_items``, ``acc_D``, ``acc_D_bias``, ``consistency``, ``acc_drop``,
 (``bias_ci_low``/``bias_ci_high``), ``n_missing_D``, ``n_missing_bias``, ``simulated``,
 ``reason``: an evaluator with no parsed verdict on a set keeps its row, the accuracies and
 shares NaN (a missing verdict would count as wrong: 0 %), ``reason`` saying why
-(:mod:`judgelab.unscored`; empty on a scored row).
+(:mod:`judgelab.stats.unscored`; empty on a scored row).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ import pandas as pd
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
 from judgelab.rbd.prompts import EVAL_TEMPLATES, eval_user_prompt, parse_choice
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, Message, OutputKind
-from judgelab.runner import run_requests
 
 CALL_COLUMNS = ["judge", "backend", "model", "family", "simulated", "judge_seed", "status", "parse_method",
                 "raw_text", "tokens_in", "tokens_out", "cost_usd", "latency_s", "key"]
@@ -168,7 +168,7 @@ _SCORED = ("acc_D", "acc_D_bias", "consistency", "acc_drop", "bias_share", "bias
 
 def _summary_row(set_name: str, judge: str, g: pd.DataFrame, simulated: bool) -> dict:
     from judgelab.stats.intervals import wilson_interval  # slow import (statsmodels): only where it is used
-    from judgelab.unscored import blank, no_value_reason
+    from judgelab.stats.unscored import blank, no_value_reason
 
     eq1 = (g["label_rule"] == "eq1").all()
     labelled = g[g["b"] != ""]

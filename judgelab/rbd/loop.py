@@ -45,6 +45,7 @@ import pandas as pd
 from judgelab.cache import CallStore
 from judgelab.io import any_true
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
 from judgelab.rbd.detector import DetectorCase, DetectorSpec, case_for, detector_request
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
@@ -58,8 +59,7 @@ from judgelab.rbd.prompts import (
 )
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
-from judgelab.unscored import blank, no_value_reason
+from judgelab.stats.unscored import blank, no_value_reason
 
 
 @dataclass
@@ -242,7 +242,7 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
     any item keeps its counts with every rate NaN, and one whose detector gave no label keeps the
     rates without the detector with those with it (and the detector scores) NaN -- nothing was
     flagged because nothing was read, not because nothing was biased; ``reason`` says why
-    (:mod:`judgelab.unscored`; empty on a scored row).
+    (:mod:`judgelab.stats.unscored`; empty on a scored row).
     """
     rows = []
     prompting = dict(zip(trajectory["detector"], trajectory["prompting"], strict=False))
@@ -314,7 +314,7 @@ def behaviour(items: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
     Both rates are empty where nothing was flagged or no flagged item was answered; ``reason`` says
     which: the evaluator gave no verdict, the detector no label, it flagged no verdict, or no
     re-prompt gave a parsable verdict
-    (:mod:`judgelab.unscored`; empty when the rates exist)."""
+    (:mod:`judgelab.stats.unscored`; empty when the rates exist)."""
     gold = {(r["judge"], r["detector"], r["set"], r["item_id"]): list(r["gold"]) for r in items.to_dict("records")}
     first = trajectory[trajectory["iteration"] == 1]
     rows = []

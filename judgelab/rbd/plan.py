@@ -27,7 +27,7 @@ def is_label_only(detector: Mapping[str, Any]) -> bool:
 
 class RbdPlan:
     """The rbd study's DAG shapes, derived once from the config (rules/rbd_common.smk reads
-    them); a bad key raises ConfigError naming it, which :func:`judgelab.planning.plan_study`
+    them); a bad key raises ConfigError naming it, which :func:`judgelab.workflow.planning.plan_study`
     defers to this study's own targets."""
 
     def __init__(self, config: Mapping[str, Any], judge_specs: Mapping[str, Any]) -> None:

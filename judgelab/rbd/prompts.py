@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judgelab.features import BANDWAGON_STATEMENT
+from judgelab.datasets.features import BANDWAGON_STATEMENT
 from judgelab.parsing import Parsed, _is_refusal, parse_pairwise
 from judgelab.records import CallStatus
 from judgelab.registry import Registry

@@ -22,12 +22,12 @@ import pandas as pd
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.parsing import split_think
 from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase, case_info
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
 from judgelab.rbd.prompts import BIAS_TYPES, teacher_messages
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 
 TRACE_COLUMNS = [*CASE_COLUMNS, "teacher_label", "reasoning", "kept", *CALL_COLUMNS]
 

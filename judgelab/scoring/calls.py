@@ -1,4 +1,4 @@
-"""The scoring study's calls, for ``judgelab plan`` (:mod:`judgelab.calls`).
+"""The scoring study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
 
 One function per rule of ``rules/scoring.smk`` that makes calls or writes a table calls are
 built from; each does what its ``workflow_scripts/scoring_*.py`` does, with the study's own
@@ -12,13 +12,13 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.calls import PlanContext, RuleCalls
 from judgelab.io import write_table
 from judgelab.scoring.generation import generation_levels, run_generation_review, tasks_for
 from judgelab.scoring.items import items_frame, load_items, mark_sample, study_items
 from judgelab.scoring.metrics import stable_seed
 from judgelab.scoring.prompt import get_variant
 from judgelab.scoring.query import judge_scores
+from judgelab.workflow.calls import PlanContext, RuleCalls
 
 
 def items(job: Any, ctx: PlanContext) -> None:

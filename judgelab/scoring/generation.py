@@ -21,7 +21,7 @@ Here, for every task (group x level):
    up to ``max_attempts``.  A task never accepted keeps its last text, flagged
    ``accepted = False`` (``on_reject: last``), or is left without text (``drop``).
 
-Every call goes through :func:`judgelab.runner.run_requests` (cached: a rerun asks
+Every call goes through :func:`judgelab.judges.runner.run_requests` (cached: a rerun asks
 nothing, a killed run resumes).  The same pipeline synthesises the *responses* to be
 graded where a data set has none (the FLASK hard subset), at seeded target levels.
 
@@ -45,8 +45,8 @@ import pandas as pd
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.runner import run_requests
 from judgelab.scoring.items import ScoringItem
 from judgelab.scoring.metrics import stable_seed
 from judgelab.scoring.prompt import Rubric

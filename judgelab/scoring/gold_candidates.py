@@ -23,7 +23,7 @@ r_ci_high
 simulated          the candidate's scorings came from a simulated judge
 reason             empty when the row is scored; otherwise why it has no
                    correlation (every scoring unparsed, in
-                   :mod:`judgelab.unscored`'s wording; fewer than 3 items
+                   :mod:`judgelab.stats.unscored`'s wording; fewer than 3 items
                    with both scores, no scorings at all): a candidate the
                    table cannot score keeps its row, with NaN statistics
 ================== ===========================================================
@@ -41,7 +41,7 @@ import pandas as pd
 from judgelab.io import any_true
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices, stable_seed
-from judgelab.unscored import no_value_reason
+from judgelab.stats.unscored import no_value_reason
 
 TABLE2_COLUMNS = [
     "dataset", "reference_source", "candidate", "source", "n", "n_unparsed", "rho", "rho_ci_low", "rho_ci_high", "r",

@@ -31,7 +31,7 @@ gold score), ``n_unparsed``, ``rho``, ``rho_ci_low/high``, ``r``, ``r_ci_low/hig
 rule adds ``n_no_reference`` (items that left a reference variant for want of a matched
 reference, ``generation.on_reject: drop``; per variant in ``reference_coverage.csv``);
 ``reason``: empty on a scored row; a judge whose every scoring of a variant failed keeps its
-row, correlations NaN, and ``reason`` says why (:mod:`judgelab.unscored`, e.g. ``no parsable
+row, correlations NaN, and ``reason`` says why (:mod:`judgelab.stats.unscored`, e.g. ``no parsable
 score: 40 of 40 unparsed``).
 
 ``fluctuation`` -- one row per data set x gold x judge x family (rubric_order,
@@ -78,7 +78,7 @@ from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
 from judgelab.stats.intervals import wilson_interval
-from judgelab.unscored import blank, no_gold_reason, no_value_reason
+from judgelab.stats.unscored import blank, no_gold_reason, no_value_reason
 
 SCORES = (-1, 1, 2, 3, 4, 5)
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
@@ -198,7 +198,7 @@ def _variant_order(names: Sequence[str]) -> list[str]:
 
 def gold_gaps(gold_scores: pd.DataFrame | None, golds: pd.DataFrame) -> pd.DataFrame:
     """The data sets the gold protocol scored without yielding one gold score: ``dataset``,
-    ``gold_source`` (``gold_judge``) and ``reason`` (:func:`judgelab.unscored.no_gold_reason`,
+    ``gold_source`` (``gold_judge``) and ``reason`` (:func:`judgelab.stats.unscored.no_gold_reason`,
     e.g. ``no gold score: gold judge X: 40 of 40 unparsed``).
 
     :func:`gold_frame` has no row for such a set; passed to :func:`correlation_tables` and
@@ -474,7 +474,7 @@ def aggregation_table(
 
     ``reason`` is empty on a scored row; a row whose gold set has no gold score (``gaps``,
     :func:`gold_gaps`), whose judge has no valid baseline score, or none among the set's
-    variants keeps its ``n`` with NaN correlations and says why (:mod:`judgelab.unscored`).
+    variants keeps its ``n`` with NaN correlations and says why (:mod:`judgelab.stats.unscored`).
     """
     rows = []
     for ds, src, items, x, sd, gold_reason in _gold_sets(scores, golds, gaps):

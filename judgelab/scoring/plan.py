@@ -13,8 +13,8 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.registry import backend_traits
-from judgelab.resources import conda_env, judges_in_env
 from judgelab.scoring.query import with_scoring_profile
+from judgelab.workflow.resources import conda_env, judges_in_env
 
 
 class ScoringStudy:
@@ -74,7 +74,7 @@ class ScoringStudy:
         return JudgeSpec.from_dict(self.entry(name), where=f"scoring judge {name}")
 
     def judges_in_env(self, names: list[str], env: str) -> list[str]:
-        """Those of ``names`` whose jobs run in the conda env file ``env`` (judgelab.resources)."""
+        """Those of ``names`` whose jobs run in the conda env file ``env`` (judgelab.workflow.resources)."""
         return judges_in_env({n: self.entry(n) for n in names}, names, env)
 
     def conda_env(self, *names: str) -> str:

@@ -48,9 +48,9 @@ from judgelab.cache import CallStore
 from judgelab.config import ConfigError
 from judgelab.io import InputError
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.records import JudgeRequest, JudgeResponse, Message, OutputKind
 from judgelab.registry import is_simulated
-from judgelab.runner import run_requests
 from judgelab.scoring.items import ScoringItem
 from judgelab.scoring.prompt import Variant, build_prompt
 

@@ -9,7 +9,7 @@ judge's profile, and answers in the raw format the prompt asks for:
   perturbed calculator results, filler sentences (about 1.4x the gold length, paper 001:
   139 vs 103 tokens) and a wrong final ``#### n``;
 * ``rbd_tone`` -- a tone rewrite of an option (paper 001, E.2): positive / negative tone
-  words around the unchanged content (the sentiment cue of :mod:`judgelab.features`);
+  words around the unchanged content (the sentiment cue of :mod:`judgelab.datasets.features`);
 * ``rbd_long_wrong`` -- a short wrong factual answer extended into a long wrong explanation;
 * ``rbd_choice`` -- an evaluator on a multiple-choice item: a multinomial logit whose
   utilities are competence on the gold option plus the judge's planted cue coefficients
@@ -32,7 +32,7 @@ import math
 import re
 from typing import Any
 
-from judgelab.features import length_log_ratio, text_features
+from judgelab.datasets.features import length_log_ratio, text_features
 from judgelab.judges.simulated import GENERATORS, REFUSAL_TEXT, SIMULATED_TEXT_NOTE, SimulatedJudge, _Draws
 from judgelab.rbd.prompts import write_answer
 from judgelab.records import JudgeRequest

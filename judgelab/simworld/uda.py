@@ -3,7 +3,7 @@
 Two text writers, both deterministic in their seed:
 
 * :func:`write_answer` -- an answer model's (or a judge's) answer to a prompt: the family's
-  signature phrases (:data:`judgelab.features.FAMILY_SIGNATURES`, which the simulated panel
+  signature phrases (:data:`judgelab.datasets.features.FAMILY_SIGNATURES`, which the simulated panel
   recognises as its own family's), sentences mixing the prompt's topic words with a
   vocabulary particular to the family (so answers of one family resemble each other more
   than answers of two families do, as real models' styles do), a length set by the model's
@@ -33,7 +33,7 @@ import re
 
 import numpy as np
 
-from judgelab.features import FAMILY_SIGNATURES
+from judgelab.datasets.features import FAMILY_SIGNATURES
 from judgelab.judges.simulated import GENERATORS, SIMULATED_TEXT_NOTE
 
 _WORD_BANK = (

@@ -47,7 +47,7 @@ NAN = float("nan")
 def order_summary(verdicts: pd.DataFrame, by: tuple[str, ...] = ("judge",)) -> pd.DataFrame:
     """One row per group: accuracy, order consistency, position bias, parse failures.
 
-    ``verdicts`` has the columns of :data:`judgelab.pairwise.VERDICT_COLUMNS` (at least
+    ``verdicts`` has the columns of :data:`judgelab.judges.pairwise.VERDICT_COLUMNS` (at least
     ``pair_id``, ``order``, ``verdict``, ``correct``; ``verdict_shown`` and ``status``
     where available -- without them the position and parse columns are NaN).
     """

@@ -6,7 +6,7 @@ wrong and is counted in ``n_no_verdict`` -- never dropped.  Every rate has a per
 bootstrap 95% CI over instances (scipy.stats.bootstrap, 2,000 resamples by default), seeded
 per table cell from the pipeline seed, so reruns give identical tables.  A cell with no
 verdict at all keeps its row with its rates NaN and ``reason`` saying why
-(:mod:`judgelab.unscored`; agreement, category, bias and topic tables; empty when scored):
+(:mod:`judgelab.stats.unscored`; agreement, category, bias and topic tables; empty when scored):
 counting every missing verdict as wrong would print 0 % agreement, and a bias score of 0.
 
 Tables (all long format, one row per judge x strategy x ...):
@@ -43,9 +43,9 @@ from judgelab.stats.agreement import order_summary
 from judgelab.stats.bias import bias_score
 from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar_test
 from judgelab.stats.mixed import logit_random_intercept, lpm_random_intercept
+from judgelab.stats.unscored import blank, no_value_reason, no_value_reason_from_counts
 from judgelab.strategies import STRATEGY_ORDER
 from judgelab.strategies.aggregate import MALFORMED_KINDS
-from judgelab.unscored import blank, no_value_reason, no_value_reason_from_counts
 
 KAPPA_CATEGORIES = ("A", "B", "tie", "")
 
@@ -101,7 +101,7 @@ def _strategy_sort(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def no_verdict_reason(g: pd.DataFrame) -> str:
-    """Why a cell has no verdict at all (:mod:`judgelab.unscored`'s wording, counted over its calls); ``""``
+    """Why a cell has no verdict at all (:mod:`judgelab.stats.unscored`'s wording, counted over its calls); ``""``
     when some instance has one.  Such a cell keeps its row with NaN rates: counting every missing verdict
     as wrong would print an agreement of 0.  A frame that records no verdicts (only ``correct``) is
     taken as scored."""
@@ -186,7 +186,7 @@ def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: floa
 
 
 def _cell_reason(verdicts: pd.Series) -> str:
-    """Why a cell of pairs has no estimate: no pair of its kind, or no verdict on any (:mod:`judgelab.unscored`)."""
+    """Why a cell of pairs has no estimate: no pair of its kind, or no verdict on any (:mod:`judgelab.stats.unscored`)."""
     if not len(verdicts):
         return "no pairs of this kind"
     return no_value_reason([""] * len(verdicts), usable=(verdicts != "").to_numpy())

@@ -23,7 +23,7 @@ from judgelab.datasets.controlled import (
 )
 from judgelab.io import table_tuples
 from judgelab.judges.base import Judge
-from judgelab.runner import run_requests
+from judgelab.judges.runner import run_requests
 
 GENERATION_COLUMNS = ["judge", "backend", "model", "family", "simulated", "judge_seed", "task", "question_id",
                       "gen_family", "status", "parse_method", "raw_text", "text", "tokens_in", "tokens_out",

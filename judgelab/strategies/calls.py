@@ -1,4 +1,4 @@
-"""The strategies study's calls, for ``judgelab plan`` (:mod:`judgelab.calls`).
+"""The strategies study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
 
 One function per rule of ``rules/strategies.smk`` that makes calls or writes a table calls are
 built from; each does what its ``workflow_scripts/strategies_*.py`` does (the same builders:
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.calls import PlanContext, RuleCalls
 from judgelab.datasets.controlled import load_bank
 from judgelab.io import read_table, read_verdicts, write_table
 from judgelab.strategies import StrategySettings
 from judgelab.strategies.build import assemble_controlled, controlled_spec, generate_texts
 from judgelab.strategies.datasets import load_study_pairs
 from judgelab.strategies.run import query_strategies
+from judgelab.workflow.calls import PlanContext, RuleCalls
 
 
 def generate(job: Any, ctx: PlanContext) -> None:

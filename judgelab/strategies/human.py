@@ -30,8 +30,8 @@ import pandas as pd
 
 from judgelab.io import InputError, any_true, table_tuples
 from judgelab.stats.intervals import wilson_interval
+from judgelab.stats.unscored import blank
 from judgelab.strategies.analysis import no_verdict_reason
-from judgelab.unscored import blank
 
 REQUIRED = ("annotator", "pair_id", "markdown_slot", "choice")
 

@@ -9,7 +9,7 @@ generation yields no text, the reference calls of that question are not made and
 has no verdict there (counted as a missing call when aggregating), never a guess.
 
 Calls table (one row per distinct call; the verdict-table columns of
-:mod:`judgelab.pairwise` plus):
+:mod:`judgelab.judges.pairwise` plus):
 
 ============== ===============================================================
 dataset        the pair set
@@ -35,10 +35,10 @@ from judgelab.cache import CallStore
 from judgelab.datasets.pairs import Pair, pair_from_row
 from judgelab.io import table_rows
 from judgelab.judges.base import Judge
-from judgelab.pairwise import VERDICT_COLUMNS, orient_context
+from judgelab.judges.pairwise import VERDICT_COLUMNS, orient_context
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request, to_original_frame
 from judgelab.records import JudgeRequest, Message, OutputKind, sha256_hex
-from judgelab.runner import run_requests
 from judgelab.strategies import ROLE_TEMPLATES, CallSpec, StrategySettings, get_strategies
 from judgelab.strategies.prompts import REFERENCE_GENERATION, reference_context
 

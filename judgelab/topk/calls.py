@@ -1,4 +1,4 @@
-"""The topk study's calls, for ``judgelab plan`` (:mod:`judgelab.calls`).
+"""The topk study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
 
 One function per rule of ``rules/topk.smk`` that makes calls or writes a table calls are built
 from; each does what its ``workflow_scripts/topk_*.py`` does, through the same functions of
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.calls import PlanContext, RuleCalls
 from judgelab.datasets.pairs import load_pairs
 from judgelab.io import read_table, write_table
 from judgelab.topk.pipeline import llmbar_pairs, llmbar_query, make_items, query_judge, rank_pool
+from judgelab.workflow.calls import PlanContext, RuleCalls
 
 
 def items(job: Any, ctx: PlanContext) -> None:

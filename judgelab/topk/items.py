@@ -26,14 +26,14 @@ verbose         1 for the elaborated form, 0 for the terse form
 markdown        1 for the markdown layout (format contrast), 0 for plain prose
 statements      JSON list of bank statement ids (``T3`` = true #3, ``F7`` = false #7)
 text            the item as shown to judges
-words           word count of ``text`` (judgelab.features.word_count)
+words           word count of ``text`` (judgelab.datasets.features.word_count)
 =============== ==============================================================
 
 Covariates for the bias-aware model are computed from this table by name
 (:data:`COVARIATES`): ``verbosity`` (the binary indicator, the paper's main covariate),
 ``length_std`` (standardised word count, Table 1's covariate), ``log2_length``
 (``log2(words + 1)``, the scale the simulated panel reads), ``markdown``
-(judgelab.features.markdown_score) and ``self_family`` (resemblance to the judge family's
+(judgelab.datasets.features.markdown_score) and ``self_family`` (resemblance to the judge family's
 signature phrases).
 """
 
@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.config import ConfigError
-from judgelab.features import family_signature_score, markdown_score, word_count
+from judgelab.datasets.features import family_signature_score, markdown_score, word_count
 from judgelab.io import InputError
 from judgelab.registry import Registry
 

@@ -4,7 +4,7 @@ The offline study (:mod:`judgelab.topk.experiment`) replays strategies against a
 oracle to reproduce the paper's figures; that needs every one of the ``N(N-1)`` verdicts and
 the true quality.  This module is the production path: the judge is asked only what the
 acquisition rule picks, in *batches* between Laplace refits, through the call cache
-(:func:`judgelab.runner.run_requests`), until a stopping rule on the posterior top-k
+(:func:`judgelab.judges.runner.run_requests`), until a stopping rule on the posterior top-k
 membership fires or a call / USD budget is spent.  Nothing here reads a true quality; an
 items file with a planted ``true_quality`` (a simulated experiment) only adds recall to the
 report.
@@ -64,14 +64,14 @@ from scipy.special import expit
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
 from judgelab.ranking.acquisition import PairSpace, Posterior, make_rule
 from judgelab.ranking.bias_aware import Comparisons, Fit, FitOptions, fit_bias_aware, naive_options, top_k_indices
 from judgelab.records import JudgeResponse
-from judgelab.runner import run_requests
+from judgelab.stats.unscored import blank, no_value_reason
 from judgelab.topk.gate import anchor_agreement
 from judgelab.topk.userpool import UserPool
-from judgelab.unscored import blank, no_value_reason
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ def result_tables(res: LiveResult, *, pool_name: str, judge: str, simulated: boo
       ``recall_naive`` (NaN without a planted truth), ``warnings`` and ``reason``: when no query
       got a usable verdict, every fitted number (expected recall, ``p_set``, bias terms,
       correlations, the gate's agreements, recalls) is NaN and ``reason`` says why
-      (:mod:`judgelab.unscored`; empty otherwise).
+      (:mod:`judgelab.stats.unscored`; empty otherwise).
     """
     pool = res.pool
     n, k = pool.n_items, res.k

@@ -29,7 +29,7 @@ raw_ci_high, corrected_acc, corr_ci_low, corr_ci_high, features_acc, feat_ci_low
 feat_ci_high, delta_vs_features, p_vs_features, beats_features, prefers_longer, gold_longer, reason``.
 A judge with no A/B verdict on a subset keeps its row: the judge's statistics NaN (the
 features-only control stays, it uses no judge) and ``reason`` saying why
-(:mod:`judgelab.unscored`; empty on a scored row).
+(:mod:`judgelab.stats.unscored`; empty on a scored row).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judgelab.features import markdown_score, word_count
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.stats.intervals import wilson_interval
-from judgelab.unscored import blank, no_value_reason
+from judgelab.stats.unscored import blank, no_value_reason
 
 #: the columns that need a judge verdict (blanked on a row the table cannot score)
 JUDGE_STATS = ("raw_acc", "raw_ci_low", "raw_ci_high", "corrected_acc", "corr_ci_low", "corr_ci_high",

@@ -7,10 +7,10 @@ letter A or B."), and open-weight judges answer with the arg max of the A/B next
 logits.  :func:`study_judge_entry` applies both to a configured judge: its sampling
 parameters are overridden (``topk.sampling``, default temperature 0) and local backends
 (``transformers``, ``vllm``) are switched to ``verdict_mode: logits`` when
-``topk.logit_verdicts`` is on.  Every call goes through :func:`judgelab.runner.run_requests`
+``topk.logit_verdicts`` is on.  Every call goes through :func:`judgelab.judges.runner.run_requests`
 (cached; failures recorded; unparsed answers kept and counted).
 
-The oracle table is a verdict table (columns of :mod:`judgelab.pairwise`, so the call
+The oracle table is a verdict table (columns of :mod:`judgelab.judges.pairwise`, so the call
 summary counts it) with five more columns: ``oracle`` (pool), ``first_item`` and
 ``second_item`` (item indices in the shown order), ``y`` (1 = first-shown preferred,
 0 = second, empty = no usable verdict) and ``y_soft`` -- for a logit verdict the judge's
@@ -45,11 +45,11 @@ import pandas as pd
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
-from judgelab.pairwise import VERDICT_COLUMNS
+from judgelab.judges.pairwise import VERDICT_COLUMNS
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request, to_original_frame
 from judgelab.records import JudgeRequest
 from judgelab.registry import backend_traits
-from judgelab.runner import run_requests
 from judgelab.topk.experiment import PoolOracle
 from judgelab.topk.items import covariate_matrix, pools
 from judgelab.topk.live import label_from_response

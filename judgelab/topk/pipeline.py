@@ -18,7 +18,7 @@ from judgelab.config import ConfigError, JudgeSpec
 from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
 from judgelab.io import any_true, table_rows
 from judgelab.judges import make_judge
-from judgelab.pairwise import judge_pairs
+from judgelab.judges.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
 from judgelab.registry import backend_traits, is_simulated
 from judgelab.simworld.topk import Scenario, SyntheticJudge

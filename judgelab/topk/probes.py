@@ -19,7 +19,7 @@ judge's own model on these texts (letter format: no tie margin, temperature 0).
 
 Summary columns: ``judge, probe, n_calls, n_pairs, p_contrast, ci_low, ci_high,
 consistency, n_unparsed, planted_p, simulated, reason``; a judge with no A/B verdict on a probe
-keeps its row, the rates NaN and ``reason`` saying why (:mod:`judgelab.unscored`).
+keeps its row, the rates NaN and ``reason`` saying why (:mod:`judgelab.stats.unscored`).
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from scipy.special import expit
 from judgelab.datasets.pairs import Pair
 from judgelab.io import any_true
 from judgelab.judges.base import Judge
-from judgelab.pairwise import pair_requests
+from judgelab.judges.pairwise import pair_requests
 from judgelab.stats.intervals import wilson_interval
+from judgelab.stats.unscored import blank, no_value_reason
 from judgelab.topk.items import BANK_SIZE, Banks, StatementBank, elaborate, render
-from judgelab.unscored import blank, no_value_reason
 
 
 def _draw(bank: StatementBank, n_true: int, n_statements: int, rng: np.random.Generator) -> list[str]:

@@ -12,7 +12,7 @@ judges.  ``aware`` means the bias-aware model at the main ``lambda_b``.
   (``unusable_rate``: unparsed, refused or failed calls); naive and bias-aware recall and their difference
   ``delta``; sorted by the first covariate's coefficient, largest first.  A judge with no
   usable oracle verdict keeps its row: its estimates and recalls NaN (a fit on no comparison
-  is the prior alone), ``reason`` saying why (:mod:`judgelab.unscored`; empty on a scored row).
+  is the prior alone), ``reason`` saying why (:mod:`judgelab.stats.unscored`; empty on a scored row).
 * **Table 2** (:func:`table_correctness`): per judge and pooled over judge x oracle --
   naive and bias-aware recall, ``delta`` with a paired-bootstrap 95% CI and a paired
   t-test over oracles, and the baselines (order-swap majority vote, post-hoc length
@@ -28,7 +28,7 @@ judges.  ``aware`` means the bias-aware model at the main ``lambda_b``.
 * **Frontier** (:func:`table_frontier`): recall of bias-aware top-k acquisition against
   money spent (budget x mean cost per call), per judge (Fig. 7).
 
-Every table above ends with a ``reason`` column (:mod:`judgelab.unscored`; empty on a scored
+Every table above ends with a ``reason`` column (:mod:`judgelab.stats.unscored`; empty on a scored
 row).  A judge none of whose oracle verdicts is usable (:func:`judge_reasons`) keeps its rows
 in Tables 2-4, shrinkage and frontier with every recall, delta, s.e., interval and p-value NaN
 -- a ranking fitted on no comparison is the prior's, and its recall is the luck of the tie
@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.io import table_rows
+from judgelab.stats.unscored import blank, no_value_reason_from_counts
 from judgelab.topk.stats import paired_comparison, spearman
-from judgelab.unscored import blank, no_value_reason_from_counts
 
 _STATUS_RANK = {"identified": 0, "weak": 1, "not identified": 2}
 

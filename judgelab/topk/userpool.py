@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.features import markdown_score, word_count
+from judgelab.datasets.features import markdown_score, word_count
 from judgelab.io import InputError, iter_jsonl
 
 ITEM_KEYS = {"id", "text", "question", "responses", "covariates", "anchor", "true_quality"}

@@ -1,4 +1,4 @@
-"""The uda study's calls, for ``judgelab plan`` (:mod:`judgelab.calls`).
+"""The uda study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
 
 One function per rule of ``rules/uda.smk`` that makes calls or writes a table calls are built
 from; each does what its ``workflow_scripts/uda_*.py`` does, with the study's own builders
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.calls import PlanContext, RuleCalls, no_calls
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
 from judgelab.io import read_table, write_jsonl, write_table
 from judgelab.uda.elo import EloConfig
@@ -24,6 +23,7 @@ from judgelab.uda.tournament import (
     model_answer_rows,
     own_model_of,
 )
+from judgelab.workflow.calls import PlanContext, RuleCalls, no_calls
 
 
 def human(job: Any, ctx: PlanContext) -> None:

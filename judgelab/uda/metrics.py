@@ -36,7 +36,7 @@ score.
 
 **A judge with no usable verdict** (every verdict unparsed, refused or errored) is never
 updated by the Elo, so its "scores" are the initial rating of every model.  Given the judges'
-reasons (judge -> :func:`judgelab.unscored.no_value_reason`, see
+reasons (judge -> :func:`judgelab.stats.unscored.no_value_reason`, see
 :func:`judgelab.uda.study.judge_reasons`), :func:`matrix` blanks that judge's row (NaN) for every
 method: the per-judge tables (matrix, alignment, self-preference, reference) keep its rows with
 NaN statistics and the ``reason``, and every spread, mean and consensus is taken over the judges
@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgelab.unscored import REASON
+from judgelab.stats.unscored import REASON
 
 METHOD_ORDER = ("baseline", "label_smoothing", "uda_untrained", "uda", "uda_ablated")
 

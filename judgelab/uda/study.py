@@ -33,7 +33,7 @@ status (ok, fallback, unparsed, refusal, error), share of presentations with a u
 verdict, tie rate and first-slot win rate; unparsed answers are comparisons that no Elo
 update uses, and they are counted here.  A judge with no usable verdict keeps its row: the
 rates NaN (its Elo scores are the initial ones) and ``reason`` saying why
-(:mod:`judgelab.unscored`; empty on a scored row).  The same reason (:func:`judge_reasons`)
+(:mod:`judgelab.stats.unscored`; empty on a scored row).  The same reason (:func:`judge_reasons`)
 blanks that judge's initial-rating row in every other table (:mod:`judgelab.uda.metrics`): its
 rows there are NaN with the reason, and spreads and consensus are over the scored judges.
 """
@@ -50,11 +50,11 @@ import pandas as pd
 
 from judgelab.io import any_true, table_tuples
 from judgelab.records import CallStatus
+from judgelab.stats.unscored import blank, no_value_reason
 from judgelab.uda import metrics
 from judgelab.uda.data import TournamentData, from_tables
 from judgelab.uda.embeddings import EmbeddingConfig, embed_texts, make_embedder
 from judgelab.uda.human import human_reference
-from judgelab.unscored import blank, no_value_reason
 
 if TYPE_CHECKING:  # torch is imported only by the steps that train or apply adapters
     from judgelab.uda.elo import EloConfig

@@ -47,7 +47,7 @@ tournament answers with a near copy of that model's answer; the others write a
 family-signed answer.
 
 **Verdicts** (``verdicts/<judge>.parquet``): the verdict-table columns of
-:mod:`judgelab.pairwise` (``pair_id`` = prompt_id|model_a|model_b, ``order`` = AB: each
+:mod:`judgelab.judges.pairwise` (``pair_id`` = prompt_id|model_a|model_b, ``order`` = AB: each
 presentation is its own row) plus dataset, prompt_id, model_a (shown as A), model_b,
 score_a (1 / 0.5 / 0 for A / tie / B, empty without a verdict).
 """
@@ -68,11 +68,11 @@ from judgelab.config import ConfigError
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
 from judgelab.io import InputError, any_true, iter_jsonl, table_tuples
 from judgelab.judges.base import Judge
-from judgelab.pairwise import VERDICT_COLUMNS
+from judgelab.judges.pairwise import VERDICT_COLUMNS
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
 from judgelab.records import CallStatus, JudgeRequest
 from judgelab.registry import Registry
-from judgelab.runner import run_requests
 from judgelab.simworld.uda import synthetic_prompts, write_answer
 from judgelab.uda import prompts as uda_prompts
 from judgelab.uda.data import SCORE_OF_VERDICT

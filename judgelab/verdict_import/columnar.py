@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from judgelab.features import text_feature_arrays
+from judgelab.datasets.features import text_feature_arrays
 from judgelab.io import InputError
 from judgelab.parsing import strict_verdict
 from judgelab.prompts import to_original_frame

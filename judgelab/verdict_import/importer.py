@@ -1,7 +1,7 @@
 """Recorded verdicts (any file + mapping) into judgelab's recorded verdict table.
 
 The recorded verdict table has one row per judge x pair x presentation order.  It
-extends the verdict table of :mod:`judgelab.pairwise` with the texts and the models
+extends the verdict table of :mod:`judgelab.judges.pairwise` with the texts and the models
 behind the responses, so the bias card needs nothing else:
 
 ================== ===============================================================
@@ -62,7 +62,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy.special import expit
 
-from judgelab.features import text_feature_arrays
+from judgelab.datasets.features import text_feature_arrays
 from judgelab.io import InputError, table_tuples
 from judgelab.parsing import normalize_verdict, parse_pairwise, strict_verdict
 from judgelab.prompts import to_original_frame
@@ -915,7 +915,7 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
 }
 
 #: what a table read with ``texts=False`` holds in place of the texts: the responses' word counts,
-#: markdown scores (:func:`judgelab.features.text_feature_arrays`) and whether each is non-empty, and
+#: markdown scores (:func:`judgelab.datasets.features.text_feature_arrays`) and whether each is non-empty, and
 #: the strict view's reading of the raw answer (:func:`_strict_readings`)
 FEATURE_COLUMNS = ("words_a", "words_b", "markdown_a", "markdown_b", "has_text_a", "has_text_b", "strict_shown")
 TEXT_COLUMNS = ("instruction", "response_a", "response_b", "raw_text")

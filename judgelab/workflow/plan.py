@@ -5,12 +5,12 @@ most requests are built from tables that earlier rules write (pair sets, generat
 teacher traces), so counting from the config alone cannot give it.  ``plan`` therefore reads
 the workflow's own DAG for the targets (Snakemake's API, in this process: which jobs a run
 needs, with their params; :func:`dag_jobs`) and, in DAG order, runs each job's *planner* --
-``RULES`` of ``judgelab/<study>/calls.py`` (:mod:`judgelab.calls`), which builds the job's
+``RULES`` of ``judgelab/<study>/calls.py`` (:mod:`judgelab.workflow.calls`), which builds the job's
 requests with the study's own builders from the config and the data.  Every real judge is
 replaced by a *stand-in*: a simulated judge with the same name, family, sampling and price
 (a detector the run would fine-tune, too); the stand-ins answer instantly and offline in
 memory, so every planner downstream of a generation step gets texts to work on, and the
-runner (:mod:`judgelab.runner`) logs each distinct call (its judge, rule, request payload
+runner (:mod:`judgelab.judges.runner`) logs each distinct call (its judge, rule, request payload
 hash, task and prompt length) to a plan log.  Nothing else of the workflow runs: no Snakemake
 job, no training, statistics or figures, which is why a plan takes seconds, not minutes.  A
 DAG with a rule that runs a judge or model but has no planner is refused (a silent hole in
@@ -63,10 +63,10 @@ import pandas as pd
 import yaml
 
 from judgelab.config import REPO_ROOT, ConfigError, JudgeSpec, default_config_paths, fill_output_limits, load_config
+from judgelab.judges.runner import PLAN_LOG_ENV
 from judgelab.records import canonical_json, sha256_hex
 from judgelab.registry import backend_traits
-from judgelab.roles import ROLE_CONFIG_ENV
-from judgelab.runner import PLAN_LOG_ENV
+from judgelab.workflow.roles import ROLE_CONFIG_ENV
 
 log = logging.getLogger(__name__)
 
@@ -218,14 +218,14 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
 
     The DAG (:func:`dag_jobs`) is built on the stand-in config, with the jobs' role checks
     reading the real one (``ROLE_CONFIG_ENV``), as a real run's DAG would be checked.  Each job
-    whose rule has a planner (:func:`judgelab.calls.rule_calls`) then runs it, in DAG order:
+    whose rule has a planner (:func:`judgelab.workflow.calls.rule_calls`) then runs it, in DAG order:
     the job's requests are built by the study's own builders and answered by the stand-ins
     through a cache in memory (written to ``workdir/plan-cache.sqlite`` with ``keep_cache``), and
-    :func:`judgelab.runner.run_requests` logs each distinct call.
+    :func:`judgelab.judges.runner.run_requests` logs each distinct call.
     """
     from types import SimpleNamespace
 
-    from judgelab.calls import PlanCache, PlanContext, rule_calls
+    from judgelab.workflow.calls import PlanCache, PlanContext, rule_calls
 
     workdir = workdir.resolve()
     _scratch(workdir)
@@ -329,7 +329,7 @@ def _plan_row(judge: str, study: str, g: pd.DataFrame, spec: JudgeSpec, rules: s
 
 
 def _read_log(plan_log: Path) -> pd.DataFrame:
-    """The plan log (JSON lines, :func:`judgelab.runner.run_requests`) as a table, read by
+    """The plan log (JSON lines, :func:`judgelab.judges.runner.run_requests`) as a table, read by
     pyarrow's JSON reader with the log's schema (a missing number reads as NaN)."""
     import pyarrow as pa
     import pyarrow.json as pj

@@ -33,9 +33,9 @@ import pandas as pd
 from judgelab.cache import CallStore
 from judgelab.datasets.pairs import Pair
 from judgelab.judges.base import Judge
+from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request, to_original_frame
 from judgelab.records import JudgeRequest
-from judgelab.runner import run_requests
 
 ORDERS = ("AB", "BA")
 

@@ -73,12 +73,12 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     """
     from judgelab.datasets.sources import DataMissing
     from judgelab.judges.base import BackendUnavailable
+    from judgelab.judges.runner import TooManyErrors
     from judgelab.registry import UnknownEntryError
-    from judgelab.runner import TooManyErrors
 
     log_path = snakemake.log[0] if len(snakemake.log) else None
     setup_logging(log_path)
-    os.environ["JUDGELAB_RULE"] = str(snakemake.rule)  # the plan log's study column (judgelab.plan)
+    os.environ["JUDGELAB_RULE"] = str(snakemake.rule)  # the plan log's study column (judgelab.workflow.plan)
     if any(str(o).endswith(FIGURE_SUFFIXES) for o in snakemake.output):
         # figures name the simulated inputs of the tables they are drawn from (judgelab.plots.stamp)
         os.environ[SIMULATED_INPUTS_ENV] = simulated_inputs_of([str(i) for i in snakemake.input])
@@ -95,7 +95,7 @@ def provenance(config_hash: str, seed: int, judges: list[dict[str, Any]] | None 
     which of its inputs are simulated.
 
     ``judges`` are judge entries; an entry with a ``role`` key (the config key(s) of an
-    auxiliary role it fills, :func:`judgelab.roles.with_roles`) is an *input* of the table
+    auxiliary role it fills, :func:`judgelab.workflow.roles.with_roles`) is an *input* of the table
     (a gold judge, a writer, a teacher), not one of the judges whose rows it holds.  So:
 
     * ``simulated`` -- whether the table's own judges are simulated (any of them; the role

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats
 
 from judgelab import cli
+from judgelab.board.length_check import LEADERBOARD_COLUMNS, LeaderboardColumns, length_correlation, read_leaderboard
 from judgelab.io import InputError
-from judgelab.leaderboard import LEADERBOARD_COLUMNS, LeaderboardColumns, length_correlation, read_leaderboard
 from tests.conftest import REPO
 
 ALPACA = REPO / "tests" / "fixtures" / "alpaca_eval"
@@ -201,7 +201,7 @@ def test_json_leaderboards_keyed_by_model_and_duplicates(tmp_path: Path):
 
 
 def test_row_wise_correlation_and_the_bootstrap_interval_by_hand():
-    from judgelab.leaderboard import _bootstrap_ci, _corr
+    from judgelab.board.length_check import _bootstrap_ci, _corr
 
     a = np.array([[1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 1.0, 1.0], [4.0, 3.0, 2.0, 0.0]])
     b = np.array([[2.0, 1.0, 4.0, 3.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
@@ -264,7 +264,7 @@ def test_an_empty_model_key_in_json_is_the_unnamed_column(tmp_path: Path):
 
 
 def test_defaults_bootstrap_per_method_and_unit_lengths():
-    from judgelab.leaderboard import _bootstrap_ci
+    from judgelab.board.length_check import _bootstrap_ci
 
     b = _board(7, 0.3, 2).assign(length=[1.0, 2.0, 5.0, 3.0, 9.0, 4.0, 6.0])
     t = length_correlation(b, log_length=True).set_index("method")  # a length of 1 (log 0) is fine
@@ -279,7 +279,7 @@ def test_defaults_bootstrap_per_method_and_unit_lengths():
 def test_a_constant_resample_is_dropped_quietly():
     import warnings
 
-    from judgelab.leaderboard import _corr
+    from judgelab.board.length_check import _corr
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

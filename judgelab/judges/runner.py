@@ -45,7 +45,7 @@ from judgelab.records import (
 log = logging.getLogger(__name__)
 
 
-#: Set by ``judgelab plan`` (:mod:`judgelab.plan`): every distinct new call is logged there.
+#: Set by ``judgelab plan`` (:mod:`judgelab.workflow.plan`): every distinct new call is logged there.
 PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from judgelab.config import check_judges, config_hash, drop_profile_leftovers, fill_output_limits
-from judgelab.roles import check_roles, role_config, usable_simulated_roles, with_roles
+from judgelab.workflow.roles import check_roles, role_config, usable_simulated_roles, with_roles
 
 
 def name_regex(names: Iterable[str]) -> str:

@@ -3,7 +3,7 @@
 Why this module.  A plan must count exactly the requests a run sends, and most requests are
 built from tables that earlier rules write (pair sets, generated texts, teacher traces).  The
 requests are therefore built by the same library functions the rule scripts call (the study's
-own request and prompt builders: :func:`judgelab.pairwise.judge_pairs`,
+own request and prompt builders: :func:`judgelab.judges.pairwise.judge_pairs`,
 ``judgelab.strategies.run.query_strategies``, ...), in this process, one job of the Snakemake
 DAG after another, with the job's own params -- no Snakemake run, no job process, no model
 training, statistics or figures.  Only the jobs that make calls, or write a table a call is
@@ -40,7 +40,7 @@ RuleCalls = Callable[[Any, "PlanContext"], None]
 
 class PlanCache:
     """The stand-ins' answers of one plan, in memory: the part of :class:`~judgelab.cache.CallCache`
-    that :func:`judgelab.runner.run_requests` uses, without SQLite writes or compressing every
+    that :func:`judgelab.judges.runner.run_requests` uses, without SQLite writes or compressing every
     request (a plan answers tens of thousands of calls it never reads back from disk).
     :meth:`save` writes them to a cache file where a caller keeps them."""
 
@@ -143,7 +143,7 @@ def audit_pairs(job: Any, ctx: PlanContext) -> None:
 def audit_query(job: Any, ctx: PlanContext) -> None:
     """``workflow_scripts/query_pairs.py``: one judge, every pair, each order."""
     from judgelab.datasets.pairs import load_pairs
-    from judgelab.pairwise import judge_pairs
+    from judgelab.judges.pairwise import judge_pairs
 
     q = job.params.q
     judge_pairs(ctx.judge(q["judge"]), load_pairs(job.input[0]), ctx.cache, template=q["template"],
@@ -164,6 +164,8 @@ def rule_calls() -> dict[str, RuleCalls]:
     out = dict(RULES)
     for info in sorted(pkgutil.iter_modules(judgelab.__path__), key=lambda i: i.name):
         name = f"judgelab.{info.name}.calls"
+        if name == __name__:  # this module: its RULES are in already
+            continue
         # looked up as a file first: find_spec would import every package (plots, board, ...) to ask
         folder = getattr(info.module_finder, "path", None)  # a FileFinder's folder
         if not info.ispkg or (folder is not None and not (Path(folder) / info.name / "calls.py").is_file()) \

@@ -21,7 +21,7 @@ What is stored:
 
 Backends.  ``cache:`` in the config (and every ``CallCache(location)`` call) is either
 a file path -- this SQLite cache -- or a URL whose scheme names a registered backend,
-e.g. ``postgresql://host/db`` (:mod:`judgelab.cache_postgres`).  SQLite's WAL mode
+e.g. ``postgresql://host/db`` (:mod:`judgelab.cache.postgres`).  SQLite's WAL mode
 needs every process on one host (its shared-memory index does not work over NFS,
 Lustre or GPFS), so a cluster whose jobs run on more than one node needs a server
 backend.  ``CallCache(url)`` returns the registered subclass, so the many call sites
@@ -108,8 +108,8 @@ class CachedCall:
 # URL scheme -> "module:Class" of a CallCache subclass; imported on first use so that
 # the SQLite path needs no database driver.
 CACHE_BACKENDS: dict[str, str] = {
-    "postgresql": "judgelab.cache_postgres:PostgresCallCache",
-    "postgres": "judgelab.cache_postgres:PostgresCallCache",
+    "postgresql": "judgelab.cache.postgres:PostgresCallCache",
+    "postgres": "judgelab.cache.postgres:PostgresCallCache",
 }
 
 
@@ -162,8 +162,8 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class CallStore(Protocol):
-    """What :func:`judgelab.runner.run_requests` reads and writes: :class:`CallCache` on disk, or
-    :class:`judgelab.calls.PlanCache` in memory for ``judgelab plan``."""
+    """What :func:`judgelab.judges.runner.run_requests` reads and writes: :class:`CallCache` on disk, or
+    :class:`judgelab.workflow.calls.PlanCache` in memory for ``judgelab plan``."""
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CachedCall]: ...
 

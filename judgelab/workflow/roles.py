@@ -299,7 +299,7 @@ class JobKeys:
 
     def needs(self, judges: Any) -> _JobKeyInput:
         """The input function of a rule whose jobs call ``judges`` (names, entries or a function
-        of the wildcards giving them, as :func:`judgelab.resources.job_resources` takes)."""
+        of the wildcards giving them, as :func:`judgelab.workflow.resources.job_resources` takes)."""
         return _JobKeyInput(self, judges)
 
     def _env(self) -> Mapping[str, str]:
@@ -337,7 +337,7 @@ class _JobKeyInput:
         self.keys, self.judges = keys, judges
 
     def entries(self, wildcards: Any) -> list[Any]:
-        from judgelab.resources import resolve
+        from judgelab.workflow.resources import resolve
 
         return resolve(self.keys.specs, self.judges, wildcards)
 
