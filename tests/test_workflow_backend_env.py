@@ -157,14 +157,15 @@ def test_a_backend_with_its_own_env_plans_every_target(toy):
 def test_the_jobs_of_its_judges_and_only_those_run_in_its_env(toy):
     env_dir = toy.wd / "envs"
     toy_env = str(env_dir / f"{TOY}.yaml")
+    calling = set(_judge_calling(_rule_blocks()))
     by_env: dict[str, set[str]] = {}
     for job in toy.jobs:
         if job["conda"] is not None:
             by_env.setdefault(job["conda"], set()).add(job["rule"])
         judge = job["wildcards"].get("judge", job["wildcards"].get("answerer"))
-        if toy.rules[job["rule"]] and judge in toy.names:  # a judge-calling step of a toy judge
+        if job["rule"] in calling and judge in toy.names:  # a judge-calling step of a toy judge
             assert job["conda"] == toy_env, job
-        elif not toy.rules[job["rule"]]:  # a step that runs no judge: its own fixed env
+        elif job["rule"] not in calling:  # a step that runs no judge: its own fixed env
             assert job["conda"] != toy_env, job
     assert set(by_env) <= {str(env_dir / f"{e}.yaml") for e in ("core", "train", "judges", TOY)}, sorted(by_env)
     # the replayed real judges (recorded verdicts) keep the default env, in the same rule family
