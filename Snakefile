@@ -36,39 +36,12 @@ include: "rules/common.smk"
 include: "rules/plans.smk"
 
 
-if PLANS["audit"].ok:
+# each study's rules, rules/<study>.smk for every study of judgelab.workflow.planning.STUDIES whose plan
+# is ok; they set STUDY_OUTPUTS[<study>], the study's targets
+for _study in STUDIES:
+    if PLANS[_study].ok:
 
-    include: "rules/audit.smk"
-
-
-if PLANS["audit_logs"].ok:
-
-    include: "rules/audit_logs.smk"
-
-
-if PLANS["strategies"].ok:
-
-    include: "rules/strategies.smk"
-
-
-if PLANS["scoring"].ok:
-
-    include: "rules/scoring.smk"
-
-
-if PLANS["topk"].ok:
-
-    include: "rules/topk.smk"
-
-
-if PLANS["uda"].ok:
-
-    include: "rules/uda.smk"
-
-
-if PLANS["rbd"].ok:
-
-    include: "rules/rbd.smk"
+        include: f"rules/{_study}.smk"
 
 
 include: "rules/config_errors.smk"
@@ -77,13 +50,7 @@ include: "rules/report.smk"
 
 rule all:
     input:
-        AUDIT_OUTPUTS,
-        AUDIT_LOGS_OUTPUTS,
-        STRAT_OUTPUTS,
-        SCORING_OUTPUTS,
-        TOPK_OUTPUTS,
-        UDA_OUTPUTS,
-        RBD_OUTPUTS,
+        list(STUDY_OUTPUTS.values()),
         REPORT_OUTPUTS,
     default_target: True
 

@@ -29,7 +29,7 @@ from typing import NoReturn
 
 import pandas as pd
 
-from judgelab.config import ConfigError, config_with_files, find_judge
+from judgelab.config import ConfigError, check_judge_envs, config_with_files, find_judge
 
 #: The call cache a run started in the current directory writes (``cache`` in config/config.yaml).
 #: Relative on purpose: the installed package's checkout is not the project a user stands in,
@@ -97,6 +97,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     from judgelab.workflow.roles import check_log_formats, check_roles, missing_key_lines
 
     config = _config(args, references=True)  # every name that must name a judge, set, run or detector
+    check_judge_envs(config)  # a judge's conda env file (its backend's `conda_env` trait)
     check_log_formats(config)
     simulated_roles = check_roles(config)  # a real run with a simulated role fails here, as in the DAG
     missing = [] if args.offline else missing_key_lines(config)

@@ -33,6 +33,9 @@ from judgelab.registry import BACKENDS, backend_traits, is_simulated
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "config" / "schema.yaml"
+#: The conda env files of the workflow's jobs: ``envs/<name>.yaml`` for a backend whose
+#: ``conda_env`` trait is ``name`` (the rules' ``conda:``, judgelab.workflow.resources.job_conda_env).
+ENVS_DIR = REPO_ROOT / "envs"
 
 
 class ConfigError(ValueError):
@@ -394,6 +397,34 @@ def check_judges(config: dict[str, Any], *, source: str = "config") -> list[Judg
         seen.add(spec.name)
         specs.append(spec)
     return specs
+
+
+def judge_env_file(entry: Any) -> Path:
+    """The conda env file the jobs of a judge entry run in: its backend's ``conda_env`` trait."""
+    return ENVS_DIR / f"{backend_traits(entry).conda_env}.yaml"
+
+
+def missing_env_line(entry: Any, where: str) -> str | None:
+    """One line naming the judge and its missing conda env file, or None when the file exists."""
+    path = judge_env_file(entry)
+    if path.is_file():
+        return None
+    name, backend = (entry.get("name"), entry.get("backend")) if isinstance(entry, Mapping) else (
+        entry.name, entry.backend)
+    return (f"{where} ({name}): backend {backend!r} runs its jobs in conda env "
+            f"{backend_traits(entry).conda_env!r}, but {path} does not exist")
+
+
+def check_judge_envs(config: Mapping[str, Any], *, source: str = "config") -> None:
+    """Every configured and replayed judge's conda env file exists.  Why here and not in
+    :func:`check_judges`: the file matters to a workflow run with ``--use-conda`` only (where the
+    rules' ``conda:`` refuses it, judgelab.workflow.resources.job_conda_env), not to a command that runs
+    the judge in this process; ``judgelab check-config`` checks it before any run."""
+    for key in ("judges", "replay_judges"):
+        for i, entry in enumerate(config.get(key) or []):
+            line = missing_env_line(entry, f"{source}: {key}[{i}]")
+            if line:
+                raise ConfigError(line)
 
 
 def _names(value: Any) -> list[str]:

@@ -16,7 +16,7 @@ AUDIT_VERDICTS = [
     f"results/audit/verdicts/{ds}/{j}.parquet" for ds in AUDIT_SETS for j in judges_for_dataset(ds)
 ]
 VERDICT_TABLES.extend(AUDIT_VERDICTS)
-AUDIT_OUTPUTS = [
+STUDY_OUTPUTS["audit"] = [
     "results/audit/summary.csv",
     "results/audit/figures/accuracy.png",
 ]
@@ -53,7 +53,7 @@ rule audit_query:
     output:
         _AUDIT_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/judges.yaml")),
+        judge=name_regex(ALL_JUDGE_ENTRIES),
     params:
         q=lambda w: query_params(w, AUDIT),
     resources:
@@ -61,28 +61,7 @@ rule audit_query:
     log:
         _AUDIT_QUERY["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/query_pairs.py"
-
-
-rule audit_query_vllm:
-    """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
-    input:
-        _AUDIT_QUERY["input"],
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        _AUDIT_QUERY["output"],
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(ALL_JUDGE_ENTRIES, "../envs/vllm.yaml")),
-    params:
-        q=lambda w: query_params(w, AUDIT),
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        _AUDIT_QUERY["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/query_pairs.py"
 

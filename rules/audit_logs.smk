@@ -15,7 +15,7 @@ import os
 # expanded, its format and the card's settings checked
 AUDIT_LOGS = PLANS["audit_logs"].plan.cfg
 AUDIT_LOG_FILES = PLANS["audit_logs"].plan.files
-AUDIT_LOGS_OUTPUTS = PLANS["audit_logs"].plan.outputs()
+STUDY_OUTPUTS["audit_logs"] = PLANS["audit_logs"].plan.outputs()
 
 
 rule audit_logs_import:

@@ -39,8 +39,11 @@ VERDICT_TABLES = []
 # judgelab/workflow/resources.py, or `--set-resources RULE:runtime=...` for one rule.
 ALL_JUDGE_SPECS = {**JUDGE_SPECS, **REPLAY_SPECS}
 job_resources = _partial(_resources.job_resources, ALL_JUDGE_SPECS)
-# the configured judges (by name) whose jobs run in a conda env file, e.g. "../envs/vllm.yaml"
-judges_in_env = _partial(_resources.judges_in_env, ALL_JUDGE_SPECS)
+# The conda env of a job that runs judges is their backends' `conda_env` trait, envs/<name>.yaml:
+# each rule that calls a judge declares `conda: env_for(judges)` with the judges of its
+# `job_resources`, so one rule serves every backend and a backend with an env of its own needs
+# its env file only (`judgelab check-config` refuses a judge whose env file is missing).
+env_for = _partial(_resources.job_conda_env, ALL_JUDGE_SPECS)
 light_rules = _resources.light_rules
 
 # -- API keys ------------------------------------------------------------------------

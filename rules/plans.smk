@@ -7,31 +7,28 @@ import sys
 
 from judgelab.audit.plan import plan_audit
 from judgelab.bias_card.plan import plan_audit_logs
-from judgelab.workflow.planning import plan_study
+from judgelab.workflow.planning import STUDIES, plan_study
 from judgelab.rbd.plan import plan_rbd
 from judgelab.scoring.plan import ScoringStudy
 from judgelab.strategies.plan import plan_strategies
 from judgelab.topk.plan import plan_topk
 from judgelab.uda.plan import plan_uda
 
-PLANS = {
-    "audit": plan_study("audit", plan_audit, config, ALL_JUDGE_ENTRIES),
-    "audit_logs": plan_study("audit_logs", plan_audit_logs, config),
-    "strategies": plan_study("strategies", plan_strategies, config, JUDGE_SPECS, REPLAY_SPECS),
-    "scoring": plan_study("scoring", ScoringStudy, config, ALL_JUDGE_ENTRIES, CONFIG_HASH),
-    "topk": plan_study("topk", plan_topk, config, JUDGE_SPECS, REPLAY_SPECS),
-    "uda": plan_study("uda", plan_uda, config, JUDGE_SPECS, ALL_JUDGE_ENTRIES, CONFIG_HASH),
-    "rbd": plan_study("rbd", plan_rbd, config, JUDGE_SPECS),
+# each study of judgelab.workflow.planning.STUDIES: its planning function and what it reads
+_PLANNERS = {
+    "audit": (plan_audit, config, ALL_JUDGE_ENTRIES),
+    "audit_logs": (plan_audit_logs, config),
+    "strategies": (plan_strategies, config, JUDGE_SPECS, REPLAY_SPECS),
+    "scoring": (ScoringStudy, config, ALL_JUDGE_ENTRIES, CONFIG_HASH),
+    "topk": (plan_topk, config, JUDGE_SPECS, REPLAY_SPECS),
+    "uda": (plan_uda, config, JUDGE_SPECS, ALL_JUDGE_ENTRIES, CONFIG_HASH),
+    "rbd": (plan_rbd, config, JUDGE_SPECS),
 }
-# what `rule all` asks of a study whose plan failed (only its config-error rule makes it); the
-# study's own rules file replaces it with the study's outputs when it planned
-AUDIT_OUTPUTS = PLANS["audit"].failed_outputs()
-AUDIT_LOGS_OUTPUTS = PLANS["audit_logs"].failed_outputs()
-STRAT_OUTPUTS = PLANS["strategies"].failed_outputs()
-SCORING_OUTPUTS = PLANS["scoring"].failed_outputs()
-TOPK_OUTPUTS = PLANS["topk"].failed_outputs()
-UDA_OUTPUTS = PLANS["uda"].failed_outputs()
-RBD_OUTPUTS = PLANS["rbd"].failed_outputs()
+assert list(_PLANNERS) == list(STUDIES), "rules/plans.smk: one planner per study of judgelab.workflow.planning.STUDIES"
+PLANS = {study: plan_study(study, *_PLANNERS[study]) for study in STUDIES}
+# what `rule all` asks of each study: for a study whose plan failed, a file only its config-error
+# rule makes; the study's own rules file (rules/<study>.smk) replaces it with the study's outputs
+STUDY_OUTPUTS = {study: plan.failed_outputs() for study, plan in PLANS.items()}
 for _study, _plan in PLANS.items():
     if not _plan.ok:
         print(f"study {_study}: config error (its targets stop with it): {_plan.error}", file=sys.stderr)

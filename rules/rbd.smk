@@ -72,7 +72,7 @@ rule rbd_set_generated:
     log:
         "results/logs/rbd_set/{set}.log",
     conda:
-        "../envs/judges.yaml"
+        env_for(lambda w: [RBD["generators"][w.set]])
     script:
         "../workflow_scripts/rbd_set.py"
 
@@ -102,7 +102,7 @@ rule rbd_evaluate:
     output:
         _RBD_EVALUATE["output"],
     wildcard_constraints:
-        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/judges.yaml")),
+        judge=name_regex(RBD_EVALUATORS),
     params:
         judge=lambda w: judge_entry(w.judge),
         max_items=RBD["max_eval_items"],
@@ -114,32 +114,7 @@ rule rbd_evaluate:
     log:
         _RBD_EVALUATE["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/rbd_evaluate.py"
-
-
-rule rbd_evaluate_vllm:
-    """The same on GPUs, for open-weight evaluators served by vLLM (own conda env)."""
-    input:
-        _RBD_EVALUATE["input"],
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        _RBD_EVALUATE["output"],
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/vllm.yaml")),
-    params:
-        judge=lambda w: judge_entry(w.judge),
-        max_items=RBD["max_eval_items"],
-        cache=CACHE,
-        max_error_rate=config["max_error_rate"],
-        provenance=lambda w: rbd_prov([judge_entry(w.judge)]),
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        _RBD_EVALUATE["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/rbd_evaluate.py"
 
@@ -210,7 +185,7 @@ rule rbd_supervision:
     log:
         "results/logs/rbd_supervision.log",
     conda:
-        "../envs/judges.yaml"
+        env_for([] if RBD["supervision_data"] else [RBD["teacher"]])
     script:
         "../workflow_scripts/rbd_supervision.py"
 
@@ -259,7 +234,7 @@ rule rbd_detect:
     log:
         "results/logs/rbd_detect/{detector}.log",
     conda:
-        "../envs/judges.yaml"
+        env_for(lambda w: [rbd_detector_entry(w.detector)])
     script:
         "../workflow_scripts/rbd_detect.py"
 
@@ -292,7 +267,7 @@ rule rbd_loop:
     output:
         **_RBD_LOOP["output"],
     wildcard_constraints:
-        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/judges.yaml")),
+        judge=name_regex(RBD_EVALUATORS),
     params:
         judge=lambda w: judge_entry(w.judge),
         detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
@@ -308,37 +283,7 @@ rule rbd_loop:
     log:
         _RBD_LOOP["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/rbd_loop.py"
-
-
-rule rbd_loop_vllm:
-    """The same for open-weight evaluators served by vLLM (own conda env, GPUs)."""
-    input:
-        **_RBD_LOOP["input"],
-        roles=needs_roles(_rbd_detector_keys(RBD_LOOP_DETECTORS)),
-        api_keys=needs_keys(lambda w: _rbd_loop_entries(w.judge)),
-    output:
-        **_RBD_LOOP["output"],
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(RBD_EVALUATORS, "../envs/vllm.yaml")),
-    params:
-        judge=lambda w: judge_entry(w.judge),
-        detectors=[RBD_DETECTORS[d] for d in RBD_LOOP_DETECTORS],
-        trained_runs=RBD_LOOP_RUNS,
-        loop_sets=list(RBD["loop_sets"]),
-        max_iterations=RBD["loop"]["max_iterations"],
-        seed=config["seed"],
-        cache=CACHE,
-        max_error_rate=config["max_error_rate"],
-        provenance=lambda w: rbd_prov(_rbd_loop_entries(w.judge)),
-    resources:
-        **job_resources(lambda w: _rbd_loop_entries(w.judge)),
-    log:
-        _RBD_LOOP["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: _rbd_loop_entries(w.judge))
     script:
         "../workflow_scripts/rbd_loop.py"
 
@@ -414,6 +359,6 @@ rule rbd_log_audit:
     log:
         "results/logs/rbd_log_audit.log",
     conda:
-        "../envs/judges.yaml"
+        env_for([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)])
     script:
         "../workflow_scripts/rbd_log_audit.py"

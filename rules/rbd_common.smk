@@ -42,7 +42,7 @@ VERDICT_TABLES.extend(
        if not is_label_only(e)]
     + RBD_LOOP_FILES["calls"]
 )
-RBD_OUTPUTS = [
+STUDY_OUTPUTS["rbd"] = [
     "results/rbd/sets/comparison.csv",
     "results/rbd/evaluation.csv",
     "results/rbd/figures/bias_existence.png",
@@ -64,7 +64,7 @@ RBD_LOG_AUDIT = RBD_PLAN.log_audit
 RBD_LOG_AUDIT_FILES = RBD_PLAN.log_audit_files
 RBD_LOG_AUDIT_DETECTOR = RBD_PLAN.log_audit_detector
 if RBD_LOG_AUDIT_FILES:
-    RBD_OUTPUTS += [f"results/rbd/log_audit/{f}" for f in ("calls.parquet", "summary.csv", "skipped.csv")]
+    STUDY_OUTPUTS["rbd"] += [f"results/rbd/log_audit/{f}" for f in ("calls.parquet", "summary.csv", "skipped.csv")]
     VERDICT_TABLES.append("results/rbd/log_audit/calls.parquet")
 
 

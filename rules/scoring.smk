@@ -49,7 +49,7 @@ VERDICT_TABLES.extend([*SCORING_SCORES, SCORING_GOLD, *SCORING_GEN_CALLS,
 SCORING_FIGURES = ["results/scoring/figures/reference_rho.png"] + [
     f"results/scoring/figures/score_distributions/{d}.png" for d in SCORING_SETS
 ]
-SCORING_OUTPUTS = [
+STUDY_OUTPUTS["scoring"] = [
     "results/scoring/table2.csv",
     "results/scoring/table3.csv",
     "results/scoring/table3_wide.csv",
@@ -110,7 +110,7 @@ rule scoring_responses:
     log:
         "results/logs/scoring_responses.log",
     conda:
-        SCORING_STUDY.conda_env(*_GEN)
+        env_for([SCORING_STUDY.entry(n) for n in _GEN])
     script:
         "../workflow_scripts/scoring_generate.py"
 
@@ -134,7 +134,7 @@ rule scoring_references:
     log:
         "results/logs/scoring_references.log",
     conda:
-        SCORING_STUDY.conda_env(*_GEN)
+        env_for([SCORING_STUDY.entry(n) for n in _GEN])
     script:
         "../workflow_scripts/scoring_generate.py"
 
@@ -163,7 +163,7 @@ rule scoring_gold:
     log:
         "results/logs/scoring_gold.log",
     conda:
-        SCORING_STUDY.conda_env(_GOLD)
+        env_for([SCORING_STUDY.entry(_GOLD)])
     script:
         "../workflow_scripts/scoring_query.py"
 
@@ -197,7 +197,7 @@ rule scoring_gold_candidate:
     log:
         "results/logs/scoring_gold_candidate/{judge}.log",
     conda:
-        "../envs/judges.yaml"
+        env_for(lambda w: [SCORING_STUDY.entry(w.judge)])
     script:
         "../workflow_scripts/scoring_query.py"
 
@@ -250,7 +250,7 @@ rule scoring_query:
     output:
         "results/scoring/scores/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex(SCORING_STUDY.judges_in_env(SCORING_JUDGES, "../envs/judges.yaml")),
+        judge=name_regex(SCORING_JUDGES),
     params:
         **_SCORING_QUERY["params"],
     resources:
@@ -258,28 +258,7 @@ rule scoring_query:
     log:
         "results/logs/scoring_query/{judge}.log",
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/scoring_query.py"
-
-
-rule scoring_query_vllm:
-    """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
-    input:
-        **_SCORING_QUERY["input"],
-        api_keys=needs_keys(lambda w: [SCORING_STUDY.entry(w.judge)]),
-    output:
-        "results/scoring/scores/{judge}.parquet",
-    wildcard_constraints:
-        judge=name_regex(SCORING_STUDY.judges_in_env(SCORING_JUDGES, "../envs/vllm.yaml")),
-    params:
-        **_SCORING_QUERY["params"],
-    resources:
-        **job_resources(lambda w: [SCORING_STUDY.entry(w.judge)]),
-    log:
-        "results/logs/scoring_query/{judge}.log",
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: [SCORING_STUDY.entry(w.judge)])
     script:
         "../workflow_scripts/scoring_query.py"
 

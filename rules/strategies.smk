@@ -41,7 +41,7 @@ STRAT_CTL = STRAT_STUDY.ctl
 STRAT_GEN_TASKS = STRAT_STUDY.gen_tasks
 STRAT_GENERATIONS = STRAT_STUDY.generations()
 STRAT_FIGURES = STRAT_STUDY.figures()
-STRAT_OUTPUTS = STRAT_STUDY.outputs()
+STUDY_OUTPUTS["strategies"] = STRAT_STUDY.outputs()
 STRAT_SETTINGS = STRAT_STUDY.settings()
 VERDICT_TABLES.extend(STRAT_STUDY.verdict_tables())
 _STRAT_GEN_PARAMS = dict(controlled=STRAT_CTL, seed=config["seed"], cache=CACHE,
@@ -66,7 +66,7 @@ rule strategies_generate:
     output:
         "results/strategies/generations/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex(judges_in_env(STRAT_GEN_TASKS, "../envs/judges.yaml")),
+        judge=name_regex(STRAT_GEN_TASKS),
     params:
         judge=lambda w: judge_entry(w.judge),
         tasks=lambda w: STRAT_GEN_TASKS[w.judge],
@@ -77,32 +77,7 @@ rule strategies_generate:
     log:
         "results/logs/strategies_generate/{judge}.log",
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/strategies_generate.py"
-
-
-rule strategies_generate_vllm:
-    """The same for generator judges served by vLLM (own conda env, GPUs)."""
-    input:
-        bank=STRAT_CTL["bank"],
-        roles=needs_roles(["strategies.controlled"], judge=lambda w: w.judge, error=_STRAT_PLAN_ERROR),
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        "results/strategies/generations/{judge}.parquet",
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(STRAT_GEN_TASKS, "../envs/vllm.yaml")),
-    params:
-        judge=lambda w: judge_entry(w.judge),
-        tasks=lambda w: STRAT_GEN_TASKS[w.judge],
-        g=_STRAT_GEN_PARAMS,
-        provenance=lambda w: _strat_prov([w.judge]),
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        "results/logs/strategies_generate/{judge}.log",
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/strategies_generate.py"
 
@@ -158,7 +133,7 @@ rule strategies_query:
     output:
         "results/strategies/calls/{dataset}/{judge}.parquet",
     wildcard_constraints:
-        judge=name_regex(judges_in_env(STRAT_ALL_JUDGES, "../envs/judges.yaml")),
+        judge=name_regex(STRAT_ALL_JUDGES),
         dataset=name_regex(STRAT_SETS),
     params:
         judge=lambda w: judge_entry(w.judge),
@@ -170,32 +145,7 @@ rule strategies_query:
     log:
         "results/logs/strategies_query/{dataset}/{judge}.log",
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/strategies_query.py"
-
-
-rule strategies_query_vllm:
-    """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
-    input:
-        "results/strategies/pairs/{dataset}.parquet",
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        "results/strategies/calls/{dataset}/{judge}.parquet",
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(STRAT_ALL_JUDGES, "../envs/vllm.yaml")),
-        dataset=name_regex(STRAT_SETS),
-    params:
-        judge=lambda w: judge_entry(w.judge),
-        strategies=lambda w: STRAT_STUDY.strategies(w.dataset),
-        q=_STRAT_QUERY,
-        provenance=lambda w: _strat_prov([w.judge]),
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        "results/logs/strategies_query/{dataset}/{judge}.log",
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/strategies_query.py"
 

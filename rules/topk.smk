@@ -52,7 +52,7 @@ TOPK_RANK_POOLS = TOPK_PLAN.rank_pools
 TOPK_RANK_JUDGES = TOPK_PLAN.rank_judges
 TOPK_RANK = [f"results/topk/rank/{p}/{j}/summary.csv" for p in TOPK_RANK_POOLS for j in TOPK_RANK_JUDGES]
 
-TOPK_OUTPUTS = (
+STUDY_OUTPUTS["topk"] = (
     TOPK_RANK
     + [f"results/topk/tables/{t}.csv" for t in TOPK_TABLES]
     + [f"results/topk/figures/{f}.png" for f in TOPK_FIGURES]
@@ -118,7 +118,7 @@ rule topk_query:
     output:
         **_TOPK_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
+        judge=name_regex(TOPK_JUDGES),
     params:
         q=_TOPK_Q,
     resources:
@@ -126,28 +126,7 @@ rule topk_query:
     log:
         _TOPK_QUERY["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/topk_query.py"
-
-
-rule topk_query_vllm:
-    """The same on GPUs for vLLM judges (verdict = arg max of the A/B next-token logits)."""
-    input:
-        **_TOPK_QUERY["input"],
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        **_TOPK_QUERY["output"],
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
-    params:
-        q=_TOPK_Q,
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        _TOPK_QUERY["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/topk_query.py"
 
@@ -176,7 +155,7 @@ rule topk_rank:
         **_TOPK_RANK["output"],
     wildcard_constraints:
         pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex(judges_in_env(TOPK_JUDGES, "../envs/judges.yaml")),
+        judge=name_regex(TOPK_JUDGES),
     params:
         q=_TOPK_Q,
     resources:
@@ -184,29 +163,7 @@ rule topk_rank:
     log:
         _TOPK_RANK["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/topk_rank.py"
-
-
-rule topk_rank_vllm:
-    """The same with a vLLM judge on GPUs (soft labels from the A/B logits)."""
-    input:
-        **_TOPK_RANK["input"],
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        **_TOPK_RANK["output"],
-    wildcard_constraints:
-        pool=name_regex(list(TOPK_RANK_POOLS)),
-        judge=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
-    params:
-        q=_TOPK_Q,
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        _TOPK_RANK["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/topk_rank.py"
 
@@ -292,7 +249,7 @@ rule topk_llmbar_replay:
     log:
         "results/logs/topk_llmbar_replay/{judge}.log",
     conda:
-        "../envs/judges.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/topk_llmbar_query.py"
 

@@ -61,7 +61,7 @@ rule uda_answers:
         **_UDA_ANSWERS["output"],
     wildcard_constraints:
         dataset=name_regex(UDA_GENERATED),
-        answerer=name_regex(judges_in_env(JUDGE_SPECS, "../envs/judges.yaml")),
+        answerer=name_regex(JUDGE_SPECS),
     params:
         q=uda_answers_params,
     resources:
@@ -69,29 +69,7 @@ rule uda_answers:
     log:
         _UDA_ANSWERS["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/uda_answers.py"
-
-
-rule uda_answers_vllm:
-    """The same on GPUs, for open-weight answerers served by vLLM (own conda env)."""
-    input:
-        uda_prompts_file,
-        api_keys=needs_keys(lambda w: w.answerer),
-    output:
-        **_UDA_ANSWERS["output"],
-    wildcard_constraints:
-        dataset=name_regex(UDA_GENERATED),
-        answerer=name_regex(judges_in_env(JUDGE_SPECS, "../envs/vllm.yaml")),
-    params:
-        q=uda_answers_params,
-    resources:
-        **job_resources(lambda w: w.answerer),
-    log:
-        _UDA_ANSWERS["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.answerer)
     script:
         "../workflow_scripts/uda_answers.py"
 
@@ -155,7 +133,7 @@ rule uda_query:
     output:
         **_UDA_QUERY["output"],
     wildcard_constraints:
-        judge=name_regex(judges_in_env(UDA_JUDGES, "../envs/judges.yaml")),
+        judge=name_regex(UDA_JUDGES),
     params:
         q=uda_query_params,
     resources:
@@ -163,28 +141,7 @@ rule uda_query:
     log:
         _UDA_QUERY["log"],
     conda:
-        "../envs/judges.yaml"
-    script:
-        "../workflow_scripts/uda_query.py"
-
-
-rule uda_query_vllm:
-    """The same on GPUs, for open-weight judges served by vLLM (own conda env)."""
-    input:
-        _UDA_QUERY["input"],
-        api_keys=needs_keys(lambda w: w.judge),
-    output:
-        **_UDA_QUERY["output"],
-    wildcard_constraints:
-        judge=name_regex(judges_in_env(UDA_JUDGES, "../envs/vllm.yaml")),
-    params:
-        q=uda_query_params,
-    resources:
-        **job_resources(lambda w: w.judge),
-    log:
-        _UDA_QUERY["log"],
-    conda:
-        "../envs/vllm.yaml"
+        env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/uda_query.py"
 

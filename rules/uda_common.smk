@@ -17,7 +17,7 @@ UDA_ANSWERS = UDA_PLAN.answers()
 UDA_VERDICTS = UDA_PLAN.verdicts()
 UDA_GENERATION = UDA_PLAN.generation()
 VERDICT_TABLES.extend(UDA_ANSWERS + UDA_VERDICTS + UDA_GENERATION)
-UDA_OUTPUTS = UDA_PLAN.outputs()
+STUDY_OUTPUTS["uda"] = UDA_PLAN.outputs()
 
 # input functions and params of the rules
 uda_transfers_into = UDA_PLAN.transfers_into

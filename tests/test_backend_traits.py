@@ -106,8 +106,9 @@ def test_a_new_sharded_backend_gets_its_gpus_tier_and_env(toys):
     assert resources.job_needs([toys.gpu]) == (4, 0, "gpu")
     assert resources.job_needs([toys.gpu, toys.http]) == (4, 1, "gpu")
     specs = {"toy": toys.http, "toy-big": toys.gpu}
-    assert resources.judges_in_env(specs, specs, "../envs/vllm.yaml") == ["toy-big"]
-    assert resources.judges_in_env(specs, specs, "../envs/judges.yaml") == ["toy"]
+    env = resources.job_conda_env(specs, lambda w: w.judge)  # a rule's `conda:`
+    assert env(SimpleNamespace(judge="toy-big")) == "../envs/vllm.yaml"
+    assert env(SimpleNamespace(judge="toy")) == "../envs/judges.yaml"
     assert resources.conda_env([toys.gpu, toys.http]) == "../envs/vllm.yaml"
 
 
@@ -145,8 +146,8 @@ def test_studies_and_provenance_ask_the_traits(toys):
     entries = {**{d["name"]: d for d in cfg["judges"]}, "toy": toys.http, "toy-big": toys.gpu, "rec": rec}
     study = ScoringStudy(cfg, entries, "h")
     assert {"toy", "toy-big"} <= set(study.judges) and "rec" not in study.judges
-    assert study.conda_env("toy") == "../envs/judges.yaml" and study.conda_env("toy-big") == "../envs/vllm.yaml"
-    assert study.judges_in_env(study.judges, "../envs/vllm.yaml") == ["toy-big"]
+    assert resources.conda_env([study.entry("toy")]) == "../envs/judges.yaml"
+    assert resources.conda_env([study.entry("toy-big")]) == "../envs/vllm.yaml"
 
 
 # -- the grep: no backend-name comparison outside judgelab/judges/ ---------------------
@@ -191,7 +192,7 @@ def test_the_grep_sees_a_comparison(tmp_path, monkeypatch):
     for bad in ('if spec.backend == "vllm":', 'x = e.get("backend") in ("openai", "x")',
                 'LOGIT = ["transformers", "vllm"]; y = b in ["transformers"]', '"replay" != b'):
         assert _COMPARE.search(bad), bad
-    assert not _COMPARE.search('judge=name_regex(judges_in_env(X, "../envs/vllm.yaml"))')
+    assert not _COMPARE.search('conda: env_for(lambda w: w.judge)  # e.g. "../envs/vllm.yaml"')
 
 
 # -- a real Snakemake plan with a toy backend from an installed package ----------------

@@ -135,8 +135,12 @@ def test_gpu_jobs_go_to_the_gpu_partition_with_a_gpu_request(judge_set, plugin, 
                                                                      f"{judge_set}.yaml").read_text())["judges"])
     if vllm:
         assert gpu_jobs, f"{judge_set} configures vLLM judges but plans no GPU job"
-        # every rule that can run a vLLM judge was reached (the *_vllm rules), with its GPU
-        assert {j["rule"] for j in jobs if j["rule"].endswith("_vllm")} <= {j["rule"] for j in gpu_jobs}
+        # every job that runs a vLLM judge (a rule with judge resources, the judge its wildcard) has its GPU
+        names = {e["name"] for e in yaml.safe_load((REPO / "config" / "judges" / f"{judge_set}.yaml").read_text())[
+            "judges"] if e.get("backend") == "vllm"}
+        wildcards = lambda j: dict(w.split("=", 1) for w in j["wildcards"].split(", ") if "=" in w)  # noqa: E731
+        vllm_jobs = [j for j in jobs if "gpu" in j["resources"] and wildcards(j).get("judge") in names]
+        assert vllm_jobs and all(j in gpu_jobs for j in vllm_jobs)
 
 
 def test_vllm_open_sends_every_study_to_the_gpus():
@@ -144,8 +148,8 @@ def test_vllm_open_sends_every_study_to_the_gpus():
     rc, out, jobs = _plan("vllm-open")
     assert rc == 0, out[-3000:]
     gpu_rules = {j["rule"] for j in jobs if int(j["resources"].get("gpu", 0) or 0) > 0}
-    for rule in ("audit_query_vllm", "strategies_query_vllm", "uda_query_vllm", "topk_query_vllm",
-                 "rbd_evaluate_vllm", "rbd_loop_vllm", "scoring_query_vllm", "strategies_generate_vllm"):
+    for rule in ("audit_query", "strategies_query", "uda_query", "topk_query",
+                 "rbd_evaluate", "rbd_loop", "scoring_query", "strategies_generate"):
         assert rule in gpu_rules, sorted(gpu_rules)
     assert sum(int(j["resources"].get("gpu", 0) or 0) > 0 for j in jobs) >= 40
 

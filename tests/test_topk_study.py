@@ -243,15 +243,15 @@ def test_other_judge_sets_plan_the_topk_rules(tmp_path, data_root):
         'configfile: "config/judges/simulated.yaml"\nconfigfile: "config/config.yaml"\n'
         'validate(config, "config/schema.yaml")\n'
         'include: "rules/common.smk"\ninclude: "rules/plans.smk"\ninclude: "rules/topk.smk"\n'
-        'rule all:\n    input:\n        TOPK_OUTPUTS,\n    default_target: True\n'
+        'rule all:\n    input:\n        STUDY_OUTPUTS["topk"],\n    default_target: True\n'
     )
     exe = Path(sys.executable).with_name("snakemake")
     proc = subprocess.run([str(exe) if exe.exists() else "snakemake", "-n", "--cores", "1", "--configfile",
                            "config/judges/vllm-open.yaml"], cwd=wd, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    for rule in ("topk_items", "topk_query_vllm", "topk_evaluate", "topk_llmbar_pairs", "topk_llmbar_replay",
-                 "topk_synthetic", "topk_tables", "topk_figures", "topk_rank_vllm"):
+    for rule in ("topk_items", "topk_query", "topk_evaluate", "topk_llmbar_pairs", "topk_llmbar_replay",
+                 "topk_synthetic", "topk_tables", "topk_figures", "topk_rank"):
         assert rule in out, rule
 
 

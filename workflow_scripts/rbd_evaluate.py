@@ -1,4 +1,4 @@
-"""Rules rbd_evaluate(_vllm): one evaluator judges D and D_bias of every evaluated set."""
+"""Rule rbd_evaluate: one evaluator judges D and D_bias of every evaluated set."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd

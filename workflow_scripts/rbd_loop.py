@@ -1,4 +1,4 @@
-"""Rules rbd_loop(_vllm): Algorithm 1 for one evaluator with every loop detector."""
+"""Rule rbd_loop: Algorithm 1 for one evaluator with every loop detector."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd

@@ -1,4 +1,4 @@
-"""Rules topk_query(_vllm): one judge's oracle (all ordered pairs of every pool), the bias
+"""Rule topk_query: one judge's oracle (all ordered pairs of every pool), the bias
 probes and LLMBar, through the call cache."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)

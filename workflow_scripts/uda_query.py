@@ -1,4 +1,4 @@
-"""Rules uda_query[_vllm]: one judge answers every prompt, then judges every ordered pair of answers."""
+"""Rule uda_query: one judge answers every prompt, then judges every ordered pair of answers."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 

@@ -191,7 +191,7 @@ def log_audit(job: Any, ctx: PlanContext) -> None:
 
 
 RULES: dict[str, RuleCalls] = {
-    "rbd_set": build_set, "rbd_set_generated": build_set, "rbd_evaluate": evaluate, "rbd_evaluate_vllm": evaluate,
+    "rbd_set": build_set, "rbd_set_generated": build_set, "rbd_evaluate": evaluate,
     "rbd_labels": labels, "rbd_cases": cases, "rbd_supervision": supervision, "rbd_train": no_calls,
-    "rbd_detect": detect, "rbd_loop": loop, "rbd_loop_vllm": loop, "rbd_log_audit": log_audit,
+    "rbd_detect": detect, "rbd_loop": loop, "rbd_log_audit": log_audit,
 }

@@ -58,5 +58,5 @@ def query(job: Any, ctx: PlanContext) -> None:
 
 RULES: dict[str, RuleCalls] = {
     "scoring_items": items, "scoring_responses": generate, "scoring_references": generate,
-    "scoring_gold": query, "scoring_gold_candidate": query, "scoring_query": query, "scoring_query_vllm": query,
+    "scoring_gold": query, "scoring_gold_candidate": query, "scoring_query": query,
 }

@@ -73,13 +73,5 @@ class ScoringStudy:
     def spec(self, name: str) -> JudgeSpec:
         return JudgeSpec.from_dict(self.entry(name), where=f"scoring judge {name}")
 
-    def judges_in_env(self, names: list[str], env: str) -> list[str]:
-        """Those of ``names`` whose jobs run in the conda env file ``env`` (judgelab.workflow.resources)."""
-        return judges_in_env({n: self.entry(n) for n in names}, names, env)
-
-    def conda_env(self, *names: str) -> str:
-        """The conda env file of a job querying these judges (vLLM pins its own torch)."""
-        return conda_env([self.entry(n) for n in names])
-
     def provenance(self, names: list[str]) -> dict[str, Any]:
         return {"config_hash": self.config_hash, "seed": self.seed, "judges": [self.entry(n) for n in names]}

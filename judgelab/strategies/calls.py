@@ -52,6 +52,6 @@ def query(job: Any, ctx: PlanContext) -> None:
 
 
 RULES: dict[str, RuleCalls] = {
-    "strategies_generate": generate, "strategies_generate_vllm": generate, "strategies_controlled": controlled,
-    "strategies_pairs": pairs, "strategies_query": query, "strategies_query_vllm": query,
+    "strategies_generate": generate, "strategies_controlled": controlled,
+    "strategies_pairs": pairs, "strategies_query": query,
 }

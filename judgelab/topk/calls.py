@@ -49,6 +49,6 @@ def rank(job: Any, ctx: PlanContext) -> None:
 
 
 RULES: dict[str, RuleCalls] = {
-    "topk_items": items, "topk_llmbar_pairs": llmbar, "topk_query": query, "topk_query_vllm": query,
-    "topk_llmbar_replay": llmbar_replay, "topk_rank": rank, "topk_rank_vllm": rank,
+    "topk_items": items, "topk_llmbar_pairs": llmbar, "topk_query": query,
+    "topk_llmbar_replay": llmbar_replay, "topk_rank": rank,
 }

@@ -67,6 +67,6 @@ def query(job: Any, ctx: PlanContext) -> None:
 
 
 RULES: dict[str, RuleCalls] = {
-    "uda_human": human, "uda_answers": answers, "uda_answers_vllm": answers, "uda_tournament": tournament,
-    "uda_query": query, "uda_query_vllm": query, "uda_embed": no_calls, "uda_train": no_calls,
+    "uda_human": human, "uda_answers": answers, "uda_tournament": tournament,
+    "uda_query": query, "uda_embed": no_calls, "uda_train": no_calls,
 }

@@ -150,8 +150,7 @@ def audit_query(job: Any, ctx: PlanContext) -> None:
                 orders=q["orders"], label=job.wildcards.dataset, max_error_rate=q["max_error_rate"])
 
 
-RULES: dict[str, RuleCalls] = {"audit_pairs": audit_pairs, "audit_query": audit_query,
-                               "audit_query_vllm": audit_query}
+RULES: dict[str, RuleCalls] = {"audit_pairs": audit_pairs, "audit_query": audit_query}
 
 
 def rule_calls() -> dict[str, RuleCalls]:

@@ -1,14 +1,15 @@
 """What a Snakemake job asks a scheduler for, derived from the judges it runs.
 
-Each rule that runs a judge or a model declares ``resources: **job_resources(judges)``
-(rules/common.smk binds :func:`job_resources` to the configured judges); the GPUs, API slots,
+Each rule that runs a judge or a model declares ``resources: **job_resources(judges)``, and
+each rule that runs a judge ``conda: env_for(judges)`` (rules/common.smk binds
+:func:`job_resources` and :func:`job_conda_env` to the configured judges); the GPUs, API slots,
 tier and conda env follow from the judges' backend traits
 (:func:`judgelab.registry.backend_traits`), never from a backend's name or the rule's name.  A
 new backend is routed by what its class declares: ``needs_api_slot`` gives the ``api`` tier and
 one ``api_slots`` unit (capped by the profile's ``resources: api_slots``), ``loads_weights`` the
 ``model`` tier, ``gpus(options)`` > 0 the ``gpu`` tier and a ``gpu`` resource (which the SLURM
 executor turns into ``--gpus=N``, routed by profiles/slurm/partitions.yaml to the GPU
-partition), ``conda_env`` the env file.
+partition), ``conda_env`` the env file (:func:`job_conda_env`, the rule's ``conda:``).
 
 Rules that run no judge and no model (pairs, tables, figures, summaries) declare nothing and
 are ``localrules`` (:func:`light_rules`): their cost does not depend on the judges, and a
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from judgelab.config import ConfigError
+from judgelab.config import ConfigError, missing_env_line
 from judgelab.registry import backend_traits
 
 #: Resources of each tier.  Per-cluster changes: edit these, or
@@ -100,10 +101,21 @@ def conda_env(entries: Iterable[Entry]) -> str:
     return env_file(envs.pop() if envs else DEFAULT_ENV)
 
 
-def judges_in_env(specs: Mapping[str, Entry], names: Iterable[str], env: str) -> list[str]:
-    """Those of ``names`` whose jobs run in the conda env file ``env`` (a rule's ``conda:``
-    path): each judge-querying rule comes in one variant per env, constrained to these."""
-    return [n for n in names if conda_env([specs[n]]) == env]
+def job_conda_env(specs: Mapping[str, Entry], judges: Judges = ()) -> Callable[[Any], str]:
+    """``conda: job_conda_env(...)`` of a job that runs judges: a function of the wildcards
+    giving the env file of the judges the job runs (:func:`conda_env`), with ``specs`` and
+    ``judges`` as in :func:`job_resources` -- so one rule serves every backend, and a backend
+    with an env of its own (``envs/<conda_env>.yaml``) needs no rule of its own."""
+
+    def env(wildcards: Any) -> str:
+        entries = resolve(specs, judges, wildcards)
+        for entry in entries:
+            line = missing_env_line(entry, "judge")
+            if line:
+                raise ConfigError(line)
+        return conda_env(entries)
+
+    return env
 
 
 def light_rules(rules: Iterable[Any]) -> list[str]:
