@@ -14,7 +14,6 @@ from typing import Any
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.registry import backend_traits
 from judgelab.scoring.query import with_scoring_profile
-from judgelab.workflow.resources import conda_env, judges_in_env
 
 
 class ScoringStudy:
