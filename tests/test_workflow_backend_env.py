@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from judgelab import config as config_module
-from judgelab.workflow import resources
 from judgelab.config import ConfigError
+from judgelab.workflow import resources
 from tests.conftest import REPO
 
 TOY = "toyenv"  # the backend's name and its conda env's name
