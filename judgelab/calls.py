@@ -156,7 +156,7 @@ class PlanContext:
     #: what several jobs of one plan read alike (a study's parsed input files), kept once
     memo: dict[Any, Any] = field(default_factory=dict)
     #: entries of the models a run asks that are no config judge (a detector the run trains), by
-    #: name: a planner that asks a stand-in for one names here what the run would ask, so the plan
+    #: name: a step that asks a stand-in for one names here what the run would ask, so the plan
     #: prices it and takes its output limit (the worst case) from it
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: a plan trains and loads no model: a trained detector answers through a stand-in
@@ -230,7 +230,7 @@ RULES: dict[str, RuleCalls] = {"audit_pairs": audit_pairs, "audit_query": audit_
 
 
 def rule_calls() -> dict[str, RuleCalls]:
-    """Every rule's planner: this module's and each ``judgelab.<package>.calls`` module's ``RULES``.
+    """Every rule's step function: this module's and each ``judgelab.<package>.calls`` module's ``RULES``.
 
     The study modules are found by walking the package, not imported by name: the backbone
     stays below the studies, and a new study plugs in by adding its ``calls.py``."""
@@ -247,6 +247,6 @@ def rule_calls() -> dict[str, RuleCalls]:
         rules = getattr(importlib.import_module(name), "RULES", {})
         for rule, fn in rules.items():
             if rule in out:
-                raise ValueError(f"rule {rule!r} has two planners ({name} and another)")
+                raise ValueError(f"rule {rule!r} has two step functions ({name} and another)")
             out[rule] = fn
     return out

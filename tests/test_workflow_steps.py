@@ -79,21 +79,22 @@ def script_step(path: Path) -> tuple[str, str] | str:
     return imported[step]
 
 
+def mismatch(rule: str, script: Path) -> str | None:
+    """Why ``script`` does not run the step ``RULES`` maps ``rule`` to, or None."""
+    found, fn = script_step(script), rule_calls()[rule]
+    if isinstance(found, str):
+        return f"{rule} ({script.name}): {found}"
+    if getattr(importlib.import_module(found[0]), found[1]) is not fn:
+        return f"{rule} ({script.name}): runs {found[0]}.{found[1]}, RULES has {fn.__module__}.{fn.__name__}"
+    return None
+
+
 def test_every_planned_rule_runs_its_step_function_and_nothing_else():
     scripts, steps = rule_scripts(), rule_calls()
     assert len(steps) > 30
-    problems = []
-    for rule, fn in sorted(steps.items()):
-        if rule not in scripts:
-            problems.append(f"{rule}: RULES names it, no rule in rules/*.smk has a script for it")
-            continue
-        found = script_step(scripts[rule])
-        if isinstance(found, str):
-            problems.append(f"{rule} ({scripts[rule].name}): {found}")
-        elif getattr(importlib.import_module(found[0]), found[1]) is not fn:
-            problems.append(f"{rule} ({scripts[rule].name}): runs {found[0]}.{found[1]}, "
-                            f"RULES has {fn.__module__}.{fn.__name__}")
-    assert problems == []
+    problems = [f"{rule}: RULES names it, no rule in rules/*.smk has a script for it" if rule not in scripts
+                else mismatch(rule, scripts[rule]) for rule in sorted(steps)]
+    assert [p for p in problems if p] == []
 
 
 def test_the_check_sees_a_body_written_twice(tmp_path: Path):
@@ -107,7 +108,9 @@ def test_the_check_sees_a_body_written_twice(tmp_path: Path):
     other.write_text("import _repo\nfrom judgelab.topk.calls import rank\nfrom judgelab.workflow import run_step\n\n"
                      "run_step(snakemake, rank)\n")
     assert script_step(other) == ("judgelab.topk.calls", "rank")
-    assert getattr(importlib.import_module("judgelab.topk.calls"), "rank") is not rule_calls()["topk_query"]
+    assert mismatch("topk_query", other) == ("topk_query (other.py): runs judgelab.topk.calls.rank, "
+                                             "RULES has judgelab.topk.calls.query")
+    assert mismatch("topk_rank", other) is None
     local = tmp_path / "local.py"
     local.write_text("from judgelab.workflow import run_step\nstep = print\nrun_step(snakemake, step)\n")
     assert "Assign" in script_step(local)
