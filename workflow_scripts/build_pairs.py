@@ -1,20 +1,11 @@
-"""Rule audit_pairs: load a public pair set into the pairs table."""
+"""Rule audit_pairs: load a public pair set into the pairs table.
+
+The step is :func:`judgelab.workflow.calls.audit_pairs`, the function ``judgelab plan`` runs for this rule.
+"""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
-from judgelab.datasets.pairs import load_pairset, pairs_frame
-from judgelab.io import write_table
-from judgelab.workflow import provenance, run_script
+from judgelab.workflow import run_step
+from judgelab.workflow.calls import audit_pairs
 
-
-def main(sm):
-    spec, prov = sm.params.spec, sm.params.provenance
-    pairs = load_pairset(spec["loader"], spec["source"], name=sm.wildcards.dataset)
-    table = pairs_frame(pairs)
-    n = spec.get("n_pairs")  # config audit.n_pairs: a seeded sample, kept in stored order
-    if n and n < len(table):
-        table = table.sample(n=int(n), random_state=int(prov["seed"])).sort_index().reset_index(drop=True)
-    write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"]))
-
-
-run_script(snakemake, main)
+run_step(snakemake, audit_pairs)

@@ -1,17 +1,11 @@
-"""Rule topk_llmbar_replay: a replayed judge on the LLMBar subset it was recorded on, both orders."""
+"""Rule topk_llmbar_replay: a replayed judge on the LLMBar subset it was recorded on, both orders.
+
+The step is :func:`judgelab.topk.calls.llmbar_replay`, the function ``judgelab plan`` runs for this rule.
+"""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
-from judgelab.io import read_table, write_table
-from judgelab.topk.pipeline import llmbar_query
-from judgelab.workflow import provenance, run_script
+from judgelab.topk.calls import llmbar_replay
+from judgelab.workflow import run_step
 
-
-def main(sm):
-    q = sm.params.q
-    table = llmbar_query(q["judge"], q["cfg"], read_table(sm.input[0]), q["cache"], q["max_error_rate"])
-    prov = q["provenance"]
-    write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"], prov["judges"]))
-
-
-run_script(snakemake, main)
+run_step(snakemake, llmbar_replay)

@@ -1,20 +1,11 @@
-"""Rule uda_tournament: the prompts x answer-models table of one tournament."""
+"""Rule uda_tournament: the prompts x answer-models table of one tournament.
+
+The step is :func:`judgelab.uda.calls.tournament`, the function ``judgelab plan`` runs for this rule.
+"""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
-from judgelab.io import read_table, write_table
-from judgelab.uda.tournament import build_tournament
-from judgelab.workflow import provenance, run_script
+from judgelab.uda.calls import tournament
+from judgelab.workflow import run_step
 
-
-def main(sm):
-    prov = sm.params.provenance
-    context = {"human": read_table(sm.input.human[0])} if len(sm.input.human) else {}
-    spec = dict(sm.params.spec)
-    if sm.params.families:  # a generated tournament: answerers' families from their judge entries
-        spec["families"] = {**sm.params.families, **dict(spec.get("families") or {})}
-    table = build_tournament(sm.params.name, spec, int(prov["seed"]), context=context)
-    write_table(table, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"]))
-
-
-run_script(snakemake, main)
+run_step(snakemake, tournament)

@@ -1,9 +1,8 @@
-"""The topk study's calls, for ``judgelab plan`` (:mod:`judgelab.workflow.calls`).
-
-One function per rule of ``rules/topk.smk`` that makes calls or writes a table calls are built
-from; each does what its ``workflow_scripts/topk_*.py`` does, through the same functions of
-:mod:`judgelab.topk.pipeline` (oracle collection, probes, LLMBar, the live ranking, whose
-next queries follow the answers so far), with the plan's cache instead of the cache file.
+"""The topk study's step functions: one per rule of ``rules/topk.smk`` that ``judgelab plan`` runs
+(:mod:`judgelab.workflow.calls`), each run as the rule's job by ``workflow_scripts/topk_*.py``
+(:func:`judgelab.workflow.run_step`), through the functions of :mod:`judgelab.topk.pipeline`
+(oracle collection, probes, LLMBar, the live ranking, whose next queries follow the answers so
+far).  Evaluation, tables and figures are later rules.
 """
 
 from __future__ import annotations
@@ -11,41 +10,48 @@ from __future__ import annotations
 from typing import Any
 
 from judgelab.datasets.pairs import load_pairs
-from judgelab.io import read_table, write_table
+from judgelab.io import read_table
 from judgelab.topk.pipeline import llmbar_pairs, llmbar_query, make_items, query_judge, rank_pool
-from judgelab.workflow.calls import PlanContext, RuleCalls
+from judgelab.workflow.calls import RuleCalls, StepContext
 
 
-def items(job: Any, ctx: PlanContext) -> None:
-    """topk_items: the item pools and the bias-probe pairs."""
+def items(job: Any, ctx: StepContext) -> None:
+    """topk_items: item pools of known quality and the bias-probe pairs."""
     pools, probes = make_items(job.params.cfg, job.params.provenance["seed"])
-    write_table(pools, job.output.pools)
-    write_table(probes, job.output.probes)
+    ctx.write_table(pools, job.output.pools, names_judges=False)
+    ctx.write_table(probes, job.output.probes, names_judges=False)
 
 
-def llmbar(job: Any, ctx: PlanContext) -> None:
+def llmbar(job: Any, ctx: StepContext) -> None:
     """topk_llmbar_pairs: the configured LLMBar subsets as one pairs table."""
-    write_table(llmbar_pairs(job.params.cfg), job.output[0])
+    ctx.write_table(llmbar_pairs(job.params.cfg), job.output[0], names_judges=False)
 
 
-def query(job: Any, ctx: PlanContext) -> None:
-    """topk_query: the oracle over every ordered pair of each pool, the probes, and LLMBar."""
+def query(job: Any, ctx: StepContext) -> None:
+    """topk_query: one judge's oracle (every ordered pair of each pool), the bias probes and LLMBar."""
     q = job.params.q
-    query_judge(q["judge"], q["cfg"], read_table(job.input.pools), load_pairs(job.input.probes), ctx.cache,
-                q["max_error_rate"])
-    llmbar_query(q["judge"], q["cfg"], read_table(job.input.llmbar), ctx.cache, q["max_error_rate"])
+    oracle, probes = query_judge(q["judge"], q["cfg"], read_table(job.input.pools), load_pairs(job.input.probes),
+                                 ctx.cache, q["max_error_rate"])
+    llmbar = llmbar_query(q["judge"], q["cfg"], read_table(job.input.llmbar), ctx.cache, q["max_error_rate"])
+    ctx.write_table(oracle, job.output.oracle)
+    ctx.write_table(probes, job.output.probes)
+    ctx.write_table(llmbar, job.output.llmbar)
 
 
-def llmbar_replay(job: Any, ctx: PlanContext) -> None:
-    """topk_llmbar_replay: a replayed judge on the LLMBar subset it was recorded on."""
+def llmbar_replay(job: Any, ctx: StepContext) -> None:
+    """topk_llmbar_replay: a replayed judge on the LLMBar subset it was recorded on, both orders."""
     q = job.params.q
-    llmbar_query(q["judge"], q["cfg"], read_table(job.input[0]), ctx.cache, q["max_error_rate"])
+    ctx.write_table(llmbar_query(q["judge"], q["cfg"], read_table(job.input[0]), ctx.cache, q["max_error_rate"]),
+                    job.output[0])
 
 
-def rank(job: Any, ctx: PlanContext) -> None:
-    """topk_rank: the live ranking of a user's pool (its queries follow the stand-in's answers)."""
+def rank(job: Any, ctx: StepContext) -> None:
+    """topk_rank: rank one of the user's items files live with one judge, until the posterior
+    stopping rule or the budget (:mod:`judgelab.topk.live`; its queries follow the answers)."""
     q = job.params.q
-    rank_pool(q["judge"], q["cfg"], job.input.pool_file, job.wildcards.pool, ctx.cache, q["max_error_rate"])
+    tables = rank_pool(q["judge"], q["cfg"], job.input.pool_file, job.wildcards.pool, ctx.cache, q["max_error_rate"])
+    for name in ("ranking", "queries", "trace", "summary"):
+        ctx.write_table(tables[name], job.output[name])
 
 
 RULES: dict[str, RuleCalls] = {

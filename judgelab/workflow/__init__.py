@@ -4,6 +4,11 @@ A rule script does three things: read ``snakemake.input``/``params``, call the
 library, write ``snakemake.output``.  The boilerplate around that (log file, the
 provenance record every table carries, a clear one-line error instead of a
 traceback for bad input) lives here.
+
+A judge-calling rule's script is one line, ``run_step(snakemake, step)``: the step function is
+the one ``judgelab plan`` runs (:mod:`judgelab.workflow.calls`), and :class:`RunContext` gives it what a
+real job has -- the configured call cache, the configured judges, tables with the job's
+provenance, models trained and loaded.
 """
 
 from __future__ import annotations
@@ -11,12 +16,19 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from judgelab.config import ConfigError
 from judgelab.io import InputError
 from judgelab.registry import is_simulated
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgelab.cache import CallCache, CallStore
+    from judgelab.judges.base import Judge
+    from judgelab.workflow.calls import RuleCalls
 
 
 def setup_logging(log_path: str | None = None, level: int = logging.INFO) -> None:
@@ -120,3 +132,92 @@ def provenance(config_hash: str, seed: int, judges: list[dict[str, Any]] | None 
         # (a row of a role judge, e.g. the gold judge's own scorings, is that judge's)
         prov["_judge_simulated"] = {j["name"]: is_simulated(j) for j in judges}
     return prov
+
+
+def job_param(params: Any, key: str) -> Any:
+    """A rule's param ``key``: ``params.<key>``, else that key of its ``q`` or ``g`` dict (where
+    the studies' query and generation rules keep a job's settings together)."""
+    if hasattr(params, key):
+        return getattr(params, key)
+    for group in ("q", "g"):
+        settings = getattr(params, group, None)
+        if isinstance(settings, Mapping) and key in settings:
+            return settings[key]
+    raise KeyError(f"the rule's params have no {key!r} (nor q[{key!r}] or g[{key!r}])")
+
+
+class RunContext:
+    """A rule's job as its step function sees it (:class:`judgelab.workflow.calls.StepContext`).
+
+    The call cache is the one the job's params name (``cache``, ``q["cache"]`` or
+    ``g["cache"]``), opened on first use, so a step that asks no judge opens none; judges are
+    built from their config entries once and closed with the context; every table carries the
+    provenance of the job's ``provenance`` param (:func:`provenance`), as each rule's table
+    always has; models are trained and loaded."""
+
+    loads_models = True
+
+    def __init__(self, job: Any) -> None:
+        self.job = job
+        self.memo: dict[Any, Any] = {}
+        self.models: dict[str, dict[str, Any]] = {}
+        self._judges: dict[str, Judge] = {}
+        self._owned: list[Judge] = []
+        self._cache: CallCache | None = None
+
+    @property
+    def cache(self) -> CallStore:
+        if self._cache is None:
+            from judgelab.cache import CallCache
+
+            self._cache = CallCache(job_param(self.job.params, "cache"))
+        return self._cache
+
+    def judge(self, entry: Mapping[str, Any], where: str | None = None) -> Judge:
+        from judgelab.workflow.calls import build_judge
+
+        return build_judge(self._judges, entry, where)
+
+    def own(self, judge: Judge) -> Judge:
+        self._owned.append(judge)
+        return judge
+
+    def _provenance(self, names_judges: bool) -> dict[str, Any]:
+        prov = job_param(self.job.params, "provenance")
+        return provenance(prov["config_hash"], prov["seed"], prov["judges"] if names_judges else None)
+
+    def write_table(self, df: pd.DataFrame, path: str | os.PathLike[str], *, names_judges: bool = True) -> None:
+        from judgelab.io import write_table
+
+        write_table(df, path, provenance=self._provenance(names_judges))
+
+    def write_jsonl(self, path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+        from judgelab.io import write_jsonl
+
+        write_jsonl(path, rows)
+
+    def close(self) -> None:
+        """Close the call cache, then every judge built or owned (all of them, even when one of
+        them fails to close)."""
+        from contextlib import ExitStack
+
+        with ExitStack() as stack:  # callbacks run last-in first-out: the cache first
+            for judge in [*self._judges.values(), *self._owned]:
+                stack.callback(judge.close)
+            if self._cache is not None:
+                stack.callback(self._cache.close)
+            self._cache, self._judges, self._owned = None, {}, []
+
+
+def run_step(snakemake: Any, step: RuleCalls) -> None:
+    """Run a rule's step function (a ``RULES`` entry of :mod:`judgelab.workflow.calls`) as the rule's job:
+    with logging and clean error exits (:func:`run_script`), in a :class:`RunContext`."""
+
+    def main(sm: Any) -> None:
+        ctx = RunContext(sm)
+        try:
+            step(sm, ctx)
+        finally:
+            ctx.close()
+
+    run_script(snakemake, main)

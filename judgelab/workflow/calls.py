@@ -1,21 +1,32 @@
-"""The calls each judge-calling rule of the workflow makes, enumerated in-process for ``judgelab plan``.
+"""The step functions of the judge-calling rules, and the context ``judgelab plan`` runs them in.
 
-Why this module.  A plan must count exactly the requests a run sends, and most requests are
-built from tables that earlier rules write (pair sets, generated texts, teacher traces).  The
-requests are therefore built by the same library functions the rule scripts call (the study's
-own request and prompt builders: :func:`judgelab.judges.pairwise.judge_pairs`,
-``judgelab.strategies.run.query_strategies``, ...), in this process, one job of the Snakemake
-DAG after another, with the job's own params -- no Snakemake run, no job process, no model
-training, statistics or figures.  Only the jobs that make calls, or write a table a call is
-built from, are run (:func:`rule_calls` says which).
+Why one function per step.  A rule's script and ``judgelab plan`` run the same function: a plan
+must count exactly the requests a run sends, and the surest way is that nothing is written
+twice.  Each study declares its steps in ``judgelab/<study>/calls.py`` as ``RULES``: rule name ->
+step function ``(job, ctx)``.  ``job`` has the attributes of a rule script's ``snakemake``
+object (``params``, ``input``, ``output``, ``wildcards``, ``rule``); ``ctx`` is a
+:class:`StepContext`.  The step reads its inputs, builds its requests with the study's own
+builders (:func:`judgelab.judges.pairwise.judge_pairs`, ``judgelab.strategies.run.query_strategies``,
+...), asks its judges through ``ctx.cache``, and writes every output of the rule through
+``ctx.write_table``.  The rule's script is one line, ``run_step(snakemake, <step>)``
+(:func:`judgelab.workflow.run_step`; ``tests/test_workflow_steps.py`` checks each script names
+its rule's step).
 
-Each study declares its rules in ``judgelab/<study>/calls.py`` as ``RULES``: rule name ->
-function ``(job, ctx)``, where ``job`` has the attributes a rule script's ``snakemake`` object
-has (``params``, ``input``, ``output``, ``wildcards``, ``rule``) and ``ctx`` is the
-:class:`PlanContext` (the judges, built once per entry, and one call cache).  A function does
-what its rule script does, minus provenance and logging, and writes the tables later jobs read.
-This module holds the backbone's own rules (the pairwise audit) and finds the studies' modules
-by name (:func:`rule_calls`), so the backbone names no study (``tests/test_layering.py``).
+The context decides what differs between the two:
+
+* in a rule's job (:class:`judgelab.workflow.RunContext`) the cache is the configured call cache,
+  the judges are the configured ones, tables carry the job's provenance, and models are trained
+  and loaded;
+* in a plan (:class:`PlanContext`) one in-memory cache answers through simulated stand-ins,
+  tables are written plainly to the plan's scratch folder, and nothing is trained or loaded
+  (``ctx.loads_models`` is false: a step that trains a model does nothing, a trained detector
+  is asked through a stand-in of the same name).
+
+A plan runs the DAG's jobs one after another in this process, with each job's own params -- no
+Snakemake run, no job process -- and only the jobs that make calls or write a table a call is
+built from (:func:`rule_calls` says which).  This module holds the backbone's own steps (the
+pairwise audit) and finds the studies' modules by name (:func:`rule_calls`), so the backbone
+names no study (``tests/test_layering.py``).
 """
 
 from __future__ import annotations
@@ -27,15 +38,57 @@ import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from judgelab.cache import CachedCall, CallCache
+from judgelab.cache import CachedCall, CallCache, CallStore
 from judgelab.config import JudgeSpec
 from judgelab.judges.base import Judge
 from judgelab.records import canonical_json
 
-#: A rule's planner: ``fn(job, ctx)`` makes the job's calls through ``ctx`` and writes its tables.
-RuleCalls = Callable[[Any, "PlanContext"], None]
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class StepContext(Protocol):
+    """What a step function runs with: the one thing that differs between a rule's job and a plan.
+
+    A step asks its judges only through :attr:`cache` and :meth:`judge`, and writes only through
+    :meth:`write_table` / :meth:`write_jsonl`, so the same function runs in both."""
+
+    #: whether the job trains and loads models of its own (a detector's fine-tuning, the
+    #: embedder, the adapters): a rule's job does; a plan, which counts calls, trains nothing
+    loads_models: bool
+    #: what several reads of one context share (a study's parsed input files), kept once
+    memo: dict[Any, Any]
+    #: entries of the models asked that are no config judge (a detector the run trains), by name
+    models: dict[str, dict[str, Any]]
+
+    @property
+    def cache(self) -> CallStore:
+        """The call cache the job's requests go through."""
+        ...
+
+    def judge(self, entry: Mapping[str, Any], where: str | None = None) -> Judge:
+        """The judge of a config entry, built once per entry and closed with the context;
+        ``where`` names the entry in an error (default: ``judge <name>``)."""
+        ...
+
+    def own(self, judge: Judge) -> Judge:
+        """Close ``judge`` (built by the step itself, e.g. a trained detector) with the context."""
+        ...
+
+    def write_table(self, df: pd.DataFrame, path: str | os.PathLike[str], *, names_judges: bool = True) -> None:
+        """Write one output table of the job.  ``names_judges=False``: the table is built from
+        data alone (a pair set, a tournament), so its provenance names no judge."""
+        ...
+
+    def write_jsonl(self, path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+        """Write one output JSON-lines file of the job."""
+        ...
+
+
+#: A rule's step function: ``fn(job, ctx)`` makes the job's calls through ``ctx`` and writes its outputs.
+RuleCalls = Callable[[Any, StepContext], None]
 
 
 class PlanCache:
@@ -96,65 +149,87 @@ class PlanCache:
 
 @dataclass
 class PlanContext:
-    """What a planned job runs with: one call cache, and each judge entry built once."""
+    """What a planned job runs with (:class:`StepContext`): one call cache in memory for the whole
+    plan, each judge entry built once, plain tables in the plan's scratch folder, no model loaded."""
 
     cache: PlanCache
     #: what several jobs of one plan read alike (a study's parsed input files), kept once
     memo: dict[Any, Any] = field(default_factory=dict)
     #: entries of the models a run asks that are no config judge (a detector the run trains), by
-    #: name: a planner that asks a stand-in for one names here what the run would ask, so the plan
+    #: name: a step that asks a stand-in for one names here what the run would ask, so the plan
     #: prices it and takes its output limit (the worst case) from it
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: a plan trains and loads no model: a trained detector answers through a stand-in
+    loads_models: bool = False
     _judges: dict[str, Judge] = field(default_factory=dict)
+    _owned: list[Judge] = field(default_factory=list)
 
-    def judge(self, entry: Mapping[str, Any]) -> Judge:
-        """The judge of a config entry (as the rule's script builds it), built once per entry."""
-        from judgelab.judges import make_judge
+    def judge(self, entry: Mapping[str, Any], where: str | None = None) -> Judge:
+        """The judge of a config entry (as the rule's job builds it), built once per entry."""
+        return build_judge(self._judges, entry, where)
 
-        key = canonical_json(dict(entry))
-        if key not in self._judges:
-            self._judges[key] = make_judge(JudgeSpec.from_dict(dict(entry), where=f"judge {entry.get('name')}"))
-        return self._judges[key]
+    def own(self, judge: Judge) -> Judge:
+        self._owned.append(judge)
+        return judge
+
+    def write_table(self, df: pd.DataFrame, path: str | os.PathLike[str], *, names_judges: bool = True) -> None:
+        from judgelab.io import write_table
+
+        write_table(df, path)
+
+    def write_jsonl(self, path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+        from judgelab.io import write_jsonl
+
+        write_jsonl(path, rows)
 
     def close(self) -> None:
-        for j in self._judges.values():
+        for j in [*self._judges.values(), *self._owned]:
             j.close()
         self._judges.clear()
+        self._owned.clear()
 
 
-def no_calls(job: Any, ctx: PlanContext) -> None:
-    """The planner of a rule that loads a model but asks no judge (embeddings, training)."""
+def build_judge(built: dict[str, Judge], entry: Mapping[str, Any], where: str | None = None) -> Judge:
+    """The judge of ``entry`` from ``built`` (a context's judges by entry), built there once."""
+    from judgelab.judges import make_judge
+
+    key = canonical_json(dict(entry))
+    if key not in built:
+        built[key] = make_judge(JudgeSpec.from_dict(dict(entry), where=where or f"judge {entry.get('name')}"))
+    return built[key]
 
 
 # -- the backbone's own rules: the pairwise audit (rules/audit.smk) ----------------------------------
-def audit_pairs(job: Any, ctx: PlanContext) -> None:
-    """``workflow_scripts/build_pairs.py``: the public pair set, sampled as the rule samples it."""
+def audit_pairs(job: Any, ctx: StepContext) -> None:
+    """audit_pairs: a public pair set into the pairs table, sampled as config ``audit.n_pairs`` says
+    (a seeded sample, kept in stored order)."""
     from judgelab.datasets.pairs import load_pairset, pairs_frame
-    from judgelab.io import write_table
 
     spec, prov = job.params.spec, job.params.provenance
     table = pairs_frame(load_pairset(spec["loader"], spec["source"], name=job.wildcards.dataset))
     n = spec.get("n_pairs")
     if n and n < len(table):
         table = table.sample(n=int(n), random_state=int(prov["seed"])).sort_index().reset_index(drop=True)
-    write_table(table, job.output[0])
+    ctx.write_table(table, job.output[0], names_judges=False)
 
 
-def audit_query(job: Any, ctx: PlanContext) -> None:
-    """``workflow_scripts/query_pairs.py``: one judge, every pair, each order."""
+def audit_query(job: Any, ctx: StepContext) -> None:
+    """audit_query: one judge answers every pair of a pair set, in the configured orders."""
     from judgelab.datasets.pairs import load_pairs
     from judgelab.judges.pairwise import judge_pairs
 
     q = job.params.q
-    judge_pairs(ctx.judge(q["judge"]), load_pairs(job.input[0]), ctx.cache, template=q["template"],
-                orders=q["orders"], label=job.wildcards.dataset, max_error_rate=q["max_error_rate"])
+    table = judge_pairs(ctx.judge(q["judge"], where=f"judge {job.wildcards.judge}"), load_pairs(job.input[0]),
+                        ctx.cache, template=q["template"], orders=q["orders"], label=job.wildcards.dataset,
+                        max_error_rate=q["max_error_rate"])
+    ctx.write_table(table, job.output[0])
 
 
 RULES: dict[str, RuleCalls] = {"audit_pairs": audit_pairs, "audit_query": audit_query}
 
 
 def rule_calls() -> dict[str, RuleCalls]:
-    """Every rule's planner: this module's and each ``judgelab.<package>.calls`` module's ``RULES``.
+    """Every rule's step function: this module's and each ``judgelab.<package>.calls`` module's ``RULES``.
 
     The study modules are found by walking the package, not imported by name: the backbone
     stays below the studies, and a new study plugs in by adding its ``calls.py``."""
@@ -173,6 +248,6 @@ def rule_calls() -> dict[str, RuleCalls]:
         rules = getattr(importlib.import_module(name), "RULES", {})
         for rule, fn in rules.items():
             if rule in out:
-                raise ValueError(f"rule {rule!r} has two planners ({name} and another)")
+                raise ValueError(f"rule {rule!r} has two step functions ({name} and another)")
             out[rule] = fn
     return out

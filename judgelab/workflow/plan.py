@@ -268,7 +268,8 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
                 _progress(f"[{i}/{len(run)}] {_describe(job)}", progress, step=True)
                 env.set("JUDGELAB_RULE", job.rule.name)  # the plan log's study column
                 planners[job.rule.name](SimpleNamespace(params=job.params, input=job.input, output=job.output,
-                                                        wildcards=job.wildcards, rule=job.rule.name), ctx)
+                                                        wildcards=job.wildcards, rule=job.rule.name,
+                                                        threads=job.threads), ctx)
         finally:
             os.chdir(cwd)
             ctx.close()
