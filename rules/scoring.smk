@@ -388,3 +388,31 @@ rule scoring_figures:
         "../envs/core.yaml"
     script:
         "../workflow_scripts/scoring_figures.py"
+
+
+# Paper 004's headline numbers beside this run's (judgelab/reproduction/scoring.py): one row per
+# number, its provenance (planted / simulated / replayed / real) and verdict.
+from judgelab.reproduction import scoring as _scoring_repro
+
+SCORING_OUTPUTS.append("results/scoring/reproduction.csv")
+
+
+rule scoring_reproduction:
+    """reproduction.csv: the paper's values, this run's with intervals, provenance and verdict."""
+    input:
+        [f"results/scoring/{t}" for t in _scoring_repro.TABLES if f"results/scoring/{t}" in SCORING_OUTPUTS],
+    output:
+        "results/scoring/reproduction.csv",
+    params:
+        study="scoring",
+        root="results/scoring",
+        judges={**ALL_JUDGE_ENTRIES, SCORING_STUDY.gold: scoring_entry(SCORING_STUDY.gold)},
+        options={"gold_judge": SCORING_STUDY.gold},
+        config_hash=CONFIG_HASH,
+        seed=config["seed"],
+    log:
+        "results/logs/scoring_reproduction.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/reproduction.py"
