@@ -213,6 +213,8 @@ def assign_verdict(provenance: str, paper_value: float, precision: float, run: R
     if has_ci:
         where = (f"paper {_fmt(paper_value)} {'inside' if inside else 'outside'} the run's interval "
                  f"[{_fmt(run.ci_low)}, {_fmt(run.ci_high)}]")
+        if close and not inside:
+            where += f", run {_fmt(run.value)} within ±{_fmt(precision)} of it"
     elif has_value:
         where = (f"run {_fmt(run.value)} {'within' if close else 'not within'} ±{_fmt(precision)} "
                  f"of paper {_fmt(paper_value)}, no interval")
