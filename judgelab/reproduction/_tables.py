@@ -41,3 +41,9 @@ def flag(value: Any) -> bool | None:
         low = value.strip().lower()
         return True if low == "true" else False if low == "false" else None
     return bool(value)
+
+
+def reason_of(row: Any, default: str = "empty cell") -> str:
+    """A table row's ``reason`` cell (why a value is empty), or ``default`` when it gives none."""
+    value = row.get("reason") if hasattr(row, "get") else None
+    return value.strip() if isinstance(value, str) and value.strip() else default

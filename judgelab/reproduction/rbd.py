@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.reproduction import PaperValue, RunValue, find_judge, missing
-from judgelab.reproduction._tables import TableReader, flag
+from judgelab.reproduction._tables import TableReader, flag, reason_of
 
 STUDY = "rbd"
 PAPER = "001"
@@ -104,7 +104,7 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             v = float(r["bias_share"]) * 100
             return RunValue(value=v, ci_low=float(r["bias_ci_low"]) * 100, ci_high=float(r["bias_ci_high"]) * 100,
                             judges=judges, table_simulated=flag(r.get("simulated")), incomparable=size_note(p["set"]),
-                            missing="" if math.isfinite(v) else str(r.get("reason") or "empty cell"))
+                            missing="" if math.isfinite(v) else reason_of(r))
         if row.metric in ("loop", "loop_mean"):
             df = rbd_rows(tables.read("loop/table2.csv"))
             if df.empty:
@@ -130,7 +130,7 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         sub = sub[sub["accuracy"].notna()]
         if sub.empty:
             return missing("no fine-tuned RBD detector with a scored test set in detectors/metrics.csv")
-        r = sub.loc[sub["accuracy"].idxmax()]
+        r = sub.sort_values("accuracy", ascending=False, kind="stable").iloc[0]
         scored = int(r["tp"] + r["fp"] + r["tn"] + r["fn"])
         lo, hi = _wilson(int(r["tp"] + r["tn"]), scored) if scored else (math.nan, math.nan)
         return RunValue(value=float(r["accuracy"]), ci_low=lo, ci_high=hi, judges=(str(r["detector"]),),

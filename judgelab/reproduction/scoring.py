@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.reproduction import PaperValue, RunValue, find_judge, judge_key, missing
-from judgelab.reproduction._tables import TableReader, flag
+from judgelab.reproduction._tables import TableReader, flag, reason_of
 
 STUDY = "scoring"
 PAPER = "004"
@@ -83,6 +83,6 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         v = float(r[p["stat"]])
         return RunValue(value=v, ci_low=float(r[f"{p['stat']}_ci_low"]), ci_high=float(r[f"{p['stat']}_ci_high"]),
                         judges=(judge, gold_judge) if gold_judge else (judge,), table_simulated=flag(r.get("simulated")), incomparable="; ".join(notes),
-                        missing="" if math.isfinite(v) else str(r.get("reason") or "empty cell"))
+                        missing="" if math.isfinite(v) else reason_of(r))
 
     return extract

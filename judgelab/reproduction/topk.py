@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.reproduction import PaperValue, RunValue, find_judge, judge_key, missing
-from judgelab.reproduction._tables import TableReader, flag
+from judgelab.reproduction._tables import TableReader, flag, reason_of
 
 STUDY = "topk"
 PAPER = "002"
@@ -86,7 +86,7 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         v = float(r[col])
         return RunValue(value=v, ci_low=float(r[lo]) if lo else math.nan, ci_high=float(r[hi]) if hi else math.nan,
                         judges=judges, table_simulated=flag(r.get("simulated")), incomparable=note,
-                        missing="" if math.isfinite(v) else str(r.get("reason") or "empty cell"))
+                        missing="" if math.isfinite(v) else reason_of(r))
 
     def extract(row: PaperValue) -> RunValue:
         p = row.params

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.reproduction import PaperValue, RunValue, find_judge, missing
-from judgelab.reproduction._tables import TableReader, flag
+from judgelab.reproduction._tables import TableReader, flag, reason_of
 
 STUDY = "uda"
 PAPER = "000"
@@ -105,9 +105,10 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             sub = df[df["method"] == _method_label(p)]
             if sub.empty:
                 return missing(f"no method {_method_label(p)!r} in {p['set']}/tables/methods.csv", judges)
-            v = float(sub[p["column"]].iloc[0])
+            r = sub.iloc[0]
+            v = float(r[p["column"]])
             return RunValue(value=v, judges=judges, table_simulated=sim, incomparable=why,
-                            missing="" if math.isfinite(v) else str(sub.get("reason", [""]).iloc[0] or "empty cell"))
+                            missing="" if math.isfinite(v) else reason_of(r))
         df = tables.read(f"{p['set']}/tables/self_preference.csv")
         sub = df[df["method"] == p["method"]]
         judge = find_judge(row.judges[0], sub["judge"].astype(str))
@@ -116,6 +117,6 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         r = sub[sub["judge"] == judge].iloc[0]
         run = RunValue(value=float(r["deviation_pct"]), judges=(judge,), table_simulated=flag(r.get("simulated", sim)),
                        incomparable=why)
-        return run if math.isfinite(run.value) else replace(run, missing=str(r.get("reason") or "empty cell"))
+        return run if math.isfinite(run.value) else replace(run, missing=reason_of(r))
 
     return extract
