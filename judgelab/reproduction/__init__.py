@@ -56,7 +56,8 @@ COLUMN_DOCS: dict[str, str] = {
     "reason": "why the verdict: the interval or distance, or what makes the row not comparable",
 }
 
-PROVENANCES = ("planted", "simulated", "replayed", "real")
+#: The provenances (a row's, and -- all but ``planted`` -- a judge's kind: :func:`judge_kind`).
+PLANTED, SIMULATED, REPLAYED, REAL = PROVENANCES = ("planted", "simulated", "replayed", "real")
 VERDICTS = ("reproduced", "not reproduced", "not comparable")
 
 _NUMBER = re.compile(r"[+\-−]?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
@@ -148,8 +149,8 @@ def judge_kind(entry: Mapping[str, Any]) -> str:
     backend's declared traits (never from the judge's name)."""
     traits = backend_traits(entry)
     if traits.simulated:
-        return "simulated"
-    return "replayed" if traits.recorded else "real"
+        return SIMULATED
+    return REPLAYED if traits.recorded else REAL
 
 
 def _has_path(mapping: Any, path: str) -> bool:
@@ -174,16 +175,14 @@ def resolve_provenance(row: PaperValue, run: RunValue, entries: Mapping[str, Map
     known = [entries[n] for n in names if n in entries]
     kinds = {judge_kind(e) for e in known}
     if run.table_simulated:
-        kinds.add("simulated")
-    if "simulated" in kinds:
-        sim_profiles = [(e.get("options") or {}).get("profile") or {} for e in known if judge_kind(e) == "simulated"]
+        kinds.add(SIMULATED)
+    if SIMULATED in kinds:
+        sim_profiles = [(e.get("options") or {}).get("profile") or {} for e in known if judge_kind(e) == SIMULATED]
         if row.planted and (any(_has_path(p, path) for p in sim_profiles for path in row.planted)
                             or (run.table_simulated and not sim_profiles)):
-            return "planted"
-        return "simulated"
-    if "replayed" in kinds:
-        return "replayed"
-    return "real" if kinds else ("simulated" if run.table_simulated else "real")
+            return PLANTED
+        return SIMULATED
+    return REPLAYED if REPLAYED in kinds else REAL
 
 
 # -- the verdict -------------------------------------------------------------------------
@@ -220,13 +219,13 @@ def assign_verdict(provenance: str, paper_value: float, precision: float, run: R
                  f"of paper {_fmt(paper_value)}, no interval")
     else:
         where = ""
-    if provenance == "planted":
+    if provenance == PLANTED:
         detail = f" ({where})" if where else ""
         return "not comparable", (f"planted from the paper ({', '.join(planted) or 'simulated profile'}): "
                                   f"agreement is built in{detail}")
     if not has_value:
         return "not comparable", f"this run has no value: {run.missing or 'not computed'}"
-    if provenance == "simulated":
+    if provenance == SIMULATED:
         return "not comparable", f"simulated judges stand in for the paper's ({where})"
     if judges_match:
         return "not comparable", f"{judges_match} ({where})"
@@ -244,7 +243,7 @@ Extractor = Callable[[PaperValue], RunValue]
 def judges_mismatch(row: PaperValue, run: RunValue, provenance: str) -> str:
     """Why a real or replayed run value is not the paper judges' (empty when it is): the row's
     paper judges must each be stood for by a run judge the value came from."""
-    if not row.judges or provenance not in ("real", "replayed"):
+    if not row.judges or provenance not in (REAL, REPLAYED):
         return ""
     have = {judge_key(j) for j in run.judges}
     lacking = [j for j in row.judges if j.lower() not in have]
