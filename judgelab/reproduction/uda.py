@@ -55,7 +55,7 @@ ROWS: tuple[PaperValue, ...] = (
     PaperValue("Table 3", "transfer set: std reduction of UDA without self-features (%)", "66.2",
                "Sec. Ablation Study, Table 3",
                "cutting it by **66.2%** (from 193.95 to 65.64)",
-               "methods", {"set": TRANSFER, "method": "ablated", "transferred": True, "column": "std_reduction_pct"},
+               "methods", {"set": TRANSFER, "method": "uda_ablated", "transferred": True, "column": "std_reduction_pct"},
                PAPER_JUDGES),
     PaperValue("Fig. 4", "transfer set: Pearson of the baseline consensus with human scores", "0.89", "Fig. 4 caption",
                "the uniform correlation of 0.89 arises because the consensus is shared",
@@ -84,9 +84,8 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         """The set's judges (the std table's rows are per method; its model columns are the
         tournament's answer models), its simulated flag, and why it is not the paper's setting."""
         std = tables.read(f"{set_name}/tables/std.csv")
-        models = [c for c in std.columns if c not in {"row", "method", "mean", "n_judges", "reason", "config_hash",
-                                                       "pipeline_seed", "judge_ids", "judge_seeds", "simulated",
-                                                       "simulated_inputs"}]
+        cols = list(std.columns)
+        models = cols[cols.index("method") + 1: cols.index("mean")]  # Table 1's columns: the answer models
         judges = tuple(str(std["judge_ids"].iloc[0]).split(",")) if "judge_ids" in std.columns else ()
         sim = flag(std["simulated"].iloc[0]) if "simulated" in std.columns else None
         lacking = [m for m in PAPER_JUDGES if m not in models]

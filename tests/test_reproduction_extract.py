@@ -1,0 +1,189 @@
+"""Each study's extractor reads its rows from a small result folder written in the study's own
+table layout (the study's table functions where they are cheap, else its column constants), with
+planted cells: every row the folder covers gets a finite value equal to the planted (or
+hand-computed) one, and the rows it does not cover say why they have none."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.io import write_table
+from judgelab.reproduction import reproduce, study_module
+from judgelab.workflow import provenance
+
+SIM = {"name": "sim-gpt-4o", "backend": "simulated", "model": "s", "family": "openai",
+       "options": {"profile": {"competence": 2.0, "biases": {"markdown": 0.31, "self_preference": -0.15}}}}
+REAL = {"name": "gpt-4o", "backend": "openai", "model": "gpt-4o", "family": "openai", "options": {"api_key_env": None}}
+
+
+def _write(path: Path, df: pd.DataFrame, judges: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_table(df, path, provenance=provenance("h", 1, judges))
+    return path
+
+
+def _by_cell(table: pd.DataFrame) -> pd.DataFrame:
+    return table.set_index("cell")
+
+
+# -- uda ---------------------------------------------------------------------------------
+def test_uda_rows_from_the_studys_own_tables(tmp_path):
+    from judgelab.uda import metrics as M
+
+    rng = np.random.default_rng(0)
+    models, judges = ["gpt-4o", "m2", "m3"], ["sim-gpt-4o", "j2", "j3"]
+    rows = []
+    for method, src, spread in (("baseline", "", 100.0), ("uda", "arena_hard", 40.0)):
+        for j in judges:
+            for m in models:
+                rows.append({"method": method, "trained_on": src, "judge": j, "model": m,
+                             "score": 1200 + spread * rng.standard_normal()})
+    scores = pd.DataFrame(rows)
+    entries = [SIM, *({"name": j, "backend": "simulated", "model": "s"} for j in judges[1:])]
+    root = tmp_path / "uda"
+    files = [
+        _write(root / "arena_hard/tables/std.csv", M.std_table(scores, "arena_hard", models, judges), entries),
+        _write(root / "arena_hard/tables/methods.csv",
+               M.methods_table(scores, "arena_hard", models, judges, None, "none"), entries),
+        _write(root / "arena_hard/tables/self_preference.csv",
+               M.self_preference_table(scores, "arena_hard", models, judges, {"sim-gpt-4o": "gpt-4o"}), entries),
+    ]
+    t = _by_cell(reproduce("uda", root, files, {e["name"]: e for e in entries}))
+    # hand computation: mean over models of the sample std across judges, and its reduction
+    wide = {m: scores[scores["method"] == m].pivot(index="judge", columns="model", values="score") for m in ("baseline", "uda")}
+    base, new = (float(wide[m].std(ddof=1).mean()) for m in ("baseline", "uda"))
+    assert t.loc["Arena-Hard: mean inter-judge std, baseline Elo", "run_value"] == pytest.approx(base)
+    assert t.loc["Arena-Hard: std reduction of UDA (%)", "run_value"] == pytest.approx(100 * (base - new) / base)
+    b = wide["baseline"]
+    own, others = b.loc["sim-gpt-4o", "gpt-4o"], b.loc[["j2", "j3"], "gpt-4o"].mean()
+    sp = t.loc["Arena-Hard: gpt-4o's self-preference deviation, baseline Elo (%)"]
+    assert sp["run_value"] == pytest.approx(100 * (own - others) / others)
+    assert sp["provenance"] == "planted" and sp["verdict"] == "not comparable"
+    assert t.loc["Arena-Hard: mean inter-judge std, baseline Elo", "provenance"] == "simulated"
+    # the transfer set was not written: those rows say so
+    transfer = t[t.index.str.startswith("transfer set")]
+    assert len(transfer) == 5 and transfer["run_value"].isna().all()
+    assert transfer["reason"].str.contains("mt_bench/tables/std.csv").all()
+
+
+# -- strategies --------------------------------------------------------------------------
+def test_strategies_bias_rows_read_the_signed_score_and_its_interval(tmp_path):
+    root = tmp_path / "strategies"
+    cells = {("style", "B0"): (0.33, 0.2, 0.45), ("verbosity", "B0"): (-0.1, -0.3, 0.1),
+             ("truncation_accuracy", "B0"): (0.96, 0.88, 1.0), ("style", "S5"): (0.9, 0.8, 1.0)}
+    df = pd.DataFrame([{"judge": "gpt-4o", "family": "openai", "strategy": s, "measure": m, "kind": "bias_score",
+                        "value": v, "ci_low": lo, "ci_high": hi, "n": 50, "reason": ""}
+                       for (m, s), (v, lo, hi) in cells.items()])
+    f = _write(root / "tables/bias_scores.csv", df, [REAL])
+    t = _by_cell(reproduce("strategies", root, [f], {"gpt-4o": REAL}))
+    style = t.loc["style bias b, B0, GPT-4o"]
+    assert (style["run_value"], style["run_ci_low"], style["run_ci_high"]) == (0.33, 0.2, 0.45)
+    assert style["provenance"] == "real" and style["verdict"] == "reproduced"  # paper +0.31 inside [0.2, 0.45]
+    trunc = t.loc["truncation accuracy, B0, GPT-4o"]
+    assert trunc["run_value"] == 0.96 and trunc["verdict"] == "reproduced"
+    # rows of other judges and of tables this run did not write have no value, with the reason
+    assert "no judge standing for gemini-2.5-pro" in t.loc["style bias b, B0, Gemini 2.5 Pro", "reason"]
+    assert "agreement.csv is not among this run's outputs" in t.loc["MT-Bench agreement, B0, Claude Sonnet 4", "reason"]
+
+
+def test_a_table_left_from_another_run_is_not_read(tmp_path):
+    root = tmp_path / "strategies"
+    df = pd.DataFrame([{"judge": "gpt-4o", "strategy": "B0", "measure": "style", "value": 0.31, "ci_low": 0.2,
+                        "ci_high": 0.4}])
+    _write(root / "tables/bias_scores.csv", df, [REAL])
+    t = _by_cell(reproduce("strategies", root, [], {"gpt-4o": REAL}))
+    assert math.isnan(t.loc["style bias b, B0, GPT-4o", "run_value"])
+
+
+# -- scoring -----------------------------------------------------------------------------
+def test_scoring_rows_read_table3_against_the_gold_judge(tmp_path):
+    from judgelab.scoring.metrics import TABLE3_COLUMNS
+
+    gold = {"name": "gpt-4.1", "backend": "openai", "model": "gpt-4.1", "options": {"api_key_env": None}}
+    rows = []
+    for ds, n in (("mt_bench", 320), ("vicuna_bench", 48)):
+        for variant, rho in (("baseline", 0.7578), ("descending", 0.70), ("letter", 0.7317)):
+            for src in ("gold_judge", "gpt4"):
+                row = dict.fromkeys(TABLE3_COLUMNS, np.nan)
+                row.update(dataset=ds, gold_source=src, judge="gpt-4o", variant=variant, n=n, rho=rho,
+                           rho_ci_low=rho - 0.05, rho_ci_high=rho + 0.05, r=0.77, r_ci_low=0.7, r_ci_high=0.8,
+                           reason="")
+                if src == "gpt4":
+                    row.update(rho=0.1, rho_ci_low=0.0, rho_ci_high=0.2)
+                rows.append(row)
+    root = tmp_path / "scoring"
+    f = _write(root / "table3.csv", pd.DataFrame(rows, columns=TABLE3_COLUMNS), [REAL, gold])
+    t = _by_cell(reproduce("scoring", root, [f], {"gpt-4o": REAL, "gpt-4.1": gold}, {"gold_judge": "gpt-4.1"}))
+    base = t.loc["GPT-4o, MT Bench vs GPT-4.1, baseline: Spearman ρ"]
+    assert base["run_value"] == 0.7578 and base["provenance"] == "real" and base["verdict"] == "reproduced"
+    assert t.loc["GPT-4o, MT Bench vs GPT-4.1, baseline: Pearson r", "run_value"] == 0.77
+    assert t.loc["GPT-4o, MT Bench vs GPT-4.1, descending rubric order: Spearman ρ", "verdict"] == "reproduced"
+    vic = t.loc["GPT-4o, Vicuna Bench vs GPT-4.1, baseline: Spearman ρ"]
+    assert vic["verdict"] == "not comparable" and "48 vicuna_bench responses, the paper's 320" in vic["reason"]
+    assert "no judge standing for deepseek-v3" in t.loc["DeepSeek-V3, MT Bench vs GPT-4.1, baseline: Spearman ρ",
+                                                          "reason"]
+    # a simulated gold judge makes the rows simulated, whatever the judge
+    sim_gold = {**gold, "name": "sim-gpt-4.1", "backend": "simulated"}
+    t2 = _by_cell(reproduce("scoring", root, [f], {"gpt-4o": REAL, "sim-gpt-4.1": sim_gold},
+                            {"gold_judge": "sim-gpt-4.1"}))
+    assert t2.loc["GPT-4o, MT Bench vs GPT-4.1, baseline: Spearman ρ", "provenance"] == "simulated"
+
+
+# -- rbd ---------------------------------------------------------------------------------
+def test_rbd_rows_from_evaluation_loop_and_detector_tables(tmp_path):
+    from judgelab.rbd.detector import METRIC_COLUMNS
+    from judgelab.rbd.evaluate import SUMMARY_COLUMNS
+    from judgelab.rbd.loop import TABLE2_COLUMNS
+
+    root = tmp_path / "rbd"
+    ev = []
+    for s, share in (("verbosity", 0.30), ("position", 0.13), ("bandwagon", 0.125), ("sentiment", 0.15)):
+        for judge in ("gpt-4o", "(all)"):
+            r = dict.fromkeys(SUMMARY_COLUMNS, np.nan)
+            r.update({"set": s, "bias_type": s, "judge": judge, "simulated": False, "n_items": 500 if judge != "(all)" else 500,
+                      "bias_share": share, "bias_ci_low": share - 0.03, "bias_ci_high": share + 0.03, "reason": ""})
+            ev.append(r)
+    loop = []
+    gains = {"verbosity": (0.716, 0.912), "position": (0.6, 0.65), "bandwagon": (0.5, 0.6), "sentiment": (0.8, 0.85)}
+    for s, (a, b) in gains.items():
+        for it in (1, 3):
+            r = dict.fromkeys(TABLE2_COLUMNS, np.nan)
+            r.update({"judge": "gpt-4o", "detector": "rbd-8b", "prompting": "rbd", "set": s, "bias_type": s,
+                      "iterations": it, "n": 250, "acc_without": a, "acc_with": b if it == 3 else a,
+                      "consistency_without": a - 0.1, "consistency_with": b - 0.05, "reason": ""})
+            loop.append(r)
+    met = []
+    for det, prompting, tp, tn in (("rbd-8b", "rbd", 80, 86), ("zs", "zero_shot", 60, 58)):
+        r = dict.fromkeys(METRIC_COLUMNS, np.nan)
+        r.update({"detector": det, "prompting": prompting, "simulated": False, "subset": "test", "bias_type": "all",
+                  "n": 200, "n_missing": 0, "tp": tp, "fp": 100 - tn, "tn": tn, "fn": 100 - tp,
+                  "accuracy": (tp + tn) / 200, "reason": ""})
+        met.append(r)
+    files = [_write(root / "evaluation.csv", pd.DataFrame(ev, columns=SUMMARY_COLUMNS), [REAL]),
+             _write(root / "loop/table2.csv", pd.DataFrame(loop, columns=TABLE2_COLUMNS), [REAL]),
+             _write(root / "detectors/metrics.csv", pd.DataFrame(met, columns=METRIC_COLUMNS), [REAL])]
+    t = _by_cell(reproduce("rbd", root, files, {"gpt-4o": REAL}))
+    verb = t.loc["share of biased examples, verbosity (%)"]
+    assert (verb["run_value"], verb["run_ci_low"], verb["run_ci_high"]) == pytest.approx((30.0, 27.0, 33.0))
+    # the paper's eight evaluators against one: not comparable, named
+    assert verb["verdict"] == "not comparable" and "other judges than the paper's" in verb["reason"]
+    assert t.loc["GPT-4o, verbosity: accuracy with RBD-8B", "run_value"] == 0.912  # the largest T
+    assert t.loc["GPT-4o, verbosity: accuracy with RBD-8B", "verdict"] == "reproduced"
+    mean_gain = 100 * np.mean([b - a for a, b in gains.values()])
+    assert t.loc["RBD-8B: mean accuracy gain over evaluators and the four biases (pp)", "run_value"] == pytest.approx(
+        mean_gain)
+    det = t.loc["best fine-tuned RBD detector accuracy (test set)"]
+    from statsmodels.stats.proportion import proportion_confint
+    lo, hi = proportion_confint(166, 200, method="wilson")
+    assert (det["run_value"], det["run_ci_low"], det["run_ci_high"]) == pytest.approx((0.83, lo, hi))
+
+
+def test_every_study_declares_the_tables_it_reads():
+    for study in ("uda", "rbd", "topk", "strategies", "scoring"):
+        mod = study_module(study)
+        assert mod.TABLES and all(not t.startswith("/") for t in mod.TABLES), study
