@@ -145,7 +145,7 @@ def test_rbd_rows_from_evaluation_loop_and_detector_tables(tmp_path):
     for s, share in (("verbosity", 0.30), ("position", 0.13), ("bandwagon", 0.125), ("sentiment", 0.15)):
         for judge in ("gpt-4o", "(all)"):
             r = dict.fromkeys(SUMMARY_COLUMNS, np.nan)
-            r.update({"set": s, "bias_type": s, "judge": judge, "simulated": False, "n_items": 500 if judge != "(all)" else 500,
+            r.update({"set": s, "bias_type": s, "judge": judge, "simulated": False, "n_items": 500,
                       "bias_share": share, "bias_ci_low": share - 0.03, "bias_ci_high": share + 0.03, "reason": ""})
             ev.append(r)
     loop = []
