@@ -431,7 +431,11 @@ rule rbd_reproduction:
     input:
         [f"results/rbd/{t}" for t in _rbd_repro.TABLES if f"results/rbd/{t}" in RBD_OUTPUTS],
     output:
-        "results/rbd/reproduction.csv",
+        report(
+            "results/rbd/reproduction.csv",
+            caption="../report/rbd_reproduction.rst",
+            category="RBD",
+        ),
     params:
         study="rbd",
         root="results/rbd",

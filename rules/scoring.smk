@@ -402,7 +402,11 @@ rule scoring_reproduction:
     input:
         [f"results/scoring/{t}" for t in _scoring_repro.TABLES if f"results/scoring/{t}" in SCORING_OUTPUTS],
     output:
-        "results/scoring/reproduction.csv",
+        report(
+            "results/scoring/reproduction.csv",
+            caption="../report/scoring_reproduction.rst",
+            category="Scoring bias",
+        ),
     params:
         study="scoring",
         root="results/scoring",

@@ -380,7 +380,11 @@ rule strategies_reproduction:
     input:
         [f"results/strategies/{t}" for t in _strat_repro.TABLES if f"results/strategies/{t}" in STRAT_OUTPUTS],
     output:
-        "results/strategies/reproduction.csv",
+        report(
+            "results/strategies/reproduction.csv",
+            caption="../report/strategies_reproduction.rst",
+            category="Debiasing strategies",
+        ),
     params:
         study="strategies",
         root="results/strategies",

@@ -368,7 +368,11 @@ rule topk_reproduction:
     input:
         [f"results/topk/{t}" for t in _topk_repro.TABLES if f"results/topk/{t}" in TOPK_OUTPUTS],
     output:
-        "results/topk/reproduction.csv",
+        report(
+            "results/topk/reproduction.csv",
+            caption="../report/topk_reproduction.rst",
+            category="Top-k ranking",
+        ),
     params:
         study="topk",
         root="results/topk",

@@ -349,7 +349,11 @@ rule uda_reproduction:
     input:
         [f"results/uda/{t}" for t in _uda_repro.TABLES if f"results/uda/{t}" in UDA_OUTPUTS],
     output:
-        "results/uda/reproduction.csv",
+        report(
+            "results/uda/reproduction.csv",
+            caption="../report/uda_reproduction.rst",
+            category="UDA",
+        ),
     params:
         study="uda",
         root="results/uda",
