@@ -36,7 +36,10 @@ def test_uda_rows_from_the_studys_own_tables(tmp_path):
     from judgelab.uda import metrics as M
 
     rng = np.random.default_rng(0)
-    models, judges = ["gpt-4o", "m2", "m3"], ["sim-gpt-4o", "j2", "j3"]
+    from judgelab.reproduction.uda import PAPER_JUDGES
+
+    # the paper's ten judges (gpt-4o a simulated stand-in), three answer models
+    models, judges = ["gpt-4o", "m2", "m3"], ["sim-gpt-4o", *PAPER_JUDGES[1:]]
     rows = []
     for method, src, spread in (("baseline", "", 100.0), ("uda", "arena_hard", 40.0)):
         for j in judges:
@@ -46,13 +49,17 @@ def test_uda_rows_from_the_studys_own_tables(tmp_path):
     scores = pd.DataFrame(rows)
     entries = [SIM, *({"name": j, "backend": "simulated", "model": "s"} for j in judges[1:])]
     root = tmp_path / "uda"
-    files = [
-        _write(root / "arena_hard/tables/std.csv", M.std_table(scores, "arena_hard", models, judges), entries),
-        _write(root / "arena_hard/tables/methods.csv",
-               M.methods_table(scores, "arena_hard", models, judges, None, "none"), entries),
-        _write(root / "arena_hard/tables/self_preference.csv",
-               M.self_preference_table(scores, "arena_hard", models, judges, {"sim-gpt-4o": "gpt-4o"}), entries),
-    ]
+
+    def tables(entries: list[dict]) -> list[Path]:
+        return [
+            _write(root / "arena_hard/tables/std.csv", M.std_table(scores, "arena_hard", models, judges), entries),
+            _write(root / "arena_hard/tables/methods.csv",
+                   M.methods_table(scores, "arena_hard", models, judges, None, "none"), entries),
+            _write(root / "arena_hard/tables/self_preference.csv",
+                   M.self_preference_table(scores, "arena_hard", models, judges, {"sim-gpt-4o": "gpt-4o"}), entries),
+        ]
+
+    files = tables(entries)
     t = _by_cell(reproduce("uda", root, files, {e["name"]: e for e in entries}))
     # hand computation: mean over models of the sample std across judges, and its reduction
     wide = {m: scores[scores["method"] == m].pivot(index="judge", columns="model", values="score") for m in ("baseline", "uda")}
@@ -60,7 +67,7 @@ def test_uda_rows_from_the_studys_own_tables(tmp_path):
     assert t.loc["Arena-Hard: mean inter-judge std, baseline Elo", "run_value"] == pytest.approx(base)
     assert t.loc["Arena-Hard: std reduction of UDA (%)", "run_value"] == pytest.approx(100 * (base - new) / base)
     b = wide["baseline"]
-    own, others = b.loc["sim-gpt-4o", "gpt-4o"], b.loc[["j2", "j3"], "gpt-4o"].mean()
+    own, others = b.loc["sim-gpt-4o", "gpt-4o"], b.loc[list(PAPER_JUDGES[1:]), "gpt-4o"].mean()
     sp = t.loc["Arena-Hard: gpt-4o's self-preference deviation, baseline Elo (%)"]
     assert sp["run_value"] == pytest.approx(100 * (own - others) / others)
     assert sp["provenance"] == "planted" and sp["verdict"] == "not comparable"
@@ -69,6 +76,12 @@ def test_uda_rows_from_the_studys_own_tables(tmp_path):
     transfer = t[t.index.str.startswith("transfer set")]
     assert len(transfer) == 5 and transfer["run_value"].isna().all()
     assert transfer["reason"].str.contains("mt_bench/tables/std.csv").all()
+    # the same tables from real judges: comparable but for the tournament, which is not the paper's
+    real = {e["name"]: {**e, "backend": "openai", "options": {"api_key_env": None}} for e in entries}
+    t_real = _by_cell(reproduce("uda", root, tables(list(real.values())), real))
+    row = t_real.loc["Arena-Hard: mean inter-judge std, baseline Elo"]
+    assert row["provenance"] == "real" and row["verdict"] == "not comparable"
+    assert "3 answer models, not the paper's ten judges answering (9 of them absent)" in row["reason"], row["reason"]
 
 
 # -- strategies --------------------------------------------------------------------------
@@ -108,7 +121,7 @@ def test_scoring_rows_read_table3_against_the_gold_judge(tmp_path):
     rows = []
     for ds, n in (("mt_bench", 320), ("vicuna_bench", 48)):
         for variant, rho in (("baseline", 0.7578), ("descending", 0.70), ("letter", 0.7317)):
-            for src in ("gold_judge", "gpt4"):
+            for src in ("gpt4", "gold_judge"):  # another gold's row first: it must not be read
                 row = dict.fromkeys(TABLE3_COLUMNS, np.nan)
                 row.update(dataset=ds, gold_source=src, judge="gpt-4o", variant=variant, n=n, rho=rho,
                            rho_ci_low=rho - 0.05, rho_ci_high=rho + 0.05, r=0.77, r_ci_low=0.7, r_ci_high=0.8,
