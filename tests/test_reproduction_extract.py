@@ -81,7 +81,7 @@ def test_uda_rows_from_the_studys_own_tables(tmp_path):
     t_real = _by_cell(reproduce("uda", root, tables(list(real.values())), real))
     row = t_real.loc["Arena-Hard: mean inter-judge std, baseline Elo"]
     assert row["provenance"] == "real" and row["verdict"] == "not comparable"
-    assert "3 answer models, not the paper's ten judges answering (9 of them absent)" in row["reason"], row["reason"]
+    assert "arena_hard: 3 answer models, not the paper's ten judges answering (9 of them absent)" in row["reason"], row["reason"]
 
 
 # -- strategies --------------------------------------------------------------------------
