@@ -200,3 +200,56 @@ def test_every_study_declares_the_tables_it_reads():
     for study in ("uda", "rbd", "topk", "strategies", "scoring"):
         mod = study_module(study)
         assert mod.TABLES and all(not t.startswith("/") for t in mod.TABLES), study
+
+
+# -- topk --------------------------------------------------------------------------------
+def test_topk_rows_read_the_focus_judge_and_the_pooled_gain(tmp_path):
+    from judgelab.topk.tables import table_budget
+
+    root = tmp_path / "topk"
+    judges = ["llama-3.1-8b", "gpt-4o-mini"]
+    entries = [{"name": j, "backend": "openai", "model": j, "options": {"api_key_env": None}} for j in judges]
+    # Table 3 from the study's own function: per-oracle recalls of two seeds each
+    rng = np.random.default_rng(1)
+    budget = pd.DataFrame([{"judge": j, "model": m, "estimator": m, "rule": r, "budget": b, "oracle": o, "seed": s,
+                            "recall": float(rng.choice([0.6, 0.8, 1.0]))}
+                           for j in judges for m in ("aware", "naive") for r in ("topk", "round_robin")
+                           for b in (120, 200) for o in range(4) for s in range(2)])
+    t3 = table_budget(budget)
+    t2 = pd.DataFrame([{"judge": j, "n": 4, "naive": 0.5, "aware": 0.9, "delta": d, "ci_low": d - 0.1,
+                        "ci_high": d + 0.1} for j, d in (("llama-3.1-8b", 0.40), ("gpt-4o-mini", 0.2), ("pooled", 0.3))])
+    t1 = pd.DataFrame([{"judge": j, "c_verbosity": c, "c_verbosity_se": 0.1, "naive_recall": 0.5, "delta": 0.3}
+                       for j, c in (("llama-3.1-8b", 0.99), ("gpt-4o-mini", 0.6), ("qwen-2.5-7b", 0.8),
+                                    ("gemini-2.5-flash-lite", 0.7), ("deepseek-chat", 0.5))])
+    t4 = budget[budget["budget"] == 120].groupby(["judge", "model", "estimator", "rule"], as_index=False)["recall"].mean()
+    t4 = t4.assign(budget=120, se=0.05)
+    sp = pd.DataFrame([{"x": "naive_recall", "y": "delta", "rho": -0.88, "p": 0.01, "n": 2}])
+    files = [_write(root / f"tables/{name}.csv", df, entries)
+             for name, df in (("table1_judges", t1), ("table2_correctness", t2), ("table3_budget", t3),
+                              ("table4_ablation", t4), ("spearman", sp))]
+    t = _by_cell(reproduce("topk", root, files, {e["name"]: e for e in entries}, {"focus": "llama-3.1-8b"}))
+    pooled = t.loc["pooled bias-aware gain in top-k recall (Δ)"]
+    assert (pooled["run_value"], pooled["run_ci_low"], pooled["run_ci_high"]) == pytest.approx((0.3, 0.2, 0.4))
+    assert pooled["provenance"] == "real" and "other judges than the paper's" in pooled["reason"]
+    llama = t.loc["Llama-3.1-8B: bias-aware gain (Δ)"]
+    assert llama["run_value"] == pytest.approx(0.40) and llama["verdict"] == "reproduced"
+    c = t.loc["Llama-3.1-8B: verbosity coefficient ĉ"]
+    assert (c["run_ci_low"], c["run_ci_high"]) == pytest.approx((0.99 - 0.196, 0.99 + 0.196), abs=1e-4)
+    # hand count: the focus judge's aware/top-k recall at B = 120, seeds averaged within each oracle
+    sel = budget[(budget["judge"] == "llama-3.1-8b") & (budget["model"] == "aware") & (budget["rule"] == "topk")
+                 & (budget["budget"] == 120)]
+    per_oracle = sel.groupby("oracle")["recall"].mean()
+    b120 = t.loc["top-k recall, top-k-aware rule, B = 120 (Llama-3.1-8B, bias-aware)"]
+    assert b120["run_value"] == pytest.approx(per_oracle.mean())
+    half = 1.959964 * per_oracle.std(ddof=1) / 2
+    assert (b120["run_ci_low"], b120["run_ci_high"]) == pytest.approx((per_oracle.mean() - half, per_oracle.mean() + half))
+    assert t.loc["2x2 ablation at B = 120: bias-aware model with top-k-aware rule", "run_value"] == pytest.approx(
+        sel["recall"].mean())
+    rho = t.loc["Spearman ρ between naive recall and the bias-aware gain, over judges"]
+    # the five biased judges of Table 1, not its sixteen
+    assert rho["run_value"] == -0.88 and rho["reason"].startswith("5 judges, the paper's 16"), rho["reason"]
+    # another focus judge: the Llama rows are its values, said to be another judge's
+    t_other = _by_cell(reproduce("topk", root, files, {e["name"]: e for e in entries}, {"focus": "gpt-4o-mini"}))
+    other = t_other.loc["Llama-3.1-8B: bias-aware gain (Δ)"]
+    assert other["run_value"] == pytest.approx(0.2) and other["verdict"] == "not comparable"
+    assert other["reason"].startswith("other judges than the paper's (paper: llama-3.1-8b; run: gpt-4o-mini)")

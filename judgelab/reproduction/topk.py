@@ -3,8 +3,8 @@
 Rows: the pooled and Llama-3.1-8B bias-aware gains (Table 2, paired-bootstrap CIs), the
 Llama-3.1-8B verbosity coefficient (Table 1), top-k recall against the budget (Table 3), the
 2x2 ablation (Table 4) and the competence-gain Spearman correlation (Fig. 8).  The paper's
-focus judge is Llama-3.1-8B; the run's Table 3/4 and focus rows are its ``topk.focus_judge``,
-so they are comparable only when that judge stands for Llama-3.1-8B.
+focus judge is Llama-3.1-8B; the run's Llama-3.1-8B rows (Tables 1-4) are its
+``topk.focus_judge``'s, comparable only when that judge stands for Llama-3.1-8B (the rows name it).
 
 No row is planted: the simulated panel's verbosity comes from paper 003, not from this paper.
 """
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judgelab.reproduction import PaperValue, RunValue, find_judge, judge_key, missing
+from judgelab.reproduction import PaperValue, RunValue, find_judge, missing
 from judgelab.reproduction._tables import TableReader, flag, reason_of
 
 STUDY = "topk"
@@ -52,7 +53,7 @@ ROWS: tuple[PaperValue, ...] = (
     PaperValue("Table 4", "2x2 ablation at B = 120: bias-aware model with top-k-aware rule", "0.82",
                "Sec. 6 Ablation, Table 4 (left)",
                "Bias correction alone helps ( $0.50 \\rightarrow 0.61$ ), and the two together reach  $0.82$",
-               "table4", {"model": "aware", "rule": "topk"}, (FOCUS,)),
+               "table4", {"model": "aware", "estimator": "aware", "rule": "topk", "budget": 120}, (FOCUS,)),
     PaperValue("Fig. 8", "Spearman ρ between naive recall and the bias-aware gain, over judges", "-0.88",
                "Sec. 6 Q3, Fig. 8",
                "Spearman  $\\rho = -0.88$  ( $p < 10^{-4}$ ,  $n=16$ )",
@@ -73,11 +74,6 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
     def judges_in(df: pd.DataFrame) -> tuple[str, ...]:
         return tuple(sorted({str(j) for j in df["judge"] if str(j) != "pooled"})) if "judge" in df else ()
 
-    def focus_note() -> str:
-        if focus and judge_key(str(focus)) != FOCUS:
-            return f"the run's focus judge is {focus}, the paper's Llama-3.1-8B"
-        return ""
-
     def one(sub: pd.DataFrame, col: str, lo: str | None = None, hi: str | None = None,
             judges: tuple[str, ...] = (), note: str = "") -> RunValue:
         if sub.empty:
@@ -94,23 +90,20 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             df = tables.read("tables/table2_correctness.csv")
             if p["judge"] == "pooled":
                 return one(df[df["judge"] == "pooled"], "delta", "ci_low", "ci_high", judges_in(df))
-            judge = find_judge(p["judge"], judges_in(df))
+            judge = focus or find_judge(FOCUS, judges_in(df))
             if judge is None:
-                return missing(f"no judge standing for {p['judge']} in table2_correctness.csv", judges_in(df))
-            return one(df[df["judge"] == judge], "delta", "ci_low", "ci_high", (judge,))
+                return missing(f"no judge standing for {FOCUS} in table2_correctness.csv", judges_in(df))
+            return one(df[df["judge"] == judge], "delta", "ci_low", "ci_high", (str(judge),))
         if row.metric == "table1":
             df = tables.read("tables/table1_judges.csv")
-            judge = find_judge(FOCUS, judges_in(df))
+            judge = focus or find_judge(FOCUS, judges_in(df))
             if judge is None:
                 return missing(f"no judge standing for {FOCUS} in table1_judges.csv", judges_in(df))
             ccol = next(c for c in df.columns if c.startswith("c_") and not c.endswith("_se"))
             r = df[df["judge"] == judge]
-            run = one(r, ccol, judges=(judge,))
-            se = float(r[f"{ccol}_se"].iloc[0]) if f"{ccol}_se" in r else math.nan
-            if math.isfinite(se):  # the Laplace posterior's normal 95% interval
-                run = RunValue(**{**run.__dict__, "ci_low": run.value - 1.959964 * se,
-                                  "ci_high": run.value + 1.959964 * se})
-            return run
+            run = one(r, ccol, judges=(str(judge),))
+            # the Laplace posterior's normal 95% interval
+            return with_se(run, r.rename(columns={f"{ccol}_se": "se"}))
         if row.metric == "spearman":
             df = tables.read("tables/spearman.csv")
             j1 = tables.read("tables/table1_judges.csv")
@@ -128,18 +121,19 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             if sub.empty:
                 return missing(f"no {p['rule']} row at budget {p['budget']} for {judge} in table3_budget.csv",
                                (str(judge),) if judge else ())
-            run = one(sub, "recall", judges=(str(judge),), note=focus_note())
-            se = float(sub["se"].iloc[0])
-            if math.isfinite(se):  # mean over oracles +- 1.96 standard errors over oracles
-                run = RunValue(**{**run.__dict__, "ci_low": run.value - 1.959964 * se,
-                                  "ci_high": run.value + 1.959964 * se})
-            return run
+            return with_se(one(sub, "recall", judges=(str(judge),)), sub)
         df = tables.read("tables/table4_ablation.csv")
         judge = focus or find_judge(FOCUS, judges_in(df))
-        sub = df[df["judge"] == judge] if "judge" in df.columns else df
+        sub = df[df["judge"] == judge]
         for col, val in p.items():
-            if col in sub.columns:
-                sub = sub[sub[col] == val]
-        return one(sub, "recall", judges=(str(judge),), note=focus_note())
+            sub = sub[sub[col] == val]
+        return with_se(one(sub, "recall", judges=(str(judge),)), sub)
+
+    def with_se(run: RunValue, sub: pd.DataFrame) -> RunValue:
+        """The recall's normal 95% interval from the table's standard error (mean +- 1.96 s.e.)."""
+        se = float(sub["se"].iloc[0]) if len(sub) and "se" in sub.columns else math.nan
+        if not (math.isfinite(se) and math.isfinite(run.value)):
+            return run
+        return replace(run, ci_low=run.value - 1.959964 * se, ci_high=run.value + 1.959964 * se)
 
     return extract
