@@ -287,21 +287,6 @@ def write_reproduction(table: pd.DataFrame, path: str | Path, config_hash: str |
     write_table(table[list(COLUMNS)], path, provenance=prov)
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """The table as a markdown table for a study page or report (quotes and precision left out)."""
-    cols = ["table_or_figure", "cell", "paper_value", "run_value", "run_ci_low", "run_ci_high", "provenance",
-            "verdict", "reason"]
-
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return "" if math.isnan(v) else f"{v:.4g}"
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(c.replace("_", " ") for c in cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for _, r in table.iterrows()]
-    return "\n".join(lines)
-
-
 #: The studies with a reproduction table, each a module ``judgelab/reproduction/<study>.py``
 #: with ``STUDY``, ``PAPER``, ``ROWS`` (its :class:`PaperValue` rows), ``TABLES`` (the result
 #: files it reads, relative to ``results/<study>``) and ``extractor(root, available, options)``.
