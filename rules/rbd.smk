@@ -438,7 +438,6 @@ rule rbd_reproduction:
         ),
     params:
         study="rbd",
-        root="results/rbd",
         # the detectors that are judge entries (trained runs are models of this run)
         judges={**ALL_JUDGE_ENTRIES, **{n: e["judge"] for n, e in RBD_DETECTORS.items()
                                         if isinstance(e.get("judge"), dict)}},

@@ -409,7 +409,6 @@ rule scoring_reproduction:
         ),
     params:
         study="scoring",
-        root="results/scoring",
         judges={**ALL_JUDGE_ENTRIES, SCORING_STUDY.gold: scoring_entry(SCORING_STUDY.gold)},
         options={"gold_judge": SCORING_STUDY.gold},
         config_hash=CONFIG_HASH,

@@ -387,7 +387,6 @@ rule strategies_reproduction:
         ),
     params:
         study="strategies",
-        root="results/strategies",
         judges=ALL_JUDGE_ENTRIES,
         options={},
         config_hash=CONFIG_HASH,

@@ -375,7 +375,6 @@ rule topk_reproduction:
         ),
     params:
         study="topk",
-        root="results/topk",
         judges=ALL_JUDGE_ENTRIES,
         options={"focus": TOPK_FOCUS},
         config_hash=CONFIG_HASH,

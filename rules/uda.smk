@@ -356,7 +356,6 @@ rule uda_reproduction:
         ),
     params:
         study="uda",
-        root="results/uda",
         judges=ALL_JUDGE_ENTRIES,
         options={},
         config_hash=CONFIG_HASH,

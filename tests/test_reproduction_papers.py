@@ -77,3 +77,17 @@ def test_every_study_has_rows_and_distinct_cells():
         assert 4 <= len(mod.ROWS) <= 10, study
         cells = [(r.table_or_figure, r.cell) for r in mod.ROWS]
         assert len(set(cells)) == len(cells), study
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_the_study_page_shows_every_row_of_the_reproduction_table(study: str):
+    """docs/studies/<study>.md has a "Reproduction" section whose table names each transcribed cell
+    and says what each column of the CSV holds."""
+    page = (REPO / "docs" / "studies" / f"{study}.md").read_text(encoding="utf-8")
+    assert "\n## Reproduction\n" in page, study
+    section = page.split("\n## Reproduction\n", 1)[1]
+    for row in study_module(study).ROWS:
+        assert f"| {row.table_or_figure} | {row.cell} |" in section, (study, row.cell)
+    from judgelab.reproduction import COLUMNS
+    for col in COLUMNS:
+        assert f"| `{col}` |" in section, (study, col)
