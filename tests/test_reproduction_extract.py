@@ -253,3 +253,17 @@ def test_topk_rows_read_the_focus_judge_and_the_pooled_gain(tmp_path):
     other = t_other.loc["Llama-3.1-8B: bias-aware gain (Δ)"]
     assert other["run_value"] == pytest.approx(0.2) and other["verdict"] == "not comparable"
     assert other["reason"].startswith("other judges than the paper's (paper: llama-3.1-8b; run: gpt-4o-mini)")
+
+
+def test_strategies_s1_loss_reads_the_replayed_judges_and_names_their_set(tmp_path):
+    replay = {"name": "replay-gpt-4o", "backend": "replay", "model": "gpt-4o", "family": "openai",
+              "options": {"source": "llmbar", "dataset": "llmbar_natural", "prompt_template": "output_ab",
+                          "path": "x.json"}}
+    root = tmp_path / "strategies"
+    df = pd.DataFrame([{"dataset": "llmbar_natural", "judge": j, "delta_pp": d}
+                       for j, d in (("replay-gpt-4o", -11.0), ("replay-GPT-4", -2.0))])
+    f = _write(root / "tables/replay_s1.csv", df, [replay])
+    t = _by_cell(reproduce("strategies", root, [f], {"replay-gpt-4o": replay}))
+    row = t.loc["LLMBar: S1 minus B0 agreement (pp), GPT-4o"]
+    assert row["run_value"] == -11.0 and row["provenance"] == "replayed" and row["verdict"] == "not comparable"
+    assert row["reason"].startswith("llmbar_natural replays, the paper's 200 adversarial LLMBar instances")

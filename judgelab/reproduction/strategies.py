@@ -2,7 +2,8 @@
 
 Rows: baseline style and verbosity bias scores (Fig. 1, Sec. 4.1.1), truncation accuracy
 (Sec. 4.1.2 / Table 8), MT-Bench agreement (Table 1) and the S8 gain (Sec. 4.2), LLMBar
-agreement (Table 2).  Values come from ``tables/bias_scores.csv`` (signed b with question-level
+agreement and S1's loss (Table 2; the loss read from the replayed real judges of
+``tables/replay_s1.csv``).  Values come from ``tables/bias_scores.csv`` (signed b with question-level
 bootstrap CIs), ``tables/agreement.csv`` (bootstrap CIs) and ``tables/mcnemar.csv`` (the gain
 in pp; McNemar gives no interval, so the row compares within the paper's precision).
 
@@ -52,6 +53,9 @@ ROWS: tuple[PaperValue, ...] = (
                "Claude S8 (+11.5 pp, $p < 0.0001$), Claude S5",
                "gain", {"dataset": "mtbench", "strategy": "S8", "n": 400}, ("claude-sonnet-4",),
                ("prompt_styles.cot_rubric.competence_delta",)),
+    PaperValue("Table 2", "LLMBar: S1 minus B0 agreement (pp), GPT-4o", "-11.1", "Sec. 4.4, Table 2",
+               "GPT-4o S1 -11.1 pp $p = 0.0001$",
+               "replay_s1", {"dataset": "llmbar_natural"}, ("gpt-4o",)),
     PaperValue("Table 2", "LLMBar agreement, S5, Claude Sonnet 4", ".870", "Sec. 4.4, Table 2",
                "CoT (S5) is the best strategy for Claude (.870)",
                "agreement", {"dataset": "llmbar", "strategy": "S5", "n": 200}, ("claude-sonnet-4",)),
@@ -59,7 +63,7 @@ ROWS: tuple[PaperValue, ...] = (
 
 
 #: The result files the rows read, relative to ``results/strategies``.
-TABLES = ("tables/bias_scores.csv", "tables/agreement.csv", "tables/mcnemar.csv")
+TABLES = ("tables/bias_scores.csv", "tables/agreement.csv", "tables/mcnemar.csv", "tables/replay_s1.csv")
 
 
 def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
@@ -73,6 +77,8 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             df = tables.read("tables/bias_scores.csv")
             sub = df[(df["measure"] == p["measure"]) & (df["strategy"] == p["strategy"])]
             return _judge_cell(sub, row, "value", "ci_low", "ci_high")
+        if row.metric == "replay_s1":
+            return _replayed_s1(tables.read("tables/replay_s1.csv"), row)
         df = tables.read("tables/agreement.csv" if row.metric == "agreement" else "tables/mcnemar.csv")
         sub = df[(df["dataset"] == p["dataset"]) & (df["strategy"] == p["strategy"])]
         if sub.empty:
@@ -96,3 +102,16 @@ def _judge_cell(sub: pd.DataFrame, row: PaperValue, value: str, lo: str | None, 
     return RunValue(value=float(r[value]), ci_low=float(r[lo]) if lo else float("nan"),
                     ci_high=float(r[hi]) if hi else float("nan"), judges=(judge,),
                     table_simulated=flag(r.get("simulated")))
+
+
+def _replayed_s1(df: pd.DataFrame, row: PaperValue) -> RunValue:
+    """S1's change on the replayed real judges' LLMBar Natural verdicts (``replay_s1.csv``): the
+    paper's number is on its 200 adversarial LLMBar instances, so a value here is another set's."""
+    sub = df[df["dataset"] == row.params["dataset"]]
+    judges = tuple(sorted(set(sub["judge"].astype(str))))
+    judge = find_judge(row.judges[0], judges)
+    if judge is None:
+        return missing(f"no replayed judge standing for {row.judges[0]} among {', '.join(judges) or 'none'}", judges)
+    r = sub[sub["judge"] == judge].iloc[0]
+    return RunValue(value=float(r["delta_pp"]), judges=(judge,), table_simulated=flag(r.get("simulated")),
+                    incomparable=f"{row.params['dataset']} replays, the paper's 200 adversarial LLMBar instances")
