@@ -99,7 +99,9 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             judge = focus or find_judge(FOCUS, judges_in(df))
             if judge is None:
                 return missing(f"no judge standing for {FOCUS} in table1_judges.csv", judges_in(df))
-            ccol = next(c for c in df.columns if c.startswith("c_") and not c.endswith("_se"))
+            ccol = next((c for c in df.columns if c.startswith("c_") and not c.endswith("_se")), None)
+            if ccol is None:
+                return missing("table1_judges.csv has no verbosity coefficient (no c_<covariate> column)", (str(judge),))
             r = df[df["judge"] == judge]
             run = one(r, ccol, judges=(str(judge),))
             # the Laplace posterior's normal 95% interval
