@@ -91,3 +91,33 @@ def test_the_study_page_shows_every_row_of_the_reproduction_table(study: str):
     from judgelab.reproduction import COLUMNS
     for col in COLUMNS:
         assert f"| `{col}` |" in section, (study, col)
+
+
+def test_each_planted_row_names_a_parameter_the_simulated_panel_sets():
+    """A row declared planted points at a profile parameter some judge of the default config holds
+    (the row's judge's stand-in where the row has one); where the panel copies the paper's number
+    itself (the B0 style and verbosity scores of paper 003's Fig. 1), the value is the paper's."""
+    from judgelab.config import default_config_paths, load_config
+    from judgelab.reproduction import find_judge
+
+    cfg = load_config(*default_config_paths())
+    entries = {j["name"]: j for j in cfg["judges"]}
+    entries.update({d["judge"]["name"]: d["judge"] for d in cfg["rbd"]["detectors"] if isinstance(d.get("judge"), dict)})
+
+    def lookup(entry: dict, path: str):
+        node = (entry.get("options") or {}).get("profile") or {}
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    planted = [(s, r) for s in STUDIES for r in study_module(s).ROWS if r.planted]
+    assert {s for s, _ in planted} == {"strategies", "uda", "rbd"}
+    for study, row in planted:
+        judge = find_judge(row.judges[0], entries) if len(row.judges) == 1 else None
+        holders = [judge] if judge else list(entries)
+        values = [lookup(entries[j], p) for j in holders for p in row.planted]
+        assert any(v is not None for v in values), (study, row.cell)
+        if row.planted[0] in ("biases.markdown", "biases.verbosity"):
+            assert values[0] == pytest.approx(row.value), (study, row.cell, values)
