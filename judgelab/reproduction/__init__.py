@@ -278,13 +278,13 @@ def build_table(study: str, paper: str, rows: Sequence[PaperValue], extract: Ext
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 
-def write_reproduction(table: pd.DataFrame, path: str | Path, config_hash: str | None = None,
-                       seed: int | None = None) -> None:
-    """Write ``reproduction.csv`` (the :data:`COLUMNS`, then the run's config hash and seed)."""
+def write_reproduction(table: pd.DataFrame, path: str | Path, provenance: Mapping[str, Any] | None = None) -> None:
+    """Write ``reproduction.csv``: the :data:`COLUMNS`, then the provenance columns every table of
+    the pipeline carries (config hash, seed, judge ids and seeds, whether any judge is simulated:
+    :func:`judgelab.workflow.provenance`)."""
     from judgelab.io import write_table
 
-    prov = {"config_hash": config_hash, "pipeline_seed": seed} if config_hash is not None else None
-    write_table(table[list(COLUMNS)], path, provenance=prov)
+    write_table(table[list(COLUMNS)], path, provenance=dict(provenance) if provenance else None)
 
 
 #: The studies with a reproduction table, each a module ``judgelab/reproduction/<study>.py``
