@@ -208,3 +208,19 @@ def test_build_table_end_to_end_never_reproduces_a_planted_row():
     assert t["verdict"].tolist() == ["not comparable", "not comparable"]
     assert "inside" in t["reason"].iloc[0]
     assert "KeyError" in t["reason"].iloc[1] and math.isnan(t["run_value"].iloc[1])
+
+
+def test_the_writer_puts_the_documented_columns_first_then_the_pipelines_provenance(tmp_path):
+    from judgelab.reproduction import write_reproduction
+
+    panel = simulated_panel()
+    _rows(tmp_path, panel["sim-claude-sonnet-4"], panel)
+    table = reproduce("strategies", tmp_path, [tmp_path / "tables" / "agreement.csv"], panel)
+    out = tmp_path / "reproduction.csv"
+    write_reproduction(table, out, provenance("h", 7, list(panel.values())))
+    back = pd.read_csv(out, dtype={"paper": str})
+    assert list(back.columns[: len(COLUMNS)]) == list(COLUMNS)
+    assert {"config_hash", "pipeline_seed", "judge_ids", "judge_seeds", "simulated"} <= set(back.columns)
+    assert back["simulated"].all() and (back["pipeline_seed"] == 7).all() and (back["paper"] == "003").all()
+    assert set(back["provenance"]) <= set(PROVENANCES) and set(back["verdict"]) <= set(VERDICTS)
+    assert len(back) == len(strat_repro.ROWS)
