@@ -122,6 +122,8 @@ class RunValue:
 
 
 def missing(reason: str, judges: Iterable[str] = ()) -> RunValue:
+    """No run value, and why; ``judges``: the run judges it would have come from (they still
+    decide the row's provenance, e.g. ``replayed`` when only replayed judges were there)."""
     return RunValue(missing=reason, judges=tuple(judges))
 
 
