@@ -362,3 +362,36 @@ rule rbd_log_audit:
         env_for([rbd_detector_entry(RBD_LOG_AUDIT_DETECTOR)])
     script:
         "../workflow_scripts/rbd_log_audit.py"
+
+
+# Paper 001's headline numbers beside this run's (judgelab/reproduction/rbd.py): one row per
+# number, its provenance (planted / simulated / replayed / real) and verdict.
+from judgelab.reproduction import rbd as _rbd_repro
+
+STUDY_OUTPUTS["rbd"] = [*STUDY_OUTPUTS["rbd"], "results/rbd/reproduction.csv"]
+
+
+rule rbd_reproduction:
+    """reproduction.csv: the paper's values, this run's with intervals, provenance and verdict."""
+    input:
+        [f"results/rbd/{t}" for t in _rbd_repro.TABLES if f"results/rbd/{t}" in STUDY_OUTPUTS["rbd"]],
+    output:
+        report(
+            "results/rbd/reproduction.csv",
+            caption="../report/rbd_reproduction.rst",
+            category="RBD",
+        ),
+    params:
+        study="rbd",
+        # the detectors that are judge entries (trained runs are models of this run)
+        judges={**ALL_JUDGE_ENTRIES, **{n: e["judge"] for n, e in RBD_DETECTORS.items()
+                                        if isinstance(e.get("judge"), dict)}},
+        options={},
+        config_hash=CONFIG_HASH,
+        seed=config["seed"],
+    log:
+        "results/logs/rbd_reproduction.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/reproduction.py"

@@ -367,3 +367,34 @@ rule scoring_figures:
         "../envs/core.yaml"
     script:
         "../workflow_scripts/scoring_figures.py"
+
+
+# Paper 004's headline numbers beside this run's (judgelab/reproduction/scoring.py): one row per
+# number, its provenance (planted / simulated / replayed / real) and verdict.
+from judgelab.reproduction import scoring as _scoring_repro
+
+STUDY_OUTPUTS["scoring"] = [*STUDY_OUTPUTS["scoring"], "results/scoring/reproduction.csv"]
+
+
+rule scoring_reproduction:
+    """reproduction.csv: the paper's values, this run's with intervals, provenance and verdict."""
+    input:
+        [f"results/scoring/{t}" for t in _scoring_repro.TABLES if f"results/scoring/{t}" in STUDY_OUTPUTS["scoring"]],
+    output:
+        report(
+            "results/scoring/reproduction.csv",
+            caption="../report/scoring_reproduction.rst",
+            category="Scoring bias",
+        ),
+    params:
+        study="scoring",
+        judges={**ALL_JUDGE_ENTRIES, SCORING_STUDY.gold: scoring_entry(SCORING_STUDY.gold)},
+        options={"gold_judge": SCORING_STUDY.gold},
+        config_hash=CONFIG_HASH,
+        seed=config["seed"],
+    log:
+        "results/logs/scoring_reproduction.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/reproduction.py"

@@ -292,3 +292,34 @@ rule uda_summary:
         "../envs/core.yaml"
     script:
         "../workflow_scripts/uda_summary.py"
+
+
+# Paper 000's headline numbers beside this run's (judgelab/reproduction/uda.py): one row per
+# number, its provenance (planted / simulated / replayed / real) and verdict.
+from judgelab.reproduction import uda as _uda_repro
+
+STUDY_OUTPUTS["uda"] = [*STUDY_OUTPUTS["uda"], "results/uda/reproduction.csv"]
+
+
+rule uda_reproduction:
+    """reproduction.csv: the paper's values, this run's, provenance and verdict."""
+    input:
+        [f"results/uda/{t}" for t in _uda_repro.TABLES if f"results/uda/{t}" in STUDY_OUTPUTS["uda"]],
+    output:
+        report(
+            "results/uda/reproduction.csv",
+            caption="../report/uda_reproduction.rst",
+            category="UDA",
+        ),
+    params:
+        study="uda",
+        judges=ALL_JUDGE_ENTRIES,
+        options={},
+        config_hash=CONFIG_HASH,
+        seed=config["seed"],
+    log:
+        "results/logs/uda_reproduction.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/reproduction.py"
