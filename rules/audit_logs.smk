@@ -24,7 +24,7 @@ rule audit_logs_import:
         # the log file when on disk (a known public file not yet downloaded is fetched by the job)
         lambda w: [f for f in [AUDIT_LOG_FILES[w.logset][int(w.idx)]] if os.path.isabs(f)],
     output:
-        "results/audit_logs/{logset}/imported/{idx}.parquet",
+        "results/audit_logs/imported/{logset}/{idx}.parquet",
     wildcard_constraints:
         idx=r"\d+",
     params:
@@ -43,7 +43,7 @@ rule audit_logs_card:
     """Bias card, markdown card and figure of every judge in one log set."""
     input:
         lambda w: [
-            f"results/audit_logs/{w.logset}/imported/{i}.parquet"
+            f"results/audit_logs/imported/{w.logset}/{i}.parquet"
             for i in range(len(AUDIT_LOG_FILES[w.logset]))
         ],
     output:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from tests.conftest import REPO
 
@@ -221,3 +222,22 @@ def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert not (workdir / "results/logs/audit_query/mine/needs-key.log").exists()
     assert not (workdir / "results/audit/verdicts/mine/needs-key.parquet").exists()
+
+
+def test_audit_logs_slice_writes_its_card_beside_its_imports_and_reruns_nothing(workdir: Path):
+    """The card of a log set is a set replaced whole (judgelab.io.staged_folder), so the per-file
+    imports must live outside its folder: inside it they would be a foreign entry the card refuses
+    to replace (or, replaced, inputs deleted under Snakemake).  Two of the six LLMBar files keep
+    the slice cheap."""
+    files = ["llmbar_judge_outputs/Natural/evaluators/GPT-4/Vanilla/result.json",
+             "llmbar_judge_outputs/Natural/evaluators/LLaMA2/Vanilla/result.json"]
+    cfg = workdir / "two_logs.yaml"
+    cfg.write_text(yaml.safe_dump({"audit_logs": {"sets": {"two": {"format": "llmbar", "files": files}}}}))
+    target = "results/audit_logs/two/bias_card.csv"
+    run_sm(workdir, target, "--configfile", str(cfg), "-q")
+    card = pd.read_csv(workdir / target)
+    assert set(card["judge"]) >= {"GPT-4-Vanilla", "LLaMA2-Vanilla"}
+    imports = sorted((workdir / "results/audit_logs/imported/two").glob("*.parquet"))
+    assert len(imports) == 2  # the inputs survive the card's write
+    proc = run_sm(workdir, target, "--configfile", str(cfg))
+    assert "Nothing to be done" in proc.stdout + proc.stderr
