@@ -1572,3 +1572,61 @@ def test_position_row_on_two_items_uses_students_t_and_one_verdict_has_no_mde():
     assert row.n_items == 2 and row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 1))
     one = C._position_row(np.array(["A"]), np.ones(1, bool), np.array([0]), S, one_order=False)
     assert np.isnan(one.mde)
+
+
+# ---------------------------------------------------------------------------- survivors of the full mutation run
+
+
+def test_holm_adjusted_p_values_are_capped_at_one():
+    """p-values near one times their rank exceed one: Holm caps them, as statsmodels does."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.6, 0.7, 0.04]
+    adjusted = C.adjust_p_values(p, "holm")
+    assert adjusted == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert max(adjusted) == 1.0 and adjusted[2] == pytest.approx(0.12)
+
+
+def test_the_panel_row_is_judges_kappa_under_the_cards_own_settings():
+    """Every field of the between-judge row is the statistic's, computed with the card's resamples,
+    interval level and seed (settings unlike the defaults, so a dropped one shows)."""
+    from judgelab.bias_card.reliability import judges_kappa
+
+    base = _judge_table()
+    t = pd.concat([base.assign(pair_id=base["pair_id"] + f"-{c}", item_id=base["item_id"] + f"-{c}")
+                   for c in range(8)], ignore_index=True)  # 24 items: resamples differ by seed
+    rng = np.random.default_rng(3)
+    two = pd.concat([t.assign(judge=j, verdict=np.where(rng.random(len(t)) < 0.3, "B", t["verdict"]))
+                     for j in ("j", "k", "m")], ignore_index=True)
+    s = C.CardSettings(min_decisive=2, n_resamples=40, alpha=0.2, seed=11, views=("lenient",))
+    (d,) = C._panel_rows(two, s)
+    k = judges_kappa(two, n_resamples=40, confidence=0.8, seed=11)
+    for field in ("estimate", "ci_low", "ci_high", "se", "n", "n_items"):
+        assert d[field] == pytest.approx(k[field], nan_ok=True), field
+    assert np.isfinite(d["ci_low"]) and d["n_items"] == k["n_items"] > 0
+    pair = two[two["judge"] != "m"]  # two judges: Cohen's kappa, with its analytic standard error
+    (d2,) = C._panel_rows(pair, s)
+    k2 = judges_kappa(pair, n_resamples=40, confidence=0.8, seed=11)
+    assert np.isfinite(k2["se"]) and d2["se"] == pytest.approx(k2["se"])
+    assert d["note"] == k["note"]
+    other_seed = judges_kappa(two, n_resamples=40, confidence=0.8, seed=12)
+    assert (other_seed["ci_low"], other_seed["ci_high"]) != (k["ci_low"], k["ci_high"])  # the seed matters here
+    default_level = judges_kappa(two, n_resamples=40, confidence=0.95, seed=11)
+    assert default_level["ci_low"] < k["ci_low"]
+    default_resamples = judges_kappa(two, confidence=0.8, seed=11)
+    assert (default_resamples["ci_low"], default_resamples["se"]) != (k["ci_low"], k["se"])
+    assert d["status"] == C._finish(C.CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"],
+                                              ci_high=k["ci_high"], se=k["se"], n=k["n"], n_items=k["n_items"],
+                                              reason=k["reason"], note=k["note"]), s)["status"]
+
+
+def test_a_panel_row_without_agreement_data_says_why():
+    """A panel whose judges never share a decisive verdict carries the statistic's reason."""
+    from judgelab.bias_card.reliability import judges_kappa
+
+    t = _judge_table()
+    two = pd.concat([t, t.assign(judge="k", verdict="")], ignore_index=True)
+    (d,) = C._panel_rows(two, C.CardSettings(min_decisive=2, n_resamples=40, views=("lenient",)))
+    k = judges_kappa(two, n_resamples=40)
+    assert k["reason"] and d["reason"] == k["reason"] and d["status"] == "not estimable"
+
