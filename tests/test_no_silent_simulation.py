@@ -235,7 +235,7 @@ def test_real_set_with_a_simulated_role_fails_at_dag_construction(tmp_path):
     assert "scoring gold judge 'sim-gpt-4.1' (config key scoring.gold.judge)" in str(e.value)
 
 
-def test_figure_stamp_names_simulated_inputs(monkeypatch):
+def test_figure_stamp_names_simulated_inputs():
     import matplotlib.pyplot as plt
 
     from judgelab.plots.stamp import INPUTS_STAMP_TEXT, STAMP_TEXT, stamp
@@ -247,10 +247,9 @@ def test_figure_stamp_names_simulated_inputs(monkeypatch):
         plt.close(fig)
         return out
 
-    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "scoring.gold.judge=sim-g")
-    got = texts(simulated=False)
+    got = texts(simulated=False, simulated_inputs="scoring.gold.judge=sim-g")
     assert INPUTS_STAMP_TEXT in got and any("Simulated inputs: scoring.gold.judge=sim-g." in t for t in got)
     assert STAMP_TEXT not in got
-    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "")
-    assert texts(simulated=False) == ["config abc"]
+    assert texts(simulated=False, simulated_inputs="") == ["config abc"]
+    assert texts(simulated=False) == ["config abc"]  # no simulated inputs unless the caller names them
     assert STAMP_TEXT in texts(simulated=True)

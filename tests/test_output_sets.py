@@ -62,23 +62,41 @@ def test_a_staged_folder_replaces_the_old_set_whole_or_not_at_all(tmp_path):
         pass
 
 
-def _audit(out: Path, *extra: str, env: dict[str, str] | None = None, log: Path = JB) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "judgelab.cli", "audit", "--format", "judgebench", str(log), "--out", str(out),
+#: ``python -c`` program that runs ``judgelab`` with the card's markdown writer replaced by a SIGKILL
+#: of the process: the kill lands after ``write_audit`` has staged the new set's tables and before
+#: its markdown, figure and page, as a kill -9 from outside at that moment would.
+KILL_BEFORE_MARKDOWN = """
+import os, runpy, signal, sys
+import judgelab.bias_card.report as report
+report.card_markdown = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["judgelab", *sys.argv[1:]]
+runpy.run_module("judgelab.cli", run_name="__main__")
+"""
+
+
+def _audit(out: Path, *extra: str, log: Path = JB, killed: bool = False) -> subprocess.CompletedProcess:
+    run = ["-c", KILL_BEFORE_MARKDOWN] if killed else ["-m", "judgelab.cli"]
+    cmd = [sys.executable, *run, "audit", "--format", "judgebench", str(log), "--out", str(out),
            "--resamples", "50", *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **(env or {})})
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"})
 
 
 def test_kill_9_of_audit_mid_write_leaves_the_old_set(tmp_path):
-    """``judgelab audit`` killed (SIGKILL, injected after the new tables are written) into an
-    existing --out: the folder still holds exactly the old run's files; the next run
-    replaces them whole and clears what the killed run left."""
+    """``judgelab audit`` killed (SIGKILL, injected from outside the package after the new tables
+    are staged: :data:`KILL_BEFORE_MARKDOWN`) into an existing --out: the folder still holds
+    exactly the old run's files; the next run replaces them whole and clears what the killed
+    run left."""
     out = tmp_path / "audit"
     first = _audit(out, "--title", "old run")
     assert first.returncode == 0, first.stderr
     before = {n: (out / n).read_bytes() for n in SET}
-    killed = _audit(out, "--title", "new run", env={"JUDGELAB_KILL_AT": "tables"}, log=JB_OTHER)
+    killed = _audit(out, "--title", "new run", log=JB_OTHER, killed=True)
     assert killed.returncode == -9, (killed.returncode, killed.stderr[-2000:])
+    # the kill landed mid-write: the new set's tables are staged beside --out, its markdown is not
+    staged = [p for p in tmp_path.rglob("bias_card.csv") if not p.is_relative_to(out)]
+    assert len(staged) == 1 and (staged[0].parent / "verdicts.parquet").is_file(), sorted(tmp_path.rglob("*"))
+    assert not (staged[0].parent / "bias_card.md").exists()
     assert sorted(p.name for p in out.iterdir()) == sorted([*SET, SET_MANIFEST])
     assert {n: (out / n).read_bytes() for n in SET} == before
     again = _audit(out, "--title", "new run", log=JB_OTHER)

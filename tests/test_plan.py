@@ -16,6 +16,7 @@ from judgelab.config import ConfigError, JudgeSpec
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import PLAN_LOG_ENV, run_requests
 from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer, canonical_json, sha256_hex
+from judgelab.workflow.calls import PlanCache
 from judgelab.workflow.plan import ALL_STUDIES, format_plan, plan, stand_in_config, summarise
 from tests.conftest import REPO
 
@@ -134,10 +135,10 @@ def test_a_call_two_studies_share_counts_under_each_and_once_in_the_total(tmp_pa
     monkeypatch.setenv(PLAN_LOG_ENV, str(log))
     judge = _Answering(JudgeSpec.from_dict({"name": "j", "backend": "answeringtest", "model": "m",
                                             "price": {"input_per_1k": 1.0, "output_per_1k": 2.0}}))
-    with CallCache(tmp_path / "plan-cache.sqlite") as cache:
-        monkeypatch.setenv("JUDGELAB_RULE", "audit_query")
+    with PlanCache() as cache:
+        cache.plan_rule = "audit_query"  # as plan_calls sets it before each job
         run_requests(judge, _llmbar_requests(range(10)) * 2, cache, progress=False)  # each asked twice: one call
-        monkeypatch.setenv("JUDGELAB_RULE", "topk_llmbar_replay")
+        cache.plan_rule = "topk_llmbar_replay"
         run_requests(judge, _llmbar_requests(range(4, 14)), cache, progress=False)
         # the real cache of the project already holds pair 13 (topk only)
         real = tmp_path / "real.sqlite"

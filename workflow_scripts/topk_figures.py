@@ -4,7 +4,7 @@ import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
 from judgelab.io import read_table
 from judgelab.topk.pipeline import make_figures
-from judgelab.workflow import run_script
+from judgelab.workflow import run_script, simulated_inputs_of
 
 
 def main(sm):
@@ -13,6 +13,7 @@ def main(sm):
         scores=read_table(sm.input.scores), allocation=read_table(sm.input.allocation),
         judges=read_table(sm.input.judges), frontier=read_table(sm.input.frontier), cfg=sm.params.cfg,
         focus=sm.params.focus, config_hash=sm.params.config_hash, outputs=dict(sm.output.items()),
+        simulated_inputs=simulated_inputs_of(sm.input),
     )
 
 

@@ -309,7 +309,6 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
             write_text(stage / name, text)
         write_table(table, stage / "verdicts.parquet", provenance=provenance)
         write_table(card, stage / "bias_card.csv", provenance=provenance)
-        _stage_hook("tables")
         write_text(stage / "bias_card.md", card_markdown(card, title=title, settings=settings, n_verdicts=n,
                                                          simulated=any_true(card)))
         card_figure(card, stage / "bias_card.png", title=title,
@@ -318,15 +317,6 @@ def write_audit(table: pd.DataFrame, out_dir: str | Path, *, title: str, setting
                         figure=stage / "bias_card.png", names=names)
         _write_confusion(table, stage, provenance)
     return card
-
-
-def _stage_hook(point: str) -> None:
-    """Test hook: ``JUDGELAB_KILL_AT=<point>`` SIGKILLs this process there (the kill -9 test)."""
-    import os
-    import signal
-
-    if os.environ.get("JUDGELAB_KILL_AT") == point:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _write_confusion(table: pd.DataFrame, out: Path, provenance: dict[str, Any] | None) -> None:

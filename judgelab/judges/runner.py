@@ -49,7 +49,15 @@ log = logging.getLogger(__name__)
 PLAN_LOG_ENV = "JUDGELAB_PLAN_LOG"
 
 
-def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Sequence[JudgeRequest],
+def _plan_rule(cache: CallStore) -> str:
+    """The rule a plan log line is counted under: the ``plan_rule`` the plan sets on its cache
+    (:class:`judgelab.workflow.calls.PlanCache`) before each job; "" for any other cache.  The
+    plan log is the plan's own, so the rule travels with the plan's cache, not through the
+    process environment."""
+    return str(getattr(cache, "plan_rule", "") or "")
+
+
+def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], requests: Sequence[JudgeRequest],
               payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
               errors: dict[str, str]) -> None:
     """Append one JSON line per distinct call this job needs to the plan log (one ``write``
@@ -57,13 +65,14 @@ def _plan_log(judge: Judge, label: str | None, keys: Sequence[str], requests: Se
 
     Every distinct call is logged, also those the stand-in cache already held (``new``
     false): a call two studies share is asked once, by whichever job runs first, but it is
-    needed by both, and ``judgelab plan`` counts it under each study that needs it."""
+    needed by both, and ``judgelab plan`` counts it under each study that needs it.  ``rule``:
+    the job's rule (:func:`_plan_rule`), the log's study column."""
     import json
 
     lines = []
     seen: set[str] = set()
     # what every line of this job shares, as JSON once; each line adds its own fields
-    head = json.dumps({"judge": judge.name, "label": label or "", "rule": os.environ.get("JUDGELAB_RULE", "")})[:-1]
+    head = json.dumps({"judge": judge.name, "label": label or "", "rule": rule})[:-1]
     for k, req, sha in zip(keys, requests, payload_shas, strict=True):
         if k in seen:
             continue
@@ -205,7 +214,7 @@ def run_requests(
                 f"rerun to retry the failed ones"
             )
     if planning:
-        _plan_log(judge, label, keys, requests, payload_shas, todo, stored, errors)
+        _plan_log(judge, label, _plan_rule(cache), keys, requests, payload_shas, todo, stored, errors)
     new_keys = set(todo)
     out = []
     for k, req in zip(keys, requests, strict=True):

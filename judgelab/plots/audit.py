@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 LITERAL_TEXT: dict[RcKeyType, Any] = {"text.parse_math": False, "text.usetex": False}
 
 
-def accuracy_figure(summary: pd.DataFrame, path: str) -> None:
+def accuracy_figure(summary: pd.DataFrame, path: str, *, simulated_inputs: str = "") -> None:
     """One column per pair set (texts drawn literally: :data:`LITERAL_TEXT`); see :func:`_accuracy_figure`."""
     with plt.rc_context(LITERAL_TEXT):
-        _accuracy_figure(summary, path)
+        _accuracy_figure(summary, path, simulated_inputs)
 
 
-def _accuracy_figure(summary: pd.DataFrame, path: str) -> None:
+def _accuracy_figure(summary: pd.DataFrame, path: str, simulated_inputs: str) -> None:
     """One column per pair set.
 
     Top: bars of acc_AB / acc_BA per judge, Wilson CI on the mean.  Bottom (when the
@@ -58,7 +58,8 @@ def _accuracy_figure(summary: pd.DataFrame, path: str) -> None:
     if bias:
         axes[1][0].set_ylabel("share of verdicts for\nthe first-shown response")
     simulated = any_true(summary)
-    stamp(fig, simulated=simulated, config_hash=str(summary["config_hash"].iloc[0]) if "config_hash" in summary else None)
+    stamp(fig, simulated=simulated, simulated_inputs=simulated_inputs,
+          config_hash=str(summary["config_hash"].iloc[0]) if "config_hash" in summary else None)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 

@@ -15,15 +15,16 @@ BIAS_ORDER = ("verbosity", "position", "bandwagon", "sentiment")
 PAPER_BIAS_SHARE = {"verbosity": 0.313, "position": 0.129, "bandwagon": 0.125, "sentiment": 0.150}
 
 
-def _finish(fig, df: pd.DataFrame, path: str) -> None:
+def _finish(fig, df: pd.DataFrame, path: str, simulated_inputs: str) -> None:
     simulated = any_true(df)
-    stamp(fig, simulated=simulated, config_hash=str(df["config_hash"].iloc[0]) if "config_hash" in df and len(df)
+    stamp(fig, simulated=simulated, simulated_inputs=simulated_inputs,
+          config_hash=str(df["config_hash"].iloc[0]) if "config_hash" in df and len(df)
           else None)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
 
-def bias_existence_figure(summary: pd.DataFrame, path: str) -> None:
+def bias_existence_figure(summary: pd.DataFrame, path: str, *, simulated_inputs: str = "") -> None:
     """Fig. 3: (a-d) accuracy on D and D_bias and consistency per evaluator; (e) share of biased examples."""
     fig, axes = plt.subplots(1, 5, figsize=(21, 4.4), gridspec_kw={"width_ratios": [1, 1, 1, 1, 0.8]})
     per_judge = summary[summary["judge"] != "(all)"]
@@ -50,10 +51,10 @@ def bias_existence_figure(summary: pd.DataFrame, path: str) -> None:
     axes[4].set_title("(e) biased examples (b_i = Yes)")
     axes[4].set_ylim(0, max(0.5, float(np.nanmax(pooled["bias_ci_high"])) + 0.05) if len(pooled) else 1)
     axes[4].legend(fontsize=7)
-    _finish(fig, summary, path)
+    _finish(fig, summary, path, simulated_inputs)
 
 
-def loop_figure(table2: pd.DataFrame, path: str, *, detector: str | None = None) -> None:
+def loop_figure(table2: pd.DataFrame, path: str, *, detector: str | None = None, simulated_inputs: str = "") -> None:
     """Table 2 as bars: the primary metric without vs with the detector (T = max), per set and evaluator."""
     if detector is None:
         detector = str(table2["detector"].iloc[0])
@@ -75,10 +76,11 @@ def loop_figure(table2: pd.DataFrame, path: str, *, detector: str | None = None)
     axes[0][0].legend(fontsize=7, loc="lower left")
     fig.suptitle(f"Evaluators with and without the detector (T = {int(t['iterations'].max())}; position: "
                  "consistency, footnote 4)")
-    _finish(fig, table2.assign(simulated=True) if "simulated" not in table2 else table2, path)
+    _finish(fig, table2.assign(simulated=True) if "simulated" not in table2 else table2, path, simulated_inputs)
 
 
-def behaviour_figure(behaviour: pd.DataFrame, path: str, *, detector: str | None = None) -> None:
+def behaviour_figure(behaviour: pd.DataFrame, path: str, *, detector: str | None = None,
+                     simulated_inputs: str = "") -> None:
     """Fig. 10: stubbornness (top) and overconfidence (bottom) per evaluator, pooled over sets."""
     if detector is None:
         detector = str(behaviour["detector"].iloc[0])
@@ -93,10 +95,12 @@ def behaviour_figure(behaviour: pd.DataFrame, path: str, *, detector: str | None
     axes[1].set_xticks(x, b["judge"], rotation=45, ha="right", fontsize=8)
     for ax in axes:
         ax.set_ylim(0, 1)
-    _finish(fig, behaviour.assign(simulated=True) if "simulated" not in behaviour else behaviour, path)
+    _finish(fig, behaviour.assign(simulated=True) if "simulated" not in behaviour else behaviour, path,
+            simulated_inputs)
 
 
-def detector_figure(metrics: pd.DataFrame, losses: Mapping[str, pd.DataFrame], path: str) -> None:
+def detector_figure(metrics: pd.DataFrame, losses: Mapping[str, pd.DataFrame], path: str, *,
+                    simulated_inputs: str = "") -> None:
     """Figs. 4-5: detector accuracy/F1 on the test set, accuracy on the diagnostic sets; training loss."""
     fig, axes = plt.subplots(1, 3, figsize=(18, 4.6))
     m = metrics[(metrics["bias_type"] == "all")]
@@ -126,4 +130,4 @@ def detector_figure(metrics: pd.DataFrame, losses: Mapping[str, pd.DataFrame], p
     axes[2].set_title("fine-tuning (LoRA)")
     if losses:
         axes[2].legend(fontsize=7)
-    _finish(fig, metrics, path)
+    _finish(fig, metrics, path, simulated_inputs)

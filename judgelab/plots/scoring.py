@@ -27,7 +27,8 @@ def _provenance(df: pd.DataFrame) -> tuple[bool, str | None]:
     return simulated, str(df["config_hash"].iloc[0]) if "config_hash" in df and len(df) else None
 
 
-def reference_rho_figure(table3: pd.DataFrame, path: str, *, gold_order: Sequence[str]) -> None:
+def reference_rho_figure(table3: pd.DataFrame, path: str, *, gold_order: Sequence[str],
+                         simulated_inputs: str = "") -> None:
     """Figure 5: Spearman's rho of each judge against gold with no reference and with a
     reference answer scored 1..5; one panel per data set (gold: the first of ``gold_order``
     it has), 95% bootstrap intervals as bands."""
@@ -60,12 +61,13 @@ def reference_rho_figure(table3: pd.DataFrame, path: str, *, gold_order: Sequenc
     fig.legend(handles, labels, loc="upper center", ncol=min(4, max(1, len(labels))), fontsize=8,
                bbox_to_anchor=(0.5, 1.0))
     simulated, chash = _provenance(table3)
-    stamp(fig, simulated=simulated, config_hash=chash)
+    stamp(fig, simulated=simulated, config_hash=chash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.03, 1, 0.93))
     save_figure(fig, path)
 
 
-def distribution_heatmaps(dist: pd.DataFrame, path: str, *, dataset: str, gold_order: Sequence[str]) -> None:
+def distribution_heatmaps(dist: pd.DataFrame, path: str, *, dataset: str, gold_order: Sequence[str],
+                          simulated_inputs: str = "") -> None:
     """Figure 6: per judge, a heatmap of score counts N_k (columns -1, 1..5; -1 = failed
     judgment) for the gold scores (top row) and every prompt variant."""
     d = dist[dist["dataset"] == dataset]
@@ -100,6 +102,6 @@ def distribution_heatmaps(dist: pd.DataFrame, path: str, *, dataset: str, gold_o
         ax.axis("off")
     fig.suptitle(f"Score distributions under prompt perturbations: {dataset}", fontsize=11)
     simulated, chash = _provenance(d)
-    stamp(fig, simulated=simulated, config_hash=chash)
+    stamp(fig, simulated=simulated, config_hash=chash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.03, 1, 0.96))
     save_figure(fig, path)

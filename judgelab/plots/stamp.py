@@ -25,17 +25,17 @@ INPUTS_STAMP_TEXT = "SIMULATED INPUTS"
 
 
 def stamp(fig: Figure, *, simulated: bool, config_hash: str | None = None,
-          simulated_inputs: str | None = None) -> None:
+          simulated_inputs: str = "") -> None:
     """Watermark ``fig`` when it shows simulated judges or is built on simulated inputs
-    (a simulated gold judge, writer or teacher beside real judges: ``simulated_inputs``,
-    by default what the rule's input tables name, see :mod:`judgelab.workflow`); add a
-    provenance footer naming them."""
+    (a simulated gold judge, writer or teacher beside real judges: ``simulated_inputs``, the
+    ``key=judge`` pairs a rule script reads from its input tables with
+    :func:`judgelab.workflow.simulated_inputs_of` and passes down through the figure
+    function); add a provenance footer naming them.  The caller decides both, so a figure's
+    stamp depends on its arguments only, never on the process it is drawn in."""
     if not isinstance(simulated, bool | np.bool_):
         # a stamp decided from text ("False" is truthy) or a missing cell would mislabel a real result;
         # callers decide it with judgelab.io.any_true on the typed column
         raise TypeError(f"stamp: simulated must be a bool, got {type(simulated).__name__} {simulated!r}")
-    if simulated_inputs is None:
-        simulated_inputs = os.environ.get("JUDGELAB_SIMULATED_INPUTS", "")
     footer = []
     # the decision, kept on the figure for save_figure's metadata (a reader, or a test, can ask a
     # PNG what it was stamped with without reading pixels)

@@ -28,7 +28,7 @@ def _strategies(values) -> list[str]:
     return [s for s in STRATEGY_ORDER if s in present] + sorted(present - set(STRATEGY_ORDER))
 
 
-def bias_heatmap(bias: pd.DataFrame, path: str, *, strategy: str = "B0") -> None:
+def bias_heatmap(bias: pd.DataFrame, path: str, *, strategy: str = "B0", simulated_inputs: str = "") -> None:
     """Fig. 1: signed bias scores (B0) per judge and bias type, RdBu centred at 0."""
     measures = [m for m in BIAS_LABELS if m in set(bias["measure"])]
     d = bias[(bias["strategy"] == strategy) & bias["measure"].isin(measures)]
@@ -42,12 +42,12 @@ def bias_heatmap(bias: pd.DataFrame, path: str, *, strategy: str = "B0") -> None
     ax.set_yticks(range(len(m)), m.index, fontsize=8)
     ax.set_title(f"Signed bias scores b on the controlled set ({strategy})", fontsize=10)
     fig.colorbar(im, ax=ax, label="b = P(target) - P(other)")
-    stamp(fig, simulated=_simulated(bias), config_hash=_hash(bias))
+    stamp(fig, simulated=_simulated(bias), simulated_inputs=simulated_inputs, config_hash=_hash(bias))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
 
-def agreement_figure(agreement: pd.DataFrame, path: str) -> None:
+def agreement_figure(agreement: pd.DataFrame, path: str, *, simulated_inputs: str = "") -> None:
     """Tables 1/2 as a figure: agreement with gold and bootstrap 95% CI, per strategy and judge."""
     a = agreement[agreement["judge"] != "gold"]
     sets = sorted(a["dataset"].unique())
@@ -68,12 +68,12 @@ def agreement_figure(agreement: pd.DataFrame, path: str) -> None:
         ax.grid(axis="y", lw=0.3)
     axes[0][0].set_ylabel("agreement with gold (95% bootstrap CI)")
     axes[0][-1].legend(fontsize=7, loc="lower right")
-    stamp(fig, simulated=_simulated(a), config_hash=_hash(a))
+    stamp(fig, simulated=_simulated(a), simulated_inputs=simulated_inputs, config_hash=_hash(a))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
 
-def cross_bias_heatmap(cross: pd.DataFrame, path: str) -> None:
+def cross_bias_heatmap(cross: pd.DataFrame, path: str, *, simulated_inputs: str = "") -> None:
     """Fig. 2: change in bias magnitude |b| vs B0, averaged over judges; negative (green) = better."""
     d = cross[cross["judge"] == "mean"]
     measures = [m for m in ("position", "verbosity", "style", "self_preference") if m in set(d["measure"])]
@@ -93,12 +93,12 @@ def cross_bias_heatmap(cross: pd.DataFrame, path: str) -> None:
     fig.colorbar(im, ax=ax, label="delta |b| (negative = less bias)")
     if over:
         fig.text(0.01, 0.97, f"averaged over: {over}", fontsize=6, color="dimgray", va="top")
-    stamp(fig, simulated=_simulated(d), config_hash=_hash(cross))
+    stamp(fig, simulated=_simulated(d), simulated_inputs=simulated_inputs, config_hash=_hash(cross))
     fig.tight_layout(rect=(0, 0.03, 1, 0.96))
     save_figure(fig, path)
 
 
-def pareto_figure(pareto: pd.DataFrame, path: str) -> None:
+def pareto_figure(pareto: pd.DataFrame, path: str, *, simulated_inputs: str = "") -> None:
     """Fig. 4: cost per instance vs agreement; the Pareto front joined by a line."""
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for judge, g in pareto.groupby("judge", sort=True):
@@ -114,12 +114,13 @@ def pareto_figure(pareto: pd.DataFrame, path: str) -> None:
     ax.set_title(f"Cost vs agreement on {ds}")
     ax.grid(lw=0.3)
     ax.legend(fontsize=7, loc="lower right")
-    stamp(fig, simulated=_simulated(pareto), config_hash=_hash(pareto))
+    stamp(fig, simulated=_simulated(pareto), simulated_inputs=simulated_inputs, config_hash=_hash(pareto))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
 
-def category_figure(categories: pd.DataFrame, path: str, *, dataset: str, strategy: str = "B0") -> None:
+def category_figure(categories: pd.DataFrame, path: str, *, dataset: str, strategy: str = "B0",
+                    simulated_inputs: str = "") -> None:
     """Fig. 3: agreement by category (one strategy), per judge."""
     d = categories[(categories["dataset"] == dataset) & (categories["strategy"] == strategy)]
     cats = sorted(d["category"].unique())
@@ -136,6 +137,6 @@ def category_figure(categories: pd.DataFrame, path: str, *, dataset: str, strate
     ax.set_ylabel("agreement with gold")
     ax.set_title(f"{dataset}: agreement by category ({strategy})")
     ax.legend(fontsize=7, ncol=2)
-    stamp(fig, simulated=_simulated(d), config_hash=_hash(categories))
+    stamp(fig, simulated=_simulated(d), simulated_inputs=simulated_inputs, config_hash=_hash(categories))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)

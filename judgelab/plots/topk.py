@@ -22,8 +22,8 @@ _RULE_STYLE = {
 }
 
 
-def _finish(fig, path: str, *, simulated: bool, config_hash: str | None) -> None:
-    stamp(fig, simulated=simulated, config_hash=config_hash)
+def _finish(fig, path: str, *, simulated: bool, config_hash: str | None, simulated_inputs: str) -> None:
+    stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
@@ -32,7 +32,8 @@ def _se(x: pd.Series) -> float:
     return float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
 
 
-def recall_vs_budget(budget: pd.DataFrame, path: str, *, simulated: bool, config_hash: str | None = None) -> None:
+def recall_vs_budget(budget: pd.DataFrame, path: str, *, simulated: bool, config_hash: str | None = None,
+                     simulated_inputs: str = "") -> None:
     """Fig. 3: top-k recall vs budget (+/- s.e.) per strategy, one panel per judge/scenario."""
     sources = list(dict.fromkeys(budget["source"]))
     ncol = min(3, len(sources))
@@ -57,11 +58,11 @@ def recall_vs_budget(budget: pd.DataFrame, path: str, *, simulated: bool, config
         ax.axis("off")
     axes[0][0].set_ylabel("top-k recall")
     axes[0][0].legend(fontsize=6, loc="lower right")
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
 
 
 def naive_vs_true(scores: pd.DataFrame, path: str, *, k: int, covariate: str, title: str, simulated: bool,
-                  config_hash: str | None = None) -> None:
+                  config_hash: str | None = None, simulated_inputs: str = "") -> None:
     """Fig. 2: naive (left) and bias-aware (right) estimates against true quality."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
     bnd = np.sort(scores["theta"].to_numpy())[::-1]
@@ -87,10 +88,11 @@ def naive_vs_true(scores: pd.DataFrame, path: str, *, k: int, covariate: str, ti
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=6, loc="upper left")
     fig.suptitle(title, fontsize=9)
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
 
 
-def allocation(alloc: pd.DataFrame, path: str, *, title: str, simulated: bool, config_hash: str | None = None) -> None:
+def allocation(alloc: pd.DataFrame, path: str, *, title: str, simulated: bool, config_hash: str | None = None,
+               simulated_inputs: str = "") -> None:
     """Fig. 4: comparisons spent per item vs its distance to the top-k boundary."""
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     d = alloc[alloc["model"] == "aware"]
@@ -104,11 +106,11 @@ def allocation(alloc: pd.DataFrame, path: str, *, title: str, simulated: bool, c
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
 
 
 def ablation(budget: pd.DataFrame, path: str, *, at_budget: int, title: str, simulated: bool,
-             config_hash: str | None = None) -> None:
+             config_hash: str | None = None, simulated_inputs: str = "") -> None:
     """Fig. 5: recall at one budget for each acquisition rule (bias-aware model), +/- s.e."""
     d = budget[(budget["model"] == "aware") & (budget["estimator"] == "aware") & (budget["budget"] == at_budget)]
     s = d.groupby("rule")["recall"].agg(["mean", _se]).sort_values("mean", ascending=False)
@@ -121,11 +123,11 @@ def ablation(budget: pd.DataFrame, path: str, *, at_budget: int, title: str, sim
     ax.set_ylim(0, 1)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, axis="y")
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
 
 
 def judges_recall_vs_c(judges: pd.DataFrame, path: str, *, covariate: str, simulated: bool,
-                       config_hash: str | None = None) -> None:
+                       config_hash: str | None = None, simulated_inputs: str = "") -> None:
     """Fig. 8: each judge at (naive recall, c-hat); marker size grows with the gain delta."""
     col = f"c_{covariate}"
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
@@ -143,10 +145,11 @@ def judges_recall_vs_c(judges: pd.DataFrame, path: str, *, covariate: str, simul
     ax.set_ylabel(f"estimated bias coefficient ĉ[{covariate}]")
     ax.legend(fontsize=7, title="family", title_fontsize=7)
     ax.grid(alpha=0.3)
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
 
 
-def frontier(table: pd.DataFrame, path: str, *, simulated: bool, config_hash: str | None = None) -> None:
+def frontier(table: pd.DataFrame, path: str, *, simulated: bool, config_hash: str | None = None,
+             simulated_inputs: str = "") -> None:
     """Fig. 7: recall vs money spent, per judge (bias-aware model, top-k-aware acquisition)."""
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     cmap = plt.get_cmap("tab10")
@@ -162,4 +165,4 @@ def frontier(table: pd.DataFrame, path: str, *, simulated: bool, config_hash: st
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3, which="both")
-    _finish(fig, path, simulated=simulated, config_hash=config_hash)
+    _finish(fig, path, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)

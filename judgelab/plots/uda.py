@@ -22,7 +22,7 @@ def _color(label: str) -> str:
 
 
 def trajectories_figure(traj: pd.DataFrame, path: str, *, title: str, simulated: bool, config_hash: str | None,
-                        methods: list[tuple[str, str]]) -> None:
+                        methods: list[tuple[str, str]], simulated_inputs: str = "") -> None:
     """One panel per method: every judge's Elo trajectory of every model (colour = model)."""
     models = list(dict.fromkeys(traj["model"]))
     cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")
@@ -42,13 +42,13 @@ def trajectories_figure(traj: pd.DataFrame, path: str, *, title: str, simulated:
     handles = [plt.Line2D([], [], color=cmap(i % cmap.N), label=m) for i, m in enumerate(models)]
     fig.legend(handles=handles, loc="lower center", ncol=min(6, len(models)), fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
-    stamp(fig, simulated=simulated, config_hash=config_hash)
+    stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.09, 1, 0.96))
     save_figure(fig, path)
 
 
 def heatmap_figure(matrix: pd.DataFrame, path: str, *, title: str, simulated: bool, config_hash: str | None,
-                   reference_name: str | None) -> None:
+                   reference_name: str | None, simulated_inputs: str = "") -> None:
     """Judge x model score heatmaps per method with a shared colour scale; the reference row below."""
     models = [c for c in matrix.columns if c not in META_COLUMNS]
     labels = [m for m in dict.fromkeys(matrix["method"]) if m != reference_name]
@@ -71,18 +71,18 @@ def heatmap_figure(matrix: pd.DataFrame, path: str, *, title: str, simulated: bo
     assert im is not None, "no method to draw"  # labels is never empty
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="Elo score")
     fig.suptitle(title, fontsize=10)
-    stamp(fig, simulated=simulated, config_hash=config_hash)
+    stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
     save_figure(fig, path)
 
 
 def pearson_figure(ref_table: pd.DataFrame, path: str, *, title: str, reference_name: str, simulated: bool,
-                   config_hash: str | None) -> None:
+                   config_hash: str | None, simulated_inputs: str = "") -> None:
     """Per-judge Pearson with the reference: one marker per method; consensus as dashed lines."""
     fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * ref_table["judge"].nunique() + 2), 4.2))
     if ref_table.empty or ref_table["pearson_reference"].isna().all():
         ax.text(0.5, 0.5, "no reference scores for this tournament", ha="center", va="center", transform=ax.transAxes)
         ax.set_title(title, fontsize=10)
-        stamp(fig, simulated=simulated, config_hash=config_hash)
+        stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
         save_figure(fig, path)
         return
     judges = [j for j in dict.fromkeys(ref_table["judge"]) if j != "consensus"]
@@ -104,13 +104,13 @@ def pearson_figure(ref_table: pd.DataFrame, path: str, *, title: str, reference_
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=7, loc="lower left", title="dashed: consensus", title_fontsize=7)
     ax.set_title(title, fontsize=10)
-    stamp(fig, simulated=simulated, config_hash=config_hash)
+    stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, path)
 
 
 def training_figure(histories: dict[str, pd.DataFrame], path: str, *, title: str, simulated: bool,
-                    config_hash: str | None) -> None:
+                    config_hash: str | None, simulated_inputs: str = "") -> None:
     """Training and validation loss (Eq. 3) per epoch, best checkpoint marked."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     if not histories:
@@ -135,6 +135,6 @@ def training_figure(histories: dict[str, pd.DataFrame], path: str, *, title: str
             ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
-    stamp(fig, simulated=simulated, config_hash=config_hash)
+    stamp(fig, simulated=simulated, config_hash=config_hash, simulated_inputs=simulated_inputs)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     save_figure(fig, path)

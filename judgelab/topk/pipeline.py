@@ -330,8 +330,9 @@ def _any_simulated(df: pd.DataFrame) -> bool:
 
 def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores: pd.DataFrame,
                  allocation: pd.DataFrame, judges: pd.DataFrame, frontier: pd.DataFrame, cfg: dict[str, Any],
-                 focus: str, config_hash: str, outputs: dict[str, str]) -> None:
-    """Figs. 2, 3, 4, 5, 7, 8 (judgelab.plots.topk); the synthetic simulator counts as simulated."""
+                 focus: str, config_hash: str, outputs: dict[str, str], simulated_inputs: str = "") -> None:
+    """Figs. 2, 3, 4, 5, 7, 8 (judgelab.plots.topk); the synthetic simulator counts as simulated.
+    ``simulated_inputs``: the simulated roles the inputs name, for every figure's stamp."""
     from judgelab.plots import topk as P
 
     k = int(cfg["items"]["k"])
@@ -340,19 +341,19 @@ def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores
     syn = synthetic.assign(source="synthetic: " + synthetic["scenario"].astype(str), simulated=True)
     sim = _any_simulated(judge_budget)
     P.recall_vs_budget(pd.concat([panel, syn], ignore_index=True), outputs["recall_vs_budget"], simulated=True,
-                       config_hash=config_hash)
+                       config_hash=config_hash, simulated_inputs=simulated_inputs)
     first = scores[scores["oracle"] == scores["oracle"].min()]
     cov = str(cfg["covariates"][0]) if cfg["covariates"] else ""
     P.naive_vs_true(first, outputs["naive_vs_true"], k=k, covariate=cov,
                     title=f"{focus}, pool {int(first['oracle'].iloc[0])}, full data", simulated=_any_simulated(scores),
-                    config_hash=config_hash)
+                    config_hash=config_hash, simulated_inputs=simulated_inputs)
     P.allocation(allocation, outputs["allocation"], title=f"{focus}: where the budget goes",
-                 simulated=_any_simulated(allocation), config_hash=config_hash)
+                 simulated=_any_simulated(allocation), config_hash=config_hash, simulated_inputs=simulated_inputs)
     at = int(cfg["ablation_budget"])
     fb = judge_budget[judge_budget["judge"] == focus]
     at = at if at in set(fb["budget"]) else int(fb["budget"].max())
     P.ablation(fb, outputs["ablation"], at_budget=at, title=f"{focus}: acquisition-score ablation",
-               simulated=_any_simulated(fb), config_hash=config_hash)
+               simulated=_any_simulated(fb), config_hash=config_hash, simulated_inputs=simulated_inputs)
     P.judges_recall_vs_c(judges, outputs["judges_recall_vs_c"], covariate=cov, simulated=_any_simulated(judges),
-                         config_hash=config_hash)
-    P.frontier(frontier, outputs["frontier"], simulated=sim, config_hash=config_hash)
+                         config_hash=config_hash, simulated_inputs=simulated_inputs)
+    P.frontier(frontier, outputs["frontier"], simulated=sim, config_hash=config_hash, simulated_inputs=simulated_inputs)

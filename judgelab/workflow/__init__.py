@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgelab.config import ConfigError
@@ -44,17 +44,16 @@ def setup_logging(log_path: str | None = None, level: int = logging.INFO) -> Non
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
-#: Read by :func:`judgelab.plots.stamp.stamp`: the simulated inputs a figure is drawn from.
-SIMULATED_INPUTS_ENV = "JUDGELAB_SIMULATED_INPUTS"
+def simulated_inputs_of(paths: Iterable[str | os.PathLike[str]]) -> str:
+    """The union of the ``simulated_inputs`` columns of the tables among ``paths`` ("" if none).
 
-
-def simulated_inputs_of(paths: list[str]) -> str:
-    """The union of the ``simulated_inputs`` columns of the tables among ``paths`` ("" if none)."""
+    A rule script that draws figures passes this of its inputs (``simulated_inputs_of(sm.input)``)
+    to each figure function, which hands it to :func:`judgelab.plots.stamp.stamp`: a figure
+    built on a simulated gold judge, writer or teacher is stamped so."""
     import pandas as pd
 
     found: set[str] = set()
-    for p in paths:
+    for p in map(str, paths):
         try:
             if p.endswith(".parquet"):
                 import pyarrow.parquet as pq
@@ -90,10 +89,6 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
 
     log_path = snakemake.log[0] if len(snakemake.log) else None
     setup_logging(log_path)
-    os.environ["JUDGELAB_RULE"] = str(snakemake.rule)  # the plan log's study column (judgelab.workflow.plan)
-    if any(str(o).endswith(FIGURE_SUFFIXES) for o in snakemake.output):
-        # figures name the simulated inputs of the tables they are drawn from (judgelab.plots.stamp)
-        os.environ[SIMULATED_INPUTS_ENV] = simulated_inputs_of([str(i) for i in snakemake.input])
     try:
         main(snakemake)
     except (ConfigError, InputError, DataMissing, BackendUnavailable, UnknownEntryError, TooManyErrors) as exc:

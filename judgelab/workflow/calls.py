@@ -95,9 +95,13 @@ class PlanCache:
     """The stand-ins' answers of one plan, in memory: the part of :class:`~judgelab.cache.CallCache`
     that :func:`judgelab.judges.runner.run_requests` uses, without SQLite writes or compressing every
     request (a plan answers tens of thousands of calls it never reads back from disk).
-    :meth:`save` writes them to a cache file where a caller keeps them."""
+    :meth:`save` writes them to a cache file where a caller keeps them.
+
+    ``plan_rule``: the rule of the job being planned, set by :func:`judgelab.workflow.plan.plan_calls`
+    before each job; :func:`judgelab.judges.runner.run_requests` logs each call under it."""
 
     def __init__(self) -> None:
+        self.plan_rule = ""
         self._calls: dict[str, CachedCall] = {}
         self._requests: dict[str, dict[str, Any]] = {}
 

@@ -125,10 +125,6 @@ class _Env:
     def __init__(self, **values: str) -> None:
         self.values, self.old = values, {k: os.environ.get(k) for k in values}
 
-    def set(self, key: str, value: str) -> None:
-        self.old.setdefault(key, os.environ.get(key))
-        os.environ[key] = value
-
     def __enter__(self) -> _Env:
         os.environ.update(self.values)
         return self
@@ -259,14 +255,13 @@ def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (
     _progress(f"{len(jobs)} jobs in the DAG, {len(run)} make calls or write what calls are built from "
               f"({time.monotonic() - started:.1f} s)", progress)
     cwd = os.getcwd()
-    env = _Env(**{PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"})
-    with env, PlanCache() as cache:
+    with _Env(**{PLAN_LOG_ENV: str(plan_log), "JUDGELAB_PROGRESS": "0"}), PlanCache() as cache:
         ctx = PlanContext(cache)
         try:
             os.chdir(workdir)  # the jobs' paths are relative to the workflow's directory, as in a run
             for i, job in enumerate(run, 1):
                 _progress(f"[{i}/{len(run)}] {_describe(job)}", progress, step=True)
-                env.set("JUDGELAB_RULE", job.rule.name)  # the plan log's study column
+                cache.plan_rule = job.rule.name  # the plan log's study column
                 planners[job.rule.name](SimpleNamespace(params=job.params, input=job.input, output=job.output,
                                                         wildcards=job.wildcards, rule=job.rule.name,
                                                         threads=job.threads), ctx)
