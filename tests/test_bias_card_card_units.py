@@ -917,9 +917,11 @@ def _same(a: C.CardRow, b: C.CardRow) -> bool:
     from dataclasses import asdict
 
     da, db = asdict(a), asdict(b)
-    return da.keys() == db.keys() and all(
+    same = da.keys() == db.keys() and all(
         (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)) or x == y
-        for x, y in zip(da.values(), db.values(), strict=True)), (da, db)
+        for x, y in zip(da.values(), db.values(), strict=True))
+    assert same, (da, db)  # raised here, with both rows: a bare tuple would always be true
+    return same
 
 
 JS = C.CardSettings(min_decisive=2, n_resamples=50)
