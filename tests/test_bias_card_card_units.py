@@ -1216,13 +1216,14 @@ def test_card_settings_confidence_and_checks():
 
 # ------------------------------------------------------------------------ the cue regressions
 
-def _logit_table(n_items: int = 40, seed: int = 1, models: int = 1) -> pd.DataFrame:
+def _logit_table(n_items: int = 40, seed: int = 1, models: int = 1, coarse: bool = False) -> pd.DataFrame:
     """Pairs in both orders with varying lengths and markdown; P(picks the slot shown first) depends on
-    the shown length ratio and gold."""
+    the shown length ratio and gold.  ``coarse``: two lengths only, so distinct design rows repeat."""
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n_items):
-        wa, wb = int(rng.integers(5, 60)), int(rng.integers(5, 60))
+        wa, wb = ((int(rng.choice([10, 30])), int(rng.choice([10, 30]))) if coarse
+                  else (int(rng.integers(5, 60)), int(rng.integers(5, 60))))
         md_a = "\n# H\n- x\n- y" if rng.random() < 0.4 else ""
         md_b = "\n**b** *i*" if rng.random() < 0.4 else ""
         gold = "A" if rng.random() < 0.5 else "B"
@@ -1239,11 +1240,14 @@ def _logit_table(n_items: int = 40, seed: int = 1, models: int = 1) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows():
+@pytest.mark.parametrize("coarse", [False, True], ids=["distinct-rows", "repeated-rows"])
+def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows(coarse):
+    """The fit on distinct design rows weighted by their counts is the fit on the full rows; with
+    repeated rows (coarse lengths) a lost weight would show."""
     import statsmodels.api as sm
     from scipy.stats import norm
 
-    t = _logit_table()
+    t = _logit_table(n_items=80, coarse=True) if coarse else _logit_table()
     lg = C._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     s = C.CardSettings(min_decisive=5)
@@ -1262,7 +1266,10 @@ def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows():
         assert r.statistic == pytest.approx(r.estimate / r.se)
         assert r.p_value == pytest.approx(2 * norm.sf(abs(r.estimate / r.se)))
         assert r.mde == pytest.approx((norm.ppf(0.975) + norm.ppf(0.8)) * r.se)
-        assert (r.test, r.null_value, r.n, r.n_items, r.reason) == ("wald-cluster", 0.0, 80, 20, "")
+        assert (r.test, r.null_value, r.n, r.n_items, r.reason) == ("wald-cluster", 0.0, int(decisive.sum()),
+                                                                   len(set(lg.items[decisive])), "")
+    if coarse:
+        return
     assert rows["length_controlled"].note == "controls: position, md, gold"
     assert rows["markdown_controlled"].note == "controls: position, len, gold"
 
@@ -1307,6 +1314,10 @@ def test_logit_rows_refuse_what_the_design_cannot_give():
     assert r["length_controlled"].reason == "no variation in this cue" and r["markdown_controlled"].reason == \
         "no variation in this cue"
     assert r["length_controlled"].n == 80 and r["length_controlled"].test == "wald-cluster"
+    assert (r["length_controlled"].null_value, r["length_controlled"].n_items) == (0.0, 20)
+    two_items = C._prepare(t.assign(item_id=np.where(t.index % 2 == 0, "x", "y")), "lenient")
+    assert C._logit_rows(two_items, decisive, C.CardSettings(min_decisive=5))[0].reason != \
+        "one item: no clustered standard error"  # two items give a clustered standard error
 
 
 def test_logit_rows_separation_and_the_standard_error_cap():
@@ -1323,6 +1334,8 @@ def test_logit_rows_separation_and_the_standard_error_cap():
     capped = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
     se = capped["length_controlled"].se
     assert capped["length_controlled"].reason == f"quasi-separation: standard error {se:.3g} > 0.01"
+    at_cap = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=se))}
+    assert at_cap["length_controlled"].reason == ""  # a standard error at the cap is kept
 
 
 def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
