@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card import card as C
+from judgelab.bias_card import prepare as P
 
 MIXED = "[[C]] for the second question, but [[A]] for the entire conversation"
 
@@ -34,7 +35,7 @@ LENIENT_SHOWN = np.array(["A", "A", "A", "A", "A", "A", "B"])
 
 
 def test_strict_verdicts_reread_each_ruled_row_with_its_own_rule_and_keep_the_rest():
-    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(_strict_table(), LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     # FastChat: "[[A]]" anywhere wins -> shown A; as BA the pair's own frame is B
     # Position-Bias-Analyzer: the first marker, [[C]] -> tie
     # recorded: kept as recorded; fallback: unparsed; empty text: no verdict
@@ -44,26 +45,26 @@ def test_strict_verdicts_reread_each_ruled_row_with_its_own_rule_and_keep_the_re
 
 
 def test_strict_verdicts_widen_a_narrow_array_for_a_longer_reading():
-    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.astype("<U1"), LENIENT_SHOWN.astype("<U1"))
+    verdict, shown = P._strict_verdicts(_strict_table(), LENIENT_VERDICT.astype("<U1"), LENIENT_SHOWN.astype("<U1"))
     assert verdict[2] == "tie" and shown[2] == "tie"
 
 
 def test_a_table_that_carries_the_rules_reading_is_not_read_again():
     """Imported without texts: ``strict_shown`` holds the rule's reading (slots as shown)."""
     t = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"]).drop(columns="raw_text")
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert shown.tolist() == ["B", "B", "A", "A", "", "", "tie"]
     assert verdict.tolist() == ["B", "A", "A", "B", "", "", "tie"]
     # the reading wins over the text when both are there
     t2 = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"])
-    v2, s2 = C._strict_verdicts(t2, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    v2, s2 = P._strict_verdicts(t2, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert v2.tolist() == verdict.tolist() and s2.tolist() == shown.tolist()
 
 
 @pytest.mark.parametrize("drop", [["parse_method"], ["raw_text"]])
 def test_without_a_rule_or_a_text_only_the_fallbacks_are_blanked(drop):
     t = _strict_table().drop(columns=drop)
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     expected_v, expected_s = LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy()
     expected_v[4] = expected_s[4] = ""
     assert verdict.tolist() == expected_v.tolist() and shown.tolist() == expected_s.tolist()
@@ -72,14 +73,14 @@ def test_without_a_rule_or_a_text_only_the_fallbacks_are_blanked(drop):
 def test_rows_without_a_published_rule_stay_as_recorded():
     t = _strict_table()
     t["parse_method"] = "recorded"
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert verdict.tolist() == ["A", "B", "A", "B", "", "B", "A"]
     assert shown.tolist() == ["A", "A", "A", "A", "", "A", "B"]
 
 
 def test_an_empty_table_returns_empty_views():
     t = _strict_table().iloc[:0]
-    verdict, shown = C._strict_verdicts(t, np.array([], dtype=str), np.array([], dtype=str))
+    verdict, shown = P._strict_verdicts(t, np.array([], dtype=str), np.array([], dtype=str))
     assert len(verdict) == 0 and len(shown) == 0
 
 
@@ -88,7 +89,7 @@ def test_only_ruled_rows_are_read_again_when_the_rule_disagrees_with_the_lenient
     ruled fallback row is not revived by the rule."""
     t = pd.DataFrame({"parse_method": ["recorded", "brackets", "brackets"], "raw_text": ["[[B]]", "[[B]]", "[[A]]"],
                       "order": ["AB", "AB", "AB"], "status": ["ok", "fallback", "ok"]})
-    verdict, shown = C._strict_verdicts(t, np.array(["A", "A", "B"]), np.array(["A", "A", "B"]))
+    verdict, shown = P._strict_verdicts(t, np.array(["A", "A", "B"]), np.array(["A", "A", "B"]))
     assert verdict.tolist() == ["A", "", "A"] and shown.tolist() == ["A", "", "A"]
 
 
@@ -755,7 +756,7 @@ def _table(n_pairs: int = 4, **over) -> pd.DataFrame:
 
 def test_prepare_reads_the_arrays_the_card_needs():
     t = _table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.pairs.tolist() == [0, 0, 1, 1, 2, 2, 3, 3] and lg.items.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     assert lg.order.tolist() == ["AB", "BA"] * 4 and lg.gold.tolist() == ["A"] * 4 + ["B"] * 4
     assert lg.verdict.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
@@ -768,16 +769,16 @@ def test_prepare_reads_the_arrays_the_card_needs():
     assert lg.model_names(lg.model_b).tolist() == ["m0", "m0", "m1", "m1", "m2", "m2", "m0", "m0"]
     assert lg.model_names(lg.model_a).tolist() == ["base"] * 8
     with pytest.raises(ValueError, match="unknown card view 'loose'"):
-        C._prepare(t, "loose")
+        P._prepare(t, "loose")
 
 
 def test_prepare_own_family_is_the_only_response_of_the_judges_family():
     t = _table()
     t.loc[t["pair_id"] == "p2", ["family_a", "family_b"]] = ["other", "fam"]
     t.loc[t["pair_id"] == "p3", ["family_a", "family_b"]] = ["fam", "fam"]
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.own.tolist() == ["A", "A", "", "", "B", "B", "", ""]
-    bare = C._prepare(t.drop(columns=["family", "family_a", "family_b", "label", "model_a", "model_b"]), "lenient")
+    bare = P._prepare(t.drop(columns=["family", "family_a", "family_b", "label", "model_a", "model_b"]), "lenient")
     assert bare.family == "unknown" and (bare.own == "").all() and not bare.strong.any()
     assert bare.models.tolist() == [""] and (bare.model_b == 0).all() and (bare.model_a == 0).all()
 
@@ -786,16 +787,16 @@ def test_prepare_items_fall_back_to_pairs_and_the_strict_view_blanks_fallbacks()
     t = _table()
     t.loc[t["pair_id"] == "p3", "item_id"] = None
     t.loc[0, "status"] = "fallback"
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.items.tolist() == [0, 0, 0, 0, 1, 1, 2, 2]  # pair p3's id stands in for its item
-    assert C._prepare(t.drop(columns="item_id"), "lenient").items.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
-    strict = C._prepare(t, "strict")
+    assert P._prepare(t.drop(columns="item_id"), "lenient").items.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    strict = P._prepare(t, "strict")
     assert strict.verdict[0] == "" and strict.shown[0] == "" and lg.verdict[0] == "A"
     assert strict.verdict[1:].tolist() == lg.verdict[1:].tolist()
 
 
 def test_shown_cues_are_in_the_frame_of_the_slot_shown_first():
-    lg = C._prepare(_table(), "lenient")
+    lg = P._prepare(_table(), "lenient")
     cues = lg.shown_cues()
     ratio = np.clip(np.log2((3 + 1) / (np.array([3, 3, 6, 6, 9, 9, 14, 14]) + 1.0)), -3, 3)
     sign = np.array([1, -1] * 4)
@@ -807,54 +808,54 @@ def test_shown_cues_are_in_the_frame_of_the_slot_shown_first():
     part = lg.shown_cues(np.array([False, True, False, False, False, False, False, True]))
     assert part["len"] == pytest.approx(cues["len"][[1, 7]]) and part["gold"].tolist() == [-1, 1]
     # the clip at three doublings
-    far = C._prepare(_table(1, response_b="w " * 200), "lenient").shown_cues()["len"]
+    far = P._prepare(_table(1, response_b="w " * 200), "lenient").shown_cues()["len"]
     assert far.tolist() == [-3.0, 3.0]
-    no_gold = C._prepare(_table(1, expected_verdict=""), "lenient").shown_cues()["gold"]
+    no_gold = P._prepare(_table(1, expected_verdict=""), "lenient").shown_cues()["gold"]
     assert no_gold.tolist() == [0.0, 0.0]
 
 
 def test_response_features_from_the_feature_columns_texts_or_nothing():
     t = pd.DataFrame({"words_a": [2, 5], "markdown_a": [0.0, 0.5], "has_text_a": [True, False]})
-    w, m, h = C._response_features(t, "a")
+    w, m, h = P._response_features(t, "a")
     assert w.tolist() == [2.0, 5.0] and m.tolist() == [0.0, 0.5] and h.tolist() == [True, False]
-    w, m, h = C._response_features(t, "b")
+    w, m, h = P._response_features(t, "b")
     assert w.tolist() == [0.0, 0.0] and m.tolist() == [0.0, 0.0] and h.tolist() == [False, False]
     texts = pd.DataFrame({"response_b": ["one two", "", None, "# Title\n- item"]})
-    w, m, h = C._response_features(texts, "b")
+    w, m, h = P._response_features(texts, "b")
     from judgelab.datasets.features import markdown_score, word_count
 
     assert w.tolist() == [2.0, 0.0, 0.0, float(word_count("# Title\n- item"))]
     assert m[3] == pytest.approx(markdown_score("# Title\n- item")) and m[0] == 0.0
     assert h.tolist() == [True, False, False, True]
     cat = texts["response_b"].astype("category")
-    w2, m2, h2 = C._response_features(pd.DataFrame({"response_b": cat}), "b")
+    w2, m2, h2 = P._response_features(pd.DataFrame({"response_b": cat}), "b")
     assert w2.tolist() == w.tolist() and m2.tolist() == m.tolist() and h2.tolist() == h.tolist()
 
 
 def test_codes_are_in_order_of_first_appearance_with_fill_for_missing():
-    assert C._codes(pd.Series(["b", "a", "b", "c"])).tolist() == [0, 1, 0, 2]
-    assert C._codes(pd.Series(["b", "a", "b"])).dtype == np.int32
-    assert C._codes(pd.Series(["x", None, "x"]), fill=pd.Series(["p", "q", "r"])).tolist() == [0, 1, 0]
-    assert C._codes(pd.Series([1, 1, 2])).tolist() == [0, 0, 1]
+    assert P._codes(pd.Series(["b", "a", "b", "c"])).tolist() == [0, 1, 0, 2]
+    assert P._codes(pd.Series(["b", "a", "b"])).dtype == np.int32
+    assert P._codes(pd.Series(["x", None, "x"]), fill=pd.Series(["p", "q", "r"])).tolist() == [0, 1, 0]
+    assert P._codes(pd.Series([1, 1, 2])).tolist() == [0, 0, 1]
     cat = pd.Series(["b", "a", "b"], dtype="category")
-    assert C._codes(cat).tolist() == [0, 1, 0]
+    assert P._codes(cat).tolist() == [0, 1, 0]
 
 
 def test_exact_float32_only_when_every_value_survives():
     x = np.array([1.0, 2.5, 0.25])
-    assert C._exact_float32(x).dtype == np.float32
+    assert P._exact_float32(x).dtype == np.float32
     y = np.array([0.1, 2.0])
-    out = C._exact_float32(y)
+    out = P._exact_float32(y)
     assert out.dtype == np.float64 and out is y
 
 
 def test_model_codes_index_one_sorted_name_list():
     t = pd.DataFrame({"model_a": ["z", "a", None], "model_b": ["a", "m", "z"]})
-    out = C._model_codes(t)
+    out = P._model_codes(t)
     assert out["models"].tolist() == ["", "a", "m", "z"]
     assert out["model_a"].tolist() == [3, 1, 0] and out["model_b"].tolist() == [1, 2, 3]
     assert out["model_a"].dtype == np.int16
-    only_b = C._model_codes(pd.DataFrame({"model_b": ["x", "y"]}))
+    only_b = P._model_codes(pd.DataFrame({"model_b": ["x", "y"]}))
     assert only_b["model_a"].tolist() == [0, 0] and only_b["models"].tolist() == ["", "x", "y"]
 
 
@@ -873,13 +874,13 @@ def test_identify_names_the_control_or_what_is_missing():
 
 
 def test_quality_control_of_a_log():
-    lg = C._prepare(_table(), "lenient")
+    lg = P._prepare(_table(), "lenient")
     qc = C.quality_control(lg, C.CardSettings())
     assert qc == C.QualityControl(gold=True, controlled=False, models=4)
-    lg2 = C._prepare(_table(expected_verdict="tie"), "lenient")
+    lg2 = P._prepare(_table(expected_verdict="tie"), "lenient")
     assert C.quality_control(lg2, C.CardSettings(controlled_pairs=True)) == C.QualityControl(
         gold=False, controlled=True, models=4)
-    lg3 = C._prepare(_table().drop(columns="model_a"), "lenient")
+    lg3 = P._prepare(_table().drop(columns="model_a"), "lenient")
     lg3.model_a = None
     assert C.quality_control(lg3, C.CardSettings()).models == 3
 
@@ -937,7 +938,7 @@ def test_judge_rows_wire_each_statistic_to_its_verdicts():
         "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
         "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
     assert extra == {"view": "lenient", "n_parsed": 11, "parsed_share": 11 / 12}
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     items, v, g = lg.items, lg.verdict, lg.gold
     correct, with_gold = v == g, g != ""
     ab, ba = lg.order == "AB", lg.order == "BA"
@@ -974,7 +975,7 @@ def test_judge_rows_read_the_cues_with_their_margins():
     t = _judge_table()
     rows, _ = C.judge_rows(t, JS)
     by = {r.metric: r for r in rows}
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     qc = C.quality_control(lg, JS)
     decisive = (lg.verdict == "A") | (lg.verdict == "B")
     n_dec = int(decisive.sum())
@@ -1047,9 +1048,9 @@ def test_judge_card_finishes_the_rows_with_the_shared_columns():
 
 def test_first_row_per_pair_and_guard():
     pairs = np.array([2, 0, 2, 1, 0])
-    assert C._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
-    assert C._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
-    assert C._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
+    assert P._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
+    assert P._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
+    assert P._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
     ok = C._guard(("a",), lambda: C.CardRow("a", estimate=1.0))
     assert len(ok) == 1 and ok[0].estimate == 1.0
     two = C._guard(("a", "b"), lambda: [C.CardRow("a"), C.CardRow("b")])
@@ -1066,7 +1067,7 @@ def test_first_row_per_pair_and_guard():
 # ------------------------------------------------------------------ cue rows, humans, repetition
 
 def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
-    lg = C._prepare(_judge_table(), "lenient")
+    lg = P._prepare(_judge_table(), "lenient")
     qc = C.quality_control(lg, JS)
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
@@ -1087,7 +1088,7 @@ def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
 def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_design():
     t = _judge_table()
     t["expected_verdict"] = ""
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
     qc = C.quality_control(lg, JS)
@@ -1108,8 +1109,8 @@ def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_
 
 def test_human_rows_from_human_labels_and_their_absence():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
-    none = C._human_rows(t.assign(expected_verdict=""), C._prepare(t.assign(expected_verdict=""), "lenient"), JS)
+    lg = P._prepare(t, "lenient")
+    none = C._human_rows(t.assign(expected_verdict=""), P._prepare(t.assign(expected_verdict=""), "lenient"), JS)
     assert [(r.metric, r.reason) for r in none] == [(m, "no human labels in this log") for m in (
         "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")]
     rows = C._human_rows(t, lg, JS)
@@ -1142,7 +1143,7 @@ def test_human_rows_from_human_labels_and_their_absence():
 def test_human_column_wins_over_gold():
     t = _judge_table()
     t["human"] = np.where(t["order"] == "AB", "A", "B")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     by = {r.metric: r for r in C._human_rows(t, lg, JS)}
     assert by["human_accuracy"].note == "human labels"
     assert by["human_accuracy"].estimate == pytest.approx(np.mean(lg.verdict == t["human"].to_numpy()))
@@ -1150,11 +1151,11 @@ def test_human_column_wins_over_gold():
 
 def test_repetition_row_counts_repeated_instances():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert C._repetition_row(lg, JS, 12).reason == "no call repeated in this log"
     assert C._repetition_row(lg, JS).reason == "no call repeated in this log"
     rep = pd.concat([t, t.iloc[[0, 2]].assign(verdict=["A", "B"])], ignore_index=True)  # p0 AB again, p1 AB again
-    lg2 = C._prepare(rep, "lenient")
+    lg2 = P._prepare(rep, "lenient")
     row = C._repetition_row(lg2, JS, 12)
     assert row.metric == "repetition_consistency" and row.n == 2 and row.share == pytest.approx(2 / 12)
     assert row.estimate == pytest.approx((1.0 + 0.5) / 2)  # p0: A, A; p1: A, B
@@ -1208,7 +1209,7 @@ def test_card_settings_confidence_and_checks():
     assert C.CardSettings(alpha=0.1).confidence == pytest.approx(0.9)
     with pytest.raises(ValueError, match="alpha"):
         C.CardSettings(alpha=1.5)
-    assert C.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
+    assert P.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
     assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in C.JUDGE_METRICS
 
 
@@ -1242,7 +1243,7 @@ def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows():
     from scipy.stats import norm
 
     t = _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     s = C.CardSettings(min_decisive=5)
     rows = {r.metric: r for r in C._logit_rows(lg, decisive, s)}
@@ -1269,7 +1270,7 @@ def test_logit_rows_with_a_model_term_absorb_each_models_strength():
     import statsmodels.api as sm
 
     t = _logit_table(models=3)
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     rows = {r.metric: r for r in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)}
     cues = lg.shown_cues(decisive)
@@ -1287,20 +1288,20 @@ def test_logit_rows_with_a_model_term_absorb_each_models_strength():
 
 def test_logit_rows_refuse_what_the_design_cannot_give():
     t = _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     few = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=81))
     assert [(r.metric, r.reason, r.test, r.null_value, r.n, r.n_items) for r in few] == [
         (m, "fewer than 81 decisive verdicts with response texts (80)", "wald-cluster", 0.0, 80, 20)
         for m in ("length_controlled", "markdown_controlled")]
     assert C._logit_rows(lg, decisive, C.CardSettings(min_decisive=80))[0].reason == ""
-    one_item = C._prepare(t.assign(item_id="same"), "lenient")
+    one_item = P._prepare(t.assign(item_id="same"), "lenient")
     assert C._logit_rows(one_item, decisive, C.CardSettings(min_decisive=5))[0].reason == \
         "one item: no clustered standard error"
-    same = C._prepare(t.assign(verdict_shown="A"), "lenient")
+    same = P._prepare(t.assign(verdict_shown="A"), "lenient")
     assert C._logit_rows(same, decisive, C.CardSettings(min_decisive=5))[1].reason == \
         "every decisive verdict names the same slot: perfect separation"
-    flat = C._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
+    flat = P._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
     r = {x.metric: x for x in C._logit_rows(flat, decisive, C.CardSettings(min_decisive=5))}
     assert r["length_controlled"].reason == "no variation in this cue" and r["markdown_controlled"].reason == \
         "no variation in this cue"
@@ -1309,14 +1310,14 @@ def test_logit_rows_refuse_what_the_design_cannot_give():
 
 def test_logit_rows_separation_and_the_standard_error_cap():
     t = _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     # the judge always picks the longer shown answer: length separates
     cues = lg.shown_cues()
     lg.shown = np.where(cues["len"] > 0, "A", "B")
     decisive = np.isin(lg.verdict, ["A", "B"]) & (cues["len"] != 0)
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason in ("perfect separation", "quasi-separation: fitted probabilities at 0 or 1")
-    lg2 = C._prepare(t, "lenient")
+    lg2 = P._prepare(t, "lenient")
     d2 = np.isin(lg2.verdict, ["A", "B"])
     capped = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
     se = capped["length_controlled"].se
@@ -1325,7 +1326,7 @@ def test_logit_rows_separation_and_the_standard_error_cap():
 
 def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
     t = _logit_table(models=3)
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)
@@ -1337,7 +1338,7 @@ def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
     assert "left out" in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
     monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3)
     assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
-    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
     monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
     failed = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5), model_term=True)
     assert failed[0].reason.startswith("model term left out: 4 models") and failed[0].reason.endswith(
@@ -1352,7 +1353,7 @@ def test_logit_rows_collinear_regressors_are_named():
     # together, and the fit names every regressor
     t["response_a"] = np.where(t["expected_verdict"] == "A", "w w w\n# H\n- x\n- y", "w w w")
     t["response_b"] = np.where(t["expected_verdict"] == "B", "w w w\n# H\n- x\n- y", "w w w")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason == "collinear regressors (len, md, gold)" == rows[1].reason
@@ -1363,7 +1364,7 @@ def test_logit_rows_collinear_regressors_are_named():
 def test_benchmark_rows_score_pairs_in_both_orders():
     t = _judge_table()
     t["label"] = np.where(t["pair_id"] == "p0", "A>>B", "A>B")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
     jb, ah = C._benchmark_rows(lg, ia, ib, JS)
     has_gold = lg.gold[ia] != ""
@@ -1383,11 +1384,11 @@ def test_benchmark_rows_score_pairs_in_both_orders():
 
 def test_benchmark_rows_degenerate_logs_say_why():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     none = C._benchmark_rows(lg, np.array([], int), np.array([], int), JS)
     assert [(r.metric, r.reason) for r in none] == [("judgebench_accuracy", "no pair was recorded in both orders"),
                                                    ("arena_hard_score", "no pair was recorded in both orders")]
-    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
     jb, ah = C._benchmark_rows(no_gold, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert jb.reason == "no gold in this log"
     # each item's pairs score 1/4 (0 + 1/2 on i0, 1/4 on i1, 1/2 + 0 on i2): every resample gives 0.25
@@ -1398,13 +1399,13 @@ def test_benchmark_rows_degenerate_logs_say_why():
     # every pair scores one half: a zero-width interval is refused
     rev = t.copy()
     rev["verdict"] = np.where(rev["order"] == "AB", "A", "B")
-    lg_rev = C._prepare(rev, "lenient")
+    lg_rev = P._prepare(rev, "lenient")
     half = C._benchmark_rows(lg_rev, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1]
     assert half.estimate == 0.5 and half.reason == "every pair scores 0.5: the cluster bootstrap interval has zero width"
-    unparsed = C._prepare(t.assign(verdict=""), "lenient")
+    unparsed = P._prepare(t.assign(verdict=""), "lenient")
     nothing = C._benchmark_rows(unparsed, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert nothing[-1].reason == "no pair with a verdict in both games" and nothing[-1].metric == "arena_hard_score"
-    single = C._prepare(t.assign(model_b="m"), "lenient")
+    single = P._prepare(t.assign(model_b="m"), "lenient")
     assert not C._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
 
 
@@ -1480,7 +1481,7 @@ def test_strict_verdicts_tell_every_rule_text_and_order_apart():
     texts = ["[[A]] zero", "[[B]] one", "[[A]] two", "[[B]] three"]
     t = pd.DataFrame({"parse_method": "brackets", "raw_text": [x for x in texts for _ in (0, 1)],
                       "order": ["AB", "BA"] * 4, "status": "ok"})
-    verdict, shown = C._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
+    verdict, shown = P._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
     assert shown.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
     assert verdict.tolist() == ["A", "B", "B", "A", "A", "B", "B", "A"]
 
@@ -1488,7 +1489,7 @@ def test_strict_verdicts_tell_every_rule_text_and_order_apart():
 def test_strict_verdicts_of_a_swapped_answer_without_a_verdict_are_empty():
     t = pd.DataFrame({"parse_method": "brackets", "raw_text": ["no marker here", "[[B]]"], "order": ["BA", "BA"],
                       "status": "ok"})
-    verdict, shown = C._strict_verdicts(t, np.array(["A", "A"]), np.array(["B", "B"]))
+    verdict, shown = P._strict_verdicts(t, np.array(["A", "A"]), np.array(["B", "B"]))
     assert verdict.tolist() == ["", "A"] and shown.tolist() == ["", "B"]
 
 
@@ -1509,7 +1510,7 @@ def test_prepare_reads_the_shown_verdicts_in_both_views():
     t = _table()
     t["verdict_shown"] = np.where(t["order"] == "AB", t["verdict"], t["verdict"].map({"A": "B", "B": "A"}))
     t.loc[0, "status"] = "fallback"
-    lenient, strict = C._prepare(t, "lenient"), C._prepare(t, "strict")
+    lenient, strict = P._prepare(t, "lenient"), P._prepare(t, "strict")
     assert lenient.shown.tolist() == t["verdict_shown"].tolist()
     assert strict.shown.tolist() == ["", *t["verdict_shown"].tolist()[1:]]
 
@@ -1558,10 +1559,10 @@ def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
     t = _table(2)
     t.loc[0, "response_a"] = ""
     t.loc[1, ["response_a", "response_b"]] = ["", ""]
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.has_text.tolist() == [True, False, True, True]  # one text is enough
     t.loc[1, "family"] = "another"
-    assert C._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
+    assert P._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
 
 
 def test_position_row_on_two_items_uses_students_t_and_one_verdict_has_no_mde():
