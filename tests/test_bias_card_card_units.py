@@ -10,6 +10,7 @@ import pytest
 
 from judgelab.bias_card import card as C
 from judgelab.bias_card import prepare as P
+from judgelab.stats import clustered as K
 
 MIXED = "[[C]] for the second question, but [[A]] for the entire conversation"
 
@@ -157,19 +158,19 @@ S = C.CardSettings(n_resamples=200, seed=7)
 def _fresh_memos():
     """The card memoises bootstrap answers and MDEs by their inputs: each test computes its own."""
     C._RATIO_MEMO.clear()
-    C._binomial_mde.cache_clear()
+    K._binomial_mde.cache_clear()
     yield
     C._RATIO_MEMO.clear()
-    C._binomial_mde.cache_clear()
+    K._binomial_mde.cache_clear()
 
 
 def test_n_distinct_counts_codes_and_other_values():
-    assert C._n_distinct(np.array([0, 2, 2, 5])) == 3
-    assert C._n_distinct(np.array([3, 3, 3], dtype=np.uint8)) == 1
-    assert C._n_distinct(np.array([-1, 2, 2])) == 2  # negative codes: not by counting
-    assert C._n_distinct(np.array(["a", "b", "a"])) == 2
-    assert C._n_distinct(np.array([], dtype=int)) == 0
-    codes, k = C._cluster_codes(np.array(["q2", "q1", "q2"]))
+    assert K._n_distinct(np.array([0, 2, 2, 5])) == 3
+    assert K._n_distinct(np.array([3, 3, 3], dtype=np.uint8)) == 1
+    assert K._n_distinct(np.array([-1, 2, 2])) == 2  # negative codes: not by counting
+    assert K._n_distinct(np.array(["a", "b", "a"])) == 2
+    assert K._n_distinct(np.array([], dtype=int)) == 0
+    codes, k = K._cluster_codes(np.array(["q2", "q1", "q2"]))
     assert codes.tolist() == [0, 1, 0] and k == 2
 
 
@@ -177,10 +178,10 @@ def test_ratio_cluster_variance_by_hand():
     cn, cd = np.array([1.0, 2.0, 0.0]), np.array([2.0, 2.0, 1.0])
     r = 3.0 / 5.0
     u = cn - r * cd
-    assert C.ratio_cluster_variance(cn, cd) == pytest.approx(float(u @ u) / 25.0, rel=1e-12)
-    assert np.isnan(C.ratio_cluster_variance(np.array([1.0]), np.array([2.0])))  # one cluster
-    assert np.isnan(C.ratio_cluster_variance(np.array([0.0, 0.0]), np.array([0.0, 0.0])))  # no denominator
-    assert C.ratio_cluster_variance(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0  # same ratio everywhere
+    assert K.ratio_cluster_variance(cn, cd) == pytest.approx(float(u @ u) / 25.0, rel=1e-12)
+    assert np.isnan(K.ratio_cluster_variance(np.array([1.0]), np.array([2.0])))  # one cluster
+    assert np.isnan(K.ratio_cluster_variance(np.array([0.0, 0.0]), np.array([0.0, 0.0])))  # no denominator
+    assert K.ratio_cluster_variance(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0  # same ratio everywhere
 
 
 def test_bootstrap_totals_equal_a_plain_loop_in_any_chunking():
@@ -241,21 +242,21 @@ def test_the_ratio_memo_keeps_eight_answers_and_tells_settings_apart():
 
 
 def test_design_effect_is_clustered_over_binomial_variance_with_a_floor():
-    assert C.design_effect(0.5, 0.25 / 10 * 3, 10) == pytest.approx(3.0)
-    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10) == 0.5  # the floor
-    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10, floor=0.1) == pytest.approx(0.2)
-    assert C.design_effect(0.5, NAN := float("nan"), 10) == 1.0
-    assert C.design_effect(0.0, 0.3, 10) == 1.0 and C.design_effect(1.0, 0.3, 10) == 1.0  # no binomial variance
-    assert C.design_effect(0.5, 0.3, 0) == 1.0 and np.isnan(NAN)
-    assert C.DEFF_FLOOR == 0.5
+    assert K.design_effect(0.5, 0.25 / 10 * 3, 10) == pytest.approx(3.0)
+    assert K.design_effect(0.5, 0.25 / 10 * 0.2, 10) == 0.5  # the floor
+    assert K.design_effect(0.5, 0.25 / 10 * 0.2, 10, floor=0.1) == pytest.approx(0.2)
+    assert K.design_effect(0.5, NAN := float("nan"), 10) == 1.0
+    assert K.design_effect(0.0, 0.3, 10) == 1.0 and K.design_effect(1.0, 0.3, 10) == 1.0  # no binomial variance
+    assert K.design_effect(0.5, 0.3, 0) == 1.0 and np.isnan(NAN)
+    assert K.DEFF_FLOOR == 0.5
 
 
 def test_share_stats_by_hand():
     y = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
     cl = np.array([0, 0, 1, 1, 2, 2])
-    est, var, n_eff, k = C._share_stats(y, cl, 0.5)
+    est, var, n_eff, k = K._share_stats(y, cl, 0.5)
     cn, cd = np.array([2.0, 0.0, 1.0]), np.full(3, 2.0)
-    v = C.ratio_cluster_variance(cn, cd)
+    v = K.ratio_cluster_variance(cn, cd)
     assert est == 0.5 and k == 3 and var == pytest.approx(v)
     assert n_eff == pytest.approx(6 / max(0.5, v / (0.25 / 6)))
 
@@ -283,8 +284,8 @@ def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
     # an effect beyond the scale is capped at p1 = 1
     assert C.binomial_mde(2, 0.99, S) == pytest.approx(0.01, abs=1e-12)
     # power at or below alpha: no effect needed
-    assert C._cohen_h(30, 0.05, 0.05) == 0.0 and C._cohen_h(30, 0.05, 0.04) == 0.0
-    assert C._cohen_h(30, 0.05, 0.06) > 0
+    assert K._cohen_h(30, 0.05, 0.05) == 0.0 and K._cohen_h(30, 0.05, 0.04) == 0.0
+    assert K._cohen_h(30, 0.05, 0.06) > 0
     # n is floored to whole trials
     assert C.binomial_mde(50.9, 0.5, S) == C.binomial_mde(50, 0.5, S)
 
@@ -434,7 +435,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     d = C._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
     assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
     assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
-    est, _, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
+    est, _, n_eff, k = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
     lo, hi = C._wilson(est, n_eff, s, k)
     assert (d.ci_low, d.ci_high) == (lo, hi)
     from scipy.stats import norm
@@ -442,7 +443,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     assert d.se == pytest.approx((hi - lo) / (2 * norm.ppf(0.975)))
     t = C._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
     assert t.test == "binomial" and t.null_value == 0.5 and np.isnan(t.share)
-    _, _, n_eff, _ = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], C.DEFF_FLOOR)
+    _, _, n_eff, _ = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], K.DEFF_FLOOR)
     n_int = max(1, round(n_eff))
     assert t.statistic == round(0.75 * n_int)
     assert t.p_value == pytest.approx(binomtest(round(0.75 * n_int), n_int, 0.5).pvalue)
@@ -614,7 +615,7 @@ def test_position_row_is_b_with_the_score_test_on_items():
     s = C.CardSettings(min_decisive=5)
     row = C._position_row(shown, parsed, items, s, one_order=False)
     y = np.array([1, 1, 1, 0, 0.5, 1, 1, 0, 1.0])
-    est, _, n_eff, k = C._share_stats(y, items[parsed], C.DEFF_FLOOR)
+    est, _, n_eff, k = K._share_stats(y, items[parsed], K.DEFF_FLOOR)
     lo, hi = C._wilson(est, n_eff, s, k)
     assert (row.n, row.n_items, row.null_value, row.test) == (9, 5, 0.0, "score")
     assert row.estimate == pytest.approx(2 * est - 1) and row.estimate == pytest.approx(2 * y.mean() - 1)
@@ -664,7 +665,7 @@ def test_order_gap_is_durkalskis_clustered_mcnemar():
     assert row.se == pytest.approx(np.sqrt(dsum @ dsum) / 8)
     z = norm.ppf(0.975)
     assert (row.ci_low, row.ci_high) == (pytest.approx(d.mean() - z * row.se), pytest.approx(d.mean() + z * row.se))
-    deff = max(C.DEFF_FLOOR, (dsum @ dsum) / (b + c))
+    deff = max(K.DEFF_FLOOR, (dsum @ dsum) / (b + c))
     assert row.mde == pytest.approx(mcnemar_mde(max(1, round(8 / deff)), 5 / 8, 0.05, 0.8))
     assert row.note == "discordant: 2 right only as stored, 3 only swapped" and row.reason == ""
     assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=6)).reason == \

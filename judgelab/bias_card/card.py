@@ -94,7 +94,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from dataclasses import replace as dc_replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,13 @@ from judgelab.bias_card.prepare import VIEWS, _first_row_per_pair, _Log, _prepar
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.io import any_true
+from judgelab.stats.clustered import (
+    DEFF_FLOOR,
+    _binomial_mde,
+    _cluster_codes,
+    _n_distinct,
+    _share_stats,
+)
 from judgelab.stats.intervals import wilson_interval
 from judgelab.stats.mcnemar import mcnemar_mde
 
@@ -282,37 +289,6 @@ class CardRow:
 # clustered statistics from per-item sums
 
 
-def _n_distinct(codes: np.ndarray) -> int:
-    """Distinct values of an array; of non-negative integer codes by counting (np.unique sorts or hashes)."""
-    codes = np.asarray(codes)
-    if codes.dtype.kind in "iu" and len(codes) and codes.min() >= 0:
-        return int(np.count_nonzero(np.bincount(codes)))
-    return len(np.unique(codes))
-
-
-def _cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
-    codes, uniq = pd.factorize(np.asarray(clusters))
-    return codes, len(uniq)
-
-
-def ratio_cluster_variance(cn: np.ndarray, cd: np.ndarray) -> float:
-    """Cluster-robust (linearised, CR0) variance of sum(cn) / sum(cd) from per-cluster totals.
-
-    The delta-method variance of a ratio of cluster totals, sum(u_i^2) / D^2 with
-    u_i = cn_i - r cd_i: the variance a cluster bootstrap estimates, without drawing
-    resamples (O(items)).  CR0, so that one verdict per item gives a design effect of
-    exactly 1; the small-sample correction is the t critical value of :func:`_wilson`.
-    NaN with fewer than two clusters: one item has no between-item variance to estimate.
-    """
-    k = len(cn)
-    den = float(np.sum(cd))
-    if k < 2 or den == 0:
-        return NAN
-    r = float(np.sum(cn)) / den
-    u = cn - r * cd
-    return float(np.dot(u, u) / den**2)
-
-
 def _bootstrap_totals(cols: np.ndarray, s: CardSettings) -> np.ndarray:
     """(n_resamples, m) column totals of cluster resamples of the (k, m) per-cluster totals.
 
@@ -377,32 +353,6 @@ def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: in
     return est, float(lo), float(hi), float(np.nanvar(boot))
 
 
-#: lower bound of the design effect with two or more items: the two orders of a pair can be
-#: negatively correlated (a consistent judge picks A, then B), which makes the paired design
-#: more efficient than independent verdicts; the floor keeps a noisy variance estimate from
-#: shrinking n_eff away.  With one item the design effect is 1 (no clustered variance exists).
-DEFF_FLOOR = 0.5
-
-
-def design_effect(est: float, var_cluster: float, n: int, floor: float = DEFF_FLOOR) -> float:
-    """Clustered over binomial variance (>= floor); 1 where either is unavailable or zero."""
-    iid = est * (1 - est) / n if n else NAN
-    if math.isnan(var_cluster) or not iid > 0:
-        return 1.0
-    return max(floor, var_cluster / iid)
-
-
-def _share_stats(y: np.ndarray, clusters: np.ndarray, floor: float) -> tuple[float, float, float, int]:
-    """(mean, cluster-robust variance, effective n, items) of a [0, 1] outcome clustered by item."""
-    codes, k = _cluster_codes(clusters)
-    n = len(y)
-    cn = np.bincount(codes, weights=y, minlength=k)
-    cd = np.bincount(codes, minlength=k).astype(float)
-    est = float(cn.sum() / n)
-    var = ratio_cluster_variance(cn, cd)
-    return est, var, n / design_effect(est, var, n, floor), k
-
-
 def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[float, float]:
     """Wilson's interval on the effective n; with k >= 2 clusters its z is Student's t on k - 1 df.
 
@@ -416,38 +366,6 @@ def _wilson(est: float, n_eff: float, s: CardSettings, k: int = 0) -> tuple[floa
 def binomial_mde(n: float, p0: float, s: CardSettings) -> float:
     """Smallest p - p0 a two-sided test on n trials detects (Cohen's h, statsmodels power)."""
     return _binomial_mde(int(n), float(p0), s.alpha, s.power)
-
-
-def _cohen_h(n: int, alpha: float, power: float) -> float:
-    """The Cohen's h a two-sided one-sample z test on ``n`` trials detects with ``power``: the root of
-    Phi(h sqrt(n) - z) + Phi(-h sqrt(n) - z) = power, z = Phi^-1(1 - alpha / 2) -- statsmodels'
-    ``NormalIndPower().solve_power(nobs1=n, ratio=0)`` equation, solved with ``scipy.special``'s
-    ``ndtr`` because statsmodels goes through scipy's distribution machinery (20 ms a call: most of
-    a small card's time).  ``tests/test_bias_card_multiplicity.py`` checks the two agree."""
-    from scipy.optimize import brentq
-    from scipy.special import ndtr, ndtri
-
-    z, root_n = float(ndtri(1 - alpha / 2)), math.sqrt(n)
-
-    def gap(h: float) -> float:
-        return float(ndtr(h * root_n - z) + ndtr(-h * root_n - z)) - power
-
-    if gap(0.0) >= 0:  # power at most alpha: no effect at all is already rejected that often
-        return 0.0
-    hi = (z + float(ndtri(power)) + 1.0) / root_n
-    while gap(hi) < 0:
-        hi *= 2
-    return float(brentq(gap, 0.0, hi, xtol=1e-12))
-
-
-@lru_cache(maxsize=4096)
-def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
-    if n < 2:
-        return NAN
-    # h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p0)), so asin(sqrt(p1)) = asin(sqrt(p0)) + h / 2
-    h = _cohen_h(n, alpha, power)
-    p1 = math.sin(min(math.pi / 2, math.asin(math.sqrt(p0)) + h / 2)) ** 2
-    return float(p1 - p0)
 
 
 # ---------------------------------------------------------------------------------------------
