@@ -73,7 +73,7 @@ logistic regression of "picks the response shown first" on the log2 length ratio
 markdown difference and gold, with item-clustered standard errors.
 
 Every test is clustered like its CI: binomial tests use the effective n (design effect
-at least :data:`DEFF_FLOOR` with two or more items, 1 with one item, where no clustered
+at least :data:`judgelab.stats.clustered.DEFF_FLOOR` with two or more items, 1 with one item, where no clustered
 variance exists); the order gap uses the clustered McNemar test of Durkalski et al.
 (2003, Stat Med 22:1417), which equals McNemar's (uncorrected) with one pair per item.
 
