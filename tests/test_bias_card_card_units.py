@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card import card as C
+from judgelab.bias_card import prepare as P
+from judgelab.stats import clustered as K
 
 MIXED = "[[C]] for the second question, but [[A]] for the entire conversation"
 
@@ -34,7 +36,7 @@ LENIENT_SHOWN = np.array(["A", "A", "A", "A", "A", "A", "B"])
 
 
 def test_strict_verdicts_reread_each_ruled_row_with_its_own_rule_and_keep_the_rest():
-    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(_strict_table(), LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     # FastChat: "[[A]]" anywhere wins -> shown A; as BA the pair's own frame is B
     # Position-Bias-Analyzer: the first marker, [[C]] -> tie
     # recorded: kept as recorded; fallback: unparsed; empty text: no verdict
@@ -44,26 +46,26 @@ def test_strict_verdicts_reread_each_ruled_row_with_its_own_rule_and_keep_the_re
 
 
 def test_strict_verdicts_widen_a_narrow_array_for_a_longer_reading():
-    verdict, shown = C._strict_verdicts(_strict_table(), LENIENT_VERDICT.astype("<U1"), LENIENT_SHOWN.astype("<U1"))
+    verdict, shown = P._strict_verdicts(_strict_table(), LENIENT_VERDICT.astype("<U1"), LENIENT_SHOWN.astype("<U1"))
     assert verdict[2] == "tie" and shown[2] == "tie"
 
 
 def test_a_table_that_carries_the_rules_reading_is_not_read_again():
     """Imported without texts: ``strict_shown`` holds the rule's reading (slots as shown)."""
     t = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"]).drop(columns="raw_text")
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert shown.tolist() == ["B", "B", "A", "A", "", "", "tie"]
     assert verdict.tolist() == ["B", "A", "A", "B", "", "", "tie"]
     # the reading wins over the text when both are there
     t2 = _strict_table(strict_shown=["B", "B", "A", "B", "A", "", "tie"])
-    v2, s2 = C._strict_verdicts(t2, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    v2, s2 = P._strict_verdicts(t2, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert v2.tolist() == verdict.tolist() and s2.tolist() == shown.tolist()
 
 
 @pytest.mark.parametrize("drop", [["parse_method"], ["raw_text"]])
 def test_without_a_rule_or_a_text_only_the_fallbacks_are_blanked(drop):
     t = _strict_table().drop(columns=drop)
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     expected_v, expected_s = LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy()
     expected_v[4] = expected_s[4] = ""
     assert verdict.tolist() == expected_v.tolist() and shown.tolist() == expected_s.tolist()
@@ -72,14 +74,14 @@ def test_without_a_rule_or_a_text_only_the_fallbacks_are_blanked(drop):
 def test_rows_without_a_published_rule_stay_as_recorded():
     t = _strict_table()
     t["parse_method"] = "recorded"
-    verdict, shown = C._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
+    verdict, shown = P._strict_verdicts(t, LENIENT_VERDICT.copy(), LENIENT_SHOWN.copy())
     assert verdict.tolist() == ["A", "B", "A", "B", "", "B", "A"]
     assert shown.tolist() == ["A", "A", "A", "A", "", "A", "B"]
 
 
 def test_an_empty_table_returns_empty_views():
     t = _strict_table().iloc[:0]
-    verdict, shown = C._strict_verdicts(t, np.array([], dtype=str), np.array([], dtype=str))
+    verdict, shown = P._strict_verdicts(t, np.array([], dtype=str), np.array([], dtype=str))
     assert len(verdict) == 0 and len(shown) == 0
 
 
@@ -88,7 +90,7 @@ def test_only_ruled_rows_are_read_again_when_the_rule_disagrees_with_the_lenient
     ruled fallback row is not revived by the rule."""
     t = pd.DataFrame({"parse_method": ["recorded", "brackets", "brackets"], "raw_text": ["[[B]]", "[[B]]", "[[A]]"],
                       "order": ["AB", "AB", "AB"], "status": ["ok", "fallback", "ok"]})
-    verdict, shown = C._strict_verdicts(t, np.array(["A", "A", "B"]), np.array(["A", "A", "B"]))
+    verdict, shown = P._strict_verdicts(t, np.array(["A", "A", "B"]), np.array(["A", "A", "B"]))
     assert verdict.tolist() == ["A", "", "A"] and shown.tolist() == ["A", "", "A"]
 
 
@@ -156,19 +158,19 @@ S = C.CardSettings(n_resamples=200, seed=7)
 def _fresh_memos():
     """The card memoises bootstrap answers and MDEs by their inputs: each test computes its own."""
     C._RATIO_MEMO.clear()
-    C._binomial_mde.cache_clear()
+    K._binomial_mde.cache_clear()
     yield
     C._RATIO_MEMO.clear()
-    C._binomial_mde.cache_clear()
+    K._binomial_mde.cache_clear()
 
 
 def test_n_distinct_counts_codes_and_other_values():
-    assert C._n_distinct(np.array([0, 2, 2, 5])) == 3
-    assert C._n_distinct(np.array([3, 3, 3], dtype=np.uint8)) == 1
-    assert C._n_distinct(np.array([-1, 2, 2])) == 2  # negative codes: not by counting
-    assert C._n_distinct(np.array(["a", "b", "a"])) == 2
-    assert C._n_distinct(np.array([], dtype=int)) == 0
-    codes, k = C._cluster_codes(np.array(["q2", "q1", "q2"]))
+    assert K._n_distinct(np.array([0, 2, 2, 5])) == 3
+    assert K._n_distinct(np.array([3, 3, 3], dtype=np.uint8)) == 1
+    assert K._n_distinct(np.array([-1, 2, 2])) == 2  # negative codes: not by counting
+    assert K._n_distinct(np.array(["a", "b", "a"])) == 2
+    assert K._n_distinct(np.array([], dtype=int)) == 0
+    codes, k = K._cluster_codes(np.array(["q2", "q1", "q2"]))
     assert codes.tolist() == [0, 1, 0] and k == 2
 
 
@@ -176,10 +178,10 @@ def test_ratio_cluster_variance_by_hand():
     cn, cd = np.array([1.0, 2.0, 0.0]), np.array([2.0, 2.0, 1.0])
     r = 3.0 / 5.0
     u = cn - r * cd
-    assert C.ratio_cluster_variance(cn, cd) == pytest.approx(float(u @ u) / 25.0, rel=1e-12)
-    assert np.isnan(C.ratio_cluster_variance(np.array([1.0]), np.array([2.0])))  # one cluster
-    assert np.isnan(C.ratio_cluster_variance(np.array([0.0, 0.0]), np.array([0.0, 0.0])))  # no denominator
-    assert C.ratio_cluster_variance(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0  # same ratio everywhere
+    assert K.ratio_cluster_variance(cn, cd) == pytest.approx(float(u @ u) / 25.0, rel=1e-12)
+    assert np.isnan(K.ratio_cluster_variance(np.array([1.0]), np.array([2.0])))  # one cluster
+    assert np.isnan(K.ratio_cluster_variance(np.array([0.0, 0.0]), np.array([0.0, 0.0])))  # no denominator
+    assert K.ratio_cluster_variance(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0  # same ratio everywhere
 
 
 def test_bootstrap_totals_equal_a_plain_loop_in_any_chunking():
@@ -240,21 +242,21 @@ def test_the_ratio_memo_keeps_eight_answers_and_tells_settings_apart():
 
 
 def test_design_effect_is_clustered_over_binomial_variance_with_a_floor():
-    assert C.design_effect(0.5, 0.25 / 10 * 3, 10) == pytest.approx(3.0)
-    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10) == 0.5  # the floor
-    assert C.design_effect(0.5, 0.25 / 10 * 0.2, 10, floor=0.1) == pytest.approx(0.2)
-    assert C.design_effect(0.5, NAN := float("nan"), 10) == 1.0
-    assert C.design_effect(0.0, 0.3, 10) == 1.0 and C.design_effect(1.0, 0.3, 10) == 1.0  # no binomial variance
-    assert C.design_effect(0.5, 0.3, 0) == 1.0 and np.isnan(NAN)
-    assert C.DEFF_FLOOR == 0.5
+    assert K.design_effect(0.5, 0.25 / 10 * 3, 10) == pytest.approx(3.0)
+    assert K.design_effect(0.5, 0.25 / 10 * 0.2, 10) == 0.5  # the floor
+    assert K.design_effect(0.5, 0.25 / 10 * 0.2, 10, floor=0.1) == pytest.approx(0.2)
+    assert K.design_effect(0.5, NAN := float("nan"), 10) == 1.0
+    assert K.design_effect(0.0, 0.3, 10) == 1.0 and K.design_effect(1.0, 0.3, 10) == 1.0  # no binomial variance
+    assert K.design_effect(0.5, 0.3, 0) == 1.0 and np.isnan(NAN)
+    assert K.DEFF_FLOOR == 0.5
 
 
 def test_share_stats_by_hand():
     y = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
     cl = np.array([0, 0, 1, 1, 2, 2])
-    est, var, n_eff, k = C._share_stats(y, cl, 0.5)
+    est, var, n_eff, k = K._share_stats(y, cl, 0.5)
     cn, cd = np.array([2.0, 0.0, 1.0]), np.full(3, 2.0)
-    v = C.ratio_cluster_variance(cn, cd)
+    v = K.ratio_cluster_variance(cn, cd)
     assert est == 0.5 and k == 3 and var == pytest.approx(v)
     assert n_eff == pytest.approx(6 / max(0.5, v / (0.25 / 6)))
 
@@ -282,8 +284,8 @@ def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
     # an effect beyond the scale is capped at p1 = 1
     assert C.binomial_mde(2, 0.99, S) == pytest.approx(0.01, abs=1e-12)
     # power at or below alpha: no effect needed
-    assert C._cohen_h(30, 0.05, 0.05) == 0.0 and C._cohen_h(30, 0.05, 0.04) == 0.0
-    assert C._cohen_h(30, 0.05, 0.06) > 0
+    assert K._cohen_h(30, 0.05, 0.05) == 0.0 and K._cohen_h(30, 0.05, 0.04) == 0.0
+    assert K._cohen_h(30, 0.05, 0.06) > 0
     # n is floored to whole trials
     assert C.binomial_mde(50.9, 0.5, S) == C.binomial_mde(50, 0.5, S)
 
@@ -433,7 +435,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     d = C._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
     assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
     assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
-    est, _, n_eff, k = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
+    est, _, n_eff, k = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
     lo, hi = C._wilson(est, n_eff, s, k)
     assert (d.ci_low, d.ci_high) == (lo, hi)
     from scipy.stats import norm
@@ -441,7 +443,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     assert d.se == pytest.approx((hi - lo) / (2 * norm.ppf(0.975)))
     t = C._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
     assert t.test == "binomial" and t.null_value == 0.5 and np.isnan(t.share)
-    _, _, n_eff, _ = C._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], C.DEFF_FLOOR)
+    _, _, n_eff, _ = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], K.DEFF_FLOOR)
     n_int = max(1, round(n_eff))
     assert t.statistic == round(0.75 * n_int)
     assert t.p_value == pytest.approx(binomtest(round(0.75 * n_int), n_int, 0.5).pvalue)
@@ -613,7 +615,7 @@ def test_position_row_is_b_with_the_score_test_on_items():
     s = C.CardSettings(min_decisive=5)
     row = C._position_row(shown, parsed, items, s, one_order=False)
     y = np.array([1, 1, 1, 0, 0.5, 1, 1, 0, 1.0])
-    est, _, n_eff, k = C._share_stats(y, items[parsed], C.DEFF_FLOOR)
+    est, _, n_eff, k = K._share_stats(y, items[parsed], K.DEFF_FLOOR)
     lo, hi = C._wilson(est, n_eff, s, k)
     assert (row.n, row.n_items, row.null_value, row.test) == (9, 5, 0.0, "score")
     assert row.estimate == pytest.approx(2 * est - 1) and row.estimate == pytest.approx(2 * y.mean() - 1)
@@ -663,7 +665,7 @@ def test_order_gap_is_durkalskis_clustered_mcnemar():
     assert row.se == pytest.approx(np.sqrt(dsum @ dsum) / 8)
     z = norm.ppf(0.975)
     assert (row.ci_low, row.ci_high) == (pytest.approx(d.mean() - z * row.se), pytest.approx(d.mean() + z * row.se))
-    deff = max(C.DEFF_FLOOR, (dsum @ dsum) / (b + c))
+    deff = max(K.DEFF_FLOOR, (dsum @ dsum) / (b + c))
     assert row.mde == pytest.approx(mcnemar_mde(max(1, round(8 / deff)), 5 / 8, 0.05, 0.8))
     assert row.note == "discordant: 2 right only as stored, 3 only swapped" and row.reason == ""
     assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=6)).reason == \
@@ -755,7 +757,7 @@ def _table(n_pairs: int = 4, **over) -> pd.DataFrame:
 
 def test_prepare_reads_the_arrays_the_card_needs():
     t = _table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.pairs.tolist() == [0, 0, 1, 1, 2, 2, 3, 3] and lg.items.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     assert lg.order.tolist() == ["AB", "BA"] * 4 and lg.gold.tolist() == ["A"] * 4 + ["B"] * 4
     assert lg.verdict.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
@@ -768,16 +770,16 @@ def test_prepare_reads_the_arrays_the_card_needs():
     assert lg.model_names(lg.model_b).tolist() == ["m0", "m0", "m1", "m1", "m2", "m2", "m0", "m0"]
     assert lg.model_names(lg.model_a).tolist() == ["base"] * 8
     with pytest.raises(ValueError, match="unknown card view 'loose'"):
-        C._prepare(t, "loose")
+        P._prepare(t, "loose")
 
 
 def test_prepare_own_family_is_the_only_response_of_the_judges_family():
     t = _table()
     t.loc[t["pair_id"] == "p2", ["family_a", "family_b"]] = ["other", "fam"]
     t.loc[t["pair_id"] == "p3", ["family_a", "family_b"]] = ["fam", "fam"]
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.own.tolist() == ["A", "A", "", "", "B", "B", "", ""]
-    bare = C._prepare(t.drop(columns=["family", "family_a", "family_b", "label", "model_a", "model_b"]), "lenient")
+    bare = P._prepare(t.drop(columns=["family", "family_a", "family_b", "label", "model_a", "model_b"]), "lenient")
     assert bare.family == "unknown" and (bare.own == "").all() and not bare.strong.any()
     assert bare.models.tolist() == [""] and (bare.model_b == 0).all() and (bare.model_a == 0).all()
 
@@ -786,16 +788,16 @@ def test_prepare_items_fall_back_to_pairs_and_the_strict_view_blanks_fallbacks()
     t = _table()
     t.loc[t["pair_id"] == "p3", "item_id"] = None
     t.loc[0, "status"] = "fallback"
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.items.tolist() == [0, 0, 0, 0, 1, 1, 2, 2]  # pair p3's id stands in for its item
-    assert C._prepare(t.drop(columns="item_id"), "lenient").items.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
-    strict = C._prepare(t, "strict")
+    assert P._prepare(t.drop(columns="item_id"), "lenient").items.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    strict = P._prepare(t, "strict")
     assert strict.verdict[0] == "" and strict.shown[0] == "" and lg.verdict[0] == "A"
     assert strict.verdict[1:].tolist() == lg.verdict[1:].tolist()
 
 
 def test_shown_cues_are_in_the_frame_of_the_slot_shown_first():
-    lg = C._prepare(_table(), "lenient")
+    lg = P._prepare(_table(), "lenient")
     cues = lg.shown_cues()
     ratio = np.clip(np.log2((3 + 1) / (np.array([3, 3, 6, 6, 9, 9, 14, 14]) + 1.0)), -3, 3)
     sign = np.array([1, -1] * 4)
@@ -807,54 +809,54 @@ def test_shown_cues_are_in_the_frame_of_the_slot_shown_first():
     part = lg.shown_cues(np.array([False, True, False, False, False, False, False, True]))
     assert part["len"] == pytest.approx(cues["len"][[1, 7]]) and part["gold"].tolist() == [-1, 1]
     # the clip at three doublings
-    far = C._prepare(_table(1, response_b="w " * 200), "lenient").shown_cues()["len"]
+    far = P._prepare(_table(1, response_b="w " * 200), "lenient").shown_cues()["len"]
     assert far.tolist() == [-3.0, 3.0]
-    no_gold = C._prepare(_table(1, expected_verdict=""), "lenient").shown_cues()["gold"]
+    no_gold = P._prepare(_table(1, expected_verdict=""), "lenient").shown_cues()["gold"]
     assert no_gold.tolist() == [0.0, 0.0]
 
 
 def test_response_features_from_the_feature_columns_texts_or_nothing():
     t = pd.DataFrame({"words_a": [2, 5], "markdown_a": [0.0, 0.5], "has_text_a": [True, False]})
-    w, m, h = C._response_features(t, "a")
+    w, m, h = P._response_features(t, "a")
     assert w.tolist() == [2.0, 5.0] and m.tolist() == [0.0, 0.5] and h.tolist() == [True, False]
-    w, m, h = C._response_features(t, "b")
+    w, m, h = P._response_features(t, "b")
     assert w.tolist() == [0.0, 0.0] and m.tolist() == [0.0, 0.0] and h.tolist() == [False, False]
     texts = pd.DataFrame({"response_b": ["one two", "", None, "# Title\n- item"]})
-    w, m, h = C._response_features(texts, "b")
+    w, m, h = P._response_features(texts, "b")
     from judgelab.datasets.features import markdown_score, word_count
 
     assert w.tolist() == [2.0, 0.0, 0.0, float(word_count("# Title\n- item"))]
     assert m[3] == pytest.approx(markdown_score("# Title\n- item")) and m[0] == 0.0
     assert h.tolist() == [True, False, False, True]
     cat = texts["response_b"].astype("category")
-    w2, m2, h2 = C._response_features(pd.DataFrame({"response_b": cat}), "b")
+    w2, m2, h2 = P._response_features(pd.DataFrame({"response_b": cat}), "b")
     assert w2.tolist() == w.tolist() and m2.tolist() == m.tolist() and h2.tolist() == h.tolist()
 
 
 def test_codes_are_in_order_of_first_appearance_with_fill_for_missing():
-    assert C._codes(pd.Series(["b", "a", "b", "c"])).tolist() == [0, 1, 0, 2]
-    assert C._codes(pd.Series(["b", "a", "b"])).dtype == np.int32
-    assert C._codes(pd.Series(["x", None, "x"]), fill=pd.Series(["p", "q", "r"])).tolist() == [0, 1, 0]
-    assert C._codes(pd.Series([1, 1, 2])).tolist() == [0, 0, 1]
+    assert P._codes(pd.Series(["b", "a", "b", "c"])).tolist() == [0, 1, 0, 2]
+    assert P._codes(pd.Series(["b", "a", "b"])).dtype == np.int32
+    assert P._codes(pd.Series(["x", None, "x"]), fill=pd.Series(["p", "q", "r"])).tolist() == [0, 1, 0]
+    assert P._codes(pd.Series([1, 1, 2])).tolist() == [0, 0, 1]
     cat = pd.Series(["b", "a", "b"], dtype="category")
-    assert C._codes(cat).tolist() == [0, 1, 0]
+    assert P._codes(cat).tolist() == [0, 1, 0]
 
 
 def test_exact_float32_only_when_every_value_survives():
     x = np.array([1.0, 2.5, 0.25])
-    assert C._exact_float32(x).dtype == np.float32
+    assert P._exact_float32(x).dtype == np.float32
     y = np.array([0.1, 2.0])
-    out = C._exact_float32(y)
+    out = P._exact_float32(y)
     assert out.dtype == np.float64 and out is y
 
 
 def test_model_codes_index_one_sorted_name_list():
     t = pd.DataFrame({"model_a": ["z", "a", None], "model_b": ["a", "m", "z"]})
-    out = C._model_codes(t)
+    out = P._model_codes(t)
     assert out["models"].tolist() == ["", "a", "m", "z"]
     assert out["model_a"].tolist() == [3, 1, 0] and out["model_b"].tolist() == [1, 2, 3]
     assert out["model_a"].dtype == np.int16
-    only_b = C._model_codes(pd.DataFrame({"model_b": ["x", "y"]}))
+    only_b = P._model_codes(pd.DataFrame({"model_b": ["x", "y"]}))
     assert only_b["model_a"].tolist() == [0, 0] and only_b["models"].tolist() == ["", "x", "y"]
 
 
@@ -873,13 +875,13 @@ def test_identify_names_the_control_or_what_is_missing():
 
 
 def test_quality_control_of_a_log():
-    lg = C._prepare(_table(), "lenient")
+    lg = P._prepare(_table(), "lenient")
     qc = C.quality_control(lg, C.CardSettings())
     assert qc == C.QualityControl(gold=True, controlled=False, models=4)
-    lg2 = C._prepare(_table(expected_verdict="tie"), "lenient")
+    lg2 = P._prepare(_table(expected_verdict="tie"), "lenient")
     assert C.quality_control(lg2, C.CardSettings(controlled_pairs=True)) == C.QualityControl(
         gold=False, controlled=True, models=4)
-    lg3 = C._prepare(_table().drop(columns="model_a"), "lenient")
+    lg3 = P._prepare(_table().drop(columns="model_a"), "lenient")
     lg3.model_a = None
     assert C.quality_control(lg3, C.CardSettings()).models == 3
 
@@ -939,7 +941,7 @@ def test_judge_rows_wire_each_statistic_to_its_verdicts():
         "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
         "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
     assert extra == {"view": "lenient", "n_parsed": 11, "parsed_share": 11 / 12}
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     items, v, g = lg.items, lg.verdict, lg.gold
     correct, with_gold = v == g, g != ""
     ab, ba = lg.order == "AB", lg.order == "BA"
@@ -976,7 +978,7 @@ def test_judge_rows_read_the_cues_with_their_margins():
     t = _judge_table()
     rows, _ = C.judge_rows(t, JS)
     by = {r.metric: r for r in rows}
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     qc = C.quality_control(lg, JS)
     decisive = (lg.verdict == "A") | (lg.verdict == "B")
     n_dec = int(decisive.sum())
@@ -1049,9 +1051,9 @@ def test_judge_card_finishes_the_rows_with_the_shared_columns():
 
 def test_first_row_per_pair_and_guard():
     pairs = np.array([2, 0, 2, 1, 0])
-    assert C._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
-    assert C._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
-    assert C._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
+    assert P._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
+    assert P._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
+    assert P._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
     ok = C._guard(("a",), lambda: C.CardRow("a", estimate=1.0))
     assert len(ok) == 1 and ok[0].estimate == 1.0
     two = C._guard(("a", "b"), lambda: [C.CardRow("a"), C.CardRow("b")])
@@ -1068,7 +1070,7 @@ def test_first_row_per_pair_and_guard():
 # ------------------------------------------------------------------ cue rows, humans, repetition
 
 def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
-    lg = C._prepare(_judge_table(), "lenient")
+    lg = P._prepare(_judge_table(), "lenient")
     qc = C.quality_control(lg, JS)
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
@@ -1089,7 +1091,7 @@ def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
 def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_design():
     t = _judge_table()
     t["expected_verdict"] = ""
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
     qc = C.quality_control(lg, JS)
@@ -1110,8 +1112,8 @@ def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_
 
 def test_human_rows_from_human_labels_and_their_absence():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
-    none = C._human_rows(t.assign(expected_verdict=""), C._prepare(t.assign(expected_verdict=""), "lenient"), JS)
+    lg = P._prepare(t, "lenient")
+    none = C._human_rows(t.assign(expected_verdict=""), P._prepare(t.assign(expected_verdict=""), "lenient"), JS)
     assert [(r.metric, r.reason) for r in none] == [(m, "no human labels in this log") for m in (
         "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")]
     rows = C._human_rows(t, lg, JS)
@@ -1144,7 +1146,7 @@ def test_human_rows_from_human_labels_and_their_absence():
 def test_human_column_wins_over_gold():
     t = _judge_table()
     t["human"] = np.where(t["order"] == "AB", "A", "B")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     by = {r.metric: r for r in C._human_rows(t, lg, JS)}
     assert by["human_accuracy"].note == "human labels"
     assert by["human_accuracy"].estimate == pytest.approx(np.mean(lg.verdict == t["human"].to_numpy()))
@@ -1152,11 +1154,11 @@ def test_human_column_wins_over_gold():
 
 def test_repetition_row_counts_repeated_instances():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert C._repetition_row(lg, JS, 12).reason == "no call repeated in this log"
     assert C._repetition_row(lg, JS).reason == "no call repeated in this log"
     rep = pd.concat([t, t.iloc[[0, 2]].assign(verdict=["A", "B"])], ignore_index=True)  # p0 AB again, p1 AB again
-    lg2 = C._prepare(rep, "lenient")
+    lg2 = P._prepare(rep, "lenient")
     row = C._repetition_row(lg2, JS, 12)
     assert row.metric == "repetition_consistency" and row.n == 2 and row.share == pytest.approx(2 / 12)
     assert row.estimate == pytest.approx((1.0 + 0.5) / 2)  # p0: A, A; p1: A, B
@@ -1210,7 +1212,7 @@ def test_card_settings_confidence_and_checks():
     assert C.CardSettings(alpha=0.1).confidence == pytest.approx(0.9)
     with pytest.raises(ValueError, match="alpha"):
         C.CardSettings(alpha=1.5)
-    assert C.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
+    assert P.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
     assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in C.JUDGE_METRICS
 
 
@@ -1248,7 +1250,7 @@ def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows(coarse):
     from scipy.stats import norm
 
     t = _logit_table(n_items=80, coarse=True) if coarse else _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     s = C.CardSettings(min_decisive=5)
     rows = {r.metric: r for r in C._logit_rows(lg, decisive, s)}
@@ -1278,7 +1280,7 @@ def test_logit_rows_with_a_model_term_absorb_each_models_strength():
     import statsmodels.api as sm
 
     t = _logit_table(models=3)
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     rows = {r.metric: r for r in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)}
     cues = lg.shown_cues(decisive)
@@ -1296,40 +1298,40 @@ def test_logit_rows_with_a_model_term_absorb_each_models_strength():
 
 def test_logit_rows_refuse_what_the_design_cannot_give():
     t = _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     few = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=81))
     assert [(r.metric, r.reason, r.test, r.null_value, r.n, r.n_items) for r in few] == [
         (m, "fewer than 81 decisive verdicts with response texts (80)", "wald-cluster", 0.0, 80, 20)
         for m in ("length_controlled", "markdown_controlled")]
     assert C._logit_rows(lg, decisive, C.CardSettings(min_decisive=80))[0].reason == ""
-    one_item = C._prepare(t.assign(item_id="same"), "lenient")
+    one_item = P._prepare(t.assign(item_id="same"), "lenient")
     assert C._logit_rows(one_item, decisive, C.CardSettings(min_decisive=5))[0].reason == \
         "one item: no clustered standard error"
-    same = C._prepare(t.assign(verdict_shown="A"), "lenient")
+    same = P._prepare(t.assign(verdict_shown="A"), "lenient")
     assert C._logit_rows(same, decisive, C.CardSettings(min_decisive=5))[1].reason == \
         "every decisive verdict names the same slot: perfect separation"
-    flat = C._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
+    flat = P._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
     r = {x.metric: x for x in C._logit_rows(flat, decisive, C.CardSettings(min_decisive=5))}
     assert r["length_controlled"].reason == "no variation in this cue" and r["markdown_controlled"].reason == \
         "no variation in this cue"
     assert r["length_controlled"].n == 80 and r["length_controlled"].test == "wald-cluster"
     assert (r["length_controlled"].null_value, r["length_controlled"].n_items) == (0.0, 20)
-    two_items = C._prepare(t.assign(item_id=np.where(t.index % 2 == 0, "x", "y")), "lenient")
+    two_items = P._prepare(t.assign(item_id=np.where(t.index % 2 == 0, "x", "y")), "lenient")
     assert C._logit_rows(two_items, decisive, C.CardSettings(min_decisive=5))[0].reason != \
         "one item: no clustered standard error"  # two items give a clustered standard error
 
 
 def test_logit_rows_separation_and_the_standard_error_cap():
     t = _logit_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     # the judge always picks the longer shown answer: length separates
     cues = lg.shown_cues()
     lg.shown = np.where(cues["len"] > 0, "A", "B")
     decisive = np.isin(lg.verdict, ["A", "B"]) & (cues["len"] != 0)
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason in ("perfect separation", "quasi-separation: fitted probabilities at 0 or 1")
-    lg2 = C._prepare(t, "lenient")
+    lg2 = P._prepare(t, "lenient")
     d2 = np.isin(lg2.verdict, ["A", "B"])
     capped = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
     se = capped["length_controlled"].se
@@ -1340,7 +1342,7 @@ def test_logit_rows_separation_and_the_standard_error_cap():
 
 def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
     t = _logit_table(models=3)
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)
@@ -1352,7 +1354,7 @@ def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
     assert "left out" in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
     monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3)
     assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
-    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
     monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
     failed = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5), model_term=True)
     assert failed[0].reason.startswith("model term left out: 4 models") and failed[0].reason.endswith(
@@ -1367,7 +1369,7 @@ def test_logit_rows_collinear_regressors_are_named():
     # together, and the fit names every regressor
     t["response_a"] = np.where(t["expected_verdict"] == "A", "w w w\n# H\n- x\n- y", "w w w")
     t["response_b"] = np.where(t["expected_verdict"] == "B", "w w w\n# H\n- x\n- y", "w w w")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason == "collinear regressors (len, md, gold)" == rows[1].reason
@@ -1378,7 +1380,7 @@ def test_logit_rows_collinear_regressors_are_named():
 def test_benchmark_rows_score_pairs_in_both_orders():
     t = _judge_table()
     t["label"] = np.where(t["pair_id"] == "p0", "A>>B", "A>B")
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
     jb, ah = C._benchmark_rows(lg, ia, ib, JS)
     has_gold = lg.gold[ia] != ""
@@ -1398,11 +1400,11 @@ def test_benchmark_rows_score_pairs_in_both_orders():
 
 def test_benchmark_rows_degenerate_logs_say_why():
     t = _judge_table()
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     none = C._benchmark_rows(lg, np.array([], int), np.array([], int), JS)
     assert [(r.metric, r.reason) for r in none] == [("judgebench_accuracy", "no pair was recorded in both orders"),
                                                    ("arena_hard_score", "no pair was recorded in both orders")]
-    no_gold = C._prepare(t.assign(expected_verdict=""), "lenient")
+    no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
     jb, ah = C._benchmark_rows(no_gold, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert jb.reason == "no gold in this log"
     # each item's pairs score 1/4 (0 + 1/2 on i0, 1/4 on i1, 1/2 + 0 on i2): every resample gives 0.25
@@ -1413,13 +1415,13 @@ def test_benchmark_rows_degenerate_logs_say_why():
     # every pair scores one half: a zero-width interval is refused
     rev = t.copy()
     rev["verdict"] = np.where(rev["order"] == "AB", "A", "B")
-    lg_rev = C._prepare(rev, "lenient")
+    lg_rev = P._prepare(rev, "lenient")
     half = C._benchmark_rows(lg_rev, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1]
     assert half.estimate == 0.5 and half.reason == "every pair scores 0.5: the cluster bootstrap interval has zero width"
-    unparsed = C._prepare(t.assign(verdict=""), "lenient")
+    unparsed = P._prepare(t.assign(verdict=""), "lenient")
     nothing = C._benchmark_rows(unparsed, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert nothing[-1].reason == "no pair with a verdict in both games" and nothing[-1].metric == "arena_hard_score"
-    single = C._prepare(t.assign(model_b="m"), "lenient")
+    single = P._prepare(t.assign(model_b="m"), "lenient")
     assert not C._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
 
 
@@ -1495,7 +1497,7 @@ def test_strict_verdicts_tell_every_rule_text_and_order_apart():
     texts = ["[[A]] zero", "[[B]] one", "[[A]] two", "[[B]] three"]
     t = pd.DataFrame({"parse_method": "brackets", "raw_text": [x for x in texts for _ in (0, 1)],
                       "order": ["AB", "BA"] * 4, "status": "ok"})
-    verdict, shown = C._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
+    verdict, shown = P._strict_verdicts(t, np.array(["tie"] * 8), np.array(["tie"] * 8))
     assert shown.tolist() == ["A", "A", "B", "B", "A", "A", "B", "B"]
     assert verdict.tolist() == ["A", "B", "B", "A", "A", "B", "B", "A"]
 
@@ -1503,7 +1505,7 @@ def test_strict_verdicts_tell_every_rule_text_and_order_apart():
 def test_strict_verdicts_of_a_swapped_answer_without_a_verdict_are_empty():
     t = pd.DataFrame({"parse_method": "brackets", "raw_text": ["no marker here", "[[B]]"], "order": ["BA", "BA"],
                       "status": "ok"})
-    verdict, shown = C._strict_verdicts(t, np.array(["A", "A"]), np.array(["B", "B"]))
+    verdict, shown = P._strict_verdicts(t, np.array(["A", "A"]), np.array(["B", "B"]))
     assert verdict.tolist() == ["", "A"] and shown.tolist() == ["", "B"]
 
 
@@ -1524,7 +1526,7 @@ def test_prepare_reads_the_shown_verdicts_in_both_views():
     t = _table()
     t["verdict_shown"] = np.where(t["order"] == "AB", t["verdict"], t["verdict"].map({"A": "B", "B": "A"}))
     t.loc[0, "status"] = "fallback"
-    lenient, strict = C._prepare(t, "lenient"), C._prepare(t, "strict")
+    lenient, strict = P._prepare(t, "lenient"), P._prepare(t, "strict")
     assert lenient.shown.tolist() == t["verdict_shown"].tolist()
     assert strict.shown.tolist() == ["", *t["verdict_shown"].tolist()[1:]]
 
@@ -1573,10 +1575,10 @@ def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
     t = _table(2)
     t.loc[0, "response_a"] = ""
     t.loc[1, ["response_a", "response_b"]] = ["", ""]
-    lg = C._prepare(t, "lenient")
+    lg = P._prepare(t, "lenient")
     assert lg.has_text.tolist() == [True, False, True, True]  # one text is enough
     t.loc[1, "family"] = "another"
-    assert C._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
+    assert P._prepare(t, "lenient").family == "fam"  # the judge's family, from its first row
 
 
 def test_position_row_on_two_items_uses_students_t_and_one_verdict_has_no_mde():

@@ -14,13 +14,13 @@ from statsmodels.stats.power import NormalIndPower
 
 from judgelab.bias_card.card import (
     CardSettings,
-    _cohen_h,
     adjust_p_values,
     family_mde_factor,
     finish_rows,
     judge_card,
     judge_rows,
 )
+from judgelab.stats.clustered import _cohen_h
 from tests.card_worlds import gold_length_world
 
 S = CardSettings(n_resamples=20, views=("lenient",))

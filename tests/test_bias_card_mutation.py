@@ -24,25 +24,22 @@ from judgelab.bias_card.card import (
     CardRow,
     _bootstrap_totals,
     _finish,
-    _first_row_per_pair,
     _guard,
     _logit_rows,
     _order_gap_row,
     _position_row,
-    _prepare,
     _share_row,
-    _share_stats,
     _wilson,
     arena_hard_pair_scores,
     binomial_mde,
     card_view,
     cluster_ratio_ci,
-    design_effect,
     judge_card,
     judgebench_pair_correct,
-    ratio_cluster_variance,
 )
+from judgelab.bias_card.prepare import _first_row_per_pair, _prepare
 from judgelab.datasets.features import markdown_score, word_count
+from judgelab.stats.clustered import _share_stats, design_effect, ratio_cluster_variance
 from judgelab.stats.mcnemar import mcnemar_mde
 from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
 
@@ -1111,7 +1108,7 @@ def test_logit_on_distinct_rows_equals_statsmodels_cluster_fit_on_every_row(dist
 
 
 def test_features_are_held_in_float32_only_where_exact():
-    from judgelab.bias_card.card import _exact_float32
+    from judgelab.bias_card.prepare import _exact_float32
 
     words = np.array([0.0, 3.0, 2.0 ** 24, 17.0])
     assert _exact_float32(words).dtype == np.float32 and _exact_float32(np.array([0.25, 1.0])).dtype == np.float32

@@ -176,7 +176,8 @@ def test_cluster_bootstrap_memory_is_bounded_by_chunks():
     320 MB (int64); the chunked bootstrap stays within a few chunks of 2M cells."""
     import tracemalloc
 
-    from judgelab.bias_card.card import _bootstrap_totals, cluster_ratio_ci, ratio_cluster_variance
+    from judgelab.bias_card.card import _bootstrap_totals, cluster_ratio_ci
+    from judgelab.stats.clustered import ratio_cluster_variance
 
     rng = np.random.default_rng(0)
     k = 200_000
