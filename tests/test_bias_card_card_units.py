@@ -1647,3 +1647,34 @@ def test_a_panel_row_without_agreement_data_says_why():
     k = judges_kappa(two, n_resamples=40)
     assert k["reason"] and d["reason"] == k["reason"] and d["status"] == "not estimable"
 
+
+
+JUDGE_ROW_METRICS = [
+    "accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy", "arena_hard_score",
+    "accuracy_order_gap", "positional_agreement", "positional_agreement_all", "position_preference",
+    "length_preference", "length_error_share", "length_share_raw", "markdown_preference", "markdown_error_share",
+    "markdown_share_raw", "length_controlled", "markdown_controlled", "self_preference", "self_error_share",
+    "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
+    "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
+
+
+@pytest.mark.parametrize("builder", ["_share_row", "_benchmark_rows", "_order_gap_row", "_position_row",
+                                     "_logit_rows", "_gold_cue_rows", "_error_share_row", "_human_rows",
+                                     "_repetition_row"])
+def test_a_failing_statistic_keeps_every_row_it_would_have_given(monkeypatch, builder):
+    """Each statistic runs under a guard that names the rows it gives: when it raises, the card keeps
+    exactly those rows (same metrics, same order), each saying what failed; the others are untouched."""
+    t = _judge_table()
+    healthy = {r.metric: r for r in C.judge_rows(t, JS)[0]}
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(C, builder, boom)
+    rows, _ = C.judge_rows(t, JS)
+    assert [r.metric for r in rows] == JUDGE_ROW_METRICS
+    failed = [r.metric for r in rows if r.reason == "failed: RuntimeError: boom"]
+    assert failed, builder  # the builder ran for this table
+    for r in rows:
+        if r.metric not in failed:
+            assert _same(r, healthy[r.metric])
