@@ -929,17 +929,20 @@ def _same(a: C.CardRow, b: C.CardRow) -> bool:
 JS = C.CardSettings(min_decisive=2, n_resamples=50)
 
 
+JUDGE_ROW_METRICS = [
+    "accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy", "arena_hard_score",
+    "accuracy_order_gap", "positional_agreement", "positional_agreement_all", "position_preference",
+    "length_preference", "length_error_share", "length_share_raw", "markdown_preference", "markdown_error_share",
+    "markdown_share_raw", "length_controlled", "markdown_controlled", "self_preference", "self_error_share",
+    "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
+    "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
+
+
 def test_judge_rows_wire_each_statistic_to_its_verdicts():
     t = _judge_table()
     rows, extra = C.judge_rows(t, JS)
     by = {r.metric: r for r in rows}
-    assert [r.metric for r in rows] == [
-        "accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy", "arena_hard_score",
-        "accuracy_order_gap", "positional_agreement", "positional_agreement_all", "position_preference",
-        "length_preference", "length_error_share", "length_share_raw", "markdown_preference", "markdown_error_share",
-        "markdown_share_raw", "length_controlled", "markdown_controlled", "self_preference", "self_error_share",
-        "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
-        "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
+    assert [r.metric for r in rows] == JUDGE_ROW_METRICS
     assert extra == {"view": "lenient", "n_parsed": 11, "parsed_share": 11 / 12}
     lg = P._prepare(t, "lenient")
     items, v, g = lg.items, lg.verdict, lg.gold
@@ -1646,16 +1649,6 @@ def test_a_panel_row_without_agreement_data_says_why():
     (d,) = C._panel_rows(two, C.CardSettings(min_decisive=2, n_resamples=40, views=("lenient",)))
     k = judges_kappa(two, n_resamples=40)
     assert k["reason"] and d["reason"] == k["reason"] and d["status"] == "not estimable"
-
-
-
-JUDGE_ROW_METRICS = [
-    "accuracy_AB", "accuracy_BA", "accuracy_average", "correct_both", "judgebench_accuracy", "arena_hard_score",
-    "accuracy_order_gap", "positional_agreement", "positional_agreement_all", "position_preference",
-    "length_preference", "length_error_share", "length_share_raw", "markdown_preference", "markdown_error_share",
-    "markdown_share_raw", "length_controlled", "markdown_controlled", "self_preference", "self_error_share",
-    "self_share_raw", "tie_rate", "parse_failures", "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A",
-    "ppi_share_B", "ppi_share_tie", "repetition_consistency"]
 
 
 @pytest.mark.parametrize("builder", ["_share_row", "_benchmark_rows", "_order_gap_row", "_position_row",
