@@ -146,7 +146,10 @@ def test_every_rule_that_calls_a_judge_declares_its_keys():
         assert keys is not None, f"rule {name} calls judges ({judges}) but declares no api_keys=needs_keys(...)"
         assert keys.group(1) == judges, name
         assert block.index("api_keys=") < block.index("\n    output:"), f"rule {name}: api_keys is not an input"
-    assert calling >= 25  # audit, strategies, scoring, topk, uda, rbd: the judge-calling rules are found at all
+    # the judge-calling rules are found at all (one per step: audit, strategies, scoring, topk, uda, rbd),
+    # and they are exactly the rules whose conda env comes from their judges' traits
+    with_env = sum(bool(re.search(r"^    conda:\n        env_for\(", block, re.M)) for _, block in _rule_blocks())
+    assert calling >= 15 and calling == with_env, (calling, with_env)
 
 
 def test_the_documented_line_is_the_one_a_run_prints():

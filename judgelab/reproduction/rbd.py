@@ -23,6 +23,7 @@ import pandas as pd
 
 from judgelab.reproduction import PaperValue, RunValue, find_judge, missing
 from judgelab.reproduction._tables import TableReader, flag, reason_of
+from judgelab.stats.intervals import wilson_interval
 
 STUDY = "rbd"
 PAPER = "001"
@@ -66,13 +67,6 @@ ROWS: tuple[PaperValue, ...] = (
 )
 
 TABLES = ("evaluation.csv", "loop/table2.csv", "detectors/metrics.csv")
-
-
-def _wilson(successes: int, n: int) -> tuple[float, float]:
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(successes, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
 
 
 def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
@@ -132,7 +126,7 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
             return missing("no fine-tuned RBD detector with a scored test set in detectors/metrics.csv")
         r = sub.sort_values("accuracy", ascending=False, kind="stable").iloc[0]
         scored = int(r["tp"] + r["fp"] + r["tn"] + r["fn"])
-        lo, hi = _wilson(int(r["tp"] + r["tn"]), scored) if scored else (math.nan, math.nan)
+        lo, hi = wilson_interval(int(r["tp"] + r["tn"]), scored)  # NaNs when nothing was scored
         return RunValue(value=float(r["accuracy"]), ci_low=lo, ci_high=hi, judges=(str(r["detector"]),),
                         table_simulated=flag(r.get("simulated")))
 
