@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.io import to_bool
+
 
 class TableReader:
     """The CSV and parquet tables under one folder, read on first use and kept.
@@ -34,13 +36,10 @@ class TableReader:
 
 
 def flag(value: Any) -> bool | None:
-    """A table's ``simulated`` cell as a bool (None: the table has no such cell or it is empty)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, str):
-        low = value.strip().lower()
-        return True if low == "true" else False if low == "false" else None
-    return bool(value)
+    """A table's ``simulated`` cell as a bool (None: the table has no such cell or it is empty), read
+    as every table's boolean column is (:func:`judgelab.io.to_bool`)."""
+    cell = to_bool([value], where="column 'simulated'").iloc[0]
+    return None if cell is pd.NA else bool(cell)
 
 
 def reason_of(row: Any, default: str = "empty cell") -> str:
