@@ -457,9 +457,9 @@ def check_references(config: dict[str, Any], *,
                 hint += "; a default of the shipped config: set this key in your own config file"
             problems.append(f"{where}: key '{_key_path(at)}' names {what} {name!r} that is not defined ({hint})")
 
-    audit = config.get("audit") or {}
-    ref(("audit", "run_datasets"), audit.get("run_datasets"), list(audit.get("datasets") or {}),
-        "an audit.datasets set")
+    audit = config.get("orders") or {}
+    ref(("orders", "run_datasets"), audit.get("run_datasets"), list(audit.get("datasets") or {}),
+        "an orders.datasets set")
 
     sc = config.get("scoring") or {}
     if sc:

@@ -5,7 +5,7 @@
 
 import sys
 
-from judgelab.audit.plan import plan_audit
+from judgelab.orders.plan import plan_orders
 from judgelab.bias_card.plan import plan_audit_logs
 from judgelab.workflow.planning import STUDIES, plan_study
 from judgelab.rbd.plan import plan_rbd
@@ -16,7 +16,7 @@ from judgelab.uda.plan import plan_uda
 
 # each study of judgelab.workflow.planning.STUDIES: its planning function and what it reads
 _PLANNERS = {
-    "audit": (plan_audit, config, ALL_JUDGE_ENTRIES),
+    "orders": (plan_orders, config, ALL_JUDGE_ENTRIES),
     "audit_logs": (plan_audit_logs, config),
     "strategies": (plan_strategies, config, JUDGE_SPECS, REPLAY_SPECS),
     "scoring": (ScoringStudy, config, ALL_JUDGE_ENTRIES, CONFIG_HASH),

@@ -37,7 +37,7 @@ from tests.realllm import server_missing, smollm2_launch_judge, smollm2_server  
 FIXTURES = REPO / "tests" / "fixtures" / "batch"
 PARTS = ("Snakefile", "rules", "config", "workflow_scripts", "report", "envs", "judgelab", "data", "pyproject.toml")
 JUDGE = "smollm2-batch"
-TARGET = f"results/audit/verdicts/mine/{JUDGE}.parquet"
+TARGET = f"results/orders/verdicts/mine/{JUDGE}.parquet"
 #: The real CPU judge as a config entry: served by its own ``transformers serve`` (a port-free
 #: identity, so the keys do not depend on where the server listens), greedy, 8-token verdicts.
 ENTRY = {"name": JUDGE, "backend": "openai", "model": SMOLLM2_NAME, "family": "smollm2",
@@ -60,7 +60,7 @@ def _project(root: Path) -> tuple[Path, Path]:
              "response_b": f"{i + 7} is larger.", "expected_verdict": "B"} for i in range(N_PAIRS)]
     (root / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     extra = root / "mine.yaml"
-    extra.write_text(yaml.safe_dump({"audit": {"datasets": {"mine": {"loader": "pairs",
+    extra.write_text(yaml.safe_dump({"orders": {"datasets": {"mine": {"loader": "pairs",
                                                                        "source": str(root / "pairs.jsonl")}}},
                                      "judges": [ENTRY]}, sort_keys=False))
     return wd, extra

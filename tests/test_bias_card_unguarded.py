@@ -96,7 +96,7 @@ NAMES = ["a$b", "$x$", "^_{}", "$x^$", "$_$", "$\\foo$"]  # the last three are n
 def test_mathtext_characters_in_names_are_drawn_literally(tmp_path, monkeypatch):
     stamp_mod = importlib.import_module("judgelab.plots.stamp")  # (the package exports a function "stamp")
     from judgelab.bias_card.report import card_figure
-    from judgelab.plots.audit import accuracy_figure
+    from judgelab.plots.orders import accuracy_figure
 
     drawn = []
     save = stamp_mod.save_figure
@@ -108,7 +108,7 @@ def test_mathtext_characters_in_names_are_drawn_literally(tmp_path, monkeypatch)
         save(fig, path, **kw)
 
     monkeypatch.setattr(stamp_mod, "save_figure", keep_texts)
-    monkeypatch.setattr(importlib.import_module("judgelab.plots.audit"), "save_figure", keep_texts)
+    monkeypatch.setattr(importlib.import_module("judgelab.plots.orders"), "save_figure", keep_texts)
     calls = [Call(f"q{i}", f"p{i}", "AB", "A" if i % 3 else "B") for i in range(20)]
     one = CardSettings(n_resamples=50, views=("lenient",))
     card = bias_card(pd.concat([table(calls, judge=n) for n in NAMES], ignore_index=True), one)

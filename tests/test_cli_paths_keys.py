@@ -148,10 +148,10 @@ def test_plan_with_a_relative_data_root_reads_the_data_it_names(tmp_path, data_r
     env = {k: v for k, v in os.environ.items() if k not in KEYS}
     env.update(JUDGELAB_DATA="../shared", PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
     res = subprocess.run([sys.executable, "-m", "judgelab.cli", "plan", "--quiet", "--configfile",
-                          str(REPO / "config/judges/api.yaml"), "results/audit/verdicts/llmbar_natural/gpt-4o-mini.parquet"],
+                          str(REPO / "config/judges/api.yaml"), "results/orders/verdicts/llmbar_natural/gpt-4o-mini.parquet"],
                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     rows = [ln.split() for ln in res.stdout.splitlines() if ln.startswith("gpt-4o-mini ")]
     # LLMBar Natural has 100 pairs: both orders are 200 calls, none cached in an empty project
-    assert rows and rows[0][:7] == ["gpt-4o-mini", "audit", "openai", "gpt-4o-mini", "200", "0", "200"]
+    assert rows and rows[0][:7] == ["gpt-4o-mini", "orders", "openai", "gpt-4o-mini", "200", "0", "200"]
     assert not (work / "results").exists()  # nothing downloaded, nothing written in the project

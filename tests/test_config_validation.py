@@ -67,8 +67,8 @@ def test_typo_under_all_of_and_in_a_named_set(tmp_path):
     """Keys reached through allOf (output_limits) and under a user-named set are checked too."""
     msg = _error(tmp_path, {"output_limits": {"verdit": 64}})
     assert "unknown key 'output_limits.verdit' (did you mean 'output_limits.verdict'?)" in msg, msg
-    msg = _error(tmp_path, {"audit": {"datasets": {"mine": {"loader": "llmbar", "source": "s", "sorce": "t"}}}})
-    assert "unknown key 'audit.datasets.mine.sorce' (did you mean 'audit.datasets.mine.source'?)" in msg, msg
+    msg = _error(tmp_path, {"orders": {"datasets": {"mine": {"loader": "llmbar", "source": "s", "sorce": "t"}}}})
+    assert "unknown key 'orders.datasets.mine.sorce' (did you mean 'orders.datasets.mine.source'?)" in msg, msg
 
 
 def test_validate_config_alone_refuses_unknown_keys():
@@ -100,7 +100,7 @@ def test_every_shipped_config_and_documented_combination_passes():
     ({"scoring": {"gold": {"judge": "gpt-4.1"}}}, "scoring.gold.judge", "gpt-4.1"),
     ({"scoring": {"gold": {"candidates": ["sim-gpt-4o", "nobody"]}}}, "scoring.gold.candidates[1]", "nobody"),
     ({"scoring": {"run_datasets": ["mt_bench", "mtbench"]}}, "scoring.run_datasets[1]", "mtbench"),
-    ({"audit": {"run_datasets": ["llmbar_natral"]}}, "audit.run_datasets[0]", "llmbar_natral"),
+    ({"orders": {"run_datasets": ["llmbar_natral"]}}, "orders.run_datasets[0]", "llmbar_natral"),
     ({"strategies": {"run_datasets": ["mtbnch"]}}, "strategies.run_datasets[0]", "mtbnch"),
     ({"strategies": {"judges": ["sim-gpt-4o", "sim-gpt4o"]}}, "strategies.judges[1]", "sim-gpt4o"),
     ({"strategies": {"selector": {"natural": "mt_bench"}}}, "strategies.selector.natural", "mt_bench"),
@@ -120,7 +120,7 @@ def test_a_name_that_names_nothing_is_an_error(tmp_path, data, key, name):
 
 
 def test_a_dangling_name_suggests_the_nearest_defined_one(tmp_path):
-    msg = _error(tmp_path, {"audit": {"run_datasets": ["llmbar_natral"]}})
+    msg = _error(tmp_path, {"orders": {"run_datasets": ["llmbar_natral"]}})
     assert "did you mean 'llmbar_natural'?" in msg
 
 
@@ -227,7 +227,7 @@ def test_snakemake_refuses_typos_and_secrets_before_recording_anything(tmp_path,
 
     (wd / "secret.yaml").write_text(yaml.safe_dump(_judge(api_key=SECRET)))
     # a real run (not -n): the job would record its parameters, were it built
-    proc = run_sm(wd, "--configfile", "secret.yaml", "--", "results/audit/summary.csv", check=False)
+    proc = run_sm(wd, "--configfile", "secret.yaml", "--", "results/orders/summary.csv", check=False)
     assert proc.returncode != 0
     assert "secret.yaml: key 'judges[0].options.api_key' holds a credential" in proc.stdout + proc.stderr
     assert SECRET not in proc.stdout + proc.stderr

@@ -146,7 +146,7 @@ def crash_project(tmp_path: Path, data_root: Path):
              "options": {"base_url": server.base_url, "api_key_env": None, "timeout_s": 60, "max_retries": 0}}
     (wd / "crash.yaml").write_text(json.dumps({
         "judges": [judge], "allow_simulated_roles": True,
-        "audit": {"datasets": {"mine": {"loader": "pairs", "source": str(wd / "pairs.jsonl")}}},
+        "orders": {"datasets": {"mine": {"loader": "pairs", "source": str(wd / "pairs.jsonl")}}},
     }))
     mark = uuid.uuid4().hex
     yield wd, server, mark
@@ -173,7 +173,7 @@ def _tail(out: Path) -> str:
 @pytest.mark.slow
 def test_kill_9_of_snakemake_stops_the_run_and_the_rerun_asks_only_the_rest(crash_project):
     wd, server, mark = crash_project
-    target = "results/audit/verdicts/mine/crash-judge.parquet"
+    target = "results/orders/verdicts/mine/crash-judge.parquet"
     cache = wd / "results" / "cache" / "calls.sqlite"
     total = 2 * N_PAIRS
 

@@ -60,7 +60,7 @@ def test_switch_allows_all_or_the_listed_roles():
     assert "rbd.teacher" in str(e.value) and "scoring.gold.judge" not in str(e.value)
     ok = _config({"judges": [REAL], "allow_simulated_roles": ["scoring", "rbd", "uda.datasets.simulated"]})
     assert "scoring.gold.judge=sim-gpt-4.1" in simulated_inputs(ok, "scoring")
-    assert simulated_inputs(ok, "audit") == ""
+    assert simulated_inputs(ok, "orders") == ""
 
 
 def test_switch_is_schema_validated():
@@ -188,7 +188,7 @@ def test_shipped_real_judge_set_plans_with_no_simulated_judge_in_any_job(tmp_pat
     allowed = load_yaml(path).get("allow_simulated_roles", False)
     jobs = _dag_or_fail(tmp_path, [path])
     rules = {j.rule.name for j in jobs}
-    for needed in ("audit_summary", "scoring_gold", "strategies_query", "rbd_supervision", "uda_query", "topk_query"):
+    for needed in ("orders_summary", "scoring_gold", "strategies_query", "rbd_supervision", "uda_query", "topk_query"):
         assert needed in rules, needed
     found = _job_simulated(jobs)
     if not allowed:

@@ -77,7 +77,7 @@ def test_groups_are_separate():
 
 
 def test_audit_figure_draws_position_bias_even_with_nan_rows(tmp_path):
-    from judgelab.plots.audit import accuracy_figure
+    from judgelab.plots.orders import accuracy_figure
 
     both = pd.concat([mostly_unparsed(),
                       table([("q", "AB", "", "unparsed"), ("q", "BA", "", "unparsed")], judge="k"),

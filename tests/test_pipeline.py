@@ -86,17 +86,17 @@ def n_runs(wd: Path) -> int:
     return _runs(wd, "COUNT(*)")
 
 
-AUDIT_SLICE = ("results/audit/summary.csv", "results/audit/figures/accuracy.png")
+AUDIT_SLICE = ("results/orders/summary.csv", "results/orders/figures/accuracy.png")
 
 
 def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
     run_sm(workdir, *AUDIT_SLICE, "-q")
     first = tables(workdir)
-    assert "results/audit/summary.csv" in first
-    assert (workdir / "results/audit/figures/accuracy.png").stat().st_size > 10_000
+    assert "results/orders/summary.csv" in first
+    assert (workdir / "results/orders/figures/accuracy.png").stat().st_size > 10_000
     from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
 
-    assert figure_stamp(workdir / "results/audit/figures/accuracy.png") == STAMP_TEXT  # the simulated panel
+    assert figure_stamp(workdir / "results/orders/figures/accuracy.png") == STAMP_TEXT  # the simulated panel
     for name, df in first.items():
         assert {"config_hash", "pipeline_seed"} <= set(df.columns), name
         if "verdicts" in name or name.endswith("summary.csv"):
@@ -111,7 +111,7 @@ def test_audit_slice_is_deterministic_and_reruns_ask_nothing(workdir: Path):
     assert "Nothing to be done" in proc.stdout + proc.stderr
     # (--until: the forced query jobs only, not the tables downstream of them)
     runs_before = n_runs(workdir)
-    run_sm(workdir, *AUDIT_SLICE, "--forcerun", "audit_query", "--until", "audit_query", "-q")
+    run_sm(workdir, *AUDIT_SLICE, "--forcerun", "orders_query", "--until", "orders_query", "-q")
     assert n_runs(workdir) > runs_before  # the query jobs did run again
     assert new_calls(workdir) == asked
 
@@ -130,7 +130,7 @@ def test_default_dag_plans_every_study_and_the_call_summary(workdir: Path):
     again would cost CI about ten minutes for no further check.)"""
     proc = run_sm(workdir, "-n", "--quiet", "rules")
     out = proc.stdout + proc.stderr
-    for rule in ("audit_query", "audit_logs_card", "strategies_agreement", "scoring_tables", "topk_tables",
+    for rule in ("orders_query", "audit_logs_card", "strategies_agreement", "scoring_tables", "topk_tables",
                  "topk_rank", "uda_tables", "rbd_loop_summary", "call_summary", "all"):
         assert rule in out, rule
 
@@ -139,9 +139,9 @@ def test_default_dag_plans_every_study_and_the_call_summary(workdir: Path):
 def test_other_judge_sets_plan_the_same_dag(workdir: Path, judge_set: str):
     proc = run_sm(workdir, "-n", "--configfile", f"config/judges/{judge_set}.yaml")
     out = proc.stdout + proc.stderr
-    for rule in ("audit_pairs", "audit_summary", "audit_figure", "call_summary"):
+    for rule in ("orders_pairs", "orders_summary", "orders_figure", "call_summary"):
         assert rule in out
-    assert "audit_query" in out
+    assert "orders_query" in out
 
 
 def test_lint_is_clean(workdir: Path):
@@ -157,7 +157,7 @@ def test_unknown_backend_names_the_key(workdir: Path):
 
 
 def test_unknown_template_fails_before_running(workdir: Path):
-    (workdir / "bad.yaml").write_text("audit:\n  template: json_verdikt\n")
+    (workdir / "bad.yaml").write_text("orders:\n  template: json_verdikt\n")
     proc = run_sm(workdir, "-n", "--configfile", "bad.yaml", check=False)
     assert proc.returncode != 0
     assert "unknown pairwise prompt template 'json_verdikt' (config: audit/template)" in proc.stdout + proc.stderr
@@ -167,14 +167,14 @@ def test_malformed_pairs_row_fails_with_file_and_line_and_writes_nothing(workdir
     good = '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
     (workdir / "pairs.jsonl").write_text(good + '{"pair_id": "2", "prompt": "q", "response_a": \n')
     (workdir / "extra.yaml").write_text(
-        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
+        "orders:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
     )
-    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", check=False)
+    proc = run_sm(workdir, "results/orders/pairs/mine.parquet", "--configfile", "extra.yaml", check=False)
     assert proc.returncode != 0
-    log = (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    log = (workdir / "results/logs/orders_pairs/mine.log").read_text()
     assert "pairs.jsonl:2: not valid JSON" in log
-    assert not (workdir / "results/audit/pairs/mine.parquet").exists()
-    assert not list((workdir / "results/audit/pairs").glob(".*tmp"))
+    assert not (workdir / "results/orders/pairs/mine.parquet").exists()
+    assert not list((workdir / "results/orders/pairs").glob(".*tmp"))
 
 
 def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path):
@@ -184,20 +184,20 @@ def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path)
         '{"pair_id": "2", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "B"}\n'
     )
     (workdir / "extra.yaml").write_text(
-        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
+        "orders:\n  datasets:\n    mine: {loader: pairs, source: " + str(workdir / "pairs.jsonl") + "}\n"
     )
-    run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml")
-    assert len(pd.read_parquet(workdir / "results/audit/pairs/mine.parquet")) == 2
-    log = (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    run_sm(workdir, "results/orders/pairs/mine.parquet", "--configfile", "extra.yaml")
+    assert len(pd.read_parquet(workdir / "results/orders/pairs/mine.parquet")) == 2
+    log = (workdir / "results/logs/orders_pairs/mine.log").read_text()
     assert "1 empty or whitespace-only response(s) kept (1:response_a)" in log
     # an empty prompt is still an error naming file and line
     (workdir / "pairs.jsonl").write_text(
         '{"pair_id": "1", "prompt": " ", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
     )
-    proc = run_sm(workdir, "results/audit/pairs/mine.parquet", "--configfile", "extra.yaml", "--forceall",
+    proc = run_sm(workdir, "results/orders/pairs/mine.parquet", "--configfile", "extra.yaml", "--forceall",
                   check=False)
     assert proc.returncode != 0
-    assert "pairs.jsonl:1: field 'prompt' is empty" in (workdir / "results/logs/audit_pairs/mine.log").read_text()
+    assert "pairs.jsonl:1: field 'prompt' is empty" in (workdir / "results/logs/orders_pairs/mine.log").read_text()
 
     (workdir / "pairs.jsonl").write_text(
         '{"pair_id": "1", "prompt": "q", "response_a": "a", "response_b": "b", "expected_verdict": "A"}\n'
@@ -210,7 +210,7 @@ def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path)
     )
     env = {k: v for k, v in os.environ.items() if k != "JL_TEST_MISSING_KEY"}
     proc = subprocess.run(
-        [snakemake_bin(), "results/audit/verdicts/mine/needs-key.parquet", "--cores", "1",
+        [snakemake_bin(), "results/orders/verdicts/mine/needs-key.parquet", "--cores", "1",
          "--configfile", "extra.yaml", "api.yaml"],
         cwd=workdir, env={**env, "JUDGELAB_PROGRESS": "0"}, capture_output=True, text=True,
     )
@@ -220,8 +220,8 @@ def test_empty_response_is_kept_and_missing_api_key_fails_clearly(workdir: Path)
         "judgelab: error: environment variable JL_TEST_MISSING_KEY is not set (options.api_key_env of needs-key); "
         "export it before the run (no job was started), or ask only for targets whose judges need no key"]
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert not (workdir / "results/logs/audit_query/mine/needs-key.log").exists()
-    assert not (workdir / "results/audit/verdicts/mine/needs-key.parquet").exists()
+    assert not (workdir / "results/logs/orders_query/mine/needs-key.log").exists()
+    assert not (workdir / "results/orders/verdicts/mine/needs-key.parquet").exists()
 
 
 def test_audit_logs_slice_writes_its_card_beside_its_imports_and_reruns_nothing(workdir: Path):

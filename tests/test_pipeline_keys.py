@@ -25,8 +25,8 @@ USED_KEY = "JL_TEST_KEY_USED"  # read by the two judges the targets below call
 UNUSED_KEY = "JL_TEST_KEY_UNUSED"  # read by a configured judge no target calls
 KEY_LINE = re.compile(r"^judgelab: (error|warning): environment variable (\w+) is not set "
                       r"\(options\.api_key_env of ([^)]*)\)", re.M)
-NEEDS_KEY = ["results/audit/verdicts/mine/needs-key.parquet", "results/audit/verdicts/mine/needs-key-too.parquet"]
-SIMULATED = "results/audit/verdicts/mine/sim-judge.parquet"
+NEEDS_KEY = ["results/orders/verdicts/mine/needs-key.parquet", "results/orders/verdicts/mine/needs-key-too.parquet"]
+SIMULATED = "results/orders/verdicts/mine/sim-judge.parquet"
 
 
 def _judge(name: str, var: str) -> str:
@@ -45,7 +45,7 @@ def workdir(tmp_path: Path, data_root: Path) -> Path:
     (wd / "keys.yaml").write_text(
         # the other studies' default roles stay simulated / substituted here, on purpose
         "allow_simulated_roles: true\nstrategies: {controlled: {missing_generator: substitute}}\n"
-        "audit:\n  datasets:\n"
+        "orders:\n  datasets:\n"
         "    mine: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
         "    mine2: {loader: pairs, source: " + str(wd / "pairs.jsonl") + "}\n"
         "judges:\n"
@@ -95,7 +95,7 @@ def test_targets_whose_judges_need_no_key_run(workdir: Path):
     # `--touch` calls no judge, so it needs no key to mark them up to date
     made = workdir / NEEDS_KEY[0]
     shutil.copy(workdir / SIMULATED, made)
-    before = (workdir / "results/audit/pairs/mine.parquet").stat().st_mtime - 100
+    before = (workdir / "results/orders/pairs/mine.parquet").stat().st_mtime - 100
     os.utime(made, (before, before))
     proc = _run(workdir, "--touch", "--", NEEDS_KEY[0])
     assert proc.returncode == 0 and made.stat().st_mtime > before + 100, (proc.stdout + proc.stderr)[-3000:]

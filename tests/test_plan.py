@@ -50,12 +50,12 @@ def project(tmp_path: Path) -> Path:
              "response_b": f"Answer {i}: 2 is prime.", "expected_verdict": "B"} for i in range(6)]
     (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "mine.yaml").write_text(
-        "audit:\n  datasets:\n    mine: {loader: pairs, source: " + str(tmp_path / "pairs.jsonl") + "}\n")
+        "orders:\n  datasets:\n    mine: {loader: pairs, source: " + str(tmp_path / "pairs.jsonl") + "}\n")
     return wd
 
 
 def _targets() -> list[str]:
-    return [f"results/audit/verdicts/mine/{j}.parquet" for j in JUDGES]
+    return [f"results/orders/verdicts/mine/{j}.parquet" for j in JUDGES]
 
 
 @pytest.mark.slow
@@ -72,7 +72,7 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
     assert set(cold.index) == set(JUDGES)
     for j in JUDGES:  # 6 pairs x 2 orders, none cached yet
         assert (cold.loc[j, "calls"], cold.loc[j, "cached"], cold.loc[j, "to_call"]) == (12, 0, 12)
-        assert cold.loc[j, "study"] == "audit" and cold.loc[j, "est_tokens_in"] > 0
+        assert cold.loc[j, "study"] == "orders" and cold.loc[j, "est_tokens_in"] > 0
         assert cold.loc[j, "max_tokens_out"] == 12 * 1024  # the verdict limit, the worst case
     assert cold.loc["sim-gpt-4o", "est_usd"] > 0 and cold.loc["sim-unbiased", "est_usd"] == 0  # no price
     assert not (project / "results").exists()  # planning ran elsewhere and asked nothing here
@@ -83,7 +83,7 @@ def test_plan_counts_drop_after_calls_are_cached(project: Path, monkeypatch):
             CallCache(project / "results" / "cache" / "calls.sqlite") as dst:
         dst.put_many([(c, src.request(c.key)) for c in src.iter_calls(judge="sim-gpt-4o")])
     warm = plan([extra], targets=_targets(), directory=str(project))
-    warm = warm[warm["study"] == "audit"].set_index("judge")
+    warm = warm[warm["study"] == "orders"].set_index("judge")
     assert (warm.loc["sim-gpt-4o", "cached"], warm.loc["sim-gpt-4o", "to_call"]) == (12, 0)
     assert warm.loc["sim-gpt-4o", "est_usd"] == 0
     assert (warm.loc["sim-unbiased", "cached"], warm.loc["sim-unbiased", "to_call"]) == (0, 12)
@@ -101,7 +101,7 @@ def test_summary_prices_only_the_calls_the_cache_lacks(tmp_path):
                          task="cot" if i else None) for i in range(2)]
     log = tmp_path / "plan.jsonl"
     log.write_text("".join(json.dumps({
-        "judge": "j", "rule": "audit_query", "label": "", "payload_sha": sha256_hex(canonical_json(r.payload())),
+        "judge": "j", "rule": "orders_query", "label": "", "payload_sha": sha256_hex(canonical_json(r.payload())),
         "task": r.output_task, "max_tokens_param": None, "chars_in": len(r.prompt_text()), "tokens_out": 100,
     }) + "\n" for r in reqs))
     entry = {"name": "j", "backend": "openai", "model": "m", "output_limits": {"cot": 3000},
@@ -136,7 +136,7 @@ def test_a_call_two_studies_share_counts_under_each_and_once_in_the_total(tmp_pa
     judge = _Answering(JudgeSpec.from_dict({"name": "j", "backend": "answeringtest", "model": "m",
                                             "price": {"input_per_1k": 1.0, "output_per_1k": 2.0}}))
     with PlanCache() as cache:
-        cache.plan_rule = "audit_query"  # as plan_calls sets it before each job
+        cache.plan_rule = "orders_query"  # as plan_calls sets it before each job
         run_requests(judge, _llmbar_requests(range(10)) * 2, cache, progress=False)  # each asked twice: one call
         cache.plan_rule = "topk_llmbar_replay"
         run_requests(judge, _llmbar_requests(range(4, 14)), cache, progress=False)
@@ -149,8 +149,8 @@ def test_a_call_two_studies_share_counts_under_each_and_once_in_the_total(tmp_pa
                        "price": {"input_per_1k": 1.0, "output_per_1k": 2.0}}}
     plan_table = summarise(log, originals, real)
     table = plan_table.set_index("study")
-    assert list(table.index) == ["audit", "topk", ALL_STUDIES]
-    assert (table.loc["audit", "calls"], table.loc["audit", "cached"], table.loc["audit", "to_call"]) == (10, 0, 10)
+    assert list(table.index) == ["orders", "topk", ALL_STUDIES]
+    assert (table.loc["orders", "calls"], table.loc["orders", "cached"], table.loc["orders", "to_call"]) == (10, 0, 10)
     assert (table.loc["topk", "calls"], table.loc["topk", "cached"], table.loc["topk", "to_call"]) == (10, 1, 9)
     assert (table.loc[ALL_STUDIES, "calls"], table.loc[ALL_STUDIES, "cached"],
             table.loc[ALL_STUDIES, "to_call"]) == (14, 1, 13)  # 10 + 10 - 6 shared
@@ -174,8 +174,8 @@ def test_a_one_judge_set_plans_a_target_that_needs_no_role_and_stops_on_one_that
     own = project.parent / "own.yaml"
     own.write_text((project.parent / "mine.yaml").read_text() + "judges:\n"
                    "  - {name: mine, backend: openai, model: m, family: openai, options: {api_key_env: MY_KEY}}\n")
-    table = plan([own], targets=["results/audit/verdicts/mine/mine.parquet"], directory=str(project))
-    row = table[table["study"] == "audit"].set_index("judge").loc["mine"]
+    table = plan([own], targets=["results/orders/verdicts/mine/mine.parquet"], directory=str(project))
+    row = table[table["study"] == "orders"].set_index("judge").loc["mine"]
     assert (row["calls"], row["to_call"]) == (12, 12)  # planned, with the shipped simulated roles left unused
     scoring = project.parent / "scoring.yaml"  # the user's judge and writers, the shipped (simulated) gold judge
     scoring.write_text("scoring: {judges: [mine], gold: {candidates: []}, generation: {models: [mine, mine]}}\n")
@@ -198,7 +198,7 @@ def test_estimates_never_above_the_worst_case(tmp_path):
     outs = [10, 500, 40]  # the second is longer than its limit of 64
     limits = [None, 64, 64]
     log = _log(tmp_path / "plan.jsonl", [
-        {"judge": "j", "rule": "audit_query", "label": "", "payload_sha": sha256_hex(canonical_json(r.payload())),
+        {"judge": "j", "rule": "orders_query", "label": "", "payload_sha": sha256_hex(canonical_json(r.payload())),
          "task": r.output_task, "max_tokens_param": m, "chars_in": 400, "tokens_out": o}
         for r, o, m in zip(reqs, outs, limits, strict=True)])
     entry = {"name": "j", "backend": "openai", "model": "m", "output_limits": {"verdict": 100},
@@ -242,8 +242,8 @@ def test_a_plan_refuses_a_dag_with_an_unplanned_rule(project: Path, monkeypatch)
     extra = project.parent / "mine.yaml"
     real = judgelab.workflow.calls.rule_calls
     monkeypatch.setattr(judgelab.workflow.calls, "rule_calls",
-                        lambda: {k: v for k, v in real().items() if not k.startswith("audit_query")})
-    with pytest.raises(RuntimeError, match=r"calls of rules? audit_query.*no planner"):
+                        lambda: {k: v for k, v in real().items() if not k.startswith("orders_query")})
+    with pytest.raises(RuntimeError, match=r"calls of rules? orders_query.*no planner"):
         plan([extra], targets=_targets(), directory=str(project), progress=False)
 
 
@@ -256,12 +256,12 @@ def test_the_cli_names_an_unplanned_rule_in_one_line(project: Path, monkeypatch,
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     real = judgelab.workflow.calls.rule_calls
     monkeypatch.setattr(judgelab.workflow.calls, "rule_calls",
-                        lambda: {k: v for k, v in real().items() if k != "audit_query"})
+                        lambda: {k: v for k, v in real().items() if k != "orders_query"})
     rc = main(["plan", "--quiet", "--directory", str(project), "--configfile", str(project.parent / "mine.yaml"),
                *_targets()])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
-    assert len(err) == 1 and err[0].startswith("judgelab: error: cannot count the calls of rule audit_query")
+    assert len(err) == 1 and err[0].startswith("judgelab: error: cannot count the calls of rule orders_query")
     assert "Traceback" not in err[0] and "calls.py" in err[0]
 
 

@@ -24,14 +24,14 @@ from tests.conftest import REPO
 
 #: study -> (a bad config section, the key its error names, a target of another study)
 BAD = {
-    "audit": ({"audit": {"run_datasets": ["nope"]}}, "audit.run_datasets", "results/audit_logs/bias_cards.csv"),
+    "orders": ({"orders": {"run_datasets": ["nope"]}}, "orders.run_datasets", "results/audit_logs/bias_cards.csv"),
     "audit_logs": ({"audit_logs": {"sets": {"x": {"format": "nope", "files": ["x.jsonl"]}}}},
-                   "audit_logs/sets/x/format", "results/audit/summary.csv"),
-    "strategies": ({"strategies": {"run_datasets": ["nope"]}}, "strategies/run_datasets", "results/audit/summary.csv"),
-    "scoring": ({"scoring": {"run_datasets": ["nope"]}}, "scoring.run_datasets", "results/audit/summary.csv"),
-    "topk": ({"topk": {"rank": {"judges": ["nope"]}}}, "topk.rank.judges", "results/audit/summary.csv"),
-    "uda": ({"uda": {"run_datasets": ["nope"]}}, "uda.run_datasets", "results/audit/summary.csv"),
-    "rbd": ({"rbd": {"loop": {"detectors": ["nope"]}}}, "rbd.loop.detectors", "results/audit/summary.csv"),
+                   "audit_logs/sets/x/format", "results/orders/summary.csv"),
+    "strategies": ({"strategies": {"run_datasets": ["nope"]}}, "strategies/run_datasets", "results/orders/summary.csv"),
+    "scoring": ({"scoring": {"run_datasets": ["nope"]}}, "scoring.run_datasets", "results/orders/summary.csv"),
+    "topk": ({"topk": {"rank": {"judges": ["nope"]}}}, "topk.rank.judges", "results/orders/summary.csv"),
+    "uda": ({"uda": {"run_datasets": ["nope"]}}, "uda.run_datasets", "results/orders/summary.csv"),
+    "rbd": ({"rbd": {"loop": {"detectors": ["nope"]}}}, "rbd.loop.detectors", "results/orders/summary.csv"),
 }
 
 
@@ -53,7 +53,7 @@ def test_the_bad_key_is_named_by_the_study_plan(study):
 
 def _plans(cfg) -> dict[str, StudyPlan]:
     """What rules/plans.smk does, in process."""
-    from judgelab.audit.plan import plan_audit
+    from judgelab.orders.plan import plan_orders
     from judgelab.bias_card.plan import plan_audit_logs
     from judgelab.config import check_judges, config_hash
     from judgelab.rbd.plan import plan_rbd
@@ -67,7 +67,7 @@ def _plans(cfg) -> dict[str, StudyPlan]:
     entries = {d["name"]: d for d in [*cfg["judges"], *cfg.get("replay_judges", [])]}
     h = config_hash(cfg)
     return {
-        "audit": plan_study("audit", plan_audit, cfg, entries),
+        "orders": plan_study("orders", plan_orders, cfg, entries),
         "audit_logs": plan_study("audit_logs", plan_audit_logs, cfg),
         "strategies": plan_study("strategies", plan_strategies, cfg, specs, replay),
         "scoring": plan_study("scoring", ScoringStudy, cfg, entries, h),
@@ -129,7 +129,7 @@ def test_the_rules_hold_rules_and_bind_functions_of_the_package():
 
 
 def test_every_study_plans_in_its_package():
-    homes = {"audit": "audit", "audit_logs": "bias_card"}
+    homes = {"orders": "orders", "audit_logs": "bias_card"}
     for study in STUDIES:
         assert (REPO / "judgelab" / homes.get(study, study) / "plan.py").is_file(), study
     assert "include: \"rules/plans.smk\"" in (REPO / "Snakefile").read_text()

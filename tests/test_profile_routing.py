@@ -148,7 +148,7 @@ def test_vllm_open_sends_every_study_to_the_gpus():
     rc, out, jobs = _plan("vllm-open")
     assert rc == 0, out[-3000:]
     gpu_rules = {j["rule"] for j in jobs if int(j["resources"].get("gpu", 0) or 0) > 0}
-    for rule in ("audit_query", "strategies_query", "uda_query", "topk_query",
+    for rule in ("orders_query", "strategies_query", "uda_query", "topk_query",
                  "rbd_evaluate", "rbd_loop", "scoring_query", "strategies_generate"):
         assert rule in gpu_rules, sorted(gpu_rules)
     assert sum(int(j["resources"].get("gpu", 0) or 0) > 0 for j in jobs) >= 40

@@ -73,7 +73,7 @@ def test_replayed_llmbar_judges_reproduce_published_statistics(name, data_root, 
 
 def test_config_defaults_and_errors(tmp_path: Path):
     cfg = load_config(REPO / "config/judges/simulated.yaml", REPO / "config/config.yaml")
-    assert cfg["audit"]["orders"] == ["AB", "BA"] and cfg["max_error_rate"] == 0.0
+    assert cfg["orders"]["orders"] == ["AB", "BA"] and cfg["max_error_rate"] == 0.0
     assert cfg["judges"][0]["concurrency"] == 4  # schema default filled in
     with pytest.raises(ConfigError, match=r"judges\[0\]\.sampling\.temperature"):
         validate_config({"judges": [{"name": "a", "backend": "simulated", "model": "m",

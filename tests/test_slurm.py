@@ -64,10 +64,10 @@ def _workdir(tmp_path: Path) -> Path:
 
 def _targets() -> tuple[str, list[str], list[str]]:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    pairset = next(iter(cfg["audit"]["datasets"]))
+    pairset = next(iter(cfg["orders"]["datasets"]))
     sims = [j["name"] for j in yaml.safe_load((REPO / "config" / "judges" / "simulated.yaml").read_text())["judges"]
             if j["backend"] == "simulated"][:2]
-    return pairset, sims, [f"results/audit/verdicts/{pairset}/{j}.parquet" for j in sims]
+    return pairset, sims, [f"results/orders/verdicts/{pairset}/{j}.parquet" for j in sims]
 
 
 def _run(wd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -89,8 +89,8 @@ def test_small_target_runs_through_sbatch_and_completes(cluster, tmp_path):
     # submitted: one SLURM job per judge job, the pairs job stayed on this host
     ids = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
     assert len(ids) == len(judges), log[-3000:]
-    assert re.search(r"^localrule audit_pairs:", log, re.M), "the pairs job should be a localrule"
-    assert not re.search(r"^rule audit_pairs:", log, re.M)
+    assert re.search(r"^localrule orders_pairs:", log, re.M), "the pairs job should be a localrule"
+    assert not re.search(r"^rule orders_pairs:", log, re.M)
     # completed, according to SLURM (squeue keeps finished jobs for MinJobAge seconds)
     q = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T|%P", "--jobs", ",".join(ids)],
                        capture_output=True, text=True, timeout=30)

@@ -147,7 +147,7 @@ def test_a_backend_with_its_own_env_plans_every_target(toy):
     rules = {j["rule"] for j in toy.jobs}
     assert "all" in rules  # the default target and every input of it: no MissingInputException
     # every study's judge-querying step is planned for the toy judges
-    for rule in ("audit_query", "strategies_query", "strategies_generate", "scoring_query", "topk_query",
+    for rule in ("orders_query", "strategies_query", "strategies_generate", "scoring_query", "topk_query",
                  "uda_query", "rbd_evaluate", "rbd_loop"):
         asked = {j["wildcards"].get("judge") for j in toy.jobs if j["rule"] == rule}
         assert asked & set(toy.names), (rule, asked)
@@ -174,7 +174,7 @@ def test_the_jobs_of_its_judges_and_only_those_run_in_its_env(toy):
     # roles set to the toy backend (scoring gold and generators, rbd writers) run in its env too
     assert {"scoring_gold", "scoring_responses", "rbd_set_generated"} <= by_env[toy_env]
     # a step that runs no judge never does
-    assert not by_env[toy_env] & {"audit_summary", "rbd_train", "uda_embed", "call_summary"}
+    assert not by_env[toy_env] & {"orders_summary", "rbd_train", "uda_embed", "call_summary"}
 
 
 @pytest.mark.slow

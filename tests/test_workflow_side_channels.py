@@ -50,18 +50,18 @@ def test_the_plan_log_names_the_rule_the_plan_cache_carries(tmp_path, monkeypatc
     monkeypatch.setenv("JUDGELAB_RULE", "decoy_rule")  # the old channel: must be ignored
     judge = _Answering(JudgeSpec.from_dict({"name": "j", "backend": "answeringtest", "model": "m"}))
     with PlanCache() as cache:
-        cache.plan_rule = "audit_query"
+        cache.plan_rule = "orders_query"
         run_requests(judge, _requests(range(3)), cache, progress=False)
         cache.plan_rule = "uda_query"
         run_requests(judge, _requests(range(3, 5)), cache, progress=False)
     with CallCache(tmp_path / "calls.sqlite") as disk:  # a cache that is no plan's: no rule to name
         run_requests(judge, _requests([9]), disk, progress=False)
     rules = [json.loads(line)["rule"] for line in log.read_text().splitlines()]
-    assert rules == ["audit_query"] * 3 + ["uda_query"] * 2 + [""]
+    assert rules == ["orders_query"] * 3 + ["uda_query"] * 2 + [""]
 
 
 def _summary(tmp_path: Path) -> Path:
-    """An audit summary table as ``audit_summary`` writes it, of a real judge whose gold labels
+    """An audit summary table as ``orders_summary`` writes it, of a real judge whose gold labels
     came from a simulated judge (the table's ``simulated_inputs`` column names it)."""
     from judgelab.stats.agreement import order_summary
 
@@ -69,7 +69,7 @@ def _summary(tmp_path: Path) -> Path:
                       by=("judge", "simulated"))
     s["dataset"] = "set"
     real = {"name": "real", "backend": "openai", "model": "m"}
-    gold = {"name": "sim-gold", "backend": "simulated", "model": "sim", "role": "audit.gold"}
+    gold = {"name": "sim-gold", "backend": "simulated", "model": "sim", "role": "orders.gold"}
     path = tmp_path / "summary.csv"
     write_table(s, path, provenance=provenance("abc", 0, [real, gold]))
     return path
@@ -93,9 +93,9 @@ def test_a_figure_rule_stamps_the_simulated_inputs_its_tables_name(tmp_path):
     """The audit figure's rule script: its input table names a simulated gold judge, so the
     figure carries the inputs stamp (the script passes them to the figure function)."""
     summary = _summary(tmp_path)
-    assert set(pd.read_csv(summary)["simulated_inputs"]) == {"audit.gold=sim-gold"}
+    assert set(pd.read_csv(summary)["simulated_inputs"]) == {"orders.gold=sim-gold"}
     png = tmp_path / "accuracy.png"
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(REPO / "workflow_scripts" / "audit_figure.py"),
+    done = subprocess.run([sys.executable, "-c", DRIVER, str(REPO / "workflow_scripts" / "orders_figure.py"),
                            str(summary), str(png)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(REPO), "JUDGELAB_SIMULATED_INPUTS": ""})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -103,12 +103,12 @@ def test_a_figure_rule_stamps_the_simulated_inputs_its_tables_name(tmp_path):
 
 
 def test_a_figure_function_stamps_what_its_caller_names_and_nothing_else(tmp_path, monkeypatch):
-    from judgelab.plots.audit import accuracy_figure
+    from judgelab.plots.orders import accuracy_figure
 
-    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "audit.gold=decoy")  # must be ignored
+    monkeypatch.setenv("JUDGELAB_SIMULATED_INPUTS", "orders.gold=decoy")  # must be ignored
     s = pd.read_csv(_summary(tmp_path))
     accuracy_figure(s, str(tmp_path / "plain.png"))
-    accuracy_figure(s, str(tmp_path / "named.png"), simulated_inputs="audit.gold=sim-gold")
+    accuracy_figure(s, str(tmp_path / "named.png"), simulated_inputs="orders.gold=sim-gold")
     assert figure_stamp(tmp_path / "plain.png") == "none"
     assert figure_stamp(tmp_path / "named.png") == INPUTS_STAMP_TEXT
 

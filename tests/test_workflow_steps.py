@@ -154,7 +154,7 @@ for job in json.loads(open(sys.argv[1]).read()):
 SIM = {"name": "sim-a", "backend": "simulated", "model": "sim-a", "family": "sim",
        "sampling": {"temperature": 0.0, "seed": 3}}
 #: a simulated auxiliary role beside the judge: the provenance names it as a simulated input
-GOLD = {"name": "sim-gold", "backend": "simulated", "model": "sim-gold", "family": "sim", "role": "audit.gold"}
+GOLD = {"name": "sim-gold", "backend": "simulated", "model": "sim-gold", "family": "sim", "role": "orders.gold"}
 
 
 def _pairs(path: Path) -> None:
@@ -169,10 +169,10 @@ def _pairs(path: Path) -> None:
 def _query_job(tmp_path: Path, cache: Path, out: Path) -> dict[str, Any]:
     q = {"judge": SIM, "cache": str(cache), "template": "json_verdict", "orders": ["AB", "BA"],
          "max_error_rate": None, "provenance": {"config_hash": "h123", "seed": 11, "judges": [SIM, GOLD]}}
-    return {"script": str(REPO / "workflow_scripts" / "query_pairs.py"), "rule": "audit_query",
+    return {"script": str(REPO / "workflow_scripts" / "query_pairs.py"), "rule": "orders_query",
             "params": {"q": q}, "wildcards": {"judge": "sim-a", "dataset": "mine"},
             "input": [str(tmp_path / "pairs.parquet")], "output": {"": [str(out)]},
-            "log": str(tmp_path / "audit_query.log")}
+            "log": str(tmp_path / "orders_query.log")}
 
 
 def _metadata(path: Path) -> dict[str, Any] | None:
@@ -182,7 +182,7 @@ def _metadata(path: Path) -> dict[str, Any] | None:
 
 @pytest.fixture(scope="module")
 def scripts_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """audit_query's and topk_items' real scripts, run once in a job process each as Snakemake would."""
+    """orders_query's and topk_items' real scripts, run once in a job process each as Snakemake would."""
     from judgelab.config import default_config_paths, load_config
 
     tmp = tmp_path_factory.mktemp("steps")
@@ -234,10 +234,10 @@ def test_a_judge_calling_script_writes_the_provenance_the_old_script_wrote(scrip
     # the provenance itself, by hand: the judge's rows are its own (simulated), the gold role is an input
     assert set(new["config_hash"]) == {"h123"} and set(new["pipeline_seed"]) == {11}
     assert set(new["judge_ids"]) == {"sim-a,sim-gold"} and set(new["judge_seeds"]) == {"sim-a=3,sim-gold=0"}
-    assert set(new["simulated_inputs"]) == {"audit.gold=sim-gold"} and new["simulated"].all()
+    assert set(new["simulated_inputs"]) == {"orders.gold=sim-gold"} and new["simulated"].all()
     with CallCache(tmp / "cache.sqlite") as got, CallCache(tmp / "old_cache.sqlite") as want:
         assert {c.key for c in got.iter_calls()} == {c.key for c in want.iter_calls()} == set(new["key"])
-    assert (tmp / "audit_query.log").exists()  # run_script's log, as every rule's
+    assert (tmp / "orders_query.log").exists()  # run_script's log, as every rule's
 
 
 def test_a_data_table_script_names_no_judge_as_before(scripts_run: Path):
@@ -276,7 +276,7 @@ def test_the_plan_runs_the_same_step_without_provenance(scripts_run: Path, tmp_p
     with PlanCache() as cache:
         ctx = PlanContext(cache)
         try:
-            rule_calls()["audit_query"](planned, ctx)
+            rule_calls()["orders_query"](planned, ctx)
         finally:
             ctx.close()
         keys = {c.key for c in cache.iter_calls()}

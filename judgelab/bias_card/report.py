@@ -200,8 +200,8 @@ STYLE = FigureStyle()
 def card_figure(card: pd.DataFrame, path: str | Path, *, title: str, config_hash: str | None = None,
                 style: FigureStyle = STYLE, names: Mapping[str, str] | None = None) -> None:
     """:func:`_card_figure` with every text drawn as written (names are never mathtext:
-    :data:`judgelab.plots.audit.LITERAL_TEXT`)."""
-    from judgelab.plots.audit import LITERAL_TEXT
+    :data:`judgelab.plots.orders.LITERAL_TEXT`)."""
+    from judgelab.plots.orders import LITERAL_TEXT
     from judgelab.plots.stamp import plt
 
     with plt.rc_context(LITERAL_TEXT):

@@ -147,7 +147,7 @@ def load_llmbar(path: str | Path, *, subset: str) -> list[Pair]:
 
 
 
-# Pair-set loaders by name (config: audit.datasets.<name>.loader); a new source is one entry.
+# Pair-set loaders by name (config: orders.datasets.<name>.loader); a new source is one entry.
 PAIRSET_LOADERS: Registry[Callable[[str, str], list[Pair]]] = Registry("pair-set loader")
 
 

@@ -64,7 +64,7 @@ def _judge(args: argparse.Namespace, probe: pd.DataFrame) -> tuple[pd.DataFrame,
 
     config = config_with_files(args.configfile)
     spec = find_judge(config, args.judge)
-    template = args.template or config["audit"]["template"]  # config/config.yaml, always loaded, sets it
+    template = args.template or config["orders"]["template"]  # config/config.yaml, always loaded, sets it
     judge = make_judge(spec)
 
     def counts(cache: CallCache) -> dict[str, int]:

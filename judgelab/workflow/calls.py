@@ -25,7 +25,7 @@ The context decides what differs between the two:
 A plan runs the DAG's jobs one after another in this process, with each job's own params -- no
 Snakemake run, no job process -- and only the jobs that make calls or write a table a call is
 built from (:func:`rule_calls` says which).  This module holds the backbone's own steps (the
-pairwise audit) and finds the studies' modules by name (:func:`rule_calls`), so the backbone
+both-orders study) and finds the studies' modules by name (:func:`rule_calls`), so the backbone
 names no study (``tests/test_layering.py``).
 """
 
@@ -203,9 +203,9 @@ def build_judge(built: dict[str, Judge], entry: Mapping[str, Any], where: str | 
     return built[key]
 
 
-# -- the backbone's own rules: the pairwise audit (rules/audit.smk) ----------------------------------
-def audit_pairs(job: Any, ctx: StepContext) -> None:
-    """audit_pairs: a public pair set into the pairs table, sampled as config ``audit.n_pairs`` says
+# -- the backbone's own rules: the both-orders study (rules/orders.smk) ----------------------------------
+def orders_pairs(job: Any, ctx: StepContext) -> None:
+    """orders_pairs: a public pair set into the pairs table, sampled as config ``orders.n_pairs`` says
     (a seeded sample, kept in stored order)."""
     from judgelab.datasets.pairs import load_pairset, pairs_frame
 
@@ -217,8 +217,8 @@ def audit_pairs(job: Any, ctx: StepContext) -> None:
     ctx.write_table(table, job.output[0], names_judges=False)
 
 
-def audit_query(job: Any, ctx: StepContext) -> None:
-    """audit_query: one judge answers every pair of a pair set, in the configured orders."""
+def orders_query(job: Any, ctx: StepContext) -> None:
+    """orders_query: one judge answers every pair of a pair set, in the configured orders."""
     from judgelab.datasets.pairs import load_pairs
     from judgelab.judges.pairwise import judge_pairs
 
@@ -229,7 +229,7 @@ def audit_query(job: Any, ctx: StepContext) -> None:
     ctx.write_table(table, job.output[0])
 
 
-RULES: dict[str, RuleCalls] = {"audit_pairs": audit_pairs, "audit_query": audit_query}
+RULES: dict[str, RuleCalls] = {"orders_pairs": orders_pairs, "orders_query": orders_query}
 
 
 def rule_calls() -> dict[str, RuleCalls]:

@@ -339,7 +339,7 @@ def _read_log(plan_log: Path) -> pd.DataFrame:
 def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: Path) -> pd.DataFrame:
     """One row per judge and study (the rule's prefix), then one :data:`ALL_STUDIES` row per judge.
 
-    A call two studies need (the same request payload, e.g. the LLMBar pairs the audit and
+    A call two studies need (the same request payload, e.g. the LLMBar pairs the orders study and
     topk studies both ask) is counted under *each* study's row, although a run asks it once;
     the judge's :data:`ALL_STUDIES` row counts every distinct call once and is what a run pays.
     """

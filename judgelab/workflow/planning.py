@@ -23,7 +23,7 @@ from judgelab.registry import UnknownEntryError
 #: What a study's planning raises for a bad config or missing input (anything else is a bug).
 PLAN_ERRORS = (ConfigError, InputError, UnknownEntryError, DataMissing)
 #: The studies the workflow plans, each with its output folder ``results/<study>/``.
-STUDIES = ("audit", "audit_logs", "strategies", "scoring", "topk", "uda", "rbd")
+STUDIES = ("orders", "audit_logs", "strategies", "scoring", "topk", "uda", "rbd")
 
 
 @dataclass

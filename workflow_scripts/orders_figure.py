@@ -1,9 +1,9 @@
-"""Rule audit_figure: accuracy per judge and presentation order."""
+"""Rule orders_figure: accuracy per judge and presentation order."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 
 from judgelab.io import read_table
-from judgelab.plots.audit import accuracy_figure
+from judgelab.plots.orders import accuracy_figure
 from judgelab.workflow import run_script, simulated_inputs_of
 
 

@@ -1,4 +1,4 @@
-"""Rule audit_summary: accuracy and order consistency per judge and pair set."""
+"""Rule orders_summary: accuracy and order consistency per judge and pair set."""
 
 import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 

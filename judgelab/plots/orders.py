@@ -1,4 +1,4 @@
-"""Figure of the judge audit: accuracy per order, and position bias with parse failures."""
+"""Figure of the both-orders study: accuracy per order, and position bias with parse failures."""
 
 from __future__ import annotations
 
