@@ -50,6 +50,7 @@ from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 from judgelab.ranking.bias_aware import posterior_memory
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 if TYPE_CHECKING:  # style_control imports torch when it fits
     from judgelab.board.style_control import StyleResult
@@ -75,7 +76,7 @@ MEMORY_ENV = "JUDGELAB_MEMORY_GIB"
 
 @dataclass
 class BoardSettings:
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     style_rounds: int = 100
     seed: int = 0
     gamed: Gamed | None = None
