@@ -413,7 +413,7 @@ def test_mapping_defaults_are_the_documented_ones():
     ``responses`` the texts are in the stored order."""
     m = build_mapping({"verdict": {"label": "v"}, "gold": {"label": "g"}})
     assert m.games[0].verdict.frame == "shown" and m.gold.frame == "stored" and m.responses_frame == "stored"
-    assert m.name == "custom" and m.format == "auto"
+    assert m.name == "custom" and m.file_type == "auto"
 
 
 # --- log patterns of a config (rules/audit_logs.smk) ----------------------------------------------
