@@ -532,12 +532,12 @@ def test_preset_and_mapping_errors_name_where():
         mapping_from_config("fastchat")
     with pytest.raises(UnknownEntryError, match=r"\(--format / format\)"):
         mapping_from_config({"preset": "nope"})
-    with pytest.raises(ConfigError, match=r"^preset 'llmbar': invalid verdict mapping at key 'format'"):
-        mapping_from_config({"preset": "llmbar", "format": "xml"})
-    with pytest.raises(ConfigError, match=r"^cfg/mapping: invalid verdict mapping at key 'format'"):
-        mapping_from_config({"format": "xml", "verdict": {"label": "v"}}, where="cfg/mapping")
+    with pytest.raises(ConfigError, match=r"^preset 'llmbar': invalid verdict mapping at key 'file_type'"):
+        mapping_from_config({"preset": "llmbar", "file_type": "xml"})
+    with pytest.raises(ConfigError, match=r"^cfg/mapping: invalid verdict mapping at key 'file_type'"):
+        mapping_from_config({"file_type": "xml", "verdict": {"label": "v"}}, where="cfg/mapping")
     with pytest.raises(ConfigError, match=r"^mapping: invalid verdict mapping"):
-        mapping_from_config({"format": "xml", "verdict": {"label": "v"}})
+        mapping_from_config({"file_type": "xml", "verdict": {"label": "v"}})
     assert mapping_from_config({"verdict": {"label": "v"}}).name == "custom"
     spec = {"preset": "llmbar", "judge": {"const": "j"}}
     assert mapping_from_config(spec).name == "llmbar" and spec == {"preset": "llmbar", "judge": {"const": "j"}}
