@@ -12,8 +12,8 @@ import yaml
 from judgelab import cli
 from judgelab.config import RENAMED_KEYS, RENAMED_OPTIONS, ConfigError, config_with_files, renamed_keys
 from judgelab.verdict_import.importer import import_verdicts
-from judgelab.verdict_import.mapping import mapping_schema
-from judgelab.verdict_import.presets import PRESETS, mapping_from_config
+from judgelab.verdict_import.mapping import build_mapping, mapping_schema
+from judgelab.verdict_import.presets import PRESETS, mapping_from_config, preset_mapping
 
 MAPPING = {"judge": {"const": "j"}, "pair_id": "id", "response_a": "a", "response_b": "b",
            "verdict": {"label": "v", "values": {"A": "A", "B": "B"}}}
@@ -64,6 +64,15 @@ def test_the_old_mapping_key_is_refused_with_its_new_name(spec, message):
     with pytest.raises(ConfigError) as exc:
         mapping_from_config(spec, where="m.yaml")
     assert str(exc.value) == message
+
+
+def test_a_mapping_compiled_directly_or_a_preset_override_refuses_the_old_key_too():
+    with pytest.raises(ConfigError) as exc:
+        build_mapping({**MAPPING, "format": "jsonl"}, where="m.yaml")
+    assert str(exc.value) == "m.yaml: key 'format' was renamed to 'file_type'"
+    with pytest.raises(ConfigError) as exc:
+        preset_mapping("llmbar", {"format": "json"})
+    assert str(exc.value) == "preset 'llmbar': key 'format' was renamed to 'file_type'"
 
 
 def test_audit_with_an_old_mapping_file_is_one_line_and_exit_2(tmp_path, capsys):
