@@ -10,9 +10,8 @@ that reports an interval takes ``alpha`` and computes at ``1 - alpha``; its defa
 
 statsmodels computes it (``proportion_confint(method="wilson")``); this wrapper adds only what
 every caller needed around it: NaN for an empty sample (nothing to estimate, not an error),
-plain floats, and, for clustered data, the
-small-sample correction of cluster-robust inference (Cameron & Miller 2015, J Hum Resour
-50:317): with ``clusters >= 2`` the normal critical value is replaced by Student's t on
+plain floats, and, for clustered data, the small-sample correction of cluster-robust inference
+(Cameron & Miller 2015, J Hum Resour 50:317): with ``clusters >= 2`` the normal critical value is replaced by Student's t on
 ``clusters - 1`` degrees of freedom, since the clustered variance is estimated from only that
 many cluster totals.  ``n`` may be an effective sample size (the count divided by a design
 effect) and ``successes`` then fractional.
