@@ -182,6 +182,27 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, ext
     sub.exit(2, f"{sub.prog}: error: unrecognized argument{'s' if len(extra) > 1 else ''}: {', '.join(parts)}\n")
 
 
+def refuse_renamed_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Exit 2 with one line for a subcommand or option judgelab renamed
+    (:data:`judgelab.config.RENAMED_OPTIONS`), before argparse reads it as an abbreviation, an
+    unknown argument or, worse, a value: ``judgelab <cmd>: error: --old was renamed to --new``."""
+    from judgelab.config import RENAMED_OPTIONS
+
+    subs = _subcommands(parser)
+    name = next((t for t in argv if not t.startswith("-")), None)
+    if name is not None and name not in subs and ("", name) in RENAMED_OPTIONS:
+        parser.exit(2, f"{parser.prog}: error: command {name} was renamed to {RENAMED_OPTIONS['', name]}\n")
+    if name not in subs:
+        return
+    for token in argv[argv.index(name) + 1:]:
+        if token == "--":
+            return
+        flag = token.split("=", 1)[0]
+        new = RENAMED_OPTIONS.get((name, flag)) or RENAMED_OPTIONS.get(("*", flag))
+        if flag.startswith("--") and new:
+            subs[name].exit(2, f"{subs[name].prog}: error: {flag} was renamed to {new}\n")
+
+
 def _misspelt_flag(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Exit with one did-you-mean line for a ``--flag`` the subcommand does not have (and that
     abbreviates none of its flags), before argparse parses: argparse would otherwise report a
@@ -325,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
 
     absolute_data_root()
     parser = build_parser()
+    refuse_renamed_options(parser, list(sys.argv[1:] if argv is None else argv))
     _misspelt_flag(parser, list(sys.argv[1:] if argv is None else argv))
     args, extra = parser.parse_known_args(argv)
     if extra:

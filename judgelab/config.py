@@ -196,6 +196,11 @@ def _unknown_in(error: Any) -> list[tuple[tuple[Any, ...], str, list[str]]]:
     return found
 
 
+def _renamed_in(message: str, renamed: list[str]) -> bool:
+    """Whether an unknown-key ``message`` is about a key a renamed-key message already names."""
+    return any(r.split(" was renamed")[0].split(": key ")[-1] in message for r in renamed)
+
+
 def _nearest(key: str, known: list[str]) -> str | None:
     near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if not near:  # a case slip, or a prefix ("temp" for "temperature")
@@ -283,11 +288,74 @@ def _origin(path: tuple[Any, ...], layers: list[tuple[str, dict[str, Any]]], def
     return default
 
 
+# -- renamed names ----------------------------------------------------------------------------------
+
+#: Every key and command-line option judgelab renamed, old -> new, in one place.  An old name is
+#: refused with its new one (one line, exit 2), never read as the new one and never ignored: a
+#: value written under a name judgelab no longer reads must not vanish silently.  Keys are dotted
+#: paths in their scope (``config``: the pipeline config; ``verdict_mapping``: a log mapping, from a
+#: ``--mapping`` file, a ``{preset: NAME, ...}`` override or a config entry); ``*`` stands for any
+#: one part (a set's name, a list index).
+RENAMED_KEYS: dict[str, dict[str, str]] = {
+    "config": {
+        # a log mapping inside the config: its file type has its own key (``format`` names the preset)
+        "audit_logs.sets.*.format.format": "audit_logs.sets.*.format.file_type",
+        "rbd.log_audit.format.format": "rbd.log_audit.format.file_type",
+        "judges.*.options.mapping.format": "judges.*.options.mapping.file_type",
+        "replay_judges.*.options.mapping.format": "replay_judges.*.options.mapping.file_type",
+    },
+    "verdict_mapping": {
+        "format": "file_type",  # the file type (json, jsonl, csv, ...); ``--format`` names the preset
+        "tables.*.format": "tables.*.file_type",
+    },
+}
+
+#: ``(command, old option) -> new option`` of the command line, ``command`` ``*`` for every
+#: command; ``("", old command) -> new command`` for a renamed subcommand
+#: (:func:`judgelab.cli.refuse_renamed_options`).
+RENAMED_OPTIONS: dict[tuple[str, str], str] = {}
+
+
+def _matches(data: Any, parts: list[str], done: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The concrete paths of ``data`` a dotted pattern (``*``: any one part) names."""
+    if not parts:
+        return [done]
+    head, rest = parts[0], parts[1:]
+    if isinstance(data, dict):
+        keys = list(data) if head == "*" else [head] if head in data else []
+        return [m for k in keys for m in _matches(data[k], rest, (*done, k))]
+    if isinstance(data, list) and head == "*":
+        return [m for i, v in enumerate(data) for m in _matches(v, rest, (*done, i))]
+    return []
+
+
+def renamed_keys(data: Any, *, scope: str, source: str) -> list[str]:
+    """One message per renamed key ``data`` still uses (:data:`RENAMED_KEYS` of ``scope``):
+    ``<source>: key 'old' was renamed to 'new'``, the path's ``*`` parts filled in."""
+    out = []
+    for old, new in RENAMED_KEYS[scope].items():
+        for path in _matches(data, old.split(".")):
+            parts = iter(p for p, o in zip(path, old.split("."), strict=True) if o == "*")
+            new_path = tuple(next(parts) if n == "*" else n for n in new.split("."))
+            out.append(f"{source}: key '{_key_path(path)}' was renamed to '{_key_path(new_path)}'")
+    return out
+
+
+def refuse_renamed_keys(data: Any, *, scope: str, source: str) -> None:
+    """ConfigError naming every renamed key of ``data`` (:func:`renamed_keys`); nothing when none."""
+    problems = renamed_keys(data, scope=scope, source=source)
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
 def check_layers(layers: list[tuple[str, dict[str, Any]]]) -> None:
-    """Refuse unknown keys and secrets in each config layer (file or ``--config``), naming it."""
+    """Refuse renamed keys, unknown keys and secrets in each config layer (file or ``--config``),
+    naming it."""
     problems: list[str] = []
     for source, data in layers:
-        problems += unknown_keys(data, source=source) + secret_keys(data, source=source)
+        renamed = renamed_keys(data, scope="config", source=source)
+        problems += renamed + [m for m in unknown_keys(data, source=source) if not _renamed_in(m, renamed)]
+        problems += secret_keys(data, source=source)
     if problems:
         raise ConfigError("; ".join(problems))
 

@@ -257,7 +257,7 @@ def test_judges_kappa_degenerate_panels():
     same = judges_kappa(_panel({"j1": ["A"] * 6, "j2": ["A"] * 6, "j3": ["A"] * 6}))
     assert same["reason"].startswith("kappa undefined") and math.isnan(same["estimate"])
     assert math.isnan(fleiss(np.zeros((0, 3))))
-    assert fleiss_ci(np.array([[3.0, 0, 0]]), np.array([0]), n_resamples=10, confidence=0.95, seed=0) == (
+    assert fleiss_ci(np.array([[3.0, 0, 0]]), np.array([0]), n_resamples=10, alpha=0.05, seed=0) == (
         pytest.approx(float("nan"), nan_ok=True), pytest.approx(float("nan"), nan_ok=True))
 
 
@@ -647,7 +647,7 @@ def test_fleiss_bootstrap_equals_the_slow_reference(n_items, confidence, seed):
     rng = np.random.default_rng(n_items)
     items = np.repeat(np.arange(n_items), 2)
     counts = np.array([rng.multinomial(4, [0.5, 0.35, 0.15]) for _ in items], dtype=float)
-    got = fleiss_ci(counts, items, n_resamples=60, confidence=confidence, seed=seed)
+    got = fleiss_ci(counts, items, n_resamples=60, alpha=1 - confidence, seed=seed)
     assert got == pytest.approx(_reference_fleiss_ci(counts, items, 60, confidence, seed))
     assert math.isfinite(got[0]) and got[0] < got[1]
 
@@ -657,7 +657,7 @@ def test_ppi_rows_win_rate_target_and_confidence():
     verdict = np.array(["B", "B", "A", "A", "B", "A", "A", "B", "tie", "B"])
     human = np.array(["B", "", "A", "", "tie", "", "", "", "B", ""])
     rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, 0.8)}
-    ref = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]), confidence=0.8)
+    ref = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]), alpha=0.2)
     w = rows["ppi_win_rate"]
     assert (w.estimate, w.ci_low, w.ci_high) == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high))
     wide = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]))
@@ -693,7 +693,7 @@ def test_ppi_by_model_columns_equal_their_definitions():
                           "m2": np.where(np.arange(n) < 40, "y", "z"),
                           "human_pref": rng.choice([0.0, 0.5, 1.0], n)})
     jp = pd.Series({f"p{i}": rng.random() for i in range(20)})
-    tab = ppi_by_model(votes, jp, label_share=0.3, seed=4, confidence=0.9).set_index("model")
+    tab = ppi_by_model(votes, jp, label_share=0.3, seed=4, alpha=0.1).set_index("model")
     lab_all = np.random.default_rng(4).random(n) < 0.3
     z = norm.ppf(0.95)
     for m in ("x", "y", "z"):
@@ -702,7 +702,7 @@ def test_ppi_by_model_columns_equal_their_definitions():
         hp = votes["human_pref"].to_numpy()[on]
         yh_b = votes["pair_id"].map(jp).to_numpy()[on]
         y, yh, lab = np.where(as_b, hp, 1 - hp), np.where(as_b, yh_b, 1 - yh_b), lab_all[on]
-        ref = ppi_mean(y[lab], yh[lab], yh[~lab], confidence=0.9)
+        ref = ppi_mean(y[lab], yh[lab], yh[~lab], alpha=0.1)
         r = tab.loc[m]
         assert (r["ppi"], r["ppi_ci_low"], r["ppi_ci_high"]) == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high))
         se = y[lab].std(ddof=1) / math.sqrt(lab.sum())

@@ -211,7 +211,7 @@ def test_row_wise_correlation_and_the_bootstrap_interval_by_hand():
     x = np.array([1.0, 1.0, 2.0, 4.0, 3.0])  # two equal lengths: some resamples have no spread
     y = np.array([2.0, 3.0, 1.0, 5.0, 4.0])
     for method in ("pearson", "spearman"):
-        lo, hi = _bootstrap_ci(x, y, method, 300, 7, 0.9)
+        lo, hi = _bootstrap_ci(x, y, method, 300, 7, 0.1)
         idx = np.random.default_rng(7).integers(0, 5, size=(300, 5))
         rs = []
         for row in idx:  # the same resamples, one at a time by scipy
@@ -226,7 +226,7 @@ def test_row_wise_correlation_and_the_bootstrap_interval_by_hand():
 
 def test_log_length_confidence_and_the_perfect_rank_correlation():
     b = _board(9, 0.4, 5)
-    t = length_correlation(b, log_length=True, n_resamples=200, confidence=0.8).set_index("method")
+    t = length_correlation(b, log_length=True, n_resamples=200, alpha=0.2).set_index("method")
     lx = np.log(b["length"].to_numpy())
     res = stats.pearsonr(lx, b["score"])
     assert t.loc["pearson", "estimate"] == pytest.approx(res.statistic)
@@ -270,10 +270,10 @@ def test_defaults_bootstrap_per_method_and_unit_lengths():
     t = length_correlation(b, log_length=True).set_index("method")  # a length of 1 (log 0) is fine
     x, y = np.log(b["length"].to_numpy()), b["score"].to_numpy()
     for m in ("pearson", "spearman"):  # default: 5000 resamples, seed 0, 95%
-        assert (t.loc[m, "boot_low"], t.loc[m, "boot_high"]) == _bootstrap_ci(x, y, m, 5000, 0, 0.95)
+        assert (t.loc[m, "boot_low"], t.loc[m, "boot_high"]) == _bootstrap_ci(x, y, m, 5000, 0, 0.05)
     assert t.loc["spearman", "boot_low"] != t.loc["pearson", "boot_low"]
     again = length_correlation(b, log_length=True, seed=3, n_resamples=400).set_index("method")
-    assert again.loc["spearman", "boot_high"] == _bootstrap_ci(x, y, "spearman", 400, 3, 0.95)[1]
+    assert again.loc["spearman", "boot_high"] == _bootstrap_ci(x, y, "spearman", 400, 3, 0.05)[1]
 
 
 def test_a_constant_resample_is_dropped_quietly():

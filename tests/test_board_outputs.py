@@ -375,9 +375,10 @@ def test_files_given_by_option_reach_the_settings(tmp_path, spy, monkeypatch):
 
 
 @pytest.mark.parametrize("opt,val,msg", [
-    ("--alpha", "0", "--alpha must lie in (0, 1), got 0.0"),
-    ("--alpha", "1", "--alpha must lie in (0, 1), got 1.0"),
-    ("--resamples", "0", "--resamples must be at least 1, got 0"),
+    ("--alpha", "0", "judgelab leaderboard: --alpha: must be a number in (0, 1), got 0.0"),
+    ("--alpha", "1", "judgelab leaderboard: --alpha: must be a number in (0, 1), got 1.0"),
+    ("--resamples", "0", "judgelab leaderboard: --resamples: must be an integer in [1, inf), got 0"),
+    ("--seed", "-1", "judgelab leaderboard: --seed: must be an integer in [0, inf), got -1"),
 ])
 def test_out_of_range_options_are_one_line_errors(tmp_path, capsys, spy, opt, val, msg):
     logs = _alpaca_log(tmp_path / "results", n=12)
@@ -447,10 +448,12 @@ def test_the_parser_documents_each_option():
                                      "lc_from_published_weights for the models it lists")
     assert helps["--style-reference"] == ("style_coefficients.json of an earlier run: freeze the style "
                                           "coefficients so adding a model does not move the others")
-    assert helps["--resamples"] == "bootstrap rounds of the style control (default 100, show_result.py's)"
-    assert helps["--alpha"] == "1 - interval level (default 0.05: 95%% intervals)"
+    assert helps["--resamples"] == ("bootstrap rounds of the style control (show_result.py's default); an integer "
+                                    "in [1, inf) (default 100)")
+    assert helps["--alpha"] == ("significance level; every interval is at level 1 - alpha; a number in (0, 1) "
+                                "(default 0.05)")
+    assert helps["--seed"] == "seed of the style control's bootstrap; an integer in [0, inf) (default 0)"
     assert helps["--title"] == "title of the figure"
-    assert sub.format_help().count("95% intervals") == 1
     for a in sub._actions:
         if a.dest == "out":
             assert a.required

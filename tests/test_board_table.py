@@ -352,8 +352,8 @@ def test_leave_one_judge_out_is_kendall_tau_against_the_board_without_that_judge
             got = j[(j["judge_left_out"] == judge) & (j["score"] == col)]["kendall_tau"].item()
             assert got == pytest.approx(want)
     assert j["kendall_tau"].notna().all() and (j["kendall_tau"] < 1).any()
-    T.leave_one_judge_out(b, T.BoardSettings(style_rounds=0), full.reset_index())
-    assert seen[-1].style_rounds == 1  # never fewer than one round
+    with pytest.raises(ValueError, match=r"^leaderboard setting resamples: must be an integer in \[1, inf\), got 0$"):
+        T.BoardSettings(style_rounds=0)  # never fewer than one round: refused where settings are made
     # the full board asks for the judge table only with two judges or more
     seen.clear()
     assert not real(b, replace(s, style_rounds=2)).judges.empty and len(seen) == 2

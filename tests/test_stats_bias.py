@@ -50,15 +50,15 @@ def _data(n: int = 60, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
 def test_bootstrap_ci_is_the_percentile_bootstrap_of_the_signs():
     v, t = _data()
     s = preference_signs(v, t)
-    for kw in ({}, {"n_resamples": 500, "seed": 7, "confidence": 0.8}):
+    for kw in ({}, {"n_resamples": 500, "seed": 7, "alpha": 0.2}):
         e = bias_score(v, t, **kw)
         ref = stats.bootstrap((s,), np.mean, n_resamples=kw.get("n_resamples", 2000),
-                              confidence_level=kw.get("confidence", 0.95), method="percentile",
+                              confidence_level=1 - kw.get("alpha", 0.05), method="percentile",
                               random_state=np.random.default_rng(kw.get("seed", 0)))
         assert e.b == pytest.approx(s.mean())
         assert (e.ci_low, e.ci_high) == (ref.confidence_interval.low, ref.confidence_interval.high)
         assert e.n == len(s)
-    wide, narrow = bias_score(v, t), bias_score(v, t, confidence=0.5)
+    wide, narrow = bias_score(v, t), bias_score(v, t, alpha=0.5)
     assert wide.ci_low < narrow.ci_low < narrow.b < narrow.ci_high < wide.ci_high
     assert bias_score(v, t, seed=1) != bias_score(v, t, seed=2)
 

@@ -43,7 +43,7 @@ def test_ci_uses_the_level():
     ci = fit.ci()
     assert ci.loc["x", "low"] == pytest.approx(1 - 1.959963985 * 0.5)
     assert ci.loc["x", "high"] == pytest.approx(1 + 1.959963985 * 0.5)
-    ci90 = fit.ci(0.9)
+    ci90 = fit.ci(0.1)
     assert ci90.loc["x", "high"] == pytest.approx(1 + 1.644853627 * 0.5)
     assert math.isnan(fit.loglik)  # not given
 

@@ -58,7 +58,7 @@ def test_bootstrap_ci_level_resamples_and_generator():
     lo, hi = bootstrap_ci(x, rng=np.random.default_rng(5))
     assert lo < x.mean() < hi
     assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.15)  # the normal-theory width
-    lo50, hi50 = bootstrap_ci(x, level=0.5, rng=np.random.default_rng(5))
+    lo50, hi50 = bootstrap_ci(x, alpha=0.5, rng=np.random.default_rng(5))
     assert hi50 - lo50 == pytest.approx(2 * 0.6745 * se, rel=0.15)
     # one resample: both percentiles are that resample's mean
     one = bootstrap_ci(x, n_resamples=1, rng=np.random.default_rng(2))
@@ -197,13 +197,13 @@ def _random_cells(n: int = 40) -> pd.DataFrame:
 
 def test_every_interval_is_its_own_cells_bootstrap():
     sv = _random_cells()
-    agr = agreement_table(sv, n_resamples=25, level=0.9, seed=7)
+    agr = agreement_table(sv, n_resamples=25, alpha=0.1, seed=7)
     agr = agr[agr["judge"] != "gold"]
-    cat = category_table(sv, n_resamples=25, level=0.9, seed=7)
+    cat = category_table(sv, n_resamples=25, alpha=0.1, seed=7)
     for (ds, judge, strat), g in sv.groupby(["dataset", "judge", "strategy"]):
         r = agr[(agr["dataset"] == ds) & (agr["judge"] == judge) & (agr["strategy"] == strat)].iloc[0]
         corr = g["correct"].to_numpy(float)
-        assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=25, level=0.9,
+        assert (r["ci_low"], r["ci_high"]) == bootstrap_ci(corr, n_resamples=25, alpha=0.1,
                                                            rng=cell_seed(7, ds, judge, strat))
         for c, gc in g.groupby("category"):
             rc = cat[(cat["dataset"] == ds) & (cat["judge"] == judge) & (cat["strategy"] == strat)
@@ -211,10 +211,10 @@ def test_every_interval_is_its_own_cells_bootstrap():
             assert rc["n"] == len(gc) and rc["agreement"] == pytest.approx(gc["correct"].mean())
             assert bool(rc["simulated"])
             assert (rc["ci_low"], rc["ci_high"]) == bootstrap_ci(gc["correct"].to_numpy(float), n_resamples=25,
-                                                                 level=0.9, rng=cell_seed(7, ds, judge, strat, c))
+                                                                 alpha=0.1, rng=cell_seed(7, ds, judge, strat, c))
     # one cell alone gives the same row: nothing depends on the other cells or on row order
     one = sv[(sv["dataset"] == "e") & (sv["judge"] == "k") & (sv["strategy"] == "S2")]
-    alone = agreement_table(one, n_resamples=25, level=0.9, seed=7).iloc[0]
+    alone = agreement_table(one, n_resamples=25, alpha=0.1, seed=7).iloc[0]
     full = agr[(agr["dataset"] == "e") & (agr["judge"] == "k") & (agr["strategy"] == "S2")].iloc[0]
     assert (alone["ci_low"], alone["ci_high"], alone["agreement"]) == (full["ci_low"], full["ci_high"], full["agreement"])
     # strategies in the paper's order (B0, S1, S2, ...), a strategy outside it last; judges sorted
@@ -320,22 +320,22 @@ def test_bias_intervals_resample_questions_with_the_cells_own_seed():
                 rows.append({"judge": "j", "family": "x", "simulated": True, "strategy": strat, "pair_id": pid,
                              "bias_type": half, "verdict": v, "correct": False, "category": "math" if q < 30 else "code"})
     sv, pairs = pd.DataFrame(rows), pd.DataFrame(pairs)
-    out = bias_table(sv, pairs, n_resamples=25, level=0.9, seed=5).set_index(["strategy", "measure"])
+    out = bias_table(sv, pairs, n_resamples=25, alpha=0.1, seed=5).set_index(["strategy", "measure"])
     df = sv.merge(pairs, on="pair_id")
     sub = df[df["strategy"] == "S1"]
     ref = bias_score(sub["verdict"].to_numpy(object), sub["target_side"].to_numpy(object),
-                     groups=sub["question_id"].to_numpy(object), n_resamples=25, confidence=0.9,
+                     groups=sub["question_id"].to_numpy(object), n_resamples=25, alpha=0.1,
                      seed=zlib.crc32(b"5|j|S1|style"))
     r = out.loc[("S1", "style")]
     assert (r["value"], r["ci_low"], r["ci_high"], r["n"]) == (ref.b, ref.ci_low, ref.ci_high, 60)
     assert out.loc[("B0", "style"), "ci_low"] != r["ci_low"] or out.loc[("B0", "style"), "ci_high"] != r["ci_high"]
     # Table 7: the same per topic, each topic's questions resampled whole
-    topic = topic_style_table(sv, pairs, n_resamples=25, level=0.9, seed=5).set_index(["strategy", "topic"])
+    topic = topic_style_table(sv, pairs, n_resamples=25, alpha=0.1, seed=5).set_index(["strategy", "topic"])
     assert list(topic.index) == [("B0", "code"), ("B0", "math"), ("S1", "code"), ("S1", "math")]
     for t in ("code", "math"):
         s = sub[sub["category"] == t]
         ref = bias_score(s["verdict"].to_numpy(object), s["target_side"].to_numpy(object),
-                         groups=s["question_id"].to_numpy(object), n_resamples=25, confidence=0.9,
+                         groups=s["question_id"].to_numpy(object), n_resamples=25, alpha=0.1,
                          seed=zlib.crc32(f"5|j|S1|{t}".encode()))
         got = topic.loc[("S1", t)]
         assert (got["value"], got["ci_low"], got["ci_high"], got["n"]) == (ref.b, ref.ci_low, ref.ci_high, 30)
@@ -350,14 +350,14 @@ def test_truncation_interval_is_its_cells_bootstrap():
     sv = pd.DataFrame([{"judge": j, "family": "f", "simulated": True, "strategy": st, "pair_id": f"T{i}",
                         "bias_type": "LENGTH", "verdict": "A" if c else "B", "correct": bool(c), "category": "x"}
                        for j in ("j", "k") for st in ("B0", "S5") for i, c in enumerate(corr)])
-    out = bias_table(sv, pairs, n_resamples=25, level=0.8, seed=2).set_index(["judge", "strategy", "measure"])
+    out = bias_table(sv, pairs, n_resamples=25, alpha=0.2, seed=2).set_index(["judge", "strategy", "measure"])
     seen = set()
     for judge in ("j", "k"):
         for strat in ("B0", "S5"):
             r = out.loc[(judge, strat, "truncation_accuracy")]
             assert r["value"] == pytest.approx(corr.mean()) and r["n"] == 40
             ci = (r["ci_low"], r["ci_high"])
-            assert ci == bootstrap_ci(corr.astype(float), n_resamples=25, level=0.8,
+            assert ci == bootstrap_ci(corr.astype(float), n_resamples=25, alpha=0.2,
                                       rng=cell_seed(2, judge, strat, "trunc"))
             seen.add(ci)
     assert len(seen) > 1  # cells draw their own resamples
@@ -395,9 +395,9 @@ def test_topic_style_uses_only_the_style_pairs():
 def test_b_without_groups_resamples_rows():
     v = pd.Series(["A", "A", "B", "", "tie", "A"])
     t = pd.Series(["A"] * 6)
-    r = an._b(v, t, n_resamples=100, level=0.95, rng_seed=1)
+    r = an._b(v, t, n_resamples=100, alpha=0.05, rng_seed=1)
     assert r["value"] == pytest.approx(1 / 3) and r["n"] == 6 and r["n_no_verdict"] == 1  # (1 + 1 - 1 + 1) / 6
-    g = an._b(v, t, n_resamples=100, level=0.95, rng_seed=1, groups=pd.Series(["a", "a", "b", "b", "c", "c"]))
+    g = an._b(v, t, n_resamples=100, alpha=0.05, rng_seed=1, groups=pd.Series(["a", "a", "b", "b", "c", "c"]))
     assert g["n"] == 3 and g["value"] == pytest.approx(1 / 3)  # question means 1, -1/2, 1/2
 
 
@@ -728,10 +728,10 @@ def test_defaults_are_the_papers():
     the model preference's target is the Gemini (google) response of the original pairs."""
     x = (np.random.default_rng(9).random(50) < 0.5).astype(float)  # 2,001 resamples would move the interval
     assert bootstrap_ci(x, rng=np.random.default_rng(1)) == bootstrap_ci(
-        x, n_resamples=2000, level=0.95, rng=np.random.default_rng(1))
+        x, n_resamples=2000, alpha=0.05, rng=np.random.default_rng(1))
     sv = pd.DataFrame(_sv_rows("d", "j", "B0", ["A", "B", "B", "tie", "A", "A"], ["A", "A", "B", "tie", "B", "A"]))
-    pd.testing.assert_frame_equal(agreement_table(sv, seed=2), agreement_table(sv, n_resamples=2000, level=0.95, seed=2))
-    pd.testing.assert_frame_equal(category_table(sv, seed=2), category_table(sv, n_resamples=2000, level=0.95, seed=2))
+    pd.testing.assert_frame_equal(agreement_table(sv, seed=2), agreement_table(sv, n_resamples=2000, alpha=0.05, seed=2))
+    pd.testing.assert_frame_equal(category_table(sv, seed=2), category_table(sv, n_resamples=2000, alpha=0.05, seed=2))
     # 60 instances, 40 questions of mirrored style pairs: here 2,000 and 2,001 resamples give different intervals
     correct = np.random.default_rng(24).random(60) < 0.5
     big = pd.DataFrame(_sv_rows("d", "j", "B0", ["A" if c else "B" for c in correct], ["A"] * 60))
@@ -744,9 +744,9 @@ def test_defaults_are_the_papers():
                         "bias_type": ["STYLE", "STYLE_BA"] * 40, "verdict": verdicts, "correct": False,
                         "category": "math"})
     pd.testing.assert_frame_equal(bias_table(csv, pairs, seed=2),
-                                  bias_table(csv, pairs, original_target="google", n_resamples=2000, level=0.95, seed=2))
+                                  bias_table(csv, pairs, original_target="google", n_resamples=2000, alpha=0.05, seed=2))
     pd.testing.assert_frame_equal(topic_style_table(csv, pairs, seed=2),
-                                  topic_style_table(csv, pairs, n_resamples=2000, level=0.95, seed=2))
+                                  topic_style_table(csv, pairs, n_resamples=2000, alpha=0.05, seed=2))
     # b = 3, c = 9: chi2 = 25/12, p = 0.149 -- not significant at 0.05
     rows = paired("d", "j", "B0", [1] * 3 + [0] * 9 + [1] * 8) + paired("d", "j", "S1", [0] * 3 + [1] * 9 + [1] * 8)
     mcn = mcnemar_table(pd.DataFrame(rows))

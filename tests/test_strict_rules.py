@@ -82,7 +82,7 @@ def _rows(path: Path) -> tuple[str, list[dict]]:
 
 def _mapping(judge: str, parse: str = "position_bias_analyzer"):
     return build_mapping({
-        "format": "tsv", "judge": {"const": judge},
+        "file_type": "tsv", "judge": {"const": judge},
         "instruction": {"concat": ["question_1", "question_2"], "sep": "\n\n"},
         "response_a": {"concat": ["answer1_1", "answer1_2"], "sep": "\n\n"},
         "response_b": {"concat": ["answer2_1", "answer2_2"], "sep": "\n\n"},

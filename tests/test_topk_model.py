@@ -334,7 +334,7 @@ def test_options_inputs_and_names_fail_or_default_clearly():
     warm = fit_bias_aware(comp, n, x, x0=naive.beta, warn=False)
     np.testing.assert_allclose(warm.beta, one_d.beta, atol=1e-5)
     assert naive.names == [f"theta[{i}]" for i in range(n)] and naive.c.shape == (0,) and naive.kappa == 0.0
-    lo, hi = one_d.interval("kappa", level=0.5)
+    lo, hi = one_d.interval("kappa", alpha=0.5)
     assert hi - lo == pytest.approx(2 * 0.6744898 * one_d.se("kappa"), rel=1e-5)
 
 

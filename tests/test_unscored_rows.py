@@ -226,12 +226,12 @@ def test_strategies_category_and_bias_cells_without_a_verdict_say_why():
     assert cat.loc["good", "reason"] == "" and cat.loc["good", "agreement"] == 1.0
     assert cat.loc["broken", "reason"] == "no parsable verdict: 4 of 4 without a usable verdict"
     assert np.isnan(cat.loc["broken", "agreement"]) and cat.loc["broken", "n"] == 4
-    b = _b(pd.Series([""] * 6), pd.Series(["A"] * 6), n_resamples=50, level=0.95, rng_seed=0)
+    b = _b(pd.Series([""] * 6), pd.Series(["A"] * 6), n_resamples=50, alpha=0.05, rng_seed=0)
     assert b["reason"] == "no parsable verdict: 6 of 6 without a usable verdict" and b["n_no_verdict"] == 6
     assert np.isnan(b["value"]) and np.isnan(b["ci_low"])  # not a bias score of 0
-    assert _b(pd.Series([], dtype=object), pd.Series([], dtype=object), n_resamples=50, level=0.95,
+    assert _b(pd.Series([], dtype=object), pd.Series([], dtype=object), n_resamples=50, alpha=0.05,
               rng_seed=0)["reason"] == "no pairs of this kind"
-    ok = _b(pd.Series(["A", "B", "A"]), pd.Series(["A"] * 3), n_resamples=50, level=0.95, rng_seed=0)
+    ok = _b(pd.Series(["A", "B", "A"]), pd.Series(["A"] * 3), n_resamples=50, alpha=0.05, rng_seed=0)
     assert ok["reason"] == "" and np.isfinite(ok["value"])
 
 

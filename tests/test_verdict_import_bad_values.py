@@ -112,7 +112,7 @@ def test_a_judgelab_table_preference_in_range_survives(tmp_path):
 
 # --- both read paths: the columnar reader gives the record path's message -------------------------
 
-WEIGHTS = {"format": "jsonl", "judge": "judge", "pair_id": "id", "response_a": "a", "response_b": "b",
+WEIGHTS = {"file_type": "jsonl", "judge": "judge", "pair_id": "id", "response_a": "a", "response_b": "b",
            "verdict": {"weight": "w", "weight_range": [1, 2], "frame": "stored"}}
 
 

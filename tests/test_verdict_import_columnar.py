@@ -56,7 +56,7 @@ def _write(path: Path, recs: list[dict], *, sep: str = "\n") -> Path:
 
 
 CUSTOM = {
-    "format": "jsonl",
+    "file_type": "jsonl",
     "judge": {"first_of": ["judge", {"file_key": "judge"}]},
     "pair_id": "id",
     "item_id": {"concat": ["q", "sub"], "sep": "/"},

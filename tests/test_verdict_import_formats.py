@@ -426,7 +426,7 @@ def test_readers_name_the_file_and_what_is_wrong(tmp_path):
         read_records(tmp_path / "nope.jsonl")
     odd = tmp_path / "x.txt"
     odd.write_text("{}")
-    with pytest.raises(InputError, match=r"x\.txt: cannot tell the format from the suffix '\.txt'"):
+    with pytest.raises(InputError, match=r"x\.txt: cannot tell the file type from the suffix '\.txt'; give the mapping's file_type"):
         read_records(odd)
     assert detect_format(odd, "json") == "json" and detect_format(tmp_path / "a.NDJSON") == "jsonl"
     j = tmp_path / "a.json"
@@ -452,7 +452,7 @@ def test_readers_name_the_file_and_what_is_wrong(tmp_path):
     c.write_text('id,v\n1,"unclosed\n')
     with pytest.raises(InputError, match=r"a\.csv: not a valid CSV file"):
         read_records(c)
-    with pytest.raises(InputError, match=r"unknown format 'xml'"):
+    with pytest.raises(InputError, match=r"unknown file type 'xml'"):
         read_records(c, "xml")
     p = tmp_path / "a.parquet"
     pd.DataFrame({"id": [1, 2], "x": [1.5, float("nan")], "l": [[1, 2], []]}).to_parquet(p, index=False)
@@ -533,9 +533,10 @@ def test_mapping_errors_name_where_they_are(tmp_path):
         ({"judge": bad, "verdict": {"label": "v"}}, r"^m/judge: unknown field spec"),
         ({"tables": {"t": {"key": [bad]}}, "verdict": {"label": "v"}}, r"^m/tables/t/key: unknown field spec"),
         ({"verdict": {"label": bad}}, r"^m/games/0/verdict/label: unknown field spec"),
-        ({"verdict": {"label": "v", "values": {"a": "C"}}, "format": "xml"}, r"^m: invalid verdict mapping at key 'format'"),
-        ({"verdict": {"label": "v", "frame": "x"}, "responses": "y", "format": "xml"},
-         r"^m: invalid verdict mapping at key 'format'"),
+        ({"verdict": {"label": "v", "values": {"a": "C"}}, "file_type": "xml"},
+         r"^m: invalid verdict mapping at key 'file_type'"),
+        ({"verdict": {"label": "v", "frame": "x"}, "responses": "y", "file_type": "xml"},
+         r"^m: invalid verdict mapping at key 'file_type'"),
     ]
     for raw, pattern in cases:
         with pytest.raises(ConfigError, match=pattern):
@@ -574,22 +575,22 @@ def test_mapping_defaults_and_explicit_formats(tmp_path):
     # a values map with a null key catches the missing labels; a weight without a range is in [0, 1]
     f = tmp_path / "log.data"  # no known suffix: the mapping's format says how to read it
     f.write_text(json.dumps({"id": 1, "w": 0.8}) + "\n" + json.dumps({"id": 2, "w": None, "l": "x"}) + "\n")
-    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"weight": "w", "values": {None: "tie"}}})
+    m = build_mapping({"file_type": "jsonl", "pair_id": "id", "verdict": {"weight": "w", "values": {None: "tie"}}})
     t = import_verdicts([f], m).set_index("pair_id")
     assert t.loc["1", "verdict"] == "B" and t.loc["1", "preference"] == pytest.approx(0.8)
     assert t.loc["2", "verdict"] == "tie" and t.loc["2", "parse_method"] == "weight-value"
-    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"label": "l", "values": {"": "refusal"}}})
+    m = build_mapping({"file_type": "jsonl", "pair_id": "id", "verdict": {"label": "l", "values": {"": "refusal"}}})
     assert import_verdicts([f], m).set_index("pair_id").loc["1", "status"] == "refusal"
     # a side table read by its declared format; the default format goes by the suffix
     side = tmp_path / "pairs.data"
     side.write_text(json.dumps({"pid": 1, "prompt": "P1"}) + "\n")
-    m = build_mapping({"format": "jsonl", "pair_id": "id", "verdict": {"weight": "w"}, "optional": ["instruction"],
+    m = build_mapping({"file_type": "jsonl", "pair_id": "id", "verdict": {"weight": "w"}, "optional": ["instruction"],
                        "instruction": {"table": "pairs", "key": ["id"], "value": "prompt"},
-                       "tables": {"pairs": {"key": ["pid"], "format": "jsonl"}}})
+                       "tables": {"pairs": {"key": ["pid"], "file_type": "jsonl"}}})
     t = import_verdicts([f], m, tables={"pairs": [side]})
     assert t.set_index("pair_id").loc["1", "instruction"] == "P1"
     m2 = build_mapping({**m.raw, "tables": {"pairs": {"key": ["pid"]}}})
-    with pytest.raises(InputError, match=r"pairs\.data: cannot tell the format"):
+    with pytest.raises(InputError, match=r"pairs\.data: cannot tell the file type"):
         import_verdicts([f], m2, tables={"pairs": [side]})
 
 

@@ -189,7 +189,7 @@ def _bad_input(case: str, value: object, root: Path) -> tuple[Path, list[str], s
         recs[2]["w"] = value
         f = root / "w.jsonl"
         f.write_text("".join(json.dumps(r) + "\n" for r in recs))
-        (root / "w.yaml").write_text("format: jsonl\njudge: judge\npair_id: id\nresponse_a: a\nresponse_b: b\n"
+        (root / "w.yaml").write_text("file_type: jsonl\njudge: judge\npair_id: id\nresponse_a: a\nresponse_b: b\n"
                                      "verdict: {weight: w, weight_range: [1, 2], frame: stored}\n")
         return f, ["--mapping", str(root / "w.yaml")], " row 3: the preference at 'w' is "
     if case == "judgebench-scores":  # a reward model's two scores

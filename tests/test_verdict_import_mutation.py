@@ -413,7 +413,7 @@ def test_mapping_defaults_are_the_documented_ones():
     ``responses`` the texts are in the stored order."""
     m = build_mapping({"verdict": {"label": "v"}, "gold": {"label": "g"}})
     assert m.games[0].verdict.frame == "shown" and m.gold.frame == "stored" and m.responses_frame == "stored"
-    assert m.name == "custom" and m.format == "auto"
+    assert m.name == "custom" and m.file_type == "auto"
 
 
 # --- log patterns of a config (rules/audit_logs.smk) ----------------------------------------------
@@ -532,12 +532,12 @@ def test_preset_and_mapping_errors_name_where():
         mapping_from_config("fastchat")
     with pytest.raises(UnknownEntryError, match=r"\(--format / format\)"):
         mapping_from_config({"preset": "nope"})
-    with pytest.raises(ConfigError, match=r"^preset 'llmbar': invalid verdict mapping at key 'format'"):
-        mapping_from_config({"preset": "llmbar", "format": "xml"})
-    with pytest.raises(ConfigError, match=r"^cfg/mapping: invalid verdict mapping at key 'format'"):
-        mapping_from_config({"format": "xml", "verdict": {"label": "v"}}, where="cfg/mapping")
+    with pytest.raises(ConfigError, match=r"^preset 'llmbar': invalid verdict mapping at key 'file_type'"):
+        mapping_from_config({"preset": "llmbar", "file_type": "xml"})
+    with pytest.raises(ConfigError, match=r"^cfg/mapping: invalid verdict mapping at key 'file_type'"):
+        mapping_from_config({"file_type": "xml", "verdict": {"label": "v"}}, where="cfg/mapping")
     with pytest.raises(ConfigError, match=r"^mapping: invalid verdict mapping"):
-        mapping_from_config({"format": "xml", "verdict": {"label": "v"}})
+        mapping_from_config({"file_type": "xml", "verdict": {"label": "v"}})
     assert mapping_from_config({"verdict": {"label": "v"}}).name == "custom"
     spec = {"preset": "llmbar", "judge": {"const": "j"}}
     assert mapping_from_config(spec).name == "llmbar" and spec == {"preset": "llmbar", "judge": {"const": "j"}}

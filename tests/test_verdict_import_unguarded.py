@@ -39,7 +39,7 @@ def _write(path: Path, recs: list[dict]) -> Path:
 #: one record per call pair: "first"/"second" are the responses as the log names them, game 0 shows
 #: them in that order (AB), game 1 swapped (BA); the verdicts are in each game's own letters
 SHOWN = {
-    "format": "jsonl", "responses": "shown",
+    "file_type": "jsonl", "responses": "shown",
     "judge": "judge", "pair_id": "id", "item_id": "q",
     "response_a": "first", "response_b": "second", "model_a": "m1", "model_b": "m2",
     "games": [{"order": "AB", "verdict": {"label": "v1", "values": {"A": "A", "B": "B"}}},
@@ -95,7 +95,7 @@ def test_ids_of_95_96_and_97_characters_alike_on_both_paths(tmp_path, taken, cha
     recs = [{"judge": "j", "id": char * k, "q": "q" + char * (k - 1), "a": f"a{k}", "b": f"b{k}", "v": "A"}
             for k in lengths]
     f = _write(tmp_path / "ids.jsonl", recs)
-    m = build_mapping({"format": "jsonl", "judge": "judge", "pair_id": "id", "item_id": "q", "response_a": "a",
+    m = build_mapping({"file_type": "jsonl", "judge": "judge", "pair_id": "id", "item_id": "q", "response_a": "a",
                        "response_b": "b", "verdict": {"label": "v", "values": {"A": "A", "B": "B"}}})
     fast, _ = _both(f, m)
     assert taken == [f.name]

@@ -10,7 +10,7 @@ from judgelab.workflow import provenance, run_script
 def main(sm):
     a = sm.params.a
     sv = read_verdicts(list(sm.input))
-    boot = dict(n_resamples=a["bootstrap"]["n_resamples"], level=a["bootstrap"]["level"], seed=a["seed"])
+    boot = dict(n_resamples=a["bootstrap"]["n_resamples"], alpha=1 - a["bootstrap"]["level"], seed=a["seed"])
     prov = provenance(a["provenance"]["config_hash"], a["seed"], a["provenance"]["judges"])
     write_table(agreement_table(sv, **boot), sm.output.agreement, provenance=prov)
     write_table(category_table(sv, **boot), sm.output.category, provenance=prov)

@@ -10,7 +10,7 @@ from judgelab.workflow import provenance, run_script
 def main(sm):
     a = sm.params.a
     sv, pairs = read_verdicts(list(sm.input.verdicts)), read_table(sm.input.pairs[0])
-    boot = dict(n_resamples=a["bootstrap"]["n_resamples"], level=a["bootstrap"]["level"], seed=a["seed"])
+    boot = dict(n_resamples=a["bootstrap"]["n_resamples"], alpha=1 - a["bootstrap"]["level"], seed=a["seed"])
     bias = bias_table(sv, pairs, original_target=sm.params.original_target, **boot)
     avg = sm.params.cross_bias_judges or sorted(set(sv["judge"]) - set(sm.params.control_judges))
     prov = provenance(a["provenance"]["config_hash"], a["seed"], a["provenance"]["judges"])

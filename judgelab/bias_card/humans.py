@@ -45,6 +45,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from judgelab.bias_card.codes import category_codes, column_strings, is_any, judge_tables
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 LABELS = ("A", "B", "tie")
 NAN = float("nan")
@@ -66,7 +67,7 @@ class PPIResult:
 PPI_TUNE_MIN = 50
 
 
-def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, confidence: float = 0.95
+def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, alpha: float = DEFAULT_ALPHA
              ) -> PPIResult:
     """PPI++ mean of ``y`` from labelled (y, yhat) and unlabelled yhat, in [0, 1].
 
@@ -92,10 +93,10 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, co
 
     flat = np.ptp(np.concatenate([yhat, yu])) == 0
     lam = 0.0 if flat else (None if n >= PPI_TUNE_MIN else 1.0)
-    z = float(norm.ppf(0.5 + confidence / 2))
-    lo, hi = ppi_mean_ci(y, yhat, yu, alpha=1 - confidence, lam=lam)
+    z = float(norm.ppf(1 - alpha / 2))
+    lo, hi = ppi_mean_ci(y, yhat, yu, alpha=alpha, lam=lam)
     lo, hi = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
-    mid, half = (lo + hi) / 2, (hi - lo) / 2 * float(student_t.ppf(0.5 + confidence / 2, n - 1)) / z
+    mid, half = (lo + hi) / 2, (hi - lo) / 2 * float(student_t.ppf(1 - alpha / 2, n - 1)) / z
     lo, hi = mid - half, mid + half
     notes = [] if lam is None or flat else [f"lambda 1 (plain PPI): fewer than {PPI_TUNE_MIN} labels to tune it"]
     if lo < 0 or hi > 1 or not 0 <= mid <= 1:
@@ -126,7 +127,7 @@ def confusion(human: np.ndarray, verdict: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(counts, index=pd.Index(LABELS, name="human"), columns=pd.Index(cols, name="judge"))
 
 
-def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float, str]:
+def cohen_kappa(a: np.ndarray, b: np.ndarray, alpha: float = DEFAULT_ALPHA) -> tuple[float, float, float, float, str]:
     """(kappa, se, low, high, reason) of two raters' labels over the same units (statsmodels).
 
     NaN with a reason when there is no unit or when the expected agreement is 1 (both raters
@@ -141,10 +142,10 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple
     at = {c: i for i, c in enumerate(cats)}
     code_a = np.array([at[x] for x in ua.tolist()], dtype=np.int64)[ca]
     code_b = np.array([at[x] for x in ub.tolist()], dtype=np.int64)[cb]
-    return kappa_of_codes(code_a, code_b, cats, confidence)
+    return kappa_of_codes(code_a, code_b, cats, 1 - alpha)
 
 
-def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], confidence: float = 0.95
+def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], confidence: float = 1 - DEFAULT_ALPHA
                    ) -> tuple[float, float, float, float, str]:
     """:func:`cohen_kappa` of labels already coded as indices into ``cats`` (sorted); categories
     neither rater uses are dropped, as :func:`cohen_kappa` never sees them."""
@@ -195,7 +196,7 @@ def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confiden
     if len(human) and (human != "").all():  # every pair labelled: nothing for predictions to add
         k = len(pd.unique(np.asarray(pairs)))
         note = f"PPI++ (ppi-python), {k} of {k} pairs human-labelled"
-        r = ppi_mean(np.zeros(k), np.zeros(k), np.zeros(0), confidence=confidence)  # its reason, not a fit
+        r = ppi_mean(np.zeros(k), np.zeros(k), np.zeros(0), alpha=1 - confidence)  # its reason, not a fit
         return [(m, r, note) for m in PPI_METRICS]
     codes, pred = _pair_predictions(pairs, verdict)
     k = pred.shape[0]
@@ -211,7 +212,7 @@ def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confiden
     sides = (int(np.count_nonzero(hl == "A")), int(np.count_nonzero(hl == "B")))
     out = []
     for col, m in enumerate(PPI_METRICS):  # columns of pred and targets: P(B), A, B, tie
-        r = ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], confidence=confidence)
+        r = ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], alpha=1 - confidence)
         out.append((m, replace(r, labels_per_side=sides), "; ".join(x for x in (note, r.note) if x)))
     return out
 

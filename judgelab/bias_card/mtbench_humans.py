@@ -46,6 +46,7 @@ import pandas as pd
 
 from judgelab.bias_card.humans import ppi_mean
 from judgelab.io import table_tuples
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 VOTE_PREF = {"A": 0.0, "tie": 0.5, "B": 1.0}
 
@@ -87,7 +88,7 @@ def judge_preference(verdicts: pd.DataFrame) -> pd.Series:
 
 
 def ppi_by_model(votes: pd.DataFrame, judge_pref: pd.Series, *, label_share: float, seed: int,
-                 confidence: float = 0.95) -> pd.DataFrame:
+                 alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
     """Per model: human win rate from every vote, the judge's, PPI++ from ``label_share`` of the votes."""
     rng = np.random.default_rng(seed)
     labelled = rng.random(len(votes)) < label_share
@@ -99,10 +100,10 @@ def ppi_by_model(votes: pd.DataFrame, judge_pref: pd.Series, *, label_share: flo
         y = np.where(as_b, votes["human_pref"].to_numpy(float)[on], 1 - votes["human_pref"].to_numpy(float)[on])
         yh = np.where(as_b, yhat_b[on], 1 - yhat_b[on])
         lab = labelled[on]
-        r = ppi_mean(y[lab], yh[lab], yh[~lab], confidence=confidence)
+        r = ppi_mean(y[lab], yh[lab], yh[~lab], alpha=alpha)
         n_l = int(lab.sum())
         se_c = float(np.std(y[lab], ddof=1) / np.sqrt(n_l)) if n_l > 1 else float("nan")
-        z = float(__import__("scipy.stats").stats.norm.ppf(0.5 + confidence / 2))
+        z = float(__import__("scipy.stats").stats.norm.ppf(1 - alpha / 2))
         truth = float(y.mean())
         rows.append({"model": m, "n_votes": int(on.sum()), "n_labelled": n_l, "human_all": truth,
                      "judge": float(yh.mean()), "ppi": r.estimate, "ppi_ci_low": r.ci_low, "ppi_ci_high": r.ci_high,

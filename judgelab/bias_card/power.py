@@ -44,12 +44,12 @@ def _family_size(text: str) -> int:
     return int(m.group(1)) if m else 1
 
 
-def _z_sum(level: float, power: float) -> float:
-    return float(norm.ppf(1 - level / 2) + norm.ppf(power))
+def _z_sum(alpha: float, power: float) -> float:
+    return float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
 
 
-def _t_sum(level: float, power: float, df: float) -> float:
-    return float(student_t.ppf(1 - level / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
+def _t_sum(alpha: float, power: float, df: float) -> float:
+    return float(student_t.ppf(1 - alpha / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
 
 
 def _smallest(ok, limit: int = 1 << 40) -> int:

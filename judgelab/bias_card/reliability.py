@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgelab.bias_card.codes import is_any
 from judgelab.bias_card.humans import LABELS, cohen_kappa
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 NAN = float("nan")
 PANEL_JUDGE = "all judges"
@@ -216,7 +217,7 @@ def fleiss(counts: np.ndarray) -> float:
         return float(fleiss_kappa(counts, method="fleiss"))
 
 
-def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, confidence: float, seed: int
+def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, alpha: float, seed: int
               ) -> tuple[float, float]:
     """Percentile bootstrap CI of Fleiss' kappa, resampling whole items (vectorised over resamples)."""
     k = int(items.max()) + 1 if len(items) else 0
@@ -235,14 +236,14 @@ def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, confid
     pe = (pj ** 2).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         kap = np.where(pe < 1, (pbar - pe) / (1 - pe), NAN)
-    a = (1 - confidence) / 2
+    a = alpha / 2
     if np.isnan(kap).all():
         return NAN, NAN
     lo, hi = np.nanquantile(kap, [a, 1 - a])
     return float(lo), float(hi)
 
 
-def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 1 - DEFAULT_ALPHA, seed: int = 0,
                  blank: np.ndarray | None = None) -> dict:
     """The between-judge agreement row's fields (estimate, ci_low, ci_high, se, n, n_items, reason, note);
     ``blank`` marks verdicts that count as none (:func:`judge_matrix`)."""
@@ -257,7 +258,7 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
         out["reason"] = f"no presentation judged with a verdict by all {n_judges} judges"
         return out
     if n_judges == 2:
-        kap, se, lo, hi, reason = cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy(), confidence)
+        kap, se, lo, hi, reason = cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy(), 1 - confidence)
         out.update(estimate=kap, se=se, ci_low=lo, ci_high=hi, reason=reason,
                    note=f"Cohen's kappa, {wide.columns[0]} vs {wide.columns[1]} (statsmodels, asymptotic CI)")
         return out
@@ -265,7 +266,7 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     if not np.isfinite(kap):
         out["reason"] = "kappa undefined: every verdict in one category (expected agreement 1)"
         return out
-    lo, hi = fleiss_ci(counts, items, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    lo, hi = fleiss_ci(counts, items, n_resamples=n_resamples, alpha=1 - confidence, seed=seed)
     out.update(estimate=kap, ci_low=lo, ci_high=hi, note=f"Fleiss' kappa, {n_judges} judges (statsmodels; "
                                                           "item-cluster bootstrap CI)")
     return out

@@ -1,9 +1,11 @@
-"""The bias card's settings, declared once: each a dataclass field with its public name,
-type, range and help (:func:`setting`), from which the ``judgelab audit`` options
-(:func:`add_arguments`, :func:`from_args`), the ``audit_logs.settings`` fragment of
-config/schema.yaml (:func:`schema_fragment`) and the Snakemake config reading
-(:func:`from_config`) are derived, and which :func:`check` validates wherever a settings
-object is made.  ``tests/test_bias_card_settings.py`` checks the three faces equal.
+"""Settings declared once: each a dataclass field with its public name, type, range and help
+(:func:`setting`), from which a command's options (:func:`add_arguments`, :func:`from_args`), a
+config fragment (:func:`schema_fragment`) and the Snakemake config reading (:func:`from_config`)
+are derived, and which :func:`check` validates wherever a settings object is made.  The bias
+card's ``CardSettings`` (``judgelab audit``, the ``audit_logs.settings`` fragment of
+config/schema.yaml; ``tests/test_bias_card_settings.py`` checks the three faces equal) and the
+leaderboard's ``BoardSettings`` (``judgelab leaderboard``'s statistic options) are declared here;
+a settings class may hold other fields too (read from files), which are no option.
 
 Why by hand: argparse, jsonschema and dataclasses each describe options their own way; no
 well-kept library derives all three from one declaration (``pydantic`` would replace the
@@ -82,20 +84,23 @@ def setting(default: Any, help: str, *, key: str | None = None, **bounds: Any) -
 
 
 def settings_of(cls: Any) -> list[tuple[str, Setting, Any]]:
-    """(field name, Setting, default) of every declared setting of a settings dataclass."""
+    """(field name, Setting, default) of every declared setting of a settings dataclass (its
+    fields not made by :func:`setting` are no setting)."""
     out = []
     for f in dataclasses.fields(cls):
+        if "setting" not in f.metadata:
+            continue
         key, kind, help_, bounds = f.metadata["setting"]
         out.append((f.name, Setting(key=key or f.name, kind=kind, help=help_, **bounds), f.default))
     return out
 
 
-def check(obj: Any) -> None:
+def check(obj: Any, what: str = "card setting") -> None:
     """Raise ValueError naming the first setting of ``obj`` out of its range (one line)."""
     for name, s, _ in settings_of(type(obj)):
         why = s.problem(getattr(obj, name))
         if why:
-            raise ValueError(f"card setting {s.key}: {why}")
+            raise ValueError(f"{what} {s.key}: {why}")
 
 
 # -- the command line -------------------------------------------------------------------
@@ -118,11 +123,11 @@ def add_arguments(cls: Any, parser: argparse.ArgumentParser) -> None:
                                 help=f"{s.help}; {s.range_text()} (default {default})")
 
 
-def from_args(cls: Any, args: argparse.Namespace) -> Any:
-    """The settings of parsed options; every value out of range is named in one line
-    (ConfigError: the command prints it and exits 2)."""
+def from_args(cls: Any, args: argparse.Namespace, command: str = "judgelab audit", **others: Any) -> Any:
+    """The settings of parsed options (``others``: the fields that are no option); every value out
+    of range is named in one line (ConfigError: the command prints it and exits 2)."""
     return _make(cls, {name: getattr(args, name) for name, _, _ in settings_of(cls)},
-                 lambda s: s.flag, "judgelab audit")
+                 lambda s: s.flag, command, others)
 
 
 # -- the config -----------------------------------------------------------------------------
@@ -162,7 +167,7 @@ def from_config(cls: Any, mapping: Mapping[str, Any] | None, where: str) -> Any:
     return _make(cls, {by_key[k]: v for k, v in mapping.items()}, lambda s: f"{where}/{s.key}", where)
 
 
-def _make(cls: Any, values: Mapping[str, Any], label: Any, what: str) -> Any:
+def _make(cls: Any, values: Mapping[str, Any], label: Any, what: str, others: Mapping[str, Any] | None = None) -> Any:
     problems = []
     kinds = {name: s for name, s, _ in settings_of(cls)}
     for name, v in values.items():
@@ -175,5 +180,5 @@ def _make(cls: Any, values: Mapping[str, Any], label: Any, what: str) -> Any:
     if problems:
         raise ConfigError(f"{what}: " + "; ".join(problems))
     conv = {n: (tuple(v) if kinds[n].kind is tuple else kinds[n].kind(v)) for n, v in values.items()}
-    return cls(**conv)
+    return cls(**conv, **(others or {}))
 

@@ -40,6 +40,7 @@ from judgelab.ranking.bias_aware import (
     fit_bias_aware,
     sparse_design_matrix,
 )
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 
 @dataclass
@@ -70,7 +71,7 @@ def comparison_covariates(style_first: np.ndarray, style_second: np.ndarray) -> 
     return np.column_stack([w_len, w_md])
 
 
-def bias_aware(b: Battles, *, alpha: float = 0.05, options: FitOptions | None = None) -> BiasAwareResult:
+def bias_aware(b: Battles, *, alpha: float = DEFAULT_ALPHA, options: FitOptions | None = None) -> BiasAwareResult:
     n = b.n_models
     ref = b.models.index(b.reference)
     first = np.where(b.b_first, b.b, b.a)

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from judgelab.bias_card.settings import from_args
     from judgelab.board.battles import battles_from_table, read_answer_metadata
     from judgelab.board.figure import leaderboard_figure
     from judgelab.board.html import write_board_html
@@ -36,10 +38,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
     rules = parse_rules(args.fail_on)  # a malformed rule stops before any log is read
     names = display_names_from_args(args)  # and a malformed names file
-    if not 0 < args.alpha < 1:
-        raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
+    options = from_args(BoardSettings, args, "judgelab leaderboard")  # and an option out of its range
     reference = None
     if args.style_reference:
         try:
@@ -53,10 +52,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         bad = next((c for c in corrections if c not in CORRECTION_NAMES), "")
         raise ConfigError(f"--corrections: {'unknown correction ' + repr(bad) if bad else 'name at least one'} "
                           f"(a comma-separated list of {', '.join(CORRECTION_NAMES)})")
-    settings = BoardSettings(alpha=args.alpha, style_rounds=args.resamples, seed=args.seed, corrections=corrections,
-                             gamed=read_gamed_csv(args.gamed_csv) if args.gamed_csv else None,
-                             style_reference=reference,
-                             lc_weights=read_lc_weights(args.lc_weights) if args.lc_weights else None)
+    settings = replace(options, corrections=corrections, style_reference=reference,
+                       gamed=read_gamed_csv(args.gamed_csv) if args.gamed_csv else None,
+                       lc_weights=read_lc_weights(args.lc_weights) if args.lc_weights else None)
     table = verdicts_from_args(args)
     answers = side_tables(args.table).get("answers", [])
     battles = battles_from_table(table, metadata=read_answer_metadata(answers) if answers else None,
@@ -110,6 +108,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
+    from judgelab.bias_card.settings import add_arguments as add_setting_arguments
+    from judgelab.board.table import BoardSettings
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments, add_names_argument
@@ -127,14 +127,11 @@ def add_command(sub: argparse._SubParsersAction) -> None:
                                         "lc_from_published_weights for the models it lists")
     p.add_argument("--style-reference", help="style_coefficients.json of an earlier run: freeze the style "
                                              "coefficients so adding a model does not move the others")
-    p.add_argument("--resamples", type=int, default=100, help="bootstrap rounds of the style control (default 100, "
-                                                                "show_result.py's)")
     p.add_argument("--corrections", default="lc,style,bias_aware",
                    help="comma-separated corrections to compute (default lc,style,bias_aware); the others' columns "
                         "stay empty with the status 'not computed'. The bias-aware fit's memory grows with the "
                         "models compared with one another beyond a baseline: a log that would exceed "
                         "$JUDGELAB_MEMORY_GIB (default: the machine's memory) is refused before it starts")
-    p.add_argument("--alpha", type=float, default=0.05, help="1 - interval level (default 0.05: 95%% intervals)")
-    p.add_argument("--seed", type=int, default=0)
+    add_setting_arguments(BoardSettings, p)  # --alpha, --resamples, --seed: declared with BoardSettings
     add_gate_argument(p)
     p.set_defaults(fn=cmd_leaderboard)

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from judgelab.io import InputError
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 LEADERBOARD_COLUMNS = ["method", "estimate", "ci_low", "ci_high", "boot_low", "boot_high", "p_value", "n",
                        "length_scale"]
@@ -155,7 +156,7 @@ def _corr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _bootstrap_ci(x: np.ndarray, y: np.ndarray, method: str, n_resamples: int, seed: int,
-                  confidence: float) -> tuple[float, float]:
+                  alpha: float) -> tuple[float, float]:
     """Percentile bootstrap over models.
 
     Hand-written because with a handful of models many resamples repeat one model and
@@ -168,13 +169,13 @@ def _bootstrap_ci(x: np.ndarray, y: np.ndarray, method: str, n_resamples: int, s
     if method == "spearman":
         xs, ys = stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1)
     r = _corr(xs, ys)
-    a = (1 - confidence) / 2
+    a = alpha / 2
     lo, hi = np.nanquantile(r, [a, 1 - a])
     return float(lo), float(hi)
 
 
 def length_correlation(board: pd.DataFrame, *, log_length: bool = False, n_resamples: int = 5000,
-                       seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+                       seed: int = 0, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
     """Pearson and Spearman correlation of score with length, Fisher-z and bootstrap CIs."""
     x = board["length"].to_numpy(float)
     y = board["score"].to_numpy(float)
@@ -185,13 +186,13 @@ def length_correlation(board: pd.DataFrame, *, log_length: bool = False, n_resam
     n = len(x)
     if n < 4:
         raise InputError(f"need at least 4 models for a correlation with a CI, got {n}")
-    z = stats.norm.ppf(1 - (1 - confidence) / 2)
+    z = stats.norm.ppf(1 - alpha / 2)
     rows = []
     for method in ("pearson", "spearman"):
         if method == "pearson":
             res = stats.pearsonr(x, y)
             r, p = float(res.statistic), float(res.pvalue)
-            ci = res.confidence_interval(confidence_level=confidence)
+            ci = res.confidence_interval(confidence_level=1 - alpha)
             lo, hi = float(ci.low), float(ci.high)
         else:
             rho = stats.spearmanr(x, y)
@@ -200,7 +201,7 @@ def length_correlation(board: pd.DataFrame, *, log_length: bool = False, n_resam
             zr = math.atanh(max(-0.999999, min(0.999999, r)))
             lo, hi = math.tanh(zr - z * se), math.tanh(zr + z * se)
 
-        blo, bhi = _bootstrap_ci(x, y, method, n_resamples, seed, confidence)
+        blo, bhi = _bootstrap_ci(x, y, method, n_resamples, seed, alpha)
         rows.append({"method": method, "estimate": r, "ci_low": lo, "ci_high": hi,
                      "boot_low": blo, "boot_high": bhi,
                      "p_value": p, "n": n, "length_scale": "log" if log_length else "raw"})

@@ -59,6 +59,7 @@ from threadpoolctl import threadpool_limits
 
 from judgelab.board.separation import NotEstimable, reason, separated_rows
 from judgelab.io import InputError
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 #: GLM_INFO["length_controlled_v1"] of glm_winrate.py
 REGULARIZE_TO_BASELINE_LAMBDA = 0.2
@@ -312,7 +313,7 @@ def lc_interval(w: np.ndarray, X: np.ndarray, p: np.ndarray, sw: np.ndarray, clu
 
 
 def length_controlled(len_base: np.ndarray, len_model: np.ndarray, y: np.ndarray, difficulty: np.ndarray,
-                      cluster: np.ndarray, *, gamed: Gamed | None = None, alpha: float = 0.05) -> LCFit:
+                      cluster: np.ndarray, *, gamed: Gamed | None = None, alpha: float = DEFAULT_ALPHA) -> LCFit:
     """``length_controlled_v1`` of one model against the baseline (its games as arrays).
 
     ``difficulty`` is each game's instruction difficulty; ``cluster`` its instruction key (with

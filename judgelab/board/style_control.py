@@ -44,6 +44,7 @@ from scipy import sparse
 
 from judgelab.board.separation import Separation, separated_rows
 from judgelab.io import InputError
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 FEATURES = ("length", "header_density", "list_density", "bold_density")
 
@@ -171,7 +172,7 @@ def standardize(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def style_controlled(model: np.ndarray, opp: np.ndarray, y: np.ndarray, weight: np.ndarray,
                      style_model: np.ndarray, style_opp: np.ndarray, n_models: int, base: int, *, rounds: int = 100,
-                     alpha: float = 0.05, seed: int = 0, boot_idx: np.ndarray | None = None) -> StyleResult:
+                     alpha: float = DEFAULT_ALPHA, seed: int = 0, boot_idx: np.ndarray | None = None) -> StyleResult:
     """Style-controlled scores of every model code against ``base`` (show_result.py's procedure).
 
     ``y`` is P(``model`` wins) per game against ``opp`` (the baseline, or any opponent in free
@@ -221,7 +222,7 @@ def _model_seed(seed: int, name: str) -> int:
 
 def style_controlled_frozen(model: np.ndarray, y: np.ndarray, weight: np.ndarray, style_model: np.ndarray,
                             style_base: np.ndarray, models: list[str], base: int, reference: dict, *,
-                            rounds: int = 100, alpha: float = 0.05, seed: int = 0) -> StyleResult:
+                            rounds: int = 100, alpha: float = DEFAULT_ALPHA, seed: int = 0) -> StyleResult:
     """Scores with the standardisation and style coefficients of ``reference`` held fixed."""
     mean = np.asarray(reference["mean"], np.float32)
     std = np.asarray(reference["std"], np.float32)

@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from judgelab.bias_card.settings import check as check_settings
+from judgelab.bias_card.settings import setting
 from judgelab.board.battles import Battles
 from judgelab.board.bias_aware import BiasAwareResult, bias_aware, connected_to
 from judgelab.board.length_controlled import (
@@ -50,6 +52,7 @@ from judgelab.board.separation import NotEstimable, reason, separated_models
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 from judgelab.ranking.bias_aware import posterior_memory
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 if TYPE_CHECKING:  # style_control imports torch when it fits
     from judgelab.board.style_control import StyleResult
@@ -75,15 +78,26 @@ MEMORY_ENV = "JUDGELAB_MEMORY_GIB"
 
 @dataclass
 class BoardSettings:
-    alpha: float = 0.05
-    style_rounds: int = 100
-    seed: int = 0
+    """What a leaderboard is computed with.  Its statistic options are declared once, with the
+    bias card's helper (:func:`judgelab.bias_card.settings.setting`): ``judgelab leaderboard``'s
+    ``--alpha``, ``--resamples`` and ``--seed`` (:func:`judgelab.bias_card.settings.add_arguments`),
+    their defaults, ranges and help derive from these fields, and a value out of range is refused
+    here, naming the option.  The other fields come from files and ``--corrections``."""
+
+    alpha: float = setting(DEFAULT_ALPHA, "significance level; every interval is at level 1 - alpha",
+                           exclusive_minimum=0, exclusive_maximum=1)
+    style_rounds: int = setting(100, "bootstrap rounds of the style control (show_result.py's default)",
+                                key="resamples", minimum=1)
+    seed: int = setting(0, "seed of the style control's bootstrap", minimum=0)
     gamed: Gamed | None = None
     style_reference: dict | None = None
     lc_weights: pd.DataFrame | None = None
     corrections: tuple[str, ...] = CORRECTION_NAMES
     #: GiB the bias-aware fit may plan for (None: ``$JUDGELAB_MEMORY_GIB``, else the machine's memory)
     memory_gib: float | None = None
+
+    def __post_init__(self) -> None:
+        check_settings(self, "leaderboard setting")
 
 
 def left_out(name: str) -> str:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 
 @dataclass(frozen=True)
 class WinRate:
@@ -38,7 +40,7 @@ def _z(alpha: float) -> float:
     return float(norm.ppf(1 - alpha / 2))
 
 
-def clustered_mean(y: np.ndarray, cluster: np.ndarray, alpha: float = 0.05) -> WinRate:
+def clustered_mean(y: np.ndarray, cluster: np.ndarray, alpha: float = DEFAULT_ALPHA) -> WinRate:
     """Mean of ``y`` (in [0, 1]) in percent with its item-clustered normal interval."""
     n = len(y)
     if n == 0:
@@ -56,7 +58,7 @@ def clustered_mean(y: np.ndarray, cluster: np.ndarray, alpha: float = 0.05) -> W
 
 
 def win_rates(model: np.ndarray, y: np.ndarray, item: np.ndarray, n_models: int,
-              alpha: float = 0.05) -> list[WinRate]:
+              alpha: float = DEFAULT_ALPHA) -> list[WinRate]:
     """One :class:`WinRate` per model code (games of other codes ignored)."""
     order = np.argsort(model, kind="stable")
     bounds = np.searchsorted(model[order], np.arange(n_models + 1))

@@ -60,6 +60,8 @@ from scipy.special import expit
 from scipy.stats import norm
 from threadpoolctl import threadpool_limits
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 #: a design matrix, dense or (as the fits build it) sparse
 Design: TypeAlias = "np.ndarray | sparse.csr_array"
 
@@ -219,9 +221,9 @@ class Fit:
     def estimate(self, name: str) -> float:
         return float(self.beta[self.names.index(name)])
 
-    def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
-        """Laplace (Wald) interval of one parameter."""
-        z = float(norm.ppf(0.5 + level / 2))
+    def interval(self, name: str, alpha: float = DEFAULT_ALPHA) -> tuple[float, float]:
+        """Laplace (Wald) interval of one parameter at level ``1 - alpha``."""
+        z = float(norm.ppf(1 - alpha / 2))
         est, se = self.estimate(name), self.se(name)
         return est - z * se, est + z * se
 

@@ -41,6 +41,7 @@ import pandas as pd
 from judgelab.io import any_true
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices, stable_seed
+from judgelab.stats.intervals import DEFAULT_ALPHA
 from judgelab.stats.unscored import no_value_reason
 
 TABLE2_COLUMNS = [
@@ -81,7 +82,7 @@ def table2(
     *,
     against: Sequence[str] = ("human",),
     n_boot: int = 1000,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Each candidate's gold (``candidates``: judge name -> its gold-protocol score table) and

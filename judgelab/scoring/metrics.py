@@ -77,7 +77,7 @@ from judgelab.io import any_true, table_tuples
 from judgelab.registry import Registry
 from judgelab.scoring.items import majority_score
 from judgelab.scoring.prompt import VARIANTS
-from judgelab.stats.intervals import wilson_interval
+from judgelab.stats.intervals import DEFAULT_ALPHA, wilson_interval
 from judgelab.stats.unscored import blank, no_gold_reason, no_value_reason
 
 SCORES = (-1, 1, 2, 3, 4, 5)
@@ -280,7 +280,7 @@ def correlation_tables(
     golds: pd.DataFrame,
     *,
     n_boot: int = 1000,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     seed: int = 0,
     baseline: str = "baseline",
     gaps: pd.DataFrame | None = None,
@@ -459,7 +459,7 @@ def aggregation_table(
     aggregators: Sequence[str] = ("mean", "majority"),
     *,
     n_boot: int = 1000,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     seed: int = 0,
     baseline: str = "baseline",
     gaps: pd.DataFrame | None = None,
@@ -538,7 +538,7 @@ def krippendorff_alpha_ordinal(runs: np.ndarray) -> float:
                                     value_domain=[1, 2, 3, 4, 5]))
 
 
-def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = 0.05, seed: int = 0) -> dict[str, float]:
+def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = DEFAULT_ALPHA, seed: int = 0) -> dict[str, float]:
     """Run-to-run stability of repeated scorings (``runs``: items x repeats, NaN = no score)."""
     runs = np.asarray(runs, float)
     complete = np.isfinite(runs).all(axis=1)
@@ -583,7 +583,7 @@ def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = 0.05, seed
 
 
 def stability_table(items: pd.DataFrame, gold_scores: pd.DataFrame | None, *, n_boot: int = 1000,
-                    alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+                    alpha: float = DEFAULT_ALPHA, seed: int = 0) -> pd.DataFrame:
     """Stability of GPT-4's three recorded scorings (all items of a set) and of the gold protocol."""
     rows: list[dict[str, Any]] = []
     for ds, g in items.groupby("dataset", sort=True):

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 
 @dataclass(frozen=True)
 class BiasEstimate:
@@ -48,9 +50,9 @@ def bias_score(
     groups: pd.Series | np.ndarray | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
-    confidence: float = 0.95,
+    alpha: float = DEFAULT_ALPHA,
 ) -> BiasEstimate:
-    """Signed bias score with a bootstrap CI.
+    """Signed bias score with a bootstrap CI at level ``1 - alpha``.
 
     ``b`` is always the paper's pooled score over rows (pairs).  ``groups`` (e.g. question
     ids, when mirrored or swapped rows of one question share calls) makes the bootstrap a
@@ -75,7 +77,7 @@ def bias_score(
     if n < 2 or np.all(sums / counts == b):
         return BiasEstimate(b, b, b, n)
     res = stats.bootstrap((sums, counts), _pooled, paired=True, vectorized=True, n_resamples=n_resamples,
-                          confidence_level=confidence, method="percentile",
+                          confidence_level=1 - alpha, method="percentile",
                           random_state=np.random.default_rng(seed))
     return BiasEstimate(b, float(res.confidence_interval.low), float(res.confidence_interval.high), n)
 

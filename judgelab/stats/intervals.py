@@ -1,10 +1,17 @@
-"""The one Wilson score interval every table of judgelab reports for a proportion.
+"""The one Wilson score interval every table of judgelab reports for a proportion, and the one
+default level of every interval and test (:data:`DEFAULT_ALPHA`).
+
+One name, ``alpha``, for the level everywhere in judgelab: it is what users type (``--alpha`` of
+``judgelab audit`` and ``judgelab leaderboard``, the ``alpha`` keys of the config), and the bias
+card decides a row with a test at ``alpha`` *and* an interval at level ``1 - alpha``, so one
+number sets both (a separate interval level let a larger alpha detect nothing more).  A function
+that reports an interval takes ``alpha`` and computes at ``1 - alpha``; its default is
+:data:`DEFAULT_ALPHA`, never a literal (``tests/test_stats_interval_level_names.py`` scans for one).
 
 statsmodels computes it (``proportion_confint(method="wilson")``); this wrapper adds only what
 every caller needed around it: NaN for an empty sample (nothing to estimate, not an error),
-plain floats, a confidence level instead of ``alpha``, and, for clustered data, the
-small-sample correction of cluster-robust inference (Cameron & Miller 2015, J Hum Resour
-50:317): with ``clusters >= 2`` the normal critical value is replaced by Student's t on
+plain floats, and, for clustered data, the small-sample correction of cluster-robust inference
+(Cameron & Miller 2015, J Hum Resour 50:317): with ``clusters >= 2`` the normal critical value is replaced by Student's t on
 ``clusters - 1`` degrees of freedom, since the clustered variance is estimated from only that
 many cluster totals.  ``n`` may be an effective sample size (the count divided by a design
 effect) and ``successes`` then fractional.
@@ -14,14 +21,20 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import norm
-from scipy.stats import t as student_t
-from statsmodels.stats.proportion import proportion_confint
+DEFAULT_ALPHA = 0.05
+"""The default significance level of every test, and 1 - the level of every interval (95 %)."""
 
 
-def wilson_interval(successes: float, n: float, *, confidence: float = 0.95,
+def wilson_interval(successes: float, n: float, *, confidence: float = 1 - DEFAULT_ALPHA,
                     clusters: int = 0) -> tuple[float, float]:
-    """(low, high) of the Wilson interval of ``successes / n``; NaNs when ``n`` is 0."""
+    """(low, high) of the Wilson interval of ``successes / n``; NaNs when ``n`` is 0.
+
+    Its level is still named ``confidence`` (``1 - alpha``) because ``bias_card/card.py`` passes
+    ``confidence=`` here; the two are renamed together."""
+    from scipy.stats import norm  # imported here: every module imports DEFAULT_ALPHA from this one
+    from scipy.stats import t as student_t
+    from statsmodels.stats.proportion import proportion_confint
+
     if not n or (isinstance(n, float) and math.isnan(n)):
         return math.nan, math.nan
     alpha = 1 - confidence

@@ -31,6 +31,8 @@ from scipy.stats import norm
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 
 @dataclass(frozen=True)
 class McNemarResult:
@@ -79,7 +81,7 @@ def discordant_counts(base_correct: Sequence[bool] | np.ndarray,
     return int(np.sum(x & ~y)), int(np.sum(~x & y))
 
 
-def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+def holm(pvalues: Sequence[float], alpha: float = DEFAULT_ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Holm-Bonferroni: (adjusted p-values, reject flags)."""
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
@@ -88,7 +90,7 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.
     return adj, reject
 
 
-def mcnemar_sample_size(delta: float, psi: float, alpha: float = 0.05, power: float = 0.8) -> float:
+def mcnemar_sample_size(delta: float, psi: float, alpha: float = DEFAULT_ALPHA, power: float = 0.8) -> float:
     """Pairs needed to detect ``delta`` at discordance ``psi`` (Connor 1987)."""
     if not 0 < abs(delta) < math.sqrt(psi) <= 1:
         raise ValueError(f"need 0 < |delta| < sqrt(psi) <= 1, got delta={delta}, psi={psi}")
@@ -96,7 +98,7 @@ def mcnemar_sample_size(delta: float, psi: float, alpha: float = 0.05, power: fl
     return (za * math.sqrt(psi) + zb * math.sqrt(psi - delta**2)) ** 2 / delta**2
 
 
-def mcnemar_mde(n: int, psi: float, alpha: float = 0.05, power: float = 0.8) -> float:
+def mcnemar_mde(n: int, psi: float, alpha: float = DEFAULT_ALPHA, power: float = 0.8) -> float:
     """Smallest |P(c) - P(b)| detectable with ``n`` pairs at discordance ``psi`` (Connor 1987)."""
     if n <= 0 or not 0 < psi <= 1:
         return float("nan")

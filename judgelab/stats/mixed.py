@@ -47,6 +47,8 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logsumexp
 from scipy.stats import norm
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 
 @dataclass
 class MixedFit:
@@ -64,8 +66,9 @@ class MixedFit:
     #: terms whose maximum-likelihood estimate is infinite (quasi-)complete separation; () when none
     separation: tuple[str, ...] = ()
 
-    def ci(self, level: float = 0.95) -> pd.DataFrame:
-        z = norm.ppf(0.5 + level / 2)
+    def ci(self, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+        """Wald intervals of the coefficients at level ``1 - alpha``."""
+        z = norm.ppf(1 - alpha / 2)
         return pd.DataFrame({"low": self.coef - z * self.se, "high": self.coef + z * self.se})
 
 

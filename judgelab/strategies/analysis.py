@@ -41,6 +41,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from judgelab.io import any_true, table_tuples
 from judgelab.stats.agreement import order_summary
 from judgelab.stats.bias import bias_score
+from judgelab.stats.intervals import DEFAULT_ALPHA
 from judgelab.stats.mcnemar import discordant_counts, holm, mcnemar_mde, mcnemar_test
 from judgelab.stats.mixed import logit_random_intercept, lpm_random_intercept
 from judgelab.stats.unscored import blank, no_value_reason, no_value_reason_from_counts
@@ -55,7 +56,7 @@ def cell_seed(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32("|".join(map(str, parts)).encode())])
 
 
-def bootstrap_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 2000, level: float = 0.95,
+def bootstrap_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 2000, alpha: float = DEFAULT_ALPHA,
                  rng: np.random.Generator | None = None) -> tuple[float, float]:
     """Percentile bootstrap CI of a mean (scipy); a constant sample has a zero-width CI."""
     x = np.asarray(values, dtype=float)
@@ -63,7 +64,7 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 200
         return float("nan"), float("nan")
     if len(x) < 2 or np.all(x == x[0]):
         return float(x[0]), float(x[0])
-    res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=level, method="percentile",
+    res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=1 - alpha, method="percentile",
                           random_state=rng if rng is not None else np.random.default_rng(0))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
@@ -122,12 +123,12 @@ def no_verdict_reason(g: pd.DataFrame) -> str:
     return no_value_reason_from_counts(calls, max(total, counted))
 
 
-def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, alpha: float = DEFAULT_ALPHA, seed: int = 0) -> pd.DataFrame:
     """Agreement, CI, kappa, verdict distribution and failure counts per dataset x judge x strategy."""
     rows = []
     for (ds, judge, strat), g in sv.groupby(["dataset", "judge", "strategy"], sort=True):
         corr = g["correct"].to_numpy(dtype=float)
-        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, ds, judge, strat))
+        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, alpha=alpha, rng=cell_seed(seed, ds, judge, strat))
         k = kappa(g["verdict"].tolist(), g["expected_verdict"].tolist())
         counts = g["verdict"].value_counts()
         n = len(g)
@@ -158,11 +159,11 @@ def agreement_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float =
     return pd.concat([_strategy_sort(out), pd.DataFrame(gold)], ignore_index=True)
 
 
-def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, alpha: float = DEFAULT_ALPHA, seed: int = 0) -> pd.DataFrame:
     rows = []
     for (ds, judge, strat, cat), g in sv.groupby(["dataset", "judge", "strategy", "category"], sort=True):
         corr = g["correct"].to_numpy(dtype=float)
-        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, ds, judge, strat, cat))
+        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, alpha=alpha, rng=cell_seed(seed, ds, judge, strat, cat))
         rows.append(blank({"dataset": ds, "judge": judge, "simulated": any_true(g), "strategy": strat,
                            "category": cat, "n": len(g), "agreement": float(corr.mean()), "ci_low": lo, "ci_high": hi},
                           ("agreement", "ci_low", "ci_high"), no_verdict_reason(g)))
@@ -173,14 +174,14 @@ def category_table(sv: pd.DataFrame, *, n_resamples: int = 2000, level: float = 
 # bias scores on the controlled set
 
 
-def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, level: float, rng_seed: int,
+def _b(verdicts: pd.Series, targets: pd.Series, *, n_resamples: int, alpha: float, rng_seed: int,
        groups: pd.Series | None = None) -> dict:
     """One signed bias score.  ``groups`` (the question id) makes the bootstrap resample whole
     questions: a question's mirrored STYLE / STYLE_BA pairs, its several pairs of one bias type
     and the calls the swap strategies share are not independent, so resampling rows would make
     the interval too narrow (about sqrt(2) for the mirrored style halves)."""
     est = bias_score(verdicts.to_numpy(dtype=object), targets.to_numpy(dtype=object), n_resamples=n_resamples,
-                     seed=rng_seed, confidence=level, groups=None if groups is None else groups.to_numpy(dtype=object))
+                     seed=rng_seed, alpha=alpha, groups=None if groups is None else groups.to_numpy(dtype=object))
     return blank({"value": est.b, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
                   "n_no_verdict": int((verdicts == "").sum())}, ("value", "ci_low", "ci_high"), _cell_reason(verdicts))
 
@@ -231,7 +232,7 @@ HEADLINE_BIASES = ("position", "verbosity", "style", "self_preference")
 
 
 def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = "google", n_resamples: int = 2000,
-               level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+               alpha: float = DEFAULT_ALPHA, seed: int = 0) -> pd.DataFrame:
     """Signed bias scores (and truncation accuracy) per judge x strategy on the controlled set."""
     extra = pairs[["pair_id", "subset", "target_side", "origin_a", "origin_b", "question_id"]]
     df = sv.merge(extra, on="pair_id", how="left", validate="many_to_one")
@@ -240,12 +241,12 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
         fam = str(g["family"].iloc[0])
         base = {"judge": judge, "family": fam, "simulated": any_true(g), "strategy": strat}
         for measure, (sub, tgt, what) in _measures(g, fam, original_target).items():
-            r = _b(sub["verdict"], tgt, n_resamples=n_resamples, level=level,
+            r = _b(sub["verdict"], tgt, n_resamples=n_resamples, alpha=alpha,
                    rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{measure}".encode()), groups=sub["question_id"])
             rows.append({**base, "measure": measure, "kind": "bias_score", "target": what, **r})
         tr = g[(g["bias_type"] == "LENGTH") & (g["subset"] == "truncation")]
         corr = tr["correct"].to_numpy(dtype=float)
-        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, level=level, rng=cell_seed(seed, judge, strat, "trunc"))
+        lo, hi = bootstrap_ci(corr, n_resamples=n_resamples, alpha=alpha, rng=cell_seed(seed, judge, strat, "trunc"))
         rows.append(blank({**base, "measure": "truncation_accuracy", "kind": "accuracy",
                            "target": MEASURE_TARGETS["truncation_accuracy"],
                            "value": float(corr.mean()) if len(corr) else float("nan"), "ci_low": lo, "ci_high": hi,
@@ -254,14 +255,14 @@ def bias_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, original_target: str = 
     return _strategy_sort(pd.DataFrame(rows))
 
 
-def topic_style_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, n_resamples: int = 2000, level: float = 0.95,
+def topic_style_table(sv: pd.DataFrame, pairs: pd.DataFrame, *, n_resamples: int = 2000, alpha: float = DEFAULT_ALPHA,
                       seed: int = 0) -> pd.DataFrame:
     """Table 7: position-averaged style bias per judge x strategy x topic (STYLE + STYLE_BA)."""
     df = sv.merge(pairs[["pair_id", "target_side", "question_id"]], on="pair_id", how="left", validate="many_to_one")
     df = df[df["bias_type"].isin(["STYLE", "STYLE_BA"])]
     rows = []
     for (judge, strat, topic), g in df.groupby(["judge", "strategy", "category"], sort=True):
-        r = _b(g["verdict"], g["target_side"], n_resamples=n_resamples, level=level,
+        r = _b(g["verdict"], g["target_side"], n_resamples=n_resamples, alpha=alpha,
                rng_seed=zlib.crc32(f"{seed}|{judge}|{strat}|{topic}".encode()), groups=g["question_id"])
         rows.append({"judge": judge, "simulated": any_true(g), "strategy": strat, "topic": topic, **r})
     return _strategy_sort(pd.DataFrame(rows))
@@ -326,7 +327,7 @@ def in_family(judges: pd.Series, strategies: pd.Series, family: Mapping[str, Seq
     return keep
 
 
-def mcnemar_table(sv: pd.DataFrame, *, alpha: float = 0.05,
+def mcnemar_table(sv: pd.DataFrame, *, alpha: float = DEFAULT_ALPHA,
                   family: Mapping[str, Sequence[str] | None] | None = None) -> pd.DataFrame:
     """Table 4: McNemar (continuity-corrected) of every strategy vs B0, per dataset x judge;
     Holm-Bonferroni over the comparisons of a dataset that are in ``family`` (:func:`in_family`;
@@ -409,7 +410,7 @@ def _terms(f, term: str) -> tuple[float, float, float]:
     return float(f.coef[term]), float(f.se[term]), float(f.pvalue[term])
 
 
-def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
+def mixed_table(sv: pd.DataFrame, *, alpha: float = DEFAULT_ALPHA, n_nodes: int = 32,
                 strategies: Sequence[str] | None = None,
                 family: Mapping[str, Sequence[str] | None] | None = None) -> pd.DataFrame:
     """Table 5: per dataset x judge, ``correct ~ C(strategy, Treatment('B0')) + (1|instance)`` as a
@@ -468,7 +469,7 @@ def mixed_table(sv: pd.DataFrame, *, alpha: float = 0.05, n_nodes: int = 32,
     return _strategy_sort(out)
 
 
-def mde_table(mcn: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+def mde_table(mcn: pd.DataFrame, *, alpha: float = DEFAULT_ALPHA, power: float = 0.8) -> pd.DataFrame:
     """Appendix D: minimum detectable agreement change per dataset x judge at the observed n and
     discordance (mean over that judge's strategies; min and max too).
 

@@ -29,7 +29,7 @@ from typing import cast
 import pandas as pd
 
 from judgelab.io import InputError, any_true, table_tuples
-from judgelab.stats.intervals import wilson_interval
+from judgelab.stats.intervals import DEFAULT_ALPHA, wilson_interval
 from judgelab.stats.unscored import blank
 from judgelab.strategies.analysis import no_verdict_reason
 
@@ -67,7 +67,7 @@ def load_annotations(path: str | Path) -> pd.DataFrame:
 
 
 def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *, strategy: str = "B0",
-                    exclude_constant_slot: bool = True, level: float = 0.95) -> pd.DataFrame:
+                    exclude_constant_slot: bool = True, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
     """Table 9: markdown / prose rates of annotators, their aggregate, and of every judge."""
     known = set(pairs["pair_id"])
     unknown = sorted(set(ann["pair_id"]) - known)
@@ -85,7 +85,7 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
                      "constant_slot": constant, "excluded": excluded})
     k = ann[ann["annotator"].isin(kept)]
     n_md, n = int((k["decoded"] == "markdown").sum()), len(k)
-    lo, hi = wilson_interval(n_md, n, confidence=level)
+    lo, hi = wilson_interval(n_md, n, confidence=1 - alpha)
     agree = []
     for a, b in combinations(kept, 2):
         m = ann[ann["annotator"] == a].merge(ann[ann["annotator"] == b], on="pair_id")

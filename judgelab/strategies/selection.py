@@ -46,6 +46,8 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 #: Smallest difference (agreement, or mixed-model coefficient; proportion scale) that counts as one:
 #: far below any effect a study can measure (1e-6 = 0.0001 percentage points), far above rounding.
 TOLERANCE = 1e-6
@@ -97,7 +99,7 @@ def recommend(
     natural: str,
     adversarial: str | None,
     budgets: Sequence[int | None] = (1, 2, 3, None),
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     use_holm: bool = False,
     exclude: Iterable[str] = (),
     cost_cap: float | None = None,

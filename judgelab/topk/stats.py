@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from judgelab.stats.intervals import DEFAULT_ALPHA
+
 #: Relative spread below which paired differences count as constant.  Recall means over the same
 #: oracles differ in the last bits when the two rules pick the same items in a different order
 #: (sums of the same floats in another order), and a t-test on such noise divides by a variance of
@@ -40,7 +42,7 @@ def no_variance_reason(d: np.ndarray) -> str:
 
 
 def paired_comparison(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 2000, seed: int = 0,
-                      confidence: float = 0.95) -> dict[str, float | int | str]:
+                      confidence: float = 1 - DEFAULT_ALPHA) -> dict[str, float | int | str]:
     """``a - b`` on paired units: mean, paired-bootstrap CI, paired t statistic and p-value.
 
     ``status`` is ``ok`` when the test ran, else ``no_variance`` (:func:`no_variance_reason`, with

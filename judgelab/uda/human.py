@@ -26,6 +26,7 @@ from scipy import stats
 
 from judgelab.io import InputError, iter_jsonl
 from judgelab.ranking.bradley_terry import fit_bradley_terry
+from judgelab.stats.intervals import DEFAULT_ALPHA
 from judgelab.uda.elo import EloConfig
 
 WINNERS = ("model_a", "model_b", "tie")
@@ -62,7 +63,7 @@ def _design(votes: pd.DataFrame, index: dict[str, int]) -> tuple[np.ndarray, np.
 
 
 def bradley_terry_scores(votes: pd.DataFrame, elo: EloConfig, *, n_boot: int = 1000, seed: int = 0,
-                         confidence: float = 0.95) -> pd.DataFrame:
+                         confidence: float = 1 - DEFAULT_ALPHA) -> pd.DataFrame:
     """Bradley-Terry strengths of every voted model on the Elo scale, with bootstrap CIs."""
     models = sorted(set(votes["model_a"]) | set(votes["model_b"]))
     index = {m: i for i, m in enumerate(models)}

@@ -95,7 +95,7 @@ def _verdict_ok(v: VerdictSpec | None) -> bool:
 
 def mapping_supported(mapping: VerdictMapping, side: dict[str, Any], texts: bool) -> bool:
     """Whether the mapping's forms are ones the columnar path evaluates (the static half of the check)."""
-    return (not texts and mapping.format in ("jsonl", "auto") and not mapping.tables and not side
+    return (not texts and mapping.file_type in ("jsonl", "auto") and not mapping.tables and not side
             and set(mapping.fields) <= set(FIELDS) and all(_spec_ok(s) for s in mapping.fields.values())
             and all(g.order in ("AB", "BA") for g in mapping.games)
             and all(_verdict_ok(g.verdict) for g in mapping.games)

@@ -375,7 +375,7 @@ def load_tables(mapping: VerdictMapping, files: Mapping[str, Sequence[str | Path
         idx: dict[tuple[str | None, ...], dict[str, Any]] = {}
         for p in _expand(paths):
             ctx = _Ctx(p, 0, {}, file_name_keys(p))
-            for row, rec in iter_records(p, t.format, t.records):
+            for row, rec in iter_records(p, t.file_type, t.records):
                 ctx.row = row
                 idx[tuple(value_key(get_field(k, rec, ctx)) for k in t.key)] = rec
         out[name] = idx
@@ -800,7 +800,7 @@ def _game_rows(mapping: VerdictMapping, r: _RecordFields, rec: dict[str, Any], c
 
 def _columnar_file(path: Path, mapping: VerdictMapping) -> bool:
     """A plain JSONL file: the columnar reader may try it (it checks the rest itself)."""
-    fmt = mapping.format if mapping.format != "auto" else SUFFIX_FORMATS.get(data_suffix(path))
+    fmt = mapping.file_type if mapping.file_type != "auto" else SUFFIX_FORMATS.get(data_suffix(path))
     return fmt == "jsonl" and path.is_file() and path.stat().st_size > 0 and not _is_gzip(path)
 
 
@@ -870,7 +870,7 @@ def import_verdicts(files: Sequence[str | Path], mapping: VerdictMapping, *,
                     _check_filled(path, mapping, checked, seen_fields, found_games)
                 continue
         n_records = 0
-        for row, rec in iter_records(path, mapping.format, mapping.records):
+        for row, rec in iter_records(path, mapping.file_type, mapping.records):
             n_records += 1
             ctx.row = row
             if mapping.require:
@@ -1061,7 +1061,7 @@ def _locator(mapping: VerdictMapping, where_file: Sequence[str], file_starts: Se
         fi = bisect.bisect_right(file_starts, i) - 1
         k, gi = divmod(i - file_starts[fi], n_games)
         path = Path(where_file[fi])
-        row = next(itertools.islice(iter_records(path, mapping.format, mapping.records), k, None))[0]
+        row = next(itertools.islice(iter_records(path, mapping.file_type, mapping.records), k, None))[0]
         return f"{path} row {row}" + (f" game {gi}" if with_game and n_games > 1 else "")
 
     return locate

@@ -31,6 +31,11 @@ record of the file:
   scores) give the verdict by the higher score (equal = tie) and ``preference`` =
   sigmoid(score B - score A), the Bradley-Terry probability a reward model is trained on;
   a label is then only the fallback for games without two finite scores.
+* **file_type** (optional): how the files are stored: ``json``, ``jsonl``, ``csv``, ``tsv``,
+  ``parquet`` or a tool's own log (``inspect_ai``, ``rewardbench2``, ``promptfoo``); ``auto`` (the
+  default) tells by the suffix.  Side tables take their own ``file_type``.  (A preset, chosen by
+  ``--format`` or a config's ``format``, is a whole mapping; a verdict's ``parse`` names the layout
+  of a judge's answer.)
 * **require** (optional): keys every record must have (the value may be null); a
   missing one is an error naming the file, the row and the key, so a file of another
   format stops instead of importing as empty rows.
@@ -55,7 +60,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from judgelab.config import SCHEMA_PATH, ConfigError, load_yaml
+from judgelab.config import SCHEMA_PATH, ConfigError, load_yaml, refuse_renamed_keys
 
 ORDERS = ("AB", "BA")
 VERDICT_TARGETS = ("A", "B", "tie", "unparsed", "refusal", "error")
@@ -169,7 +174,7 @@ class TableSpec:
     """A side table (answers, questions, pairs) looked up by key."""
 
     key: tuple[FieldSpec, ...]
-    format: str = "auto"
+    file_type: str = "auto"
     records: tuple[Any, ...] = ()
     files: tuple[str, ...] = ()
 
@@ -177,7 +182,7 @@ class TableSpec:
 @dataclass(frozen=True)
 class VerdictMapping:
     name: str
-    format: str
+    file_type: str  # json, jsonl, csv, ... or auto (by suffix): how the files are stored
     records: tuple[Any, ...]
     games: tuple[GameSpec, ...]
     fields: dict[str, FieldSpec]
@@ -241,7 +246,8 @@ def _verdict(raw: dict[str, Any], *, where: str) -> VerdictSpec:
 
 
 def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "verdict mapping") -> VerdictMapping:
-    """Validate a mapping dict and compile it."""
+    """Validate a mapping dict and compile it (a renamed key is refused with its new name)."""
+    refuse_renamed_keys(raw, scope="verdict_mapping", source=where)
     validate_mapping(raw, where=where)
     if raw.get("verdict") is not None and raw.get("games"):
         raise ConfigError(f"{where}: give either 'verdict' (one game per record) or 'games', not both")
@@ -272,7 +278,7 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
     for tname, t in (raw.get("tables") or {}).items():
         key = tuple(FieldSpec.parse(k, where=f"{where}/tables/{tname}/key") for k in t["key"])
         recs = t.get("records")
-        tables[tname] = TableSpec(key=key, format=t.get("format", "auto"),
+        tables[tname] = TableSpec(key=key, file_type=t.get("file_type", "auto"),
                                   records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
                                   files=tuple(str(f) for f in (t.get("files") or [])))
     recs = raw.get("records")
@@ -280,7 +286,7 @@ def build_mapping(raw: dict[str, Any], *, name: str = "custom", where: str = "ve
     if unknown:
         raise ConfigError(f"{where}/optional: {unknown} are not mapping fields; known: {list(FIELD_NAMES)}")
     return VerdictMapping(
-        name=name, format=raw.get("format", "auto"),
+        name=name, file_type=raw.get("file_type", "auto"),
         records=_split_path(recs) if isinstance(recs, str) else tuple(recs or ()),
         games=tuple(games), fields=fields_, gold=gold, responses_frame=raw.get("responses", "stored"),
         tables=tables, raw=raw,

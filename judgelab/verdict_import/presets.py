@@ -90,7 +90,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from judgelab.config import ConfigError
+from judgelab.config import ConfigError, refuse_renamed_keys
 from judgelab.registry import Registry
 from judgelab.verdict_import.mapping import VerdictMapping, build_mapping
 
@@ -100,12 +100,12 @@ _AB = {"A": "A", "B": "B", "tie": "tie"}
 _ARENA = {"A>>B": "A", "A>B": "A", "A=B": "tie", "B>A": "B", "B>>A": "B"}
 _FASTCHAT = {"model_1": "A", "model_2": "B", "tie": "tie", "error": "unparsed"}
 _FASTCHAT_TABLES = {
-    "answers": {"key": ["question_id", "model_id"], "format": "jsonl"},
-    "questions": {"key": ["question_id"], "format": "jsonl"},
+    "answers": {"key": ["question_id", "model_id"], "file_type": "jsonl"},
+    "questions": {"key": ["question_id"], "file_type": "jsonl"},
 }
 
 PRESETS.add("alpaca_eval", {
-    "format": "json",
+    "file_type": "json",
     "judge": {"first_of": ["annotator", {"const": "alpaca_eval_annotator"}]},
     "pair_id": {"concat": ["instruction", "generator_1", "generator_2"]},
     "item_id": "instruction",
@@ -118,7 +118,7 @@ PRESETS.add("alpaca_eval", {
 })
 
 PRESETS.add("fastchat_pairwise", {
-    "format": "jsonl",
+    "file_type": "jsonl",
     "judge": {"concat": ["judge.0", "judge.1"], "sep": "/"}, "model": "judge.0",
     "pair_id": {"concat": ["question_id", "model_1", "model_2", "turn"]},
     "item_id": "question_id",
@@ -136,7 +136,7 @@ PRESETS.add("fastchat_pairwise", {
 })
 
 PRESETS.add("arena_hard", {
-    "format": "jsonl",
+    "file_type": "jsonl",
     "judge": "judge",
     "pair_id": {"concat": ["question_id", "model"]},
     "item_id": "question_id",
@@ -161,7 +161,7 @@ PRESETS.add("arena_hard", {
 # ``messages[-1].content.answer``; files written by older answer code hold the text as
 # ``messages[-1].content`` itself, hence the fallback.  Questions are ``{uid, category, prompt}``.
 PRESETS.add("arena_hard_v2", {
-    "format": "jsonl",
+    "file_type": "jsonl",
     "judge": "judge",
     "pair_id": {"concat": ["uid", "baseline", "model"]},
     "item_id": "uid",
@@ -178,8 +178,8 @@ PRESETS.add("arena_hard_v2", {
         {"order": "AB", "verdict": {"text": "games.0.judgment.answer", "label": "games.0.score", "values": _ARENA}},
         {"order": "BA", "verdict": {"text": "games.1.judgment.answer", "label": "games.1.score", "values": _ARENA}},
     ],
-    "tables": {"answers": {"key": ["uid", "model"], "format": "jsonl"},
-               "questions": {"key": ["uid"], "format": "jsonl"}},
+    "tables": {"answers": {"key": ["uid", "model"], "file_type": "jsonl"},
+               "questions": {"key": ["uid"], "file_type": "jsonl"}},
     "require": ["uid", "category", "judge", "model", "baseline", "games"],
 })
 
@@ -194,7 +194,7 @@ def _judgebench_game(i: int, order: str) -> dict[str, Any]:
 
 
 PRESETS.add("judgebench", {
-    "format": "jsonl",
+    "file_type": "jsonl",
     "require": ["pair_id", "question", "response_A", "response_B", "label", "judgments"],
     "judge": {"concat": [{"first_of": ["judge_name", {"file_key": "judge_name"}]}, _JB_MODEL], "sep": "/"},
     "model": _JB_MODEL,
@@ -214,7 +214,7 @@ def _llmbar_game(flag: str, order: str) -> dict[str, Any]:
 
 
 PRESETS.add("llmbar", {
-    "format": "json",
+    "file_type": "json",
     "judge": {"concat": [{"path_part": -3}, {"path_part": -2}], "sep": "-"}, "model": {"path_part": -3},
     "pair_id": {"concat": [{"path_part": -5}, {"row": True, "width": 4}], "sep": "-"},
     "instruction": "input", "response_a": "output_1", "response_b": "output_2",
@@ -233,7 +233,7 @@ PRESETS.add("llmbar", {
 _INSPECT_GRADES = {"C": "B", "I": "A", "P": "tie"}
 
 PRESETS.add("inspect_ai", {
-    "format": "inspect_ai",
+    "file_type": "inspect_ai",
     "judge": {"concat": ["scorer", "grader"], "sep": "/"}, "model": "grader",
     "pair_id": {"concat": ["task", "sample_id", "epoch", {"first_of": ["run_id", {"const": "-"}]}], "sep": "/"},
     "item_id": {"concat": ["task", "sample_id"], "sep": "/"},
@@ -249,7 +249,7 @@ PRESETS.add("inspect_ai", {
 # model scores each completion alone, so the one game is AB and the verdict is the higher reward
 # (``scores``, A then B: preference = sigmoid(reward B - reward A)); the gold is A, the chosen one.
 PRESETS.add("rewardbench2", {
-    "format": "rewardbench2",
+    "file_type": "rewardbench2",
     "judge": "model", "model": "model",
     "pair_id": {"concat": ["id", "chosen_index", "rejected_index"], "sep": "/"},
     "item_id": "id", "category": "subset",
@@ -265,7 +265,7 @@ PRESETS.add("rewardbench2", {
 # output was picked), stored as one game of the pair (nothing, output) like inspect_ai's grades:
 # pass = B, fail = A, a call that failed before grading (pass null) = error.
 PRESETS.add("promptfoo", {
-    "format": "promptfoo",
+    "file_type": "promptfoo",
     "judge": {"concat": ["assertion_type", "grader"], "sep": "/"}, "model": "grader",
     "pair_id": {"concat": ["eval_id", "test_idx", "prompt_idx", "provider", "component_idx"], "sep": "/"},
     "item_id": {"concat": ["eval_id", "test_idx"], "sep": "/"},
@@ -325,6 +325,7 @@ def mapping_from_config(spec: str | dict[str, Any], *, where: str = "mapping") -
         raise ConfigError(f"{where}: the verdict mapping is {what}; give a preset name, {{preset: NAME, ...}} "
                           f"or the fields of a custom mapping (docs/audit.md)")
     spec = dict(spec)
+    refuse_renamed_keys(spec, scope="verdict_mapping", source=where)  # an override names the file, not the preset
     if "preset" in spec:
         name = spec.pop("preset")
         return preset_mapping(name, spec)

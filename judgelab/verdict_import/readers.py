@@ -51,8 +51,8 @@ def detect_format(path: Path, fmt: str = "auto") -> str:
         return fmt
     f = SUFFIX_FORMATS.get(data_suffix(path))
     if f is None:
-        raise InputError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                         f"give one of {sorted(set(SUFFIX_FORMATS.values()))}")
+        raise InputError(f"{path}: cannot tell the file type from the suffix {path.suffix!r}; "
+                         f"give the mapping's file_type, one of {sorted(set(SUFFIX_FORMATS.values()))}")
     return f
 
 
@@ -112,7 +112,7 @@ def iter_records(path: str | Path, fmt: str = "auto", records: tuple[Any, ...] =
         yield from getattr(importlib.import_module(module), func)(p)
         return
     if fmt not in ("jsonl", "json", "csv", "tsv", "parquet"):
-        raise InputError(f"{p}: unknown format {fmt!r}")
+        raise InputError(f"{p}: unknown file type {fmt!r}")
     if p.stat().st_size == 0 and fmt != "jsonl":
         raise InputError(f"{p}: the file is empty (0 bytes); give a {fmt.upper()} file with records")
     try:
@@ -196,7 +196,7 @@ def _refuse_array(p: Path, line: str) -> None:
     if isinstance(whole, list):
         raise InputError(f"{p}: a JSON array, expected JSON lines (one JSON object per line); write it as "
                          f"JSON lines (e.g. jq -c '.[]' FILE > FILE.jsonl) or read it with a JSON mapping "
-                         f"(format: json)")
+                         f"(file_type: json)")
 
 
 def _json_records(p: Path, records: tuple[Any, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
