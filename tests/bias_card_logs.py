@@ -59,3 +59,21 @@ def both_orders(item: str, pair: str, shown_ab: str, shown_ba: str, **kw) -> lis
 def lengths(i: int) -> dict:
     """Responses whose length ratio varies from pair to pair (so a logit has a length cue)."""
     return {"response_a": " ".join(["word"] * (5 + 7 * (i % 5))), "response_b": " ".join(["word"] * (6 + 3 * (i % 4)))}
+
+
+#: the modules of the card that call row builders and statistics by name
+CARD_MODULES = ("card", "rows_share", "rows_cue", "rows_logit", "rows_benchmark", "rows_human")
+
+
+def break_everywhere(monkeypatch, name: str, replacement) -> None:
+    """Replace ``name`` in every card module that calls it (a row builder is called from the card and
+    from other builders), so that every call of it, wherever it is made, gets ``replacement``."""
+    import importlib
+
+    hit = False
+    for mod in CARD_MODULES:
+        module = importlib.import_module(f"judgelab.bias_card.{mod}")
+        if hasattr(module, name):
+            monkeypatch.setattr(module, name, replacement)
+            hit = True
+    assert hit, name

@@ -9,8 +9,19 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card import card as C
+from judgelab.bias_card import metrics as M
 from judgelab.bias_card import prepare as P
+from judgelab.bias_card import rows_benchmark as RB
+from judgelab.bias_card import rows_cue as RC
+from judgelab.bias_card import rows_human as RH
+from judgelab.bias_card import rows_logit as RL
+from judgelab.bias_card import rows_share as RS
 from judgelab.stats import clustered as K
+from judgelab.stats import gold_excess as GE
+from judgelab.stats import multiplicity as MU
+from judgelab.stats import sandwich as SW
+from judgelab.stats.intervals import wilson_interval
+from tests.bias_card_logs import break_everywhere
 
 MIXED = "[[C]] for the second question, but [[A]] for the entire conversation"
 
@@ -107,36 +118,36 @@ def test_model_term_columns_are_plus_one_shown_first_minus_one_shown_second():
     models = ["", "m1", "m2", "m3"]  # code 0 is "no model name"
     lg = _lg([1, 2, 3, 1, 0], [2, 3, 1, 3, 2], ["AB", "AB", "BA", "BA", "AB"], models)
     rows = np.array([True, True, True, True, False])
-    x = C._model_term(lg, rows)
+    x = RL._model_term(lg, rows)
     # shown first / second: (m1, m2), (m2, m3), (m1, m3) as BA of (m3, m1), (m3, m1) as BA of (m1, m3)
     assert list(x.columns) == ["model[m2]", "model[m3]"]  # m1, the first in sorted order, is the reference
     assert x["model[m2]"].tolist() == [-1.0, 1.0, 0.0, 0.0]
     assert x["model[m3]"].tolist() == [0.0, -1.0, -1.0, 1.0]
     assert x.index.tolist() == [0, 1, 2, 3]
     # the unnamed model is no column and no reference: with it, m1 stays the reference
-    x5 = C._model_term(lg, np.ones(5, bool))
+    x5 = RL._model_term(lg, np.ones(5, bool))
     assert list(x5.columns) == ["model[m2]", "model[m3]"] and x5["model[m2]"].tolist()[-1] == -1.0
 
 
 def test_model_term_without_model_names_or_with_one_model_has_a_row_per_verdict_and_no_column():
     lg = _lg(None, [1, 1, 1], ["AB", "BA", "AB"], ["", "m1"])
-    x = C._model_term(lg, np.array([True, False, True]))
+    x = RL._model_term(lg, np.array([True, False, True]))
     assert x.shape == (2, 0) and x.index.tolist() == [0, 1]
     one = _lg([1, 1, 1], [1, 1, 1], ["AB", "BA", "AB"], ["", "m1"])
-    x1 = C._model_term(one, np.ones(3, bool))
+    x1 = RL._model_term(one, np.ones(3, bool))
     assert x1.shape == (3, 0) and x1.index.tolist() == [0, 1, 2]
 
 
 def test_quality_control_names_what_a_log_lacks():
-    two = C.QualityControl(gold=False, controlled=False, models=2)
-    assert two.missing() == (f"{C.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue; "
+    two = RC.QualityControl(gold=False, controlled=False, models=2)
+    assert two.missing() == (f"{RC.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue; "
                              "2 model(s) behind the responses, no model term")
-    three = C.QualityControl(gold=False, controlled=False, models=3)
-    assert three.missing() == f"{C.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue"
+    three = RC.QualityControl(gold=False, controlled=False, models=3)
+    assert three.missing() == f"{RC.CONFOUNDED}; no gold labels, no pairs built to differ only in the cue"
     assert not two.model_term and three.model_term
     assert three.regression() == "model term (3 models)" and three.share() == ""
-    assert C.QualityControl(gold=True, controlled=False, models=3).regression() == "gold labels"
-    assert C.QualityControl(gold=True, controlled=True, models=0).share() == "controlled pairs"
+    assert RC.QualityControl(gold=True, controlled=False, models=3).regression() == "gold labels"
+    assert RC.QualityControl(gold=True, controlled=True, models=0).share() == "controlled pairs"
 
 
 def test_card_view_indexes_by_metric_for_one_judge_and_by_judge_and_metric_for_two():
@@ -157,10 +168,10 @@ S = C.CardSettings(n_resamples=200, seed=7)
 @pytest.fixture(autouse=True)
 def _fresh_memos():
     """The card memoises bootstrap answers and MDEs by their inputs: each test computes its own."""
-    C._RATIO_MEMO.clear()
+    K._RATIO_MEMO.clear()
     K._binomial_mde.cache_clear()
     yield
-    C._RATIO_MEMO.clear()
+    K._RATIO_MEMO.clear()
     K._binomial_mde.cache_clear()
 
 
@@ -187,20 +198,25 @@ def test_ratio_cluster_variance_by_hand():
 def test_bootstrap_totals_equal_a_plain_loop_in_any_chunking():
     rng = np.random.default_rng(0)
     cols = rng.random((6, 2))
-    s = C.CardSettings(n_resamples=23, seed=5)
     draw = np.random.default_rng(5).integers(0, 6, size=(23, 6), dtype=np.int32)
     plain = np.stack([cols[draw[b]].sum(axis=0) for b in range(23)])
-    assert np.allclose(C._bootstrap_totals(cols, s), plain, rtol=1e-12)
+    assert np.allclose(K._bootstrap_totals(cols, 23, 5, 2_000_000), plain, rtol=1e-12)
     for chunk in (6, 7, 60, 137):  # 1, 1, 10 and 22 resamples per chunk
-        chunked = C.CardSettings(n_resamples=23, seed=5, chunk_cells=chunk)
-        assert np.allclose(C._bootstrap_totals(cols, chunked), plain, rtol=1e-12), chunk
+        assert np.allclose(K._bootstrap_totals(cols, 23, 5, chunk), plain, rtol=1e-12), chunk
+
+
+def _ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: C.CardSettings
+              ) -> tuple[float, float, float, float]:
+    """The cluster bootstrap at the card settings' numbers, as the Arena-Hard row calls it."""
+    return K.cluster_ratio_ci(num, den, clusters, confidence=s.confidence, n_resamples=s.n_resamples, seed=s.seed,
+                              chunk_cells=s.chunk_cells)
 
 
 def test_cluster_ratio_ci_is_the_percentile_interval_of_whole_cluster_resamples():
     num = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0])
     den = np.ones(8)
     clusters = np.array(["a", "a", "b", "b", "c", "c", "d", "d"])
-    est, lo, hi, var = C.cluster_ratio_ci(num, den, clusters, S)
+    est, lo, hi, var = _ratio_ci(num, den, clusters, S)
     cn, cd = np.array([1.0, 2.0, 1.0, 1.0]), np.full(4, 2.0)
     draw = np.random.default_rng(7).integers(0, 4, size=(200, 4), dtype=np.int32)
     boot = cn[draw].sum(axis=1) / cd[draw].sum(axis=1)
@@ -209,15 +225,15 @@ def test_cluster_ratio_ci_is_the_percentile_interval_of_whole_cluster_resamples(
     assert var == pytest.approx(float(np.var(boot)), rel=1e-12)
     # the level follows alpha
     s80 = C.CardSettings(n_resamples=200, seed=7, alpha=0.2)
-    _, lo80, hi80, _ = C.cluster_ratio_ci(num, den, clusters, s80)
+    _, lo80, hi80, _ = _ratio_ci(num, den, clusters, s80)
     assert (lo80, hi80) == pytest.approx(tuple(np.quantile(boot, [0.1, 0.9])), abs=1e-12)
     # a second call answers from the memo, the same numbers
-    assert C.cluster_ratio_ci(num, den, clusters, S) == (est, lo, hi, var)
+    assert _ratio_ci(num, den, clusters, S) == (est, lo, hi, var)
 
 
 def test_cluster_ratio_ci_drops_resamples_with_no_denominator():
     num, den = np.array([1.0, 0.0, 3.0]), np.array([1.0, 0.0, 4.0])
-    est, lo, hi, var = C.cluster_ratio_ci(num, den, np.array([0, 1, 2]), S)
+    est, lo, hi, var = _ratio_ci(num, den, np.array([0, 1, 2]), S)
     draw = np.random.default_rng(7).integers(0, 3, size=(200, 3), dtype=np.int32)
     tn, td = num[draw].sum(axis=1), den[draw].sum(axis=1)
     assert (td == 0).any()
@@ -227,17 +243,17 @@ def test_cluster_ratio_ci_drops_resamples_with_no_denominator():
 
 
 def test_cluster_ratio_ci_without_denominator_or_with_one_cluster():
-    assert all(np.isnan(C.cluster_ratio_ci(np.ones(3), np.zeros(3), np.arange(3), S)))
-    est, lo, hi, var = C.cluster_ratio_ci(np.array([1.0, 0.0]), np.ones(2), np.array(["a", "a"]), S)
+    assert all(np.isnan(_ratio_ci(np.ones(3), np.zeros(3), np.arange(3), S)))
+    est, lo, hi, var = _ratio_ci(np.array([1.0, 0.0]), np.ones(2), np.array(["a", "a"]), S)
     assert est == 0.5 and np.isnan(lo) and np.isnan(hi) and np.isnan(var)
 
 
 def test_the_ratio_memo_keeps_eight_answers_and_tells_settings_apart():
     for i in range(10):
-        C.cluster_ratio_ci(np.arange(4.0) + i, np.ones(4), np.arange(4), S)
-    assert len(C._RATIO_MEMO) == 8
-    a = C.cluster_ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), S)
-    b = C.cluster_ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), C.CardSettings(n_resamples=200, seed=8))
+        _ratio_ci(np.arange(4.0) + i, np.ones(4), np.arange(4), S)
+    assert len(K._RATIO_MEMO) == 8
+    a = _ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), S)
+    b = _ratio_ci(np.arange(4.0), np.ones(4), np.arange(4), C.CardSettings(n_resamples=200, seed=8))
     assert a[0] == b[0] and a[1:] != b[1:]
 
 
@@ -265,12 +281,15 @@ def test_wilson_uses_the_effective_n_the_level_and_students_t_on_clusters():
     from statsmodels.stats.proportion import proportion_confint
 
     s = C.CardSettings(alpha=0.1)
-    assert C._wilson(0.3, 40.0, s) == pytest.approx(proportion_confint(12, 40, alpha=0.1, method="wilson"))
+    assert wilson_interval(0.3 * 40.0, 40.0, confidence=s.confidence) == pytest.approx(
+        proportion_confint(12, 40, alpha=0.1, method="wilson"))
     from scipy.stats import norm, t
 
     a = float(2 * norm.sf(t.ppf(0.95, 4)))
-    assert C._wilson(0.3, 40.0, s, k=5) == pytest.approx(proportion_confint(12, 40, alpha=a, method="wilson"))
-    assert C._wilson(0.3, 40.0, s, k=1) == C._wilson(0.3, 40.0, s)
+    assert wilson_interval(12.0, 40.0, confidence=s.confidence, clusters=5) == pytest.approx(
+        proportion_confint(12, 40, alpha=a, method="wilson"))
+    assert wilson_interval(12.0, 40.0, confidence=s.confidence, clusters=1) == wilson_interval(
+        12.0, 40.0, confidence=s.confidence)
 
 
 def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
@@ -279,24 +298,25 @@ def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
     for n, p0, alpha, power in [(50, 0.5, 0.05, 0.8), (200, 0.3, 0.01, 0.9), (7, 0.9, 0.2, 0.5)]:
         h = NormalIndPower().solve_power(nobs1=n, ratio=0, alpha=alpha, power=power)
         p1 = np.sin(min(np.pi / 2, np.arcsin(np.sqrt(p0)) + h / 2)) ** 2
-        assert C.binomial_mde(n, p0, C.CardSettings(alpha=alpha, power=power)) == pytest.approx(p1 - p0, abs=1e-6)
-    assert np.isnan(C.binomial_mde(1, 0.5, S)) and not np.isnan(C.binomial_mde(2, 0.5, S))
+        assert K.binomial_mde(n, p0, alpha, power) == pytest.approx(p1 - p0, abs=1e-6)
+    assert np.isnan(K.binomial_mde(1, 0.5, S.alpha, S.power))
+    assert not np.isnan(K.binomial_mde(2, 0.5, S.alpha, S.power))
     # an effect beyond the scale is capped at p1 = 1
-    assert C.binomial_mde(2, 0.99, S) == pytest.approx(0.01, abs=1e-12)
+    assert K.binomial_mde(2, 0.99, S.alpha, S.power) == pytest.approx(0.01, abs=1e-12)
     # power at or below alpha: no effect needed
     assert K._cohen_h(30, 0.05, 0.05) == 0.0 and K._cohen_h(30, 0.05, 0.04) == 0.0
     assert K._cohen_h(30, 0.05, 0.06) > 0
     # n is floored to whole trials
-    assert C.binomial_mde(50.9, 0.5, S) == C.binomial_mde(50, 0.5, S)
+    assert K.binomial_mde(50.9, 0.5, S.alpha, S.power) == K.binomial_mde(50, 0.5, S.alpha, S.power)
 
 
 # ------------------------------------------------------------------------------- row decisions
 
-def _tested(**kw) -> C.CardRow:
+def _tested(**kw) -> M.CardRow:
     base = dict(metric="position_preference", estimate=0.3, ci_low=0.1, ci_high=0.5, se=0.1, null_value=0.0,
                 n=100, n_items=50, test="binomial", statistic=60.0, p_value=0.001, mde=0.15)
     base.update(kw)
-    return C.CardRow(**base)
+    return M.CardRow(**base)
 
 
 def test_row_reason_names_the_first_thing_missing():
@@ -326,13 +346,13 @@ def test_adjust_p_values_holm_bh_and_none():
     from statsmodels.stats.multitest import multipletests
 
     p = [0.01, 0.04, 0.03, 0.2, 0.04]
-    assert C.adjust_p_values(p, "holm") == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-15)
-    assert C.adjust_p_values(p, "bh") == pytest.approx(list(multipletests(p, method="fdr_bh")[1]), abs=1e-15)
-    assert C.adjust_p_values(p, "none") == p and C.adjust_p_values([], "holm") == []
+    assert MU.adjust_p_values(p, "holm") == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-15)
+    assert MU.adjust_p_values(p, "bh") == pytest.approx(list(multipletests(p, method="fdr_bh")[1]), abs=1e-15)
+    assert MU.adjust_p_values(p, "none") == p and MU.adjust_p_values([], "holm") == []
     # by hand: sorted 0.01, 0.03, 0.04, 0.04, 0.2 times 5, 4, 3, 2, 1 -> 0.05, 0.12, 0.12, 0.12 (running max), 0.2
-    assert C.adjust_p_values(p, "holm") == pytest.approx([0.05, 0.12, 0.12, 0.2, 0.12])
-    assert C.adjust_p_values([0.5, 0.6], "holm") == [1.0, 1.0]
-    assert all(isinstance(x, float) for x in C.adjust_p_values(p, "bh"))
+    assert MU.adjust_p_values(p, "holm") == pytest.approx([0.05, 0.12, 0.12, 0.2, 0.12])
+    assert MU.adjust_p_values([0.5, 0.6], "holm") == [1.0, 1.0]
+    assert all(isinstance(x, float) for x in MU.adjust_p_values(p, "bh"))
 
 
 def test_finish_decides_each_status():
@@ -375,16 +395,16 @@ def test_finish_decides_each_status():
 
 def test_finish_descriptive_rows_are_read_by_their_half_width():
     s = C.CardSettings()
-    r = C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3)  # threshold 0.10
+    r = M.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3)  # threshold 0.10
     d = C._finish(r, s)
     assert (d["status"], d["underpowered"], d["mde"]) == ("descriptive", False, pytest.approx(0.1))
-    wide = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.05, ci_high=0.3), s)
+    wide = C._finish(M.CardRow("tie_rate", estimate=0.2, ci_low=0.05, ci_high=0.3), s)
     assert wide["underpowered"] is True and wide["mde"] == pytest.approx(0.125)
-    noci = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=NAN_, ci_high=0.3), s)
+    noci = C._finish(M.CardRow("tie_rate", estimate=0.2, ci_low=NAN_, ci_high=0.3), s)
     assert noci["underpowered"] is True and np.isnan(noci["mde"])
-    noci2 = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=NAN_), s)
+    noci2 = C._finish(M.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=NAN_), s)
     assert noci2["underpowered"] is True and np.isnan(noci2["mde"])
-    ne = C._finish(C.CardRow("tie_rate"), s)
+    ne = C._finish(M.CardRow("tie_rate"), s)
     assert (ne["status"], ne["reason"], ne["underpowered"]) == ("not estimable", "no estimate", True)
 
 
@@ -394,17 +414,19 @@ def test_family_mde_factor_is_the_bonferroni_level_over_the_plain_one():
     s = C.CardSettings(alpha=0.05, power=0.8)
     m = 4
     expected = (norm.ppf(1 - 0.05 / 8) + norm.ppf(0.8)) / (norm.ppf(0.975) + norm.ppf(0.8))
-    assert C.family_mde_factor(m, s) == pytest.approx(expected, rel=1e-12)
-    assert C.family_mde_factor(1, s) == 1.0 and C.family_mde_factor(0, s) == 1.0
-    assert C.family_mde_factor(2, s) > 1.0
-    assert C.family_mde_factor(m, C.CardSettings(multiplicity="none")) == 1.0
-    assert C.family_mde_factor(m, C.CardSettings(multiplicity="bh")) == pytest.approx(expected, rel=1e-12)
+    assert MU.family_mde_factor(m, method=s.multiplicity, alpha=s.alpha, power=s.power) == pytest.approx(
+        expected, rel=1e-12)
+    assert MU.family_mde_factor(1, method="holm", alpha=0.05, power=0.8) == 1.0
+    assert MU.family_mde_factor(0, method="holm", alpha=0.05, power=0.8) == 1.0
+    assert MU.family_mde_factor(2, method=s.multiplicity, alpha=s.alpha, power=s.power) > 1.0
+    assert MU.family_mde_factor(m, method="none", alpha=0.05, power=0.8) == 1.0
+    assert MU.family_mde_factor(m, method="bh", alpha=0.05, power=0.8) == pytest.approx(expected, rel=1e-12)
 
 
 def test_finish_rows_adjusts_the_family_together_and_names_it():
     s = C.CardSettings()
     rows = [_tested(metric="position_preference", p_value=0.01),
-            C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3),
+            M.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=0.3),
             _tested(metric="length_preference", p_value=0.03, mde=0.05),
             _tested(metric="markdown_preference", p_value=0.04, identified=False)]
     out = finish_rows = C.finish_rows(rows, s)
@@ -414,7 +436,7 @@ def test_finish_rows_adjusts_the_family_together_and_names_it():
     assert [d["test_family"] for d in finish_rows] == [label, "", label, ""]
     assert out[0]["p_adjusted"] == pytest.approx(0.02) and out[2]["p_adjusted"] == pytest.approx(0.03)
     assert np.isnan(out[1]["p_adjusted"]) and np.isnan(out[3]["p_adjusted"])
-    f = C.family_mde_factor(2, s)
+    f = MU.family_mde_factor(2, method=s.multiplicity, alpha=s.alpha, power=s.power)
     assert out[0]["mde"] == pytest.approx(0.15 * f) and out[2]["mde"] == pytest.approx(0.05 * f)
     assert out[3]["mde"] == 0.15  # outside the family: its own MDE
     assert out[0]["status"] == "detected" and out[2]["status"] == "detected"
@@ -432,29 +454,29 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     success = np.array([1, 1, 1, 0, 1, 1, 0, 1, 9, 9])  # the last two are masked out
     mask = np.array([True] * 8 + [False] * 2)
     items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
-    d = C._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
+    d = RS._share_row("tie_rate", mask, success, items, s, null=None, share_of=20, note="n")
     assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
     assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
     est, _, n_eff, k = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
-    lo, hi = C._wilson(est, n_eff, s, k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
     assert (d.ci_low, d.ci_high) == (lo, hi)
     from scipy.stats import norm
 
     assert d.se == pytest.approx((hi - lo) / (2 * norm.ppf(0.975)))
-    t = C._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
+    t = RS._share_row("position_preference", mask, success, items, s, null=0.5, share_of=0)
     assert t.test == "binomial" and t.null_value == 0.5 and np.isnan(t.share)
     _, _, n_eff, _ = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], K.DEFF_FLOOR)
     n_int = max(1, round(n_eff))
     assert t.statistic == round(0.75 * n_int)
     assert t.p_value == pytest.approx(binomtest(round(0.75 * n_int), n_int, 0.5).pvalue)
-    assert t.se == pytest.approx(np.sqrt(0.25 / n_eff)) and t.mde == C.binomial_mde(n_int, 0.5, s)
+    assert t.se == pytest.approx(np.sqrt(0.25 / n_eff)) and t.mde == K.binomial_mde(n_int, 0.5, s.alpha, s.power)
     assert t.reason == ""
-    few = C._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=9), null=0.5,
+    few = RS._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=9), null=0.5,
                        share_of=8)
     assert few.reason == "fewer than 9 verdicts to test (8)"
-    assert C._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=8), null=0.5,
+    assert RS._share_row("position_preference", mask, success, items, C.CardSettings(min_decisive=8), null=0.5,
                         share_of=8).reason == ""
-    empty = C._share_row("tie_rate", np.zeros(10, bool), success, items, s, null=None, share_of=10,
+    empty = RS._share_row("tie_rate", np.zeros(10, bool), success, items, s, null=None, share_of=10,
                          identified=False)
     assert empty.reason == "no eligible verdicts" and empty.share == 0.0 and not empty.identified
 
@@ -466,7 +488,7 @@ def test_excess_over_gold_by_hand():
     jc = np.array([True, True, False, True, True, True])
     gc = np.array([True, True, True, True, False, False])
     items = np.array([0, 0, 1, 2, 1, 2])
-    ex = C.excess_over_gold(jc, gc, items, S)
+    ex = GE.excess_over_gold(jc, gc, items)
     g, n = 4 / 6, 6
     c_s, c_l = 2, 1  # errors where gold is on the other side (pick the cue) / on the cue's side
     assert (ex["errors_to_cue"], ex["errors_away"], ex["k"], ex["n"]) == (2, 1, 3, 6)
@@ -485,15 +507,15 @@ def test_excess_over_gold_by_hand():
 
 
 def test_excess_over_gold_degenerate_designs_say_why():
-    e = C.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]), S)
+    e = GE.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]))
     assert e["reason"] == "no eligible verdicts" and e["n"] == 0 and np.isnan(e["estimate"]) and e["k"] == 0
-    cue = C.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]), S)
+    cue = GE.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]))
     assert cue["reason"] == ("gold is on the cue side in every eligible pair: errors cannot be told from a cue "
                              "preference")
     assert cue["estimate"] == -0.5 and np.isnan(cue["null"]) and np.isnan(cue["se"])
-    other = C.excess_over_gold(np.array([True, False]), np.array([False, False]), np.array([0, 1]), S)
+    other = GE.excess_over_gold(np.array([True, False]), np.array([False, False]), np.array([0, 1]))
     assert other["reason"].startswith("gold is on the other side in every eligible pair")
-    one = C.excess_over_gold(np.array([True, False]), np.array([True, False]), np.array([0, 0]), S)
+    one = GE.excess_over_gold(np.array([True, False]), np.array([True, False]), np.array([0, 0]))
     assert one["reason"] == "one item: no clustered standard error" and one["null"] == 0.0
     assert np.isnan(one["se"]) and one["k"] == 1
 
@@ -513,10 +535,10 @@ def test_gold_cue_row_is_the_excess_over_gold_with_a_t_test_on_items():
     cue, gold, verdict, items = _cue_inputs()
     elig = np.ones(10, bool)
     s = C.CardSettings(min_decisive=5)
-    row = C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, s, share_of=20, note="pre",
+    row = RC._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, s, share_of=20, note="pre",
                            cue_word="longer")
     mask = gold != ""
-    ex = C.excess_over_gold((verdict == cue)[mask], (gold == cue)[mask], items[mask], s)
+    ex = GE.excess_over_gold((verdict == cue)[mask], (gold == cue)[mask], items[mask])
     assert (row.metric, row.test, row.n, row.n_items, row.share) == ("length_preference", "t-cluster", 9, 5, 9 / 20)
     assert row.estimate == ex["estimate"] and row.null_value == ex["null"] and row.se == ex["se"]
     assert row.statistic == pytest.approx((ex["estimate"] - ex["null"]) / ex["se"])
@@ -530,26 +552,26 @@ def test_gold_cue_row_is_the_excess_over_gold_with_a_t_test_on_items():
     assert row.note == (f"pre; judge share minus gold's ({ex['gold_share']:.3f} of these pairs have gold on the "
                         f"longer side); errors to the longer {ex['errors_to_cue']}, away {ex['errors_away']}")
     assert row.reason == ""
-    few = C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=10),
+    few = RC._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=10),
                            share_of=0, note="", cue_word="longer")
     assert few.reason == "fewer than 10 verdicts to test (9)" and np.isnan(few.share)
     assert few.note.startswith("judge share minus gold's")
-    assert C._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=9),
+    assert RC._gold_cue_rows("length_preference", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=9),
                             share_of=0, note="", cue_word="longer").reason == ""
 
 
 def test_gold_cue_row_without_errors_or_with_only_errors_says_why():
     cue, gold, _, items = _cue_inputs()
     elig = np.ones(10, bool)
-    right = C._gold_cue_rows("length_preference", elig, cue, gold.copy(), gold, items, S, share_of=10, note="",
+    right = RC._gold_cue_rows("length_preference", elig, cue, gold.copy(), gold, items, S, share_of=10, note="",
                              cue_word="longer")
     assert right.reason == "no error against gold on the eligible verdicts: nothing to read a cue in"
     assert right.se == 0.0 and np.isnan(right.p_value)
     wrong = np.where(gold == "A", "B", "A")
-    allwrong = C._gold_cue_rows("length_preference", elig, cue, wrong, gold, items, S, share_of=10, note="",
+    allwrong = RC._gold_cue_rows("length_preference", elig, cue, wrong, gold, items, S, share_of=10, note="",
                                 cue_word="longer")
     assert allwrong.reason == "every eligible verdict is an error: nothing to read a cue in"
-    none = C._gold_cue_rows("length_preference", np.zeros(10, bool), cue, wrong, gold, items, S, share_of=10,
+    none = RC._gold_cue_rows("length_preference", np.zeros(10, bool), cue, wrong, gold, items, S, share_of=10,
                             note="kept", cue_word="longer")
     assert none.reason == "no eligible verdicts" and none.note == "kept" and none.n == 0
 
@@ -564,7 +586,7 @@ def test_gold_cue_row_keeps_no_interval_when_judge_minus_gold_is_constant():
     cue = np.array(["A"] * 4)
     verdict = np.where(jc, "A", "B")
     gold = np.where(gc, "A", "B")
-    row = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, items, C.CardSettings(
+    row = RC._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, items, C.CardSettings(
         min_decisive=1), share_of=4, note="", cue_word="longer")
     assert row.se > 0 and np.isfinite(row.p_value)
     assert np.isfinite(row.ci_low) and np.isfinite(row.ci_high)
@@ -574,7 +596,7 @@ def test_gold_cue_row_keeps_no_interval_when_judge_minus_gold_is_constant():
 def test_error_share_row_tests_the_errors_against_the_share_where_an_error_would_pick_the_cue():
     cue, gold, verdict, items = _cue_inputs()
     elig = np.ones(10, bool)
-    row = C._error_share_row("length_error_share", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=1))
+    row = RC._error_share_row("length_error_share", elig, cue, verdict, gold, items, C.CardSettings(min_decisive=1))
     mask = gold != ""
     jc, gc = verdict == cue, gold == cue
     err = mask & (jc != gc)
@@ -584,23 +606,23 @@ def test_error_share_row_tests_the_errors_against_the_share_where_an_error_would
     assert row.share == pytest.approx(err.sum() / 9)
     assert row.note == f"errors against gold; null: share of these pairs with gold on the other side ({null:.3f})"
     assert row.test == "binomial" and row.reason == ""
-    one_side = C._error_share_row("length_error_share", elig, cue, verdict, cue.copy(), items,
+    one_side = RC._error_share_row("length_error_share", elig, cue, verdict, cue.copy(), items,
                                   C.CardSettings(min_decisive=1))
     assert one_side.null_value == 0.0  # gold always on the cue's side: an error can never pick the cue
     assert one_side.reason == "gold on one side of the cue in every eligible pair: no null to test against"
     flipped = np.where(cue == "A", "B", "A")
     v2 = np.where(verdict == "A", "B", "A")
-    other = C._error_share_row("length_error_share", elig, cue, v2, flipped, items, C.CardSettings(min_decisive=1))
+    other = RC._error_share_row("length_error_share", elig, cue, v2, flipped, items, C.CardSettings(min_decisive=1))
     assert other.null_value == 1.0
     assert other.reason == "gold on one side of the cue in every eligible pair: no null to test against"
-    empty = C._error_share_row("length_error_share", np.zeros(10, bool), cue, verdict, gold, items, S)
+    empty = RC._error_share_row("length_error_share", np.zeros(10, bool), cue, verdict, gold, items, S)
     assert empty.null_value == 0.5 and empty.reason == "no eligible verdicts"
 
 
 def test_not_estimable_rows_carry_their_reason_and_test():
-    r = C._not_estimable("length_controlled", "why", test="logit", null=0.0, note="n")
+    r = M._not_estimable("length_controlled", "why", test="logit", null=0.0, note="n")
     assert (r.metric, r.reason, r.test, r.null_value, r.note) == ("length_controlled", "why", "logit", 0.0, "n")
-    d = C._not_estimable("tie_rate", "why")
+    d = M._not_estimable("tie_rate", "why")
     assert d.test == "none" and np.isnan(d.null_value)
 
 
@@ -613,35 +635,35 @@ def test_position_row_is_b_with_the_score_test_on_items():
     parsed = np.array([True] * 8 + [False, True])
     items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
     s = C.CardSettings(min_decisive=5)
-    row = C._position_row(shown, parsed, items, s, one_order=False)
+    row = RS._position_row(shown, parsed, items, s, one_order=False)
     y = np.array([1, 1, 1, 0, 0.5, 1, 1, 0, 1.0])
     est, _, n_eff, k = K._share_stats(y, items[parsed], K.DEFF_FLOOR)
-    lo, hi = C._wilson(est, n_eff, s, k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
     assert (row.n, row.n_items, row.null_value, row.test) == (9, 5, 0.0, "score")
     assert row.estimate == pytest.approx(2 * est - 1) and row.estimate == pytest.approx(2 * y.mean() - 1)
     assert (row.ci_low, row.ci_high) == (pytest.approx(2 * lo - 1), pytest.approx(2 * hi - 1))
     se_y = np.sqrt(0.25 / n_eff)
     assert row.se == pytest.approx(2 * se_y) and row.statistic == pytest.approx((est - 0.5) / se_y)
     assert row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 4))
-    assert row.mde == pytest.approx(2 * C.binomial_mde(max(1, round(n_eff)), 0.5, s))
+    assert row.mde == pytest.approx(2 * K.binomial_mde(max(1, round(n_eff)), 0.5, s.alpha, s.power))
     assert row.share == pytest.approx(8 / 9) and row.reason == "" and row.note == "" and row.identified
-    few = C._position_row(shown, parsed, items, C.CardSettings(min_decisive=9), one_order=False)
+    few = RS._position_row(shown, parsed, items, C.CardSettings(min_decisive=9), one_order=False)
     assert few.reason == "fewer than 9 decisive verdicts (8)"
-    assert C._position_row(shown, parsed, items, C.CardSettings(min_decisive=8), one_order=False).reason == ""
+    assert RS._position_row(shown, parsed, items, C.CardSettings(min_decisive=8), one_order=False).reason == ""
 
 
 def test_position_row_on_one_item_uses_the_normal_and_one_order_is_not_identified():
     from scipy.stats import norm
 
     shown = np.array(["A", "A", "B", "A"])
-    row = C._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True)
+    row = RS._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True)
     assert row.n_items == 1 and row.p_value == pytest.approx(2 * norm.sf(abs(row.statistic)))
     assert not row.identified
     assert row.note == "only one presentation order recorded: b mixes position with gold"
-    nog = C._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True, has_gold=False)
+    nog = RS._position_row(shown, np.ones(4, bool), np.zeros(4, int), S, one_order=True, has_gold=False)
     assert nog.note == ("only one presentation order recorded: b mixes position with answer quality (which "
                         "response is better)")
-    none = C._position_row(shown, np.zeros(4, bool), np.zeros(4, int), S, one_order=False)
+    none = RS._position_row(shown, np.zeros(4, bool), np.zeros(4, int), S, one_order=False)
     assert none.reason == "no parsed verdict" and none.n == 0
 
 
@@ -654,7 +676,7 @@ def test_order_gap_is_durkalskis_clustered_mcnemar():
     cb = np.array([0, 1, 1, 1, 1, 0, 1, 1], bool)  # right swapped
     items = np.array([0, 0, 1, 1, 2, 2, 3, 3])
     s = C.CardSettings(min_decisive=3)
-    row = C._order_gap_row(ca, cb, items, s)
+    row = RS._order_gap_row(ca, cb, items, s)
     d = cb.astype(float) - ca
     dsum = np.array([d[items == i].sum() for i in range(4)])
     b, c = int((d < 0).sum()), int((d > 0).sum())
@@ -668,27 +690,27 @@ def test_order_gap_is_durkalskis_clustered_mcnemar():
     deff = max(K.DEFF_FLOOR, (dsum @ dsum) / (b + c))
     assert row.mde == pytest.approx(mcnemar_mde(max(1, round(8 / deff)), 5 / 8, 0.05, 0.8))
     assert row.note == "discordant: 2 right only as stored, 3 only swapped" and row.reason == ""
-    assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=6)).reason == \
+    assert RS._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=6)).reason == \
         "fewer than 6 discordant pairs (5)"
-    assert C._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=5)).reason == ""
+    assert RS._order_gap_row(ca, cb, items, C.CardSettings(min_decisive=5)).reason == ""
     # one item: the design effect is at least 1
-    one = C._order_gap_row(ca, cb, np.zeros(8, int), s)
+    one = RS._order_gap_row(ca, cb, np.zeros(8, int), s)
     ss = d.sum() ** 2
     assert one.mde == pytest.approx(mcnemar_mde(max(1, round(8 / max(1.0, ss / 5))), 5 / 8, 0.05, 0.8))
 
 
 def test_order_gap_clipped_to_minus_one_one_and_degenerate_cases():
     ca, cb = np.zeros(6, bool), np.ones(6, bool)  # every pair right only swapped
-    row = C._order_gap_row(ca, cb, np.arange(6), C.CardSettings(min_decisive=1))
+    row = RS._order_gap_row(ca, cb, np.arange(6), C.CardSettings(min_decisive=1))
     assert row.estimate == 1.0 and row.ci_high == 1.0 and row.ci_low < 1.0
-    neg = C._order_gap_row(cb, ca, np.arange(6), C.CardSettings(min_decisive=1))
+    neg = RS._order_gap_row(cb, ca, np.arange(6), C.CardSettings(min_decisive=1))
     assert neg.ci_low == -1.0 and neg.ci_high > -1.0
-    same = C._order_gap_row(cb, cb, np.arange(6), S)
+    same = RS._order_gap_row(cb, cb, np.arange(6), S)
     assert (same.se, same.statistic, same.p_value) == (0.0, 0.0, 1.0)
     assert same.reason == "no discordant pair, or every item's discordant pairs cancel"
-    cancel = C._order_gap_row(np.array([1, 0], bool), np.array([0, 1], bool), np.array([0, 0]), S)
+    cancel = RS._order_gap_row(np.array([1, 0], bool), np.array([0, 1], bool), np.array([0, 0]), S)
     assert cancel.reason == "no discordant pair, or every item's discordant pairs cancel" and cancel.p_value == 1.0
-    empty = C._order_gap_row(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0), S)
+    empty = RS._order_gap_row(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0), S)
     assert empty.reason == "no pair with gold recorded in both orders" and empty.test == "mcnemar-cluster"
 
 
@@ -709,7 +731,7 @@ def test_cluster_sandwich_equals_statsmodels_cluster_covariance_on_the_full_rows
     distinct = sm.GLM(y[rep], X[rep], family=sm.families.Binomial(), freq_weights=counts.astype(float)).fit()
     mu = np.asarray(distinct.fittedvalues)
     resid = y - mu[key]
-    se = C._cluster_sandwich(X[rep], counts, mu, [None, x1, x2], resid, groups)
+    se = SW._cluster_sandwich(X[rep], counts, mu, [None, x1, x2], resid, groups)
     assert se == pytest.approx(np.asarray(full.bse), rel=1e-6)
 
 
@@ -720,9 +742,9 @@ def test_judgebench_pair_score_by_hand():
     v_ba = np.array(["A", "tie", "B", "tie", "A", "B", "A"])
     gold = np.array(["A", "A", "A", "A", "A", "A", "B"])
     # agree right, right + tie, inconsistent, two ties, missing + right, agree wrong, agree wrong
-    assert C.judgebench_pair_correct(v_ab, v_ba, gold).tolist() == [True, True, False, False, True, False, False]
-    assert C.judgebench_pair_correct(np.array(["B"]), np.array(["B"]), np.array(["B"])).tolist() == [True]
-    assert C.judgebench_pair_correct(np.array(["A"]), np.array(["A"]), np.array([""])).tolist() == [False]
+    assert RB.judgebench_pair_correct(v_ab, v_ba, gold).tolist() == [True, True, False, False, True, False, False]
+    assert RB.judgebench_pair_correct(np.array(["B"]), np.array(["B"]), np.array(["B"])).tolist() == [True]
+    assert RB.judgebench_pair_correct(np.array(["A"]), np.array(["A"]), np.array([""])).tolist() == [False]
 
 
 def test_arena_hard_pair_scores_by_hand():
@@ -730,10 +752,10 @@ def test_arena_hard_pair_scores_by_hand():
     v_ba = np.array(["B", "B", "A", "tie", "B"])
     strong_ab = np.array([True, False, False, False, False])
     strong_ba = np.array([False, True, False, False, False])
-    total, weight = C.arena_hard_pair_scores(v_ab, v_ba, strong_ab, strong_ba)
+    total, weight = RB.arena_hard_pair_scores(v_ab, v_ba, strong_ab, strong_ba)
     assert total.tolist() == [3 * 1 + 1, 0 + 3 * 1, 0.5 + 0, 1 + 0.5, 0.0]
     assert weight.tolist() == [4.0, 4.0, 2.0, 2.0, 0.0]
-    assert C.ARENA_STRONG_WEIGHT == 3
+    assert RB.ARENA_STRONG_WEIGHT == 3
 
 
 # --------------------------------------------------------------------------------- the log arrays
@@ -861,29 +883,29 @@ def test_model_codes_index_one_sorted_name_list():
 
 
 def test_identify_names_the_control_or_what_is_missing():
-    qc = C.QualityControl(gold=False, controlled=False, models=1)
-    r = C._identify(C.CardRow("length_preference", n=5, note="own"), "gold labels", qc)
+    qc = RC.QualityControl(gold=False, controlled=False, models=1)
+    r = RC._identify(M.CardRow("length_preference", n=5, note="own"), "gold labels", qc)
     assert r.identified and r.note == "own; quality controlled by gold labels"
-    r2 = C._identify(C.CardRow("length_preference", n=5, note="own"), "", qc)
+    r2 = RC._identify(M.CardRow("length_preference", n=5, note="own"), "", qc)
     assert not r2.identified and r2.note == qc.missing() + "; own"
-    r3 = C._identify(C.CardRow("length_preference", n=0, note="none eligible"), "gold labels", qc)
+    r3 = RC._identify(M.CardRow("length_preference", n=0, note="none eligible"), "gold labels", qc)
     assert r3.identified and r3.note == "none eligible"
-    r4 = C._identify(C.CardRow("length_preference", n=0, note="none eligible"), "", qc)
+    r4 = RC._identify(M.CardRow("length_preference", n=0, note="none eligible"), "", qc)
     assert not r4.identified and r4.note == "none eligible"
-    r5 = C._identify(C.CardRow("length_preference", n=3), "controlled pairs", qc)
+    r5 = RC._identify(M.CardRow("length_preference", n=3), "controlled pairs", qc)
     assert r5.note == "quality controlled by controlled pairs"
 
 
 def test_quality_control_of_a_log():
     lg = P._prepare(_table(), "lenient")
-    qc = C.quality_control(lg, C.CardSettings())
-    assert qc == C.QualityControl(gold=True, controlled=False, models=4)
+    qc = RC.quality_control(lg, C.CardSettings())
+    assert qc == RC.QualityControl(gold=True, controlled=False, models=4)
     lg2 = P._prepare(_table(expected_verdict="tie"), "lenient")
-    assert C.quality_control(lg2, C.CardSettings(controlled_pairs=True)) == C.QualityControl(
+    assert RC.quality_control(lg2, C.CardSettings(controlled_pairs=True)) == RC.QualityControl(
         gold=False, controlled=True, models=4)
     lg3 = P._prepare(_table().drop(columns="model_a"), "lenient")
     lg3.model_a = None
-    assert C.quality_control(lg3, C.CardSettings()).models == 3
+    assert RC.quality_control(lg3, C.CardSettings()).models == 3
 
 
 # ---------------------------------------------------------------------------- one judge's rows
@@ -915,7 +937,7 @@ def _judge_table(orders=("AB", "BA")) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _same(a: C.CardRow, b: C.CardRow) -> bool:
+def _same(a: M.CardRow, b: M.CardRow) -> bool:
     from dataclasses import asdict
 
     da, db = asdict(a), asdict(b)
@@ -948,32 +970,32 @@ def test_judge_rows_wire_each_statistic_to_its_verdicts():
     items, v, g = lg.items, lg.verdict, lg.gold
     correct, with_gold = v == g, g != ""
     ab, ba = lg.order == "AB", lg.order == "BA"
-    assert _same(by["accuracy_AB"], C._share_row("accuracy_AB", with_gold & ab, correct, items, JS, null=0.5, share_of=0))
-    assert _same(by["accuracy_BA"], C._share_row("accuracy_BA", with_gold & ba, correct, items, JS, null=0.5, share_of=0))
-    assert _same(by["accuracy_average"], C._share_row("accuracy_average", with_gold, correct, items, JS, null=0.5,
+    assert _same(by["accuracy_AB"], RS._share_row("accuracy_AB", with_gold & ab, correct, items, JS, null=0.5, share_of=0))
+    assert _same(by["accuracy_BA"], RS._share_row("accuracy_BA", with_gold & ba, correct, items, JS, null=0.5, share_of=0))
+    assert _same(by["accuracy_average"], RS._share_row("accuracy_average", with_gold, correct, items, JS, null=0.5,
                                                       share_of=0))
     assert by["accuracy_AB"].estimate == 3 / 5 and by["accuracy_BA"].estimate == 3 / 5
     ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
     pg = g[ia] != ""
-    assert _same(by["correct_both"], C._share_row("correct_both", pg, correct[ia] & correct[ib], items[ia], JS,
+    assert _same(by["correct_both"], RS._share_row("correct_both", pg, correct[ia] & correct[ib], items[ia], JS,
                                                   null=None, share_of=0))
     assert by["correct_both"].estimate == 1 / 5
-    assert _same(by["accuracy_order_gap"], C._order_gap_row(correct[ia][pg], correct[ib][pg], items[ia][pg], JS))
+    assert _same(by["accuracy_order_gap"], RS._order_gap_row(correct[ia][pg], correct[ib][pg], items[ia][pg], JS))
     has_value = v != ""
     valid = has_value[ia] & has_value[ib]
-    assert _same(by["positional_agreement"], C._share_row("positional_agreement", valid, v[ia] == v[ib], items[ia],
+    assert _same(by["positional_agreement"], RS._share_row("positional_agreement", valid, v[ia] == v[ib], items[ia],
                                                           JS, null=None, share_of=6))
     assert by["positional_agreement"].estimate == 2 / 5
-    assert _same(by["positional_agreement_all"], C._share_row("positional_agreement_all", np.ones(6, bool),
+    assert _same(by["positional_agreement_all"], RS._share_row("positional_agreement_all", np.ones(6, bool),
                                                               v[ia] == v[ib], items[ia], JS, null=None, share_of=6))
-    assert _same(by["position_preference"], C._position_row(lg.shown, has_value, items, JS, one_order=False))
+    assert _same(by["position_preference"], RS._position_row(lg.shown, has_value, items, JS, one_order=False))
     for metric, mask in (("tie_rate", v == "tie"), ("parse_failures", ~has_value)):
-        assert _same(by[metric], C._share_row(metric, np.ones(12, bool), mask, items, JS, null=None, share_of=12))
+        assert _same(by[metric], RS._share_row(metric, np.ones(12, bool), mask, items, JS, null=None, share_of=12))
     assert by["tie_rate"].estimate == 1 / 12 and by["parse_failures"].estimate == 1 / 12
-    bench = C._benchmark_rows(lg, ia, ib, JS)
+    bench = RB._benchmark_rows(lg, ia, ib, JS)
     assert _same(by["judgebench_accuracy"], bench[0]) and _same(by["arena_hard_score"], bench[1])
-    assert _same(by["repetition_consistency"], C._repetition_row(lg, JS, 12))
-    human = C._human_rows(t, lg, JS)
+    assert _same(by["repetition_consistency"], RH._repetition_row(lg, JS, 12))
+    human = RH._human_rows(t, lg, JS)
     assert all(_same(by[h.metric], h) for h in human)
 
 
@@ -982,26 +1004,26 @@ def test_judge_rows_read_the_cues_with_their_margins():
     rows, _ = C.judge_rows(t, JS)
     by = {r.metric: r for r in rows}
     lg = P._prepare(t, "lenient")
-    qc = C.quality_control(lg, JS)
+    qc = RC.quality_control(lg, JS)
     decisive = (lg.verdict == "A") | (lg.verdict == "B")
     n_dec = int(decisive.sum())
     assert n_dec == 10
     wa, wb = lg.wa.astype(float), lg.wb.astype(float)
     longer = np.where(wa >= 1.2 * wb, "A", np.where(wb >= 1.2 * wa, "B", ""))
     assert longer.tolist() == ["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"]
-    expected = C._cue_rows("length_preference", decisive & (longer != ""), longer, lg, JS, qc, share_of=n_dec,
+    expected = RC._cue_rows("length_preference", decisive & (longer != ""), longer, lg, JS, qc, share_of=n_dec,
                            cue_word="longer", note="length ratio >= 1.2")
     assert all(_same(by[e.metric], e) for e in expected)
     more = np.where(lg.ma - lg.mb >= 0.25, "A", np.where(lg.mb - lg.ma >= 0.25, "B", ""))
     assert (more == "B").any()
-    expected_md = C._cue_rows("markdown_preference", decisive & (more != ""), more, lg, JS, qc, share_of=n_dec,
+    expected_md = RC._cue_rows("markdown_preference", decisive & (more != ""), more, lg, JS, qc, share_of=n_dec,
                               cue_word="more formatted", note="markdown difference >= 0.25")
     assert all(_same(by[e.metric], e) for e in expected_md)
-    expected_self = C._cue_rows("self_preference", decisive & (lg.own != ""), lg.own, lg, JS, qc, share_of=n_dec,
+    expected_self = RC._cue_rows("self_preference", decisive & (lg.own != ""), lg.own, lg, JS, qc, share_of=n_dec,
                                 cue_word="own-family", note="")
     assert all(_same(by[e.metric], e) for e in expected_self)
     assert by["self_share_raw"].n == 4
-    logit = [C._identify(r, qc.regression(), qc) for r in C._logit_rows(lg, decisive & lg.has_text, JS, qc.model_term)]
+    logit = [RC._identify(r, qc.regression(), qc) for r in RL._logit_rows(lg, decisive & lg.has_text, JS, qc.model_term)]
     assert all(_same(by[r.metric], r) for r in logit)
     # the margins come from the settings
     wide = {r.metric: r for r in C.judge_rows(t, C.CardSettings(min_decisive=2, n_resamples=50,
@@ -1057,15 +1079,15 @@ def test_first_row_per_pair_and_guard():
     assert P._first_row_per_pair(pairs, np.ones(5, bool)).tolist() == [1, 3, 0]
     assert P._first_row_per_pair(pairs, np.array([False, True, True, False, True])).tolist() == [1, -1, 2]
     assert P._first_row_per_pair(np.zeros(0, int), np.zeros(0, bool)).tolist() == []
-    ok = C._guard(("a",), lambda: C.CardRow("a", estimate=1.0))
+    ok = M._guard(("a",), lambda: M.CardRow("a", estimate=1.0))
     assert len(ok) == 1 and ok[0].estimate == 1.0
-    two = C._guard(("a", "b"), lambda: [C.CardRow("a"), C.CardRow("b")])
+    two = M._guard(("a", "b"), lambda: [M.CardRow("a"), M.CardRow("b")])
     assert [r.metric for r in two] == ["a", "b"]
 
     def boom():
         raise ZeroDivisionError("nothing")
 
-    failed = C._guard(("a", "b"), boom)
+    failed = M._guard(("a", "b"), boom)
     assert [(r.metric, r.reason) for r in failed] == [("a", "failed: ZeroDivisionError: nothing"),
                                                       ("b", "failed: ZeroDivisionError: nothing")]
 
@@ -1074,10 +1096,10 @@ def test_first_row_per_pair_and_guard():
 
 def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
     lg = P._prepare(_judge_table(), "lenient")
-    qc = C.quality_control(lg, JS)
+    qc = RC.quality_control(lg, JS)
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
-    main, cond, raw = C._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer",
+    main, cond, raw = RC._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer",
                                   note="margin")
     assert (main.metric, cond.metric, raw.metric) == ("length_preference", "length_error_share", "length_share_raw")
     assert main.test == "t-cluster" and main.identified and main.note.endswith("quality controlled by gold labels")
@@ -1087,7 +1109,7 @@ def test_cue_rows_with_gold_read_against_gold_and_keep_the_raw_share():
     success = lg.verdict == cue
     assert raw.estimate == pytest.approx(success[elig].mean()) and raw.n == int(elig.sum()) and raw.share == 0.9
     # without a note the raw row says only what it is
-    *_, bare = C._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer", note="")
+    *_, bare = RC._cue_rows("length_preference", elig, cue, lg, JS, qc, share_of=10, cue_word="longer", note="")
     assert bare.note == "descriptive, not a finding: P(picks the longer)"
 
 
@@ -1097,18 +1119,18 @@ def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_
     lg = P._prepare(t, "lenient")
     cue = np.array(["B", "B", "A", "A", "", "", "A", "A", "B", "B", "B", "B"])
     elig = (lg.verdict != "") & (lg.verdict != "tie") & (cue != "")
-    qc = C.quality_control(lg, JS)
-    main, cond, raw = C._cue_rows("markdown_preference", elig, cue, lg, JS, qc, share_of=10,
+    qc = RC.quality_control(lg, JS)
+    main, cond, raw = RC._cue_rows("markdown_preference", elig, cue, lg, JS, qc, share_of=10,
                                   cue_word="more formatted", note="m")
-    expected = C._share_row("markdown_preference", elig, lg.verdict == cue, lg.items, JS, null=0.5, share_of=10,
+    expected = RS._share_row("markdown_preference", elig, lg.verdict == cue, lg.items, JS, null=0.5, share_of=10,
                             note="m")
     assert main.test == "binomial" and main.null_value == 0.5 and main.estimate == expected.estimate
     assert main.p_value == expected.p_value and not main.identified and main.note == qc.missing() + "; m"
     assert (cond.metric, cond.reason) == ("markdown_error_share", "no gold in this log")
     assert raw.metric == "markdown_share_raw" and raw.note == "m; descriptive, not a finding: P(picks the more formatted)"
     controlled = C.CardSettings(min_decisive=2, n_resamples=50, controlled_pairs=True)
-    qc2 = C.quality_control(lg, controlled)
-    main2, *_ = C._cue_rows("markdown_preference", elig, cue, lg, controlled, qc2, share_of=10,
+    qc2 = RC.quality_control(lg, controlled)
+    main2, *_ = RC._cue_rows("markdown_preference", elig, cue, lg, controlled, qc2, share_of=10,
                             cue_word="more formatted", note="m")
     assert main2.identified and main2.note == "m; quality controlled by controlled pairs"
 
@@ -1116,14 +1138,14 @@ def test_cue_rows_without_gold_test_the_share_against_a_half_identified_only_by_
 def test_human_rows_from_human_labels_and_their_absence():
     t = _judge_table()
     lg = P._prepare(t, "lenient")
-    none = C._human_rows(t.assign(expected_verdict=""), P._prepare(t.assign(expected_verdict=""), "lenient"), JS)
+    none = RH._human_rows(t.assign(expected_verdict=""), P._prepare(t.assign(expected_verdict=""), "lenient"), JS)
     assert [(r.metric, r.reason) for r in none] == [(m, "no human labels in this log") for m in (
         "human_accuracy", "human_kappa", "ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")]
-    rows = C._human_rows(t, lg, JS)
+    rows = RH._human_rows(t, lg, JS)
     by = {r.metric: r for r in rows}
     human = t["expected_verdict"].to_numpy()
     lab = human != ""
-    acc = C._share_row("human_accuracy", lab, lg.verdict == human, lg.items, JS, null=None, share_of=12,
+    acc = RS._share_row("human_accuracy", lab, lg.verdict == human, lg.items, JS, null=None, share_of=12,
                        note="gold labels as the human anchor")
     assert _same(by["human_accuracy"], acc) and by["human_accuracy"].estimate == 6 / 10
     kap = by["human_kappa"]
@@ -1143,14 +1165,14 @@ def test_human_rows_from_human_labels_and_their_absence():
     if np.isfinite(ppi.ci_low):
         assert ppi.se == pytest.approx((ppi.ci_high - ppi.ci_low) / (2 * norm.ppf(0.975)))
     one = C.CardSettings(min_decisive=2, n_resamples=50, min_labels_per_side=1)
-    assert {r.metric: r for r in C._human_rows(t, lg, one)}["ppi_win_rate"].underpowered_reason == ""
+    assert {r.metric: r for r in RH._human_rows(t, lg, one)}["ppi_win_rate"].underpowered_reason == ""
 
 
 def test_human_column_wins_over_gold():
     t = _judge_table()
     t["human"] = np.where(t["order"] == "AB", "A", "B")
     lg = P._prepare(t, "lenient")
-    by = {r.metric: r for r in C._human_rows(t, lg, JS)}
+    by = {r.metric: r for r in RH._human_rows(t, lg, JS)}
     assert by["human_accuracy"].note == "human labels"
     assert by["human_accuracy"].estimate == pytest.approx(np.mean(lg.verdict == t["human"].to_numpy()))
 
@@ -1158,15 +1180,15 @@ def test_human_column_wins_over_gold():
 def test_repetition_row_counts_repeated_instances():
     t = _judge_table()
     lg = P._prepare(t, "lenient")
-    assert C._repetition_row(lg, JS, 12).reason == "no call repeated in this log"
-    assert C._repetition_row(lg, JS).reason == "no call repeated in this log"
+    assert RH._repetition_row(lg, JS, 12).reason == "no call repeated in this log"
+    assert RH._repetition_row(lg, JS).reason == "no call repeated in this log"
     rep = pd.concat([t, t.iloc[[0, 2]].assign(verdict=["A", "B"])], ignore_index=True)  # p0 AB again, p1 AB again
     lg2 = P._prepare(rep, "lenient")
-    row = C._repetition_row(lg2, JS, 12)
+    row = RH._repetition_row(lg2, JS, 12)
     assert row.metric == "repetition_consistency" and row.n == 2 and row.share == pytest.approx(2 / 12)
     assert row.estimate == pytest.approx((1.0 + 0.5) / 2)  # p0: A, A; p1: A, B
     assert row.note == "Position-Bias-Analyzer repetitional consistency: each pair x order an instance"
-    assert C._repetition_row(lg2, JS, None).estimate == row.estimate
+    assert RH._repetition_row(lg2, JS, None).estimate == row.estimate
 
 
 def test_panel_rows_for_two_judges_per_view_and_none_for_one():
@@ -1183,7 +1205,7 @@ def test_panel_rows_for_two_judges_per_view_and_none_for_one():
     d = out[0]
     assert (d["judge"], d["family"], d["metric"], d["simulated"]) == (PANEL_JUDGE, "panel", "judges_kappa", False)
     assert d["estimate"] == k["estimate"] and d["n"] == k["n"] and d["n_parsed"] == k["n"]
-    assert np.isnan(d["parsed_share"]) and d["status"] in C.STATUSES
+    assert np.isnan(d["parsed_share"]) and d["status"] in M.STATUSES
     two.loc[0, "status"] = "fallback"
     strict = C._panel_rows(two, JS)[1]
     blank = (two["status"] == "fallback").to_numpy()
@@ -1197,13 +1219,13 @@ def test_bias_card_is_every_judge_view_and_metric_plus_the_panel():
     two = pd.concat([t, t.assign(judge="k", family="other")], ignore_index=True)
     card = C.bias_card(two, JS)
     assert list(card.columns) == C.CARD_COLUMNS
-    n_metrics = len(C.JUDGE_METRICS)
+    n_metrics = len(M.JUDGE_METRICS)
     assert len(card) == 2 * 2 * n_metrics + 2
     assert card.groupby(["judge", "view"]).size().to_dict() == {
         ("j", "lenient"): n_metrics, ("j", "strict"): n_metrics, ("k", "lenient"): n_metrics,
         ("k", "strict"): n_metrics, ("all judges", "lenient"): 1, ("all judges", "strict"): 1}
     assert set(card.loc[card["judge"] == "k", "family"]) == {"other"} and not card["simulated"].any()
-    assert set(card.loc[card["judge"] == "j", "metric"]) == set(C.JUDGE_METRICS)
+    assert set(card.loc[card["judge"] == "j", "metric"]) == set(M.JUDGE_METRICS)
     sim = C.bias_card(t.assign(simulated=True), C.CardSettings(min_decisive=2, n_resamples=50, views=("lenient",)))
     assert sim["simulated"].all() and set(sim["view"]) == {"lenient"} and len(sim) == n_metrics
     nofam = C.bias_card(t.drop(columns="family"), C.CardSettings(min_decisive=2, n_resamples=50, views=("lenient",)))
@@ -1215,8 +1237,8 @@ def test_card_settings_confidence_and_checks():
     assert C.CardSettings(alpha=0.1).confidence == pytest.approx(0.9)
     with pytest.raises(ValueError, match="alpha"):
         C.CardSettings(alpha=1.5)
-    assert P.VIEWS == ("lenient", "strict") and C.MULTIPLICITY == ("holm", "bh", "none")
-    assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in C.JUDGE_METRICS
+    assert P.VIEWS == ("lenient", "strict") and MU.MULTIPLICITY == ("holm", "bh", "none")
+    assert C.PANEL_METRICS == ("judges_kappa",) and "judges_kappa" not in M.JUDGE_METRICS
 
 
 # ------------------------------------------------------------------------ the cue regressions
@@ -1256,7 +1278,7 @@ def test_logit_rows_equal_statsmodels_clustered_glm_on_the_full_rows(coarse):
     lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
     s = C.CardSettings(min_decisive=5)
-    rows = {r.metric: r for r in C._logit_rows(lg, decisive, s)}
+    rows = {r.metric: r for r in RL._logit_rows(lg, decisive, s)}
     cues = lg.shown_cues(decisive)
     X = np.column_stack([np.ones(decisive.sum()), cues["len"], cues["md"], cues["gold"]])
     y = (lg.shown[decisive] == "A").astype(float)
@@ -1285,9 +1307,9 @@ def test_logit_rows_with_a_model_term_absorb_each_models_strength():
     t = _logit_table(models=3)
     lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
-    rows = {r.metric: r for r in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)}
+    rows = {r.metric: r for r in RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)}
     cues = lg.shown_cues(decisive)
-    mt = C._model_term(lg, decisive)
+    mt = RL._model_term(lg, decisive)
     X = np.column_stack([np.ones(decisive.sum()), cues["len"], cues["md"], cues["gold"], mt.to_numpy()])
     # the baseline is always one side: the model columns sum to -const, one goes
     while np.linalg.matrix_rank(X) < X.shape[1]:
@@ -1303,25 +1325,25 @@ def test_logit_rows_refuse_what_the_design_cannot_give():
     t = _logit_table()
     lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
-    few = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=81))
+    few = RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=81))
     assert [(r.metric, r.reason, r.test, r.null_value, r.n, r.n_items) for r in few] == [
         (m, "fewer than 81 decisive verdicts with response texts (80)", "wald-cluster", 0.0, 80, 20)
         for m in ("length_controlled", "markdown_controlled")]
-    assert C._logit_rows(lg, decisive, C.CardSettings(min_decisive=80))[0].reason == ""
+    assert RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=80))[0].reason == ""
     one_item = P._prepare(t.assign(item_id="same"), "lenient")
-    assert C._logit_rows(one_item, decisive, C.CardSettings(min_decisive=5))[0].reason == \
+    assert RL._logit_rows(one_item, decisive, C.CardSettings(min_decisive=5))[0].reason == \
         "one item: no clustered standard error"
     same = P._prepare(t.assign(verdict_shown="A"), "lenient")
-    assert C._logit_rows(same, decisive, C.CardSettings(min_decisive=5))[1].reason == \
+    assert RL._logit_rows(same, decisive, C.CardSettings(min_decisive=5))[1].reason == \
         "every decisive verdict names the same slot: perfect separation"
     flat = P._prepare(t.assign(response_a="w w w", response_b="w w w"), "lenient")
-    r = {x.metric: x for x in C._logit_rows(flat, decisive, C.CardSettings(min_decisive=5))}
+    r = {x.metric: x for x in RL._logit_rows(flat, decisive, C.CardSettings(min_decisive=5))}
     assert r["length_controlled"].reason == "no variation in this cue" and r["markdown_controlled"].reason == \
         "no variation in this cue"
     assert r["length_controlled"].n == 80 and r["length_controlled"].test == "wald-cluster"
     assert (r["length_controlled"].null_value, r["length_controlled"].n_items) == (0.0, 20)
     two_items = P._prepare(t.assign(item_id=np.where(t.index % 2 == 0, "x", "y")), "lenient")
-    assert C._logit_rows(two_items, decisive, C.CardSettings(min_decisive=5))[0].reason != \
+    assert RL._logit_rows(two_items, decisive, C.CardSettings(min_decisive=5))[0].reason != \
         "one item: no clustered standard error"  # two items give a clustered standard error
 
 
@@ -1332,14 +1354,14 @@ def test_logit_rows_separation_and_the_standard_error_cap():
     cues = lg.shown_cues()
     lg.shown = np.where(cues["len"] > 0, "A", "B")
     decisive = np.isin(lg.verdict, ["A", "B"]) & (cues["len"] != 0)
-    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
+    rows = RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason in ("perfect separation", "quasi-separation: fitted probabilities at 0 or 1")
     lg2 = P._prepare(t, "lenient")
     d2 = np.isin(lg2.verdict, ["A", "B"])
-    capped = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
+    capped = {r.metric: r for r in RL._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=0.01))}
     se = capped["length_controlled"].se
     assert capped["length_controlled"].reason == f"quasi-separation: standard error {se:.3g} > 0.01"
-    at_cap = {r.metric: r for r in C._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=se))}
+    at_cap = {r.metric: r for r in RL._logit_rows(lg2, d2, C.CardSettings(min_decisive=5, max_logit_se=se))}
     assert at_cap["length_controlled"].reason == ""  # a standard error at the cap is kept
 
 
@@ -1347,22 +1369,22 @@ def test_logit_rows_model_term_beyond_the_dense_limit_is_left_out(monkeypatch):
     t = _logit_table(models=3)
     lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
-    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
-    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)
+    monkeypatch.setattr(RL, "MAX_MODEL_TERMS", 2)
+    rows = RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)
     left = "model term left out: 4 models x 80 verdicts exceed the card's dense design limit (2 model terms, 10,000,000 cells)"
     assert rows[0].note == "controls: position, md, gold; " + left
-    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 3)
-    assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
-    monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3 - 1)
-    assert "left out" in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
-    monkeypatch.setattr(C, "MAX_MODEL_TERM_CELLS", 80 * 3)
-    assert "left out" not in C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    monkeypatch.setattr(RL, "MAX_MODEL_TERMS", 3)
+    assert "left out" not in RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    monkeypatch.setattr(RL, "MAX_MODEL_TERM_CELLS", 80 * 3 - 1)
+    assert "left out" in RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
+    monkeypatch.setattr(RL, "MAX_MODEL_TERM_CELLS", 80 * 3)
+    assert "left out" not in RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5), model_term=True)[0].note
     no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
-    monkeypatch.setattr(C, "MAX_MODEL_TERMS", 2)
-    failed = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5), model_term=True)
+    monkeypatch.setattr(RL, "MAX_MODEL_TERMS", 2)
+    failed = RL._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5), model_term=True)
     assert failed[0].reason.startswith("model term left out: 4 models") and failed[0].reason.endswith(
         "; no other control of answer quality")
-    ok = C._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5, controlled_pairs=True), model_term=True)
+    ok = RL._logit_rows(no_gold, decisive, C.CardSettings(min_decisive=5, controlled_pairs=True), model_term=True)
     assert ok[0].reason == "" and ok[0].note.endswith("(2 model terms, 240 cells)")
 
 
@@ -1374,7 +1396,7 @@ def test_logit_rows_collinear_regressors_are_named():
     t["response_b"] = np.where(t["expected_verdict"] == "B", "w w w\n# H\n- x\n- y", "w w w")
     lg = P._prepare(t, "lenient")
     decisive = np.isin(lg.verdict, ["A", "B"])
-    rows = C._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
+    rows = RL._logit_rows(lg, decisive, C.CardSettings(min_decisive=5))
     assert rows[0].reason == "collinear regressors (len, md, gold)" == rows[1].reason
 
 
@@ -1385,15 +1407,15 @@ def test_benchmark_rows_score_pairs_in_both_orders():
     t["label"] = np.where(t["pair_id"] == "p0", "A>>B", "A>B")
     lg = P._prepare(t, "lenient")
     ia, ib = np.arange(0, 12, 2), np.arange(1, 12, 2)
-    jb, ah = C._benchmark_rows(lg, ia, ib, JS)
+    jb, ah = RB._benchmark_rows(lg, ia, ib, JS)
     has_gold = lg.gold[ia] != ""
-    correct = C.judgebench_pair_correct(lg.verdict[ia], lg.verdict[ib], lg.gold[ia])
-    assert _same(jb, C._share_row("judgebench_accuracy", has_gold, correct, lg.items[ia], JS, null=None, share_of=6,
+    correct = RB.judgebench_pair_correct(lg.verdict[ia], lg.verdict[ib], lg.gold[ia])
+    assert _same(jb, RS._share_row("judgebench_accuracy", has_gold, correct, lg.items[ia], JS, null=None, share_of=6,
                                   note="ScalerLab/JudgeBench utils/metrics.py compute_final_metrics"))
-    num, den = C.arena_hard_pair_scores(lg.verdict[ia], lg.verdict[ib], lg.strong[ia], lg.strong[ib])
+    num, den = RB.arena_hard_pair_scores(lg.verdict[ia], lg.verdict[ib], lg.strong[ia], lg.strong[ib])
     kept = den > 0
     assert kept.tolist() == [True, True, True, False, True, True]  # p3 has no verdict swapped
-    est, lo, hi, var = C.cluster_ratio_ci(num[kept], den[kept], lg.items[ia][kept], JS)
+    est, lo, hi, var = _ratio_ci(num[kept], den[kept], lg.items[ia][kept], JS)
     assert (ah.estimate, ah.ci_low, ah.ci_high) == (est, lo, hi) and ah.se == pytest.approx(np.sqrt(var))
     assert (ah.n, ah.n_items, ah.share) == (5, 3, pytest.approx(5 / 6))
     assert ah.note == ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline; "
@@ -1404,34 +1426,34 @@ def test_benchmark_rows_score_pairs_in_both_orders():
 def test_benchmark_rows_degenerate_logs_say_why():
     t = _judge_table()
     lg = P._prepare(t, "lenient")
-    none = C._benchmark_rows(lg, np.array([], int), np.array([], int), JS)
+    none = RB._benchmark_rows(lg, np.array([], int), np.array([], int), JS)
     assert [(r.metric, r.reason) for r in none] == [("judgebench_accuracy", "no pair was recorded in both orders"),
                                                    ("arena_hard_score", "no pair was recorded in both orders")]
     no_gold = P._prepare(t.assign(expected_verdict=""), "lenient")
-    jb, ah = C._benchmark_rows(no_gold, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
+    jb, ah = RB._benchmark_rows(no_gold, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert jb.reason == "no gold in this log"
     # each item's pairs score 1/4 (0 + 1/2 on i0, 1/4 on i1, 1/2 + 0 on i2): every resample gives 0.25
     assert ah.estimate == 0.25 and ah.reason == "every pair scores 0.25: the cluster bootstrap interval has zero width"
     # one pair kept: one item, no interval
-    one = C._benchmark_rows(lg, np.array([0]), np.array([1]), JS)[1]
+    one = RB._benchmark_rows(lg, np.array([0]), np.array([1]), JS)[1]
     assert one.reason == "one item: no cluster bootstrap interval" and one.note.endswith("stored A is the baseline")
     # every pair scores one half: a zero-width interval is refused
     rev = t.copy()
     rev["verdict"] = np.where(rev["order"] == "AB", "A", "B")
     lg_rev = P._prepare(rev, "lenient")
-    half = C._benchmark_rows(lg_rev, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1]
+    half = RB._benchmark_rows(lg_rev, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1]
     assert half.estimate == 0.5 and half.reason == "every pair scores 0.5: the cluster bootstrap interval has zero width"
     unparsed = P._prepare(t.assign(verdict=""), "lenient")
-    nothing = C._benchmark_rows(unparsed, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
+    nothing = RB._benchmark_rows(unparsed, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)
     assert nothing[-1].reason == "no pair with a verdict in both games" and nothing[-1].metric == "arena_hard_score"
     single = P._prepare(t.assign(model_b="m"), "lenient")
-    assert not C._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
+    assert not RB._benchmark_rows(single, np.arange(0, 12, 2), np.arange(1, 12, 2), JS)[1].note.endswith("models")
 
 
 def test_finish_descriptive_row_with_an_infinite_bound_has_no_half_width():
-    d = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=float("inf")), C.CardSettings())
+    d = C._finish(M.CardRow("tie_rate", estimate=0.2, ci_low=0.1, ci_high=float("inf")), C.CardSettings())
     assert np.isnan(d["mde"]) and d["underpowered"] is True
-    d2 = C._finish(C.CardRow("tie_rate", estimate=0.2, ci_low=-float("inf"), ci_high=0.3), C.CardSettings())
+    d2 = C._finish(M.CardRow("tie_rate", estimate=0.2, ci_low=-float("inf"), ci_high=0.3), C.CardSettings())
     assert np.isnan(d2["mde"])
 
 
@@ -1439,8 +1461,8 @@ def test_excess_over_gold_reads_zero_one_codes_as_booleans():
     jc = np.array([True, True, False, True, True, True])
     gc = np.array([True, True, True, True, False, False])
     items = np.array([0, 0, 1, 2, 1, 2])
-    as_bool = C.excess_over_gold(jc, gc, items, S)
-    as_int = C.excess_over_gold(jc.astype(int), gc.astype(int), items, S)
+    as_bool = GE.excess_over_gold(jc, gc, items)
+    as_int = GE.excess_over_gold(jc.astype(int), gc.astype(int), items)
     assert as_int == as_bool
 
 
@@ -1448,21 +1470,21 @@ EXCESS_KEYS = {"estimate", "null", "se", "se_excess", "k", "n", "errors_to_cue",
 
 
 def test_excess_over_gold_always_returns_the_same_fields():
-    e = C.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]), S)
+    e = GE.excess_over_gold(np.array([], bool), np.array([], bool), np.array([]))
     assert set(e) == EXCESS_KEYS
     assert (e["errors_to_cue"], e["errors_away"], e["k"], e["n"]) == (0, 0, 0, 0)
     assert all(np.isnan(e[k]) for k in ("estimate", "null", "se", "se_excess", "gold_share"))
     jc = np.array([True, True, False, True, True, True])
     gc = np.array([True, True, True, True, False, False])
-    full = C.excess_over_gold(jc, gc, np.array([0, 0, 1, 2, 1, 2]), S)
+    full = GE.excess_over_gold(jc, gc, np.array([0, 0, 1, 2, 1, 2]))
     assert set(full) == EXCESS_KEYS
-    one_side = C.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]), S)
+    one_side = GE.excess_over_gold(np.array([True, False]), np.array([True, True]), np.array([0, 1]))
     assert set(one_side) == EXCESS_KEYS and np.isnan(one_side["se_excess"])
     assert (one_side["errors_to_cue"], one_side["errors_away"], one_side["gold_share"]) == (0, 1, 1.0)
 
 
 def test_a_descriptive_half_width_at_the_threshold_is_enough():
-    d = C._finish(C.CardRow("tie_rate", estimate=0.1, ci_low=0.0, ci_high=0.2), C.CardSettings())
+    d = C._finish(M.CardRow("tie_rate", estimate=0.1, ci_low=0.0, ci_high=0.2), C.CardSettings())
     assert d["mde"] == 0.1 == C.METRICS["tie_rate"].threshold and d["underpowered"] is False
 
 
@@ -1470,7 +1492,7 @@ def test_excess_over_gold_on_random_verdicts_equals_a_per_item_loop():
     rng = np.random.default_rng(11)
     jc, gc = rng.random(60) < 0.55, rng.random(60) < 0.6
     items = rng.integers(0, 9, 60)
-    ex = C.excess_over_gold(jc, gc, items, S)
+    ex = GE.excess_over_gold(jc, gc, items)
     n, n_l = 60, int(gc.sum())
     n_s = n - n_l
     err = (jc != gc).astype(float)
@@ -1484,8 +1506,8 @@ def test_excess_over_gold_on_random_verdicts_equals_a_per_item_loop():
 
 
 def test_excess_over_gold_on_two_items_has_a_standard_error():
-    ex = C.excess_over_gold(np.array([True, False, True, True]), np.array([True, True, False, False]),
-                            np.array([0, 0, 1, 1]), S)
+    ex = GE.excess_over_gold(np.array([True, False, True, True]), np.array([True, True, False, False]),
+                             np.array([0, 0, 1, 1]))
     assert ex["k"] == 2 and ex["reason"] == "" and np.isfinite(ex["se"])
 
 
@@ -1519,7 +1541,7 @@ def test_gold_cue_row_whose_items_all_share_one_excess_has_a_test_but_no_interva
     cue = np.array(["A"] * 6)
     verdict = np.array(["A"] * 6)
     gold = np.array(["B", "A"] * 3)
-    row = C._gold_cue_rows("length_preference", np.ones(6, bool), cue, verdict, gold, np.array([0, 0, 1, 1, 2, 2]),
+    row = RC._gold_cue_rows("length_preference", np.ones(6, bool), cue, verdict, gold, np.array([0, 0, 1, 1, 2, 2]),
                            C.CardSettings(min_decisive=1), share_of=6, note="", cue_word="longer")
     assert row.se > 0 and np.isfinite(row.p_value) and row.estimate == 0.5
     assert np.isnan(row.ci_low) and np.isnan(row.ci_high)
@@ -1535,7 +1557,7 @@ def test_prepare_reads_the_shown_verdicts_in_both_views():
 
 
 def test_gold_cue_row_keeps_the_excess_reason_and_clips_its_interval_to_minus_one_one():
-    one_side = C._gold_cue_rows("length_preference", np.ones(4, bool), np.array(["A"] * 4),
+    one_side = RC._gold_cue_rows("length_preference", np.ones(4, bool), np.array(["A"] * 4),
                                 np.array(["A", "B", "A", "B"]), np.array(["A"] * 4), np.arange(4),
                                 C.CardSettings(min_decisive=1), share_of=4, note="", cue_word="longer")
     assert one_side.reason.startswith("gold is on the cue side in every eligible pair") and np.isnan(one_side.se)
@@ -1545,17 +1567,17 @@ def test_gold_cue_row_keeps_the_excess_reason_and_clips_its_interval_to_minus_on
     verdict = np.array(["B", "B", "A", "B", "B", "A", "B", "B"])
     items = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     s = C.CardSettings(min_decisive=1)
-    row = C._gold_cue_rows("length_preference", np.ones(8, bool), cue, verdict, gold, items, s, share_of=8, note="",
+    row = RC._gold_cue_rows("length_preference", np.ones(8, bool), cue, verdict, gold, items, s, share_of=8, note="",
                            cue_word="longer")
     from scipy.stats import t as student_t
 
-    ex = C.excess_over_gold(verdict == cue, gold == cue, items, s)
+    ex = GE.excess_over_gold(verdict == cue, gold == cue, items)
     tcrit = student_t.ppf(0.975, 1)
     assert ex["estimate"] - tcrit * ex["se_excess"] < -1.0 and row.ci_low == -1.0
     assert row.ci_high == pytest.approx(min(1.0, ex["estimate"] + tcrit * ex["se_excess"]))
-    up = C._gold_cue_rows("length_preference", np.ones(8, bool), np.array(["B"] * 8), verdict, gold, items, s,
+    up = RC._gold_cue_rows("length_preference", np.ones(8, bool), np.array(["B"] * 8), verdict, gold, items, s,
                           share_of=8, note="", cue_word="longer")
-    ex_up = C.excess_over_gold(verdict == "B", gold == "B", items, s)
+    ex_up = GE.excess_over_gold(verdict == "B", gold == "B", items)
     assert ex_up["estimate"] + tcrit * ex_up["se_excess"] > 1.0 and up.ci_high == 1.0
 
 
@@ -1563,17 +1585,17 @@ def test_gold_cue_row_where_every_verdict_errs_says_so_whatever_the_split():
     cue = np.array(["A"] * 4)
     gold = np.array(["B", "B", "B", "A"])
     verdict = np.array(["A", "A", "A", "B"])  # three errors to the cue, one away
-    row = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, np.arange(4),
+    row = RC._gold_cue_rows("length_preference", np.ones(4, bool), cue, verdict, gold, np.arange(4),
                            C.CardSettings(min_decisive=1), share_of=4, note="", cue_word="longer")
     assert row.reason == "every eligible verdict is an error: nothing to read a cue in" and row.se == 0.0
-    even = C._gold_cue_rows("length_preference", np.ones(4, bool), cue, np.array(["A", "A", "B", "B"]),
+    even = RC._gold_cue_rows("length_preference", np.ones(4, bool), cue, np.array(["A", "A", "B", "B"]),
                             np.array(["B", "B", "A", "A"]), np.arange(4), C.CardSettings(min_decisive=1), share_of=4,
                             note="", cue_word="longer")  # two errors to the cue, two away
     assert even.reason == "every eligible verdict is an error: nothing to read a cue in"
 
 
 def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
-    row = C._position_row(np.array(["A", "B", "A"]), np.ones(3, bool), np.arange(3), S, one_order=False)
+    row = RS._position_row(np.array(["A", "B", "A"]), np.ones(3, bool), np.arange(3), S, one_order=False)
     assert row.metric == "position_preference"
     t = _table(2)
     t.loc[0, "response_a"] = ""
@@ -1587,10 +1609,10 @@ def test_position_row_names_its_metric_and_prepare_reads_texts_on_either_side():
 def test_position_row_on_two_items_uses_students_t_and_one_verdict_has_no_mde():
     from scipy.stats import t as student_t
 
-    row = C._position_row(np.array(["A", "A", "B", "A"]), np.ones(4, bool), np.array([0, 0, 1, 1]), S,
+    row = RS._position_row(np.array(["A", "A", "B", "A"]), np.ones(4, bool), np.array([0, 0, 1, 1]), S,
                           one_order=False)
     assert row.n_items == 2 and row.p_value == pytest.approx(2 * student_t.sf(abs(row.statistic), 1))
-    one = C._position_row(np.array(["A"]), np.ones(1, bool), np.array([0]), S, one_order=False)
+    one = RS._position_row(np.array(["A"]), np.ones(1, bool), np.array([0]), S, one_order=False)
     assert np.isnan(one.mde)
 
 
@@ -1602,7 +1624,7 @@ def test_holm_adjusted_p_values_are_capped_at_one():
     from statsmodels.stats.multitest import multipletests
 
     p = [0.6, 0.7, 0.04]
-    adjusted = C.adjust_p_values(p, "holm")
+    adjusted = MU.adjust_p_values(p, "holm")
     assert adjusted == pytest.approx(list(multipletests(p, method="holm")[1]))
     assert max(adjusted) == 1.0 and adjusted[2] == pytest.approx(0.12)
 
@@ -1635,7 +1657,7 @@ def test_the_panel_row_is_judges_kappa_under_the_cards_own_settings():
     assert default_level["ci_low"] < k["ci_low"]
     default_resamples = judges_kappa(two, confidence=0.8, seed=11)
     assert (default_resamples["ci_low"], default_resamples["se"]) != (k["ci_low"], k["se"])
-    assert d["status"] == C._finish(C.CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"],
+    assert d["status"] == C._finish(M.CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"],
                                               ci_high=k["ci_high"], se=k["se"], n=k["n"], n_items=k["n_items"],
                                               reason=k["reason"], note=k["note"]), s)["status"]
 
@@ -1663,7 +1685,7 @@ def test_a_failing_statistic_keeps_every_row_it_would_have_given(monkeypatch, bu
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(C, builder, boom)
+    break_everywhere(monkeypatch, builder, boom)
     rows, _ = C.judge_rows(t, JS)
     assert [r.metric for r in rows] == JUDGE_ROW_METRICS
     failed = [r.metric for r in rows if r.reason == "failed: RuntimeError: boom"]

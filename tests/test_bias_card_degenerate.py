@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from scipy.stats import binom, binomtest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import JUDGE_METRICS, METRICS, STATUSES, binomial_mde, card_view
+from judgelab.bias_card.card import METRICS, card_view
+from judgelab.bias_card.metrics import JUDGE_METRICS, STATUSES
 from judgelab.bias_card.report import card_markdown
+from judgelab.stats.clustered import binomial_mde
 from judgelab.stats.mcnemar import mcnemar_test
 from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
 
@@ -292,7 +294,7 @@ def test_binomial_mde_has_the_stated_power():
     (Cohen's h: asin(sqrt(p1)) = asin(sqrt(p0)) + h / 2)."""
     for n, power in ((100, 0.8), (400, 0.9)):
         s = CardSettings(power=power)
-        p1 = 0.5 + binomial_mde(n, 0.5, s)
+        p1 = 0.5 + binomial_mde(n, 0.5, s.alpha, s.power)
         crit = [k for k in range(n + 1) if binomtest(k, n, 0.5).pvalue < 0.05]
         got = float(sum(binom.pmf(k, n, p1) for k in crit))
         assert got == pytest.approx(power, abs=0.05)

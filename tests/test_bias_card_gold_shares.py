@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from judgelab.bias_card.card import CardSettings, card_view, excess_over_gold, judge_card
+from judgelab.bias_card.card import CardSettings, card_view, judge_card
+from judgelab.stats.gold_excess import excess_over_gold
 from tests.card_worlds import gold_length_world
 
 S = CardSettings(n_resamples=20, views=("lenient",))
@@ -99,7 +100,7 @@ def test_excess_over_gold_by_hand():
     gc = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0], bool)
     jc = np.array([1, 1, 1, 1, 1, 0, 1, 1, 0, 0], bool)
     items = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
-    ex = excess_over_gold(jc, gc, items, S)
+    ex = excess_over_gold(jc, gc, items)
     assert ex["estimate"] == pytest.approx(jc.mean() - gc.mean()) == pytest.approx(0.1)
     assert (ex["errors_to_cue"], ex["errors_away"], ex["gold_share"]) == (2, 1, 0.6)
     assert ex["null"] == pytest.approx(0.3 * (1 - 2 * 0.6))

@@ -817,8 +817,8 @@ def test_judge_matrix_blank_equals_blanking_the_verdicts_and_disjoint_judges_mat
 def test_repetition_row_shortcut_equals_counting_the_instances():
     """The card tells a log without repeated calls by counting (pair, order) instances; the row is
     the one the full count gives, and a log with repeats is still counted in full."""
-    from judgelab.bias_card.card import _repetition_row
     from judgelab.bias_card.prepare import _prepare
+    from judgelab.bias_card.rows_human import _repetition_row
 
     s = CardSettings(n_resamples=100)
     t = _messy_panel(3)

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import CONFOUNDED, card_view, judge_card
+from judgelab.bias_card.card import card_view, judge_card
+from judgelab.bias_card.rows_cue import CONFOUNDED
 from judgelab.verdict_import import import_verdicts, preset_mapping
 from tests.bias_card_logs import Call, both_orders, table
 

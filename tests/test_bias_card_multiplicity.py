@@ -12,15 +12,9 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 
-from judgelab.bias_card.card import (
-    CardSettings,
-    adjust_p_values,
-    family_mde_factor,
-    finish_rows,
-    judge_card,
-    judge_rows,
-)
+from judgelab.bias_card.card import CardSettings, finish_rows, judge_card, judge_rows
 from judgelab.stats.clustered import _cohen_h
+from judgelab.stats.multiplicity import adjust_p_values, family_mde_factor
 from tests.card_worlds import gold_length_world
 
 S = CardSettings(n_resamples=20, views=("lenient",))
@@ -97,11 +91,11 @@ def test_a_row_significant_only_before_correction_is_not_detected(null_judges):
 
 
 def test_a_corrected_rows_mde_is_at_the_familys_bonferroni_level():
-    assert family_mde_factor(1, S) == 1.0
-    assert family_mde_factor(8, dataclasses.replace(S, multiplicity="none")) == 1.0
+    assert family_mde_factor(1, method=S.multiplicity, alpha=S.alpha, power=S.power) == 1.0
+    assert family_mde_factor(8, method="none", alpha=S.alpha, power=S.power) == 1.0
     h1 = NormalIndPower().solve_power(effect_size=None, nobs1=100, alpha=0.05, power=0.8, ratio=0)
     h8 = NormalIndPower().solve_power(effect_size=None, nobs1=100, alpha=0.05 / 8, power=0.8, ratio=0)
-    assert family_mde_factor(8, S) == pytest.approx(h8 / h1, rel=1e-3)  # normal approximation: one tail
+    assert family_mde_factor(8, method=S.multiplicity, alpha=S.alpha, power=S.power) == pytest.approx(h8 / h1, rel=1e-3)  # normal approximation: one tail
     rng = np.random.default_rng(2)
     t = gold_length_world(rng, n_pairs=80, err_gold_longer=0.2, err_gold_shorter=0.4)
     holm = {d["metric"]: d for d in judge_card(t, S)}
@@ -109,7 +103,7 @@ def test_a_corrected_rows_mde_is_at_the_familys_bonferroni_level():
     m = sum(math.isfinite(d["p_adjusted"]) for d in holm.values())
     for k, d in holm.items():
         if math.isfinite(d["p_adjusted"]):
-            assert d["mde"] == pytest.approx(raw[k]["mde"] * family_mde_factor(m, S))
+            assert d["mde"] == pytest.approx(raw[k]["mde"] * family_mde_factor(m, method=S.multiplicity, alpha=S.alpha, power=S.power))
         else:
             assert d["mde"] == raw[k]["mde"] or (math.isnan(d["mde"]) and math.isnan(raw[k]["mde"]))
 

@@ -16,32 +16,24 @@ from scipy.stats import binomtest, chi2, norm
 from scipy.stats import t as student_t
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import (
-    CARD_COLUMNS,
-    JUDGE_METRICS,
-    METRICS,
-    PANEL_METRICS,
-    CardRow,
-    _bootstrap_totals,
-    _finish,
-    _guard,
-    _logit_rows,
-    _order_gap_row,
-    _position_row,
-    _share_row,
-    _wilson,
-    arena_hard_pair_scores,
-    binomial_mde,
-    card_view,
-    cluster_ratio_ci,
-    judge_card,
-    judgebench_pair_correct,
-)
+from judgelab.bias_card.card import _finish, card_view, judge_card
+from judgelab.bias_card.metrics import CARD_COLUMNS, JUDGE_METRICS, METRICS, PANEL_METRICS, CardRow, _guard
 from judgelab.bias_card.prepare import _first_row_per_pair, _prepare
+from judgelab.bias_card.rows_benchmark import arena_hard_pair_scores, judgebench_pair_correct
+from judgelab.bias_card.rows_logit import _logit_rows
+from judgelab.bias_card.rows_share import _order_gap_row, _position_row, _share_row
 from judgelab.datasets.features import markdown_score, word_count
-from judgelab.stats.clustered import _share_stats, design_effect, ratio_cluster_variance
+from judgelab.stats.clustered import (
+    _bootstrap_totals,
+    _share_stats,
+    binomial_mde,
+    cluster_ratio_ci,
+    design_effect,
+    ratio_cluster_variance,
+)
+from judgelab.stats.intervals import wilson_interval
 from judgelab.stats.mcnemar import mcnemar_mde
-from tests.bias_card_logs import LONG, SHORT, Call, both_orders, lengths, table
+from tests.bias_card_logs import LONG, SHORT, Call, both_orders, break_everywhere, lengths, table
 
 S = CardSettings(n_resamples=200)
 Z95 = norm.ppf(0.975)
@@ -127,21 +119,21 @@ def test_share_stats_effective_n_one_verdict_per_item_copies_and_anticorrelated_
 
 def test_wilson_uses_student_t_on_items_minus_one_from_two_items():
     for k, z in ((0, Z95), (1, Z95), (2, student_t.ppf(0.975, 1)), (8, student_t.ppf(0.975, 7))):
-        lo, hi = _wilson(0.3, 40.0, S, k)
+        lo, hi = wilson_interval(0.3 * 40.0, 40.0, confidence=S.confidence, clusters=k)
         elo, ehi = wilson_by_hand(0.3, 40.0, z)
         assert (lo, hi) == (pytest.approx(elo, rel=1e-9), pytest.approx(ehi, rel=1e-9)), k
-    lo, hi = _wilson(0.3, 40.0, CardSettings(alpha=0.2), 5)
+    lo, hi = wilson_interval(0.3 * 40.0, 40.0, confidence=CardSettings(alpha=0.2).confidence, clusters=5)
     elo, ehi = wilson_by_hand(0.3, 40.0, student_t.ppf(0.9, 4))
     assert (lo, hi) == (pytest.approx(elo), pytest.approx(ehi))
 
 
 def test_binomial_mde_solves_the_power_equation_and_stays_a_probability():
     for n, p0, alpha, power in ((100, 0.5, 0.05, 0.8), (37, 0.3, 0.01, 0.9), (2, 0.5, 0.05, 0.8)):
-        got = binomial_mde(n, p0, CardSettings(alpha=alpha, power=power))
+        got = binomial_mde(n, p0, alpha, power)
         assert got == pytest.approx(mde_by_hand(n, p0, alpha, power), rel=1e-4)
-    assert math.isnan(binomial_mde(1, 0.5, S)) and math.isnan(binomial_mde(0, 0.5, S))
-    assert binomial_mde(3, 0.95, S) == pytest.approx(0.05)  # p1 capped at 1
-    assert binomial_mde(100.6, 0.5, S) == binomial_mde(100, 0.5, S)  # whole trials
+    assert math.isnan(binomial_mde(1, 0.5, S.alpha, S.power)) and math.isnan(binomial_mde(0, 0.5, S.alpha, S.power))
+    assert binomial_mde(3, 0.95, S.alpha, S.power) == pytest.approx(0.05)  # p1 capped at 1
+    assert binomial_mde(100.6, 0.5, S.alpha, S.power) == binomial_mde(100, 0.5, S.alpha, S.power)  # whole trials
 
 
 # --------------------------------------------------------------------------------------------- bootstrap
@@ -150,15 +142,22 @@ def test_binomial_mde_solves_the_power_equation_and_stays_a_probability():
 def test_bootstrap_totals_are_sums_of_k_resampled_clusters_whatever_the_chunk():
     k = 7
     cols = np.column_stack([np.ones(k), 10.0 ** np.arange(k)])
-    tot = _bootstrap_totals(cols, CardSettings(n_resamples=50, seed=3))
+    tot = _bootstrap_totals(cols, 50, 3, 2_000_000)
     assert tot.shape == (50, 2) and (tot[:, 0] == k).all()
     # column 1 encodes how often each cluster was drawn (base 10 digits): k draws, each digit <= k
     digits = np.array([[int(t) // 10**j % 10 for j in range(k)] for t in tot[:, 1]])
     assert (digits.sum(axis=1) == k).all() and digits.std() > 0
     for cells in (1, k, 3 * k + 1, 10**9):
-        again = _bootstrap_totals(cols, CardSettings(n_resamples=50, seed=3, chunk_cells=cells))
+        again = _bootstrap_totals(cols, 50, 3, cells)
         assert np.array_equal(again, tot), cells
-    assert not np.array_equal(_bootstrap_totals(cols, CardSettings(n_resamples=50, seed=4)), tot)
+    assert not np.array_equal(_bootstrap_totals(cols, 50, 4, 2_000_000), tot)
+
+
+def _ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: CardSettings
+              ) -> tuple[float, float, float, float]:
+    """The cluster bootstrap at the card settings' numbers, as the Arena-Hard row calls it."""
+    return cluster_ratio_ci(num, den, clusters, confidence=s.confidence, n_resamples=s.n_resamples, seed=s.seed,
+                            chunk_cells=s.chunk_cells)
 
 
 def test_cluster_ratio_ci_is_the_percentile_interval_of_resampled_ratios():
@@ -166,19 +165,19 @@ def test_cluster_ratio_ci_is_the_percentile_interval_of_resampled_ratios():
     g = np.repeat(np.arange(30), 3)
     num, den = rng.integers(0, 2, 90).astype(float), np.ones(90)
     s = CardSettings(n_resamples=500, seed=5, alpha=0.1)
-    est, lo, hi, var = cluster_ratio_ci(num, den, g, s)
+    est, lo, hi, var = _ratio_ci(num, den, g, s)
     cn, cd = np.bincount(g, weights=num), np.bincount(g, weights=den)
-    tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
+    tot = _bootstrap_totals(np.column_stack([cn, cd]), s.n_resamples, s.seed, s.chunk_cells)
     boot = tot[:, 0] / tot[:, 1]
     assert est == pytest.approx(num.sum() / 90)
     assert (lo, hi) == tuple(pytest.approx(q) for q in np.quantile(boot, [0.05, 0.95]))
     assert var == pytest.approx(np.var(boot))
     # resamples whose denominator is zero are dropped, not propagated
-    est, lo, hi, var = cluster_ratio_ci(np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([0, 1]), s)
+    est, lo, hi, var = _ratio_ci(np.array([1.0, 0.0]), np.array([1.0, 0.0]), np.array([0, 1]), s)
     assert est == 1.0 and (lo, hi) == (1.0, 1.0) and var == 0.0
-    one = cluster_ratio_ci(np.array([1.0, 2.0]), np.array([2.0, 2.0]), np.array([0, 0]), s)
+    one = _ratio_ci(np.array([1.0, 2.0]), np.array([2.0, 2.0]), np.array([0, 0]), s)
     assert one[0] == 0.75 and all(math.isnan(x) for x in one[1:])
-    assert all(math.isnan(x) for x in cluster_ratio_ci(np.array([1.0]), np.array([0.0]), np.array([0]), s))
+    assert all(math.isnan(x) for x in _ratio_ci(np.array([1.0]), np.array([0.0]), np.array([0]), s))
 
 
 # --------------------------------------------------------------------------------------------- _finish
@@ -253,13 +252,13 @@ def test_share_row_binomial_test_on_independent_verdicts():
     assert (r.test, r.null_value, r.statistic, r.note, r.identified) == ("binomial", 0.5, 21.0, "n", False)
     assert r.p_value == pytest.approx(binomtest(21, 30, 0.5).pvalue)
     assert r.se == pytest.approx(math.sqrt(0.25 / 30))
-    assert r.mde == pytest.approx(binomial_mde(30, 0.5, S))
+    assert r.mde == pytest.approx(binomial_mde(30, 0.5, S.alpha, S.power))
     lo, hi = wilson_by_hand(0.7, 30, student_t.ppf(0.975, 29))
     assert (r.ci_low, r.ci_high) == (pytest.approx(lo), pytest.approx(hi)) and r.reason == ""
     r3 = _share_row("length_preference", mask, succ, np.arange(32), S, null=0.3, share_of=0)
     assert r3.se == pytest.approx(math.sqrt(0.21 / 30)) and math.isnan(r3.share)
     assert r3.p_value == pytest.approx(binomtest(21, 30, 0.3).pvalue)
-    assert r3.mde == pytest.approx(binomial_mde(30, 0.3, S))
+    assert r3.mde == pytest.approx(binomial_mde(30, 0.3, S.alpha, S.power))
     few = _share_row("length_preference", mask[:9], succ[:9], np.arange(9), S, null=0.5, share_of=9)
     assert few.reason == "fewer than 10 verdicts to test (9)"
 
@@ -298,7 +297,7 @@ def test_position_row_is_paper_003_b_with_its_score_test():
     assert (r.estimate, r.n, r.n_items, r.share) == (pytest.approx(0.4), 20, 20, pytest.approx(16 / 20))
     assert r.se == pytest.approx(2 * se_y) and r.statistic == pytest.approx(zstat)
     assert r.p_value == pytest.approx(2 * student_t.sf(zstat, 19))
-    assert r.mde == pytest.approx(2 * binomial_mde(round(n_eff), 0.5, S))
+    assert r.mde == pytest.approx(2 * binomial_mde(round(n_eff), 0.5, S.alpha, S.power))
     lo, hi = wilson_by_hand(p, n_eff, student_t.ppf(0.975, 19))
     assert (r.ci_low, r.ci_high) == (pytest.approx(2 * lo - 1), pytest.approx(2 * hi - 1))
     assert r.reason == "" and r.note == "" and r.identified and (r.test, r.null_value) == ("score", 0.0)
@@ -761,19 +760,19 @@ def fake_glm(monkeypatch, fit) -> None:
         def fit(self, **k):
             return fit()
 
-    from judgelab.bias_card import card as card_mod
+    from judgelab.bias_card import rows_logit
 
     monkeypatch.setattr(glm_mod, "GLM", GLM)
     # the clustered SEs of the fake fit (on fake fitted probabilities the sandwich would explode)
-    monkeypatch.setattr(card_mod, "_cluster_sandwich", lambda x, *a: np.full(x.shape[1], 0.5))
+    monkeypatch.setattr(rows_logit, "_cluster_sandwich", lambda x, *a: np.full(x.shape[1], 0.5))
 
 
 @pytest.mark.parametrize("se", [0.0, NAN, -1.0])
 def test_logit_row_with_an_unusable_cluster_se_is_not_estimable(monkeypatch, se):
-    from judgelab.bias_card import card as card_mod
+    from judgelab.bias_card import rows_logit
 
     # columns const, len, md, gold: the sandwich (never a bad SE on real data) gives len a bad one
-    monkeypatch.setattr(card_mod, "_cluster_sandwich", lambda *a: np.array([0.5, se, 0.5, 0.5]))
+    monkeypatch.setattr(rows_logit, "_cluster_sandwich", lambda *a: np.array([0.5, se, 0.5, 0.5]))
     t = logit_table()
     rows = _logit_rows(_prepare(t, "lenient"), np.ones(len(t), bool), S)
     assert rows[0].reason == f"cluster-robust standard error {se:.3g}" and math.isnan(rows[0].statistic)
@@ -836,7 +835,7 @@ def test_resamples_with_a_zero_denominator_raise_no_numpy_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # 0/0 and x/0 resamples are dropped silently, never printed
         for num in ([1.0, 0.0], [1.0, 1.0]):
-            est, lo, hi, _ = cluster_ratio_ci(np.array(num), np.array([1.0, 0.0]), np.array([0, 1]), S)
+            est, lo, hi, _ = _ratio_ci(np.array(num), np.array([1.0, 0.0]), np.array([0, 1]), S)
             assert est == sum(num) and lo <= hi
     # x / 0 is dropped like 0 / 0 (an infinite ratio would make the interval infinite or NaN)
     assert (lo, hi) == (1.0, 2.0)
@@ -915,12 +914,12 @@ def test_judgebench_row_in_the_card_counts_gold_b_and_inconsistent_pairs():
 
 
 def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
-    import judgelab.bias_card.card as card_mod
+    import judgelab.bias_card.rows_benchmark as rows_benchmark
 
     def boom(*a):
         raise ValueError("bad pair")
 
-    monkeypatch.setattr(card_mod, "judgebench_pair_correct", boom)
+    monkeypatch.setattr(rows_benchmark, "judgebench_pair_correct", boom)
     calls = [c for i in range(12) for c in both_orders(f"q{i}", f"p{i}", "A" if i % 3 else "B", "B")]
     c = by_metric(judge_card(table(calls), S))
     assert c["judgebench_accuracy"]["reason"] == "failed: ValueError: bad pair"
@@ -938,12 +937,10 @@ def test_a_failing_judgebench_score_leaves_the_arena_hard_row(monkeypatch):
     ("_logit_rows", {"length_controlled", "markdown_controlled"}),
 ])
 def test_every_metric_keeps_its_row_when_its_statistic_fails(monkeypatch, fn, failing):
-    import judgelab.bias_card.card as card_mod
-
     def boom(*a, **k):
         raise RuntimeError("broken")
 
-    monkeypatch.setattr(card_mod, fn, boom)
+    break_everywhere(monkeypatch, fn, boom)
     rows = judge_card(logit_table(), S)
     assert sorted(r["metric"] for r in rows) == sorted(set(METRICS) - set(PANEL_METRICS))  # panel rows: bias_card
     assert {r["metric"] for r in rows if r["reason"] == "failed: RuntimeError: broken"} == failing
@@ -1074,7 +1071,7 @@ def test_logit_on_distinct_rows_equals_statsmodels_cluster_fit_on_every_row(dist
     from statsmodels.genmod import families
     from statsmodels.genmod.generalized_linear_model import GLM
 
-    from judgelab.bias_card.card import _model_term
+    from judgelab.bias_card.rows_logit import _model_term
 
     rng = np.random.default_rng(distinct_lengths + 7 * models)
     calls = []

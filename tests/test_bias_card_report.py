@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.bias_card.card import CARD_COLUMNS, JUDGE_METRICS, METRICS, CardSettings
+from judgelab.bias_card.card import CARD_COLUMNS, METRICS, CardSettings
+from judgelab.bias_card.metrics import JUDGE_METRICS
 from judgelab.bias_card.report import STYLE, card_figure, card_markdown, headline
 
 S = CardSettings()

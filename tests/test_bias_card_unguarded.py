@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import binomtest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import _share_row, card_view
+from judgelab.bias_card.card import card_view
+from judgelab.bias_card.rows_share import _share_row
 from judgelab.stats.clustered import DEFF_FLOOR
 from tests.bias_card_logs import Call, table
 

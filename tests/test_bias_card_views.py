@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from judgelab.bias_card import CardSettings, bias_card
-from judgelab.bias_card.card import arena_hard_pair_scores, card_view, judgebench_pair_correct
+from judgelab.bias_card.card import card_view
 from judgelab.bias_card.report import card_markdown
+from judgelab.bias_card.rows_benchmark import arena_hard_pair_scores, judgebench_pair_correct
 from judgelab.verdict_import import import_verdicts, preset_mapping
 from tests.bias_card_logs import Call, both_orders, table
 
@@ -176,20 +177,19 @@ def test_cluster_bootstrap_memory_is_bounded_by_chunks():
     320 MB (int64); the chunked bootstrap stays within a few chunks of 2M cells."""
     import tracemalloc
 
-    from judgelab.bias_card.card import _bootstrap_totals, cluster_ratio_ci
-    from judgelab.stats.clustered import ratio_cluster_variance
+    from judgelab.stats.clustered import _bootstrap_totals, cluster_ratio_ci, ratio_cluster_variance
 
     rng = np.random.default_rng(0)
     k = 200_000
     cn, cd = rng.random(k), np.ones(k)
-    s = CardSettings(n_resamples=200)
     tracemalloc.start()
-    tot = _bootstrap_totals(np.column_stack([cn, cd]), s)
+    tot = _bootstrap_totals(np.column_stack([cn, cd]), 200, 0, CardSettings().chunk_cells)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert tot.shape == (200, 2) and (tot[:, 1] > 0).all()
     assert peak < 60e6
     # and it is the cluster bootstrap: its variance matches the cluster-robust one
-    est, lo, hi, var = cluster_ratio_ci(cn[:2000], cd[:2000], np.arange(2000), CardSettings(n_resamples=2000))
+    est, lo, hi, var = cluster_ratio_ci(cn[:2000], cd[:2000], np.arange(2000), confidence=0.95,
+                                        n_resamples=2000, seed=0, chunk_cells=CardSettings().chunk_cells)
     assert var == pytest.approx(ratio_cluster_variance(cn[:2000], cd[:2000]), rel=0.15)
     assert lo < est < hi

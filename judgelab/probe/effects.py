@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.bias_card.card import CardSettings, adjust_p_values
+from judgelab.bias_card.card import CardSettings
 from judgelab.io import table_tuples
 from judgelab.probe.build import INSERTION_PROBES
+from judgelab.stats.multiplicity import adjust_p_values
 
 COLUMNS = ["judge", "probe", "metric", "status", "estimate", "ci_low", "ci_high", "se", "null_value", "n", "n_items",
            "cue_share", "base_share", "test", "statistic", "p_value", "p_adjusted", "reason", "note"]

@@ -2,11 +2,13 @@
 
 The bias card's verdicts are clustered by item (the two orders of a pair, repeated calls): a share's
 variance is the variance of a ratio of cluster totals, and its binomial test runs on the effective n
-this design effect gives.  The minimum detectable effect of such a test is here too.  Everything
-takes arrays and numbers, never the card's settings, so that any study can use it."""
+this design effect gives.  The minimum detectable effect of such a test is here too, and the
+percentile cluster bootstrap of a ratio of cluster totals.  Everything takes arrays and numbers,
+never the card's settings, so that any study can use it."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from functools import lru_cache
 
@@ -35,7 +37,7 @@ def ratio_cluster_variance(cn: np.ndarray, cd: np.ndarray) -> float:
     The delta-method variance of a ratio of cluster totals, sum(u_i^2) / D^2 with
     u_i = cn_i - r cd_i: the variance a cluster bootstrap estimates, without drawing
     resamples (O(items)).  CR0, so that one verdict per item gives a design effect of
-    exactly 1; the small-sample correction is the t critical value of :func:`judgelab.bias_card.card._wilson`.
+    exactly 1; the small-sample correction is the t critical value of :func:`judgelab.stats.intervals.wilson_interval` with ``clusters``.
     NaN with fewer than two clusters: one item has no between-item variance to estimate.
     """
     k = len(cn)
@@ -103,3 +105,76 @@ def _binomial_mde(n: int, p0: float, alpha: float, power: float) -> float:
     h = _cohen_h(n, alpha, power)
     p1 = math.sin(min(math.pi / 2, math.asin(math.sqrt(p0)) + h / 2)) ** 2
     return float(p1 - p0)
+
+
+def binomial_mde(n: float, p0: float, alpha: float, power: float) -> float:
+    """Smallest p - p0 a two-sided test on n trials detects (Cohen's h, statsmodels power)."""
+    return _binomial_mde(int(n), float(p0), alpha, power)
+
+
+def _bootstrap_totals(cols: np.ndarray, n_resamples: int, seed: int, chunk_cells: int) -> np.ndarray:
+    """(n_resamples, m) column totals of cluster resamples of the (k, m) per-cluster totals.
+
+    Drawn in chunks of at most ``chunk_cells`` indices so that memory stays bounded for
+    a million items.
+    """
+    k, m = cols.shape
+    col = [np.ascontiguousarray(cols[:, j]) for j in range(m)]
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_resamples, m))
+    chunk = max(1, min(n_resamples, chunk_cells // max(k, 1)))
+    for start in range(0, n_resamples, chunk):
+        r = min(chunk, n_resamples - start)
+        idx = rng.integers(0, k, size=(r, k), dtype=np.int32)
+        for j in range(m):  # contiguous 1-d gathers, summed along the last axis: the fast path
+            out[start:start + r, j] = np.take(col[j], idx).sum(axis=1)
+    return out
+
+
+def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, *, confidence: float,
+                     n_resamples: int, seed: int, chunk_cells: int) -> tuple[float, float, float, float]:
+    """(estimate, low, high, bootstrap variance) of sum(num)/sum(den), resampling whole clusters.
+
+    The interval is the percentile interval at level ``confidence`` (the interval level, as
+    :func:`judgelab.stats.intervals.wilson_interval` takes it) of ``n_resamples`` resamples
+    drawn from ``seed`` in chunks of at most ``chunk_cells`` indices (:func:`_bootstrap_totals`).
+    Hand-written because the statistic is a ratio of cluster totals whose resampled
+    denominator can be zero; scipy.stats.bootstrap has no cluster resampling and fails
+    on such resamples, here they are dropped (nan-percentiles).  With one cluster the
+    interval is NaN: a percentile bootstrap over one item would have zero width.
+    """
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    if den.sum() == 0:
+        return NAN, NAN, NAN, NAN
+    codes, k = _cluster_codes(clusters)
+    # the two views of a judge without fallback verdicts resample the same totals: drawn once
+    memo_key = (hashlib.sha1(b"".join(np.ascontiguousarray(a).tobytes() for a in (num, den, codes))).hexdigest(),
+                len(num), n_resamples, seed, chunk_cells, confidence)
+    if memo_key in _RATIO_MEMO:
+        return _RATIO_MEMO[memo_key]
+    out = _cluster_ratio_ci(num, den, codes, k, confidence=confidence, n_resamples=n_resamples, seed=seed,
+                            chunk_cells=chunk_cells)
+    if len(_RATIO_MEMO) >= 8:
+        _RATIO_MEMO.pop(next(iter(_RATIO_MEMO)))
+    _RATIO_MEMO[memo_key] = out
+    return out
+
+
+#: the last few :func:`cluster_ratio_ci` answers, by a hash of their inputs and settings
+_RATIO_MEMO: dict[tuple, tuple[float, float, float, float]] = {}
+
+
+def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: int, *, confidence: float,
+                      n_resamples: int, seed: int, chunk_cells: int) -> tuple[float, float, float, float]:
+    cn = np.bincount(codes, weights=num, minlength=k)
+    cd = np.bincount(codes, weights=den, minlength=k)
+    est = float(cn.sum() / cd.sum())
+    if k < 2:
+        return est, NAN, NAN, NAN
+    tot = _bootstrap_totals(np.column_stack([cn, cd]), n_resamples, seed, chunk_cells)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = np.where(tot[:, 1] != 0, tot[:, 0] / tot[:, 1], NAN)  # x / 0 dropped like 0 / 0, not inf
+    a = (1 - confidence) / 2
+    lo, hi = np.nanquantile(boot, [a, 1 - a])
+    return est, float(lo), float(hi), float(np.nanvar(boot))
