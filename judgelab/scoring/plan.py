@@ -13,6 +13,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.registry import backend_traits
+from judgelab.scoring.human import absent_reason
 from judgelab.scoring.query import with_scoring_profile
 
 
@@ -28,6 +29,14 @@ class ScoringStudy:
             if d not in self.cfg["datasets"]:
                 raise ConfigError(f"config: scoring.run_datasets: {d!r} is not in scoring.datasets "
                                   f"({', '.join(self.cfg['datasets'])})")
+        #: sets marked ``optional`` whose file is not here (paper 004's human-scored sets before their
+        #: download): left out of the run, each with the one line saying why (judgelab/scoring/human.py)
+        self.absent: dict[str, str] = {}
+        for d in self.datasets:
+            if self.cfg["datasets"][d].get("optional"):
+                why = absent_reason(d, self.cfg["datasets"][d])
+                if why:
+                    self.absent[d] = why
         self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
         #: the perturbations each set is scored under: its own ``perturbations`` (paper 004 puts the
         #: reference-score ones on FLASK only) or ``scoring.perturbations``
@@ -44,6 +53,10 @@ class ScoringStudy:
                 if "baseline" in every and "baseline" not in own:
                     raise ConfigError(f"{where}: must include 'baseline' (the fluctuation is measured against it)")
             self.dataset_perturbations[d] = list(every if own is None else own)
+        #: the perturbations an absent set would be scored under (its empty Table 3 rows)
+        self.absent_perturbations = {d: self.dataset_perturbations.pop(d) for d in self.absent}
+        self.datasets = [d for d in self.datasets if d not in self.absent]
+        self.synthesised = [d for d in self.synthesised if d not in self.absent]
         specs = check_judges({"judges": self.cfg["extra_judges"]}, source="config: scoring.extra_judges")
         self.extra = {s.name: e for s, e in zip(specs, self.cfg["extra_judges"], strict=True)}
         configured = [n for n, e in judge_entries.items() if not backend_traits(e).recorded]
