@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judgelab.config import default_config_paths, load_config
+from judgelab.config import ConfigError, default_config_paths, load_config
 from judgelab.datasets import sources
 from judgelab.scoring.gold_candidates import RECORDED_GPT4, table2
 from judgelab.scoring.human import absent_table2_rows, absent_table3_rows, log_absent, with_absent
@@ -185,6 +185,21 @@ def test_an_absent_set_leaves_the_run_with_one_line_and_empty_cells(tmp_path, mo
     assert rows2.groupby("dataset")["candidate"].apply(list).to_dict() == {
         d: ["gold-j", "cand", RECORDED_GPT4] for d in ("biggen", "flask_full")}
     assert (rows2["reference_source"] == "human").all() and rows2["rho"].isna().all()
+
+
+def test_an_absent_set_is_not_held_to_a_narrowed_perturbation_list(tmp_path, monkeypatch):
+    """A config narrowing scoring.perturbations runs while the sets (whose own lists name more) are
+    absent; their empty rows follow the narrowed list.  Present, the set's list is checked again."""
+    monkeypatch.setenv(sources.ENV_VAR, str(tmp_path))
+    cfg = _config()
+    cfg["scoring"]["perturbations"] = ["baseline", "letter"]
+    study = _study(cfg)
+    assert study.absent_perturbations == {"biggen": ["baseline", "letter"], "flask_full": ["baseline", "letter"]}
+    frame, _ = _planted_biggen(np.random.default_rng(2))
+    (tmp_path / "biggen").mkdir()
+    frame.to_parquet(tmp_path / sources.SOURCES["biggen/human_eval"].rel)
+    with pytest.raises(ConfigError, match=r"scoring\.datasets\.biggen\.perturbations: 'descending'"):
+        _study(cfg)
 
 
 def test_a_set_not_marked_optional_is_not_skipped(tmp_path, monkeypatch):

@@ -37,11 +37,16 @@ class ScoringStudy:
                 why = absent_reason(d, self.cfg["datasets"][d])
                 if why:
                     self.absent[d] = why
+        every = list(self.cfg["perturbations"])
+        #: the perturbations an absent set would be scored under, those of ``scoring.perturbations``
+        #: (its empty Table 3 rows; its own list is checked only when it runs)
+        self.absent_perturbations = {d: [v for v in (self.cfg["datasets"][d].get("perturbations") or every)
+                                         if v in every] for d in self.absent}
+        self.datasets = [d for d in self.datasets if d not in self.absent]
         self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
         #: the perturbations each set is scored under: its own ``perturbations`` (paper 004 puts the
         #: reference-score ones on FLASK only) or ``scoring.perturbations``
         self.dataset_perturbations: dict[str, list[str]] = {}
-        every = list(self.cfg["perturbations"])
         for d in self.datasets:
             own = self.cfg["datasets"][d].get("perturbations")
             if own is not None:
@@ -53,10 +58,6 @@ class ScoringStudy:
                 if "baseline" in every and "baseline" not in own:
                     raise ConfigError(f"{where}: must include 'baseline' (the fluctuation is measured against it)")
             self.dataset_perturbations[d] = list(every if own is None else own)
-        #: the perturbations an absent set would be scored under (its empty Table 3 rows)
-        self.absent_perturbations = {d: self.dataset_perturbations.pop(d) for d in self.absent}
-        self.datasets = [d for d in self.datasets if d not in self.absent]
-        self.synthesised = [d for d in self.synthesised if d not in self.absent]
         specs = check_judges({"judges": self.cfg["extra_judges"]}, source="config: scoring.extra_judges")
         self.extra = {s.name: e for s, e in zip(specs, self.cfg["extra_judges"], strict=True)}
         configured = [n for n, e in judge_entries.items() if not backend_traits(e).recorded]
