@@ -128,11 +128,12 @@ def test_a_sampled_judge_recovers_its_planted_rate_each_repeat_its_own_key(items
 
 
 def test_the_planted_rate_is_what_the_judge_samples(items, tmp_path):
-    """sample_probabilities against a Monte-Carlo of the judge's own answers: 200 asks of a few pairs."""
-    spec = JudgeSpec.from_dict(study_judge_entry(entry(sample_noise=1.0), {"temperature": 0.0}, False))
+    """sample_probabilities against a Monte-Carlo of the judge's own answers: 200 asks of a few pairs
+    (noise scale temperature x sample_noise = 0.6 x 2.5, so a scale left out shows)."""
+    spec = JudgeSpec.from_dict(study_judge_entry(entry(sample_noise=2.5), {"temperature": 0.0}, False))
     judge = make_judge(spec)
     pairs = flip_pairs(items, 6, seed=3)
-    reqs = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=200, temperature=1.0)
+    reqs = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=200, temperature=0.6)
     with CallCache(tmp_path / "c.sqlite") as cache:
         table = collect_flips(judge, reqs, cache, template="ab_letter")
     for i, pid in enumerate(pd.unique(table["pair_id"])):
