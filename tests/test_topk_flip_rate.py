@@ -156,3 +156,13 @@ def test_pairs_are_a_seeded_sample_of_ordered_pairs(items):
     a, b = flip_pairs(items, 25, seed=4), flip_pairs(items, 25, seed=4)
     assert a == b and len(set(a)) == 25 and all(x != y for _, x, y in a)
     assert len(flip_pairs(items, None, seed=0)) == 2 * 12 * 11
+
+
+def test_a_judge_with_its_own_seed_is_sent_a_new_seed_per_repeat(items):
+    """An API judge configured with a seed would answer every repeat alike: ask r gets seed + r;
+    a judge without a seed is sent none."""
+    pairs = flip_pairs(items, 2, seed=0)
+    seeded = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=3, temperature=1.0, seed=7)
+    assert [r.params["seed"] for r in seeded] == [7, 8, 9, 7, 8, 9]
+    plain = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=3, temperature=1.0)
+    assert all("seed" not in r.params for r in plain) and [r.params["sample"] for r in plain] == [0, 1, 2] * 2

@@ -71,9 +71,14 @@ def flip_pairs(items: pd.DataFrame, n_pairs: int | None, seed: int) -> list[tupl
 
 
 def flip_requests(items: pd.DataFrame, pairs: Sequence[tuple[int, int, int]], *, template: str,
-                  quality_scale: float, repeats: int, temperature: float) -> list[JudgeRequest]:
+                  quality_scale: float, repeats: int, temperature: float,
+                  seed: int | None = None) -> list[JudgeRequest]:
     """Each pair asked ``repeats`` times at ``temperature``; ask ``r`` carries ``params.sample = r``
-    (a distinct cache key; API backends ignore the key, local ones hash it into their seed)."""
+    (a distinct cache key; API backends do not send the key, local ones hash it into their seed).
+
+    ``seed``: the judge's own sampling seed, when it has one; ask ``r`` is then sent with seed
+    ``seed + r``, since an API asked twice with one seed tries to answer the same (OpenAI's
+    ``seed``): the repeats would measure the seed, not the decoding noise."""
     by_pool = {int(p["oracle"].iloc[0]): p for p in pools(items)}
     reqs = []
     for o, a, b in pairs:
@@ -85,7 +90,8 @@ def flip_requests(items: pd.DataFrame, pairs: Sequence[tuple[int, int, int]], *,
                 template, question=str(pool["question"].iloc[0]), first=texts[a], second=texts[b], gold=gold,
                 truth={"quality_a": float(theta[a]) * quality_scale, "quality_b": float(theta[b]) * quality_scale},
                 meta={"oracle": o, "first_item": a, "second_item": b, "repeat": r},
-                params={"temperature": float(temperature), "sample": r},
+                params={"temperature": float(temperature), "sample": r,
+                        **({} if seed is None else {"seed": int(seed) + r})},
             ))
     return reqs
 

@@ -384,8 +384,9 @@ def flip_rate_tables(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataF
     e = study_judge_entry(entry, cfg.get("sampling") or {}, logit_verdicts=False)
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     pairs = flip_pairs(judge_pools(items, cfg, str(entry["name"])), fr.get("n_pairs", 60), seed)
+    own_seed = (e.get("sampling") or {}).get("seed")
     reqs = flip_requests(items, pairs, template=cfg["template"], quality_scale=float(cfg["quality_scale"]),
-                         repeats=repeats, temperature=temperature)
+                         repeats=repeats, temperature=temperature, seed=None if own_seed is None else int(own_seed))
     try:
         with _opened(cache_path) as cache:
             table = collect_flips(judge, reqs, cache, template=cfg["template"], max_error_rate=max_error_rate)
