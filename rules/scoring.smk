@@ -213,6 +213,8 @@ rule scoring_table2:
         report("results/scoring/table2.csv", caption="../report/scoring_table2.rst", category="Scoring bias"),
     params:
         against=SCORING["gold"]["table2_against"],
+        absent=SCORING_STUDY.absent,
+        candidates=[_GOLD, *_GOLD_CANDIDATES],
         metrics=SCORING["metrics"],
         seed=config["seed"],
         provenance=scoring_provenance([_GOLD, *_GOLD_CANDIDATES]),
@@ -288,6 +290,8 @@ rule scoring_tables:
         aggregation=SCORING["aggregation"],
         perturbations=SCORING["perturbations"],
         dataset_perturbations=SCORING_STUDY.dataset_perturbations,
+        absent=SCORING_STUDY.absent,
+        absent_perturbations=SCORING_STUDY.absent_perturbations,
         seed=config["seed"],
         provenance=scoring_provenance([*SCORING_JUDGES, _GOLD]),
     log:

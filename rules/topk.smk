@@ -47,6 +47,11 @@ TOPK_PROBE_VERDICTS = [f"results/topk/probes/verdicts/{j}.parquet" for j in TOPK
 TOPK_LLMBAR_VERDICTS = [f"results/topk/llmbar/verdicts/{j}.parquet" for j in TOPK_LLMBAR_JUDGES]
 VERDICT_TABLES.extend(TOPK_ORACLES + TOPK_PROBE_VERDICTS + TOPK_LLMBAR_VERDICTS)
 
+# the temperature-1 flip rate (topk.flip_rate; not part of the main protocol): per flip judge
+TOPK_FLIP_JUDGES = TOPK_PLAN.flip_judges
+TOPK_FLIPS = [f"results/topk/flip_rate/{j}.csv" for j in TOPK_FLIP_JUDGES]
+VERDICT_TABLES.extend(f"results/topk/flip_rate/verdicts/{j}.parquet" for j in TOPK_FLIP_JUDGES)
+
 # live ranking of the user's own pools (topk.rank): every pool x rank judge
 TOPK_RANK_POOLS = TOPK_PLAN.rank_pools
 TOPK_RANK_JUDGES = TOPK_PLAN.rank_judges
@@ -54,6 +59,7 @@ TOPK_RANK = [f"results/topk/rank/{p}/{j}/summary.csv" for p in TOPK_RANK_POOLS f
 
 STUDY_OUTPUTS["topk"] = (
     TOPK_RANK
+    + TOPK_FLIPS
     + [f"results/topk/tables/{t}.csv" for t in TOPK_TABLES]
     + [f"results/topk/figures/{f}.png" for f in TOPK_FIGURES]
     + [
@@ -166,6 +172,35 @@ rule topk_rank:
         env_for(lambda w: w.judge)
     script:
         "../workflow_scripts/topk_rank.py"
+
+
+rule topk_flip_rate:
+    """The temperature-1 flip rate (paper 002, measured apart from the main protocol): the judge
+    answers topk.flip_rate.n_pairs sampled ordered pairs of its pools topk.flip_rate.repeats
+    times each at topk.flip_rate.temperature (sampled answers, no logit verdicts; each ask its
+    own cache key); the share of repeat pairs that disagree, with a Wilson interval clustered by
+    pair (judgelab/topk/flips.py)."""
+    input:
+        pools="results/topk/items.parquet",
+        api_keys=needs_keys(lambda w: w.judge),
+    output:
+        verdicts="results/topk/flip_rate/verdicts/{judge}.parquet",
+        summary=report(
+            "results/topk/flip_rate/{judge}.csv", caption="../report/topk_flip_rate.rst", category="Top-k ranking"
+        ),
+    wildcard_constraints:
+        judge=name_regex(TOPK_FLIP_JUDGES),
+    params:
+        q=_TOPK_Q,
+        seed=config["seed"],
+    resources:
+        **job_resources(lambda w: w.judge),
+    log:
+        "results/logs/topk_flip_rate/{judge}.log",
+    conda:
+        env_for(lambda w: w.judge)
+    script:
+        "../workflow_scripts/topk_flip_rate.py"
 
 
 rule topk_evaluate:

@@ -7,6 +7,7 @@ import pandas as pd
 
 from judgelab.io import write_table
 from judgelab.scoring.gold_candidates import table2
+from judgelab.scoring.human import absent_table2_rows, log_absent, with_absent
 from judgelab.scoring.items import items_frame, study_items
 from judgelab.workflow import provenance, run_script
 
@@ -20,6 +21,9 @@ def main(sm):
         candidates.setdefault(Path(f).stem, pd.read_parquet(f))
     out = table2(items, candidates, against=p.against, n_boot=p.metrics["n_boot"], alpha=p.metrics["alpha"],
                  seed=p.seed)
+    if "human" in p.against:  # paper 004's human-scored sets not downloaded: their rows, empty, say why
+        log_absent(p.absent)
+        out = with_absent(out, absent_table2_rows(p.absent, p.candidates))
     prov = p.provenance
     write_table(out, sm.output[0], provenance=provenance(prov["config_hash"], prov["seed"], prov["judges"]))
 

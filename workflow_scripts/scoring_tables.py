@@ -4,6 +4,7 @@ import _repo  # noqa: F401  (this checkout's judgelab on sys.path)
 import pandas as pd
 
 from judgelab.io import write_table
+from judgelab.scoring.human import absent_table3_rows, log_absent, with_absent
 from judgelab.scoring.items import study_items
 from judgelab.scoring.metrics import (
     aggregation_table,
@@ -36,6 +37,10 @@ def main(sm):
                                   variants_of=p.get("dataset_perturbations"))
     table3 = table3.merge(coverage[["dataset", "variant", "n_dropped"]].rename(columns={"n_dropped": "n_no_reference"}),
                           on=["dataset", "variant"], how="left")
+    table3["n_no_reference"] = table3["n_no_reference"].fillna(0).astype(int)
+    # paper 004's human-scored sets not downloaded: their rows, empty, say why (judgelab/scoring/human.py)
+    log_absent(p.absent)
+    table3 = with_absent(table3, absent_table3_rows(p.absent, sorted(set(scores["judge"])), p.absent_perturbations))
     table3["n_no_reference"] = table3["n_no_reference"].fillna(0).astype(int)
     pv = provenance(p.provenance["config_hash"], p.provenance["seed"], p.provenance["judges"])
     write_table(coverage, sm.output.reference_coverage, provenance=pv)

@@ -41,6 +41,10 @@ _GSM8K = "https://raw.githubusercontent.com/openai/grade-school-math/3101c7d5072
 _PROMETHEUS = "https://raw.githubusercontent.com/prometheus-eval/prometheus-eval/dcfb44272d5d0414832f5dbb8c2a05ebc2614234/eval/benchmark/data"
 _FLASK = "https://raw.githubusercontent.com/kaistAI/FLASK/3b4e22bc34aa9dc15ea0c51be3cbf5f3c8b1b5e5"
 _RBD = "https://raw.githubusercontent.com/Joyyang158/Reasoning-Bias-Detector/e3f3fe7e7b98d6b5c82649537c24ed207fff9f8f/data/RBD-Bias4-Eval"
+#: paper 004's human-scored sets, read when downloaded (judgelab/scoring/human.py): BiGGen-Bench-Results'
+#: human_eval split (Hugging Face dataset, pinned revision) and Prometheus' full FLASK with human scores
+_BIGGEN_RESULTS = ("https://huggingface.co/datasets/prometheus-eval/BiGGen-Bench-Results/resolve/"
+                   "f34b56e0b3e5ce86687796c319c4fbc06f5e7b7e/data")
 _ARENA_HARD = "https://raw.githubusercontent.com/meltemi-ai/arena-hard-auto-english/74d985fed4eed51b2dca4dcb37a5753567b43dea/data/arena-hard-v0.1"
 
 SOURCES: dict[str, Source] = {
@@ -87,6 +91,9 @@ SOURCES: dict[str, Source] = {
     # paper 004: Prometheus absolute-grading sets (instance rubrics, score-5 reference, 3 GPT-4 scores), FLASK
     "prometheus_eval/mt_bench": Source("prometheus_eval/mt_bench_eval.json", f"{_PROMETHEUS}/mt_bench_eval.json"),
     "prometheus_eval/vicuna_bench": Source("prometheus_eval/vicuna_eval.json", f"{_PROMETHEUS}/vicuna_eval.json"),
+    "prometheus_eval/flask": Source("prometheus_eval/flask_eval.json", f"{_PROMETHEUS}/flask_eval.json"),
+    "biggen/human_eval": Source("biggen/human_eval-00000-of-00001.parquet",
+                                f"{_BIGGEN_RESULTS}/human_eval-00000-of-00001.parquet"),
     "flask/hard": Source("flask/flask_hard_evaluation.jsonl", f"{_FLASK}/evaluation_set/flask_hard_evaluation.jsonl"),
     "flask/skillset": Source("flask/skillset_description.json",
                              f"{_FLASK}/metadata_annotation/skillset/src/skillset_description.json"),

@@ -576,6 +576,26 @@ class SimulatedJudge(Judge):
             sim = max(sim, _cached_cosine(text, own))
         return sim
 
+    def sample_probabilities(self, req: JudgeRequest) -> tuple[float, float, float]:
+        """(P(A), P(tie), P(B)) of one more sample of this pairwise request at its temperature.
+
+        The request's item noise (drawn from the prompt) is fixed, so what varies between samples
+        is only the per-sample noise ``temperature * sample_noise * Logistic``: the exact planted
+        truth a repeated-sampling estimate (paper 002's temperature-1 flip rate) must recover.
+        At temperature 0 (or no sample noise) the answer is deterministic: one probability is 1."""
+        prompt = req.prompt_text()
+        style = _style_of(prompt, self._markers())
+        z, _ = self.preference_logit(req, prompt, style=style)
+        margin = self.decision_params(prompt, style=style)[2] if req.fmt in _TIE_FORMATS else 0.0
+        d = _Draws(hashlib.blake2b(prompt.encode(), key=self._salt[:64], digest_size=32).digest())
+        x = z + _logistic(d[0])
+        scale = float(req.params.get("temperature", self.spec.sampling.get("temperature", 0.0))) \
+            * self.profile.sample_noise
+        if scale <= 0:
+            v = "A" if x > margin else ("B" if x < -margin else "tie")
+            return float(v == "A"), float(v == "tie"), float(v == "B")
+        return pairwise_probs(x / scale, margin / scale)
+
     def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float, *,
                   style: str | None) -> str:
         z, cues = self.preference_logit(req, prompt, style=style)

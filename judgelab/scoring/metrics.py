@@ -395,7 +395,8 @@ def table3_wide(table3: pd.DataFrame) -> pd.DataFrame:
     wide = t.pivot_table(index=["judge", "perturbation", "strategy", "variant"], columns="col", values=["rho", "r"],
                          aggfunc="first")
     cols = sorted(t["col"].unique())
-    wide = wide[[(m, c) for c in cols for m in ("rho", "r") if (m, c) in wide.columns]]
+    # every set/gold column, an all-empty one included (a human-scored set not downloaded: its cells empty)
+    wide = wide.reindex(columns=[(m, c) for c in cols for m in ("rho", "r")])
     wide.columns = [f"{c} {m}" for m, c in zip(wide.columns.get_level_values(0), wide.columns.get_level_values(1),
                                                 strict=True)]
     wide = wide.reset_index()

@@ -13,6 +13,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.registry import backend_traits
+from judgelab.scoring.human import absent_reason
 from judgelab.scoring.query import with_scoring_profile
 
 
@@ -28,11 +29,24 @@ class ScoringStudy:
             if d not in self.cfg["datasets"]:
                 raise ConfigError(f"config: scoring.run_datasets: {d!r} is not in scoring.datasets "
                                   f"({', '.join(self.cfg['datasets'])})")
+        #: sets marked ``optional`` whose file is not here (paper 004's human-scored sets before their
+        #: download): left out of the run, each with the one line saying why (judgelab/scoring/human.py)
+        self.absent: dict[str, str] = {}
+        for d in self.datasets:
+            if self.cfg["datasets"][d].get("optional"):
+                why = absent_reason(d, self.cfg["datasets"][d])
+                if why:
+                    self.absent[d] = why
+        every = list(self.cfg["perturbations"])
+        #: the perturbations an absent set would be scored under, those of ``scoring.perturbations``
+        #: (its empty Table 3 rows; its own list is checked only when it runs)
+        self.absent_perturbations = {d: [v for v in (self.cfg["datasets"][d].get("perturbations") or every)
+                                         if v in every] for d in self.absent}
+        self.datasets = [d for d in self.datasets if d not in self.absent]
         self.synthesised = [d for d in self.datasets if self.cfg["datasets"][d].get("synthesise_responses")]
         #: the perturbations each set is scored under: its own ``perturbations`` (paper 004 puts the
         #: reference-score ones on FLASK only) or ``scoring.perturbations``
         self.dataset_perturbations: dict[str, list[str]] = {}
-        every = list(self.cfg["perturbations"])
         for d in self.datasets:
             own = self.cfg["datasets"][d].get("perturbations")
             if own is not None:

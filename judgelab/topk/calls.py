@@ -11,7 +11,7 @@ from typing import Any
 
 from judgelab.datasets.pairs import load_pairs
 from judgelab.io import read_table
-from judgelab.topk.pipeline import llmbar_pairs, llmbar_query, make_items, query_judge, rank_pool
+from judgelab.topk.pipeline import flip_rate_tables, llmbar_pairs, llmbar_query, make_items, query_judge, rank_pool
 from judgelab.workflow.calls import RuleCalls, StepContext
 
 
@@ -54,7 +54,17 @@ def rank(job: Any, ctx: StepContext) -> None:
         ctx.write_table(tables[name], job.output[name])
 
 
+def flip_rate(job: Any, ctx: StepContext) -> None:
+    """topk_flip_rate: one judge asked the sampled pairs again and again at temperature 1; its
+    repeated verdicts and its flip rate with an interval (:mod:`judgelab.topk.flips`)."""
+    q = job.params.q
+    verdicts, summary = flip_rate_tables(q["judge"], q["cfg"], read_table(job.input.pools), ctx.cache,
+                                         q["max_error_rate"], int(job.params.seed))
+    ctx.write_table(verdicts, job.output.verdicts)
+    ctx.write_table(summary, job.output.summary)
+
+
 RULES: dict[str, RuleCalls] = {
     "topk_items": items, "topk_llmbar_pairs": llmbar, "topk_query": query,
-    "topk_llmbar_replay": llmbar_replay, "topk_rank": rank,
+    "topk_llmbar_replay": llmbar_replay, "topk_rank": rank, "topk_flip_rate": flip_rate,
 }

@@ -31,6 +31,7 @@ from judgelab.topk.experiment import (
     parse_strategies,
     single_threaded_blas,
 )
+from judgelab.topk.flips import collect_flips, flip_pairs, flip_requests, flip_summary, planted_flip_rate
 from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.live import LiveSettings, rank_live, result_tables
 from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
@@ -357,3 +358,41 @@ def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores
     P.judges_recall_vs_c(judges, outputs["judges_recall_vs_c"], covariate=cov, simulated=_any_simulated(judges),
                          config_hash=config_hash, simulated_inputs=simulated_inputs)
     P.frontier(frontier, outputs["frontier"], simulated=sim, config_hash=config_hash, simulated_inputs=simulated_inputs)
+
+
+# -- rule topk_flip_rate -------------------------------------------------------------
+
+
+def flip_judges(cfg: Mapping[str, Any], judge_names: Sequence[str]) -> list[str]:
+    """Judges asked for the temperature-1 flip rate: ``topk.flip_rate.judges`` or the focus judge;
+    unknown names fail."""
+    names = (cfg.get("flip_rate") or {}).get("judges")
+    if names is None:
+        return [focus_judge(dict(cfg), judge_names)] if judge_names else []
+    unknown = [n for n in names if n not in judge_names]
+    if unknown:
+        raise ConfigError(f"config: topk.flip_rate.judges: {unknown} are not configured judges ({list(judge_names)})")
+    return list(names)
+
+
+def flip_rate_tables(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, cache_path: str | CallStore,
+                     max_error_rate: float | None, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judge's repeated verdicts at ``topk.flip_rate.temperature`` and its flip-rate row
+    (:mod:`judgelab.topk.flips`).  Sampled answers, so no logit verdicts (an arg max never flips)."""
+    fr = cfg.get("flip_rate") or {}
+    temperature, repeats = float(fr.get("temperature", 1.0)), int(fr.get("repeats", 5))
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, logit_verdicts=False)
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    pairs = flip_pairs(judge_pools(items, cfg, str(entry["name"])), fr.get("n_pairs", 60), seed)
+    own_seed = (e.get("sampling") or {}).get("seed")
+    reqs = flip_requests(items, pairs, template=cfg["template"], quality_scale=float(cfg["quality_scale"]),
+                         repeats=repeats, temperature=temperature, seed=None if own_seed is None else int(own_seed))
+    try:
+        with _opened(cache_path) as cache:
+            table = collect_flips(judge, reqs, cache, template=cfg["template"], max_error_rate=max_error_rate)
+        planted = planted_flip_rate(judge, reqs, table)
+    finally:
+        judge.close()
+    summary = flip_summary(table, judge=str(entry["name"]), simulated=judge.simulated, temperature=temperature,
+                           repeats=repeats, n_pairs=len(pairs), level=float(fr.get("level", 0.95)), planted=planted)
+    return table, summary

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgelab.config import ConfigError
-from judgelab.topk.pipeline import focus_judge, rank_judges
+from judgelab.topk.pipeline import flip_judges, focus_judge, rank_judges
 
 
 @dataclass
@@ -19,6 +19,8 @@ class TopkPlan:
     replay: list[str]
     rank_pools: dict[str, Any] = field(default_factory=dict)
     rank_judges: list[str] = field(default_factory=list)
+    #: the judges asked for the temperature-1 flip rate (``topk.flip_rate.judges``; the focus judge)
+    flip_judges: list[str] = field(default_factory=list)
 
     @property
     def llmbar_judges(self) -> list[str]:
@@ -44,4 +46,5 @@ def plan_topk(config: Mapping[str, Any], judge_specs: Mapping[str, Any], replay_
             raise ConfigError(f"config: topk.oracles_per_judge.{name}: {n} pools, but topk.n_oracles builds "
                               f"{cfg['n_oracles']}")
     return TopkPlan(cfg=cfg, judges=judges, focus=focus_judge(cfg, judges), replay=replay,
-                    rank_pools=dict(cfg.get("rank", {}).get("pools", {})), rank_judges=rank_judges(cfg, judges))
+                    rank_pools=dict(cfg.get("rank", {}).get("pools", {})), rank_judges=rank_judges(cfg, judges),
+                    flip_judges=flip_judges(cfg, judges))

@@ -1,0 +1,168 @@
+"""The temperature-1 flip rate of paper 002 (judgelab/topk/flips.py, rule topk_flip_rate).
+
+* the estimator is the share of disagreeing repeat pairs, counted by hand on a small table,
+  unusable answers left out;
+* over many planted worlds (pairs drawn at random, each with its own sampling probability
+  p ~ Beta, the judge's planted rate E[2 p (1 - p)]) the clustered Wilson interval covers the planted rate about as often as
+  its level says, and the estimate is unbiased;
+* a simulated judge sampled at temperature 1 through the judge interface and the call cache:
+  every repeat is its own cache key (a rerun asks nothing, and two asks of a pair do differ),
+  and the interval covers the planted rate its own model implies for the asked pairs
+  (SimulatedJudge.sample_probabilities), checked against a Monte-Carlo of the same model;
+* a deterministic judge (no sample noise) has rate 0, an interval [0, u] with u > 0 on one
+  unit per pair, a status saying there is no variance, and no p-value column;
+* the step writes both tables and the DAG has one flip job per flip judge (the focus judge by default).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from judgelab.cache import CallCache
+from judgelab.config import ConfigError, JudgeSpec
+from judgelab.judges import make_judge
+from judgelab.judges.simulated import SimulatedJudge
+from judgelab.topk.experiment import single_threaded_blas
+from judgelab.topk.flips import (
+    SUMMARY_COLUMNS,
+    collect_flips,
+    flip_pairs,
+    flip_rate,
+    flip_requests,
+    planted_flip_rate,
+)
+from judgelab.topk.items import PoolDesign, build_items, load_banks
+from judgelab.topk.oracle import study_judge_entry
+from judgelab.topk.pipeline import flip_judges, flip_rate_tables
+from tests.conftest import REPO
+
+BANKS = REPO / "data" / "topk" / "statements.json"
+CFG = {"template": "ab_letter", "quality_scale": 0.2, "sampling": {"temperature": 0.0}, "logit_verdicts": True,
+       "flip_rate": {"n_pairs": 80, "repeats": 4, "temperature": 1.0, "level": 0.95}}
+
+
+@pytest.fixture(scope="module")
+def items() -> pd.DataFrame:
+    with single_threaded_blas():
+        return build_items(load_banks(BANKS), PoolDesign(n_items=12, k=3), 2, 0)
+
+
+def entry(name: str = "sim-flip", **profile) -> dict:
+    return {"name": name, "backend": "simulated", "model": "sim", "family": "meta", "sampling": {"seed": 5},
+            "options": {"profile": {"biases": {"verbosity": 0.3}, **profile}}}
+
+
+def test_the_rate_is_the_share_of_disagreeing_repeat_pairs_counted_by_hand():
+    # pair x: A A B (3 comparisons, 2 disagree); pair y: B B (1, 0); pair z: A + 2 unusable (none)
+    ids = ["x", "x", "x", "y", "y", "z", "z", "z"]
+    verdicts = ["A", "A", "B", "B", "B", "A", "", ""]
+    out = flip_rate(ids, verdicts)
+    assert (out["n_comparisons"], out["n_flipped"], out["n_pairs_usable"]) == (4, 2, 2)
+    assert out["flip_rate"] == pytest.approx(0.5)
+    assert out["ci_low"] < 0.5 < out["ci_high"] and out["status"] == "ok"
+    # ties are a verdict of their own: A, tie, B all differ
+    assert flip_rate(["p"] * 3, ["A", "tie", "B"])["flip_rate"] == 1.0
+
+
+#: pairs answer A with probability p ~ Beta(A_, A_): many near-deterministic pairs, some unsure.  The
+#: flip rate of the judge (over pairs drawn at random) is E[2 p (1 - p)] = 2 a b / ((a + b)(a + b + 1)).
+A_ = 0.4
+PLANTED = 2 * A_ * A_ / ((2 * A_) * (2 * A_ + 1))
+
+
+def _world(rng: np.random.Generator, k: int, repeats: int) -> tuple[list[int], list[str]]:
+    """k pairs drawn at random, each asked ``repeats`` times."""
+    p = rng.beta(A_, A_, size=k)
+    draws = rng.random((k, repeats)) < p[:, None]
+    return np.repeat(np.arange(k), repeats).tolist(), np.where(draws, "A", "B").ravel().tolist()
+
+
+def test_the_interval_covers_the_planted_rate_at_its_level_over_many_worlds():
+    rng = np.random.default_rng(11)
+    worlds, covered, errors = 300, 0, []
+    for _ in range(worlds):
+        ids, verdicts = _world(rng, k=60, repeats=5)
+        out = flip_rate(ids, verdicts)
+        covered += out["ci_low"] <= PLANTED <= out["ci_high"]
+        errors.append(out["flip_rate"] - PLANTED)
+    # 95 % nominal: a binomial 99.9 % band around 0.95 for 300 worlds is about [0.90, 0.98]
+    lo, hi = proportion_confint(covered, worlds, alpha=0.001, method="wilson")
+    assert lo <= 0.95 <= hi, covered / worlds
+    assert abs(np.mean(errors)) < 3 * np.std(errors) / np.sqrt(worlds)  # unbiased
+
+
+def test_a_deterministic_judge_has_rate_zero_an_interval_on_pairs_and_no_p_value(items, tmp_path):
+    cfg = {**CFG, "flip_rate": {**CFG["flip_rate"], "n_pairs": 30}}
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        table, summary = flip_rate_tables(entry(sample_noise=0.0), cfg, items, cache, 0.0, seed=1)
+    assert len(table) == 30 * 4 and (table.groupby("pair_id")["verdict"].nunique() == 1).all()
+    row = summary.iloc[0]
+    assert row["flip_rate"] == 0.0 and row["planted_flip_rate"] == 0.0
+    assert row["status"].startswith("no variance")
+    assert row["n_effective"] == 30 and row["ci_low"] == 0.0
+    expected_hi = proportion_confint(0, 30, alpha=0.05, method="wilson")[1]
+    assert row["ci_high"] > 0 and row["ci_high"] >= expected_hi  # t on 29 df is wider than z
+    assert not any("p_value" in c or c.startswith("p_") for c in summary.columns)
+    assert list(summary.columns) == SUMMARY_COLUMNS
+
+
+def test_a_sampled_judge_recovers_its_planted_rate_each_repeat_its_own_key(items, tmp_path, monkeypatch):
+    e = entry(sample_noise=1.0)
+    asked = []
+    answer = SimulatedJudge.answer
+    monkeypatch.setattr(SimulatedJudge, "answer", lambda self, reqs: asked.extend(reqs) or answer(self, reqs))
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        table, summary = flip_rate_tables(e, CFG, items, cache, 0.0, seed=2)
+        assert table["key"].nunique() == len(table) == len(asked) == 80 * 4  # a distinct cache key per ask
+        again, _ = flip_rate_tables(e, CFG, items, cache, 0.0, seed=2)
+    assert len(asked) == 80 * 4  # the rerun asks nothing
+    pd.testing.assert_series_equal(again["verdict"], table["verdict"])
+    row = summary.iloc[0]
+    assert row["status"] == "ok" and row["n_flipped"] > 0
+    assert 0.0 < row["planted_flip_rate"] < 0.5
+    assert row["ci_low"] <= row["planted_flip_rate"] <= row["ci_high"], row.to_dict()
+    assert row["ci_low"] <= row["flip_rate"] <= row["ci_high"]
+
+
+def test_the_planted_rate_is_what_the_judge_samples(items, tmp_path):
+    """sample_probabilities against a Monte-Carlo of the judge's own answers: 200 asks of a few pairs
+    (noise scale temperature x sample_noise = 0.6 x 2.5, so a scale left out shows)."""
+    spec = JudgeSpec.from_dict(study_judge_entry(entry(sample_noise=2.5), {"temperature": 0.0}, False))
+    judge = make_judge(spec)
+    pairs = flip_pairs(items, 6, seed=3)
+    reqs = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=200, temperature=0.6)
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        table = collect_flips(judge, reqs, cache, template="ab_letter")
+    for i, pid in enumerate(pd.unique(table["pair_id"])):
+        shown = table.loc[table["pair_id"] == pid, "verdict_shown"]
+        p_a = judge.sample_probabilities(reqs[i * 200])[0]
+        assert abs((shown == "A").mean() - p_a) < 4 * np.sqrt(p_a * (1 - p_a) / 200) + 1e-9, (pid, p_a)
+    assert 0 < planted_flip_rate(judge, reqs, table) < 1
+
+
+def test_flip_judges_default_to_the_focus_judge_and_unknown_names_fail():
+    names = ["a", "b", "c"]
+    assert flip_judges({"focus_judge": "b"}, names) == ["b"]
+    assert flip_judges({"flip_rate": {"judges": ["c", "a"]}}, names) == ["c", "a"]
+    assert flip_judges({"flip_rate": {"judges": []}}, names) == []
+    with pytest.raises(ConfigError, match=r"topk\.flip_rate\.judges"):
+        flip_judges({"flip_rate": {"judges": ["zz"]}}, names)
+
+
+def test_pairs_are_a_seeded_sample_of_ordered_pairs(items):
+    a, b = flip_pairs(items, 25, seed=4), flip_pairs(items, 25, seed=4)
+    assert a == b and len(set(a)) == 25 and all(x != y for _, x, y in a)
+    assert len(flip_pairs(items, None, seed=0)) == 2 * 12 * 11
+
+
+def test_a_judge_with_its_own_seed_is_sent_a_new_seed_per_repeat(items):
+    """An API judge configured with a seed would answer every repeat alike: ask r gets seed + r;
+    a judge without a seed is sent none."""
+    pairs = flip_pairs(items, 2, seed=0)
+    seeded = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=3, temperature=1.0, seed=7)
+    assert [r.params["seed"] for r in seeded] == [7, 8, 9, 7, 8, 9]
+    plain = flip_requests(items, pairs, template="ab_letter", quality_scale=0.2, repeats=3, temperature=1.0)
+    assert all("seed" not in r.params for r in plain) and [r.params["sample"] for r in plain] == [0, 1, 2] * 2
