@@ -1,0 +1,119 @@
+"""The uda study's prompt split (``prompt_split``: an adapter trained on one part, applied zero-shot to
+the other) and the paper config that uses it (``config/judges/paper-uda.yaml``: paper 000's ten judges
+answer and judge all 500 Arena-Hard prompts, 400 to train on and 100 held out).
+
+Also the shared pair requests of a tournament (:func:`judgelab.uda.tournament.pair_skeletons`): a
+judge's requests built from them are the very requests :func:`pair_requests` builds on its own (same
+cache keys), which is what lets a plan build a tournament's 45,000 pairs once for ten judges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_config
+from judgelab.judges.simulated import SimulatedJudge
+from judgelab.reproduction.uda import PAPER_JUDGES
+from judgelab.uda.tournament import load_prompts, pair_requests, pair_skeletons, split_prompts
+from tests.conftest import REPO
+
+IDS = [f"q{i:03d}" for i in range(50)]
+
+
+@pytest.mark.parametrize("share", [0.2, 0.5, 0.01, 0.99])
+def test_the_two_parts_are_complementary_and_keep_the_file_order(share: float):
+    train = split_prompts(IDS, {"heldout": share, "part": "train"}, seed=3)
+    held = split_prompts(IDS, {"heldout": share, "part": "heldout"}, seed=3)
+    assert not set(train) & set(held)
+    assert sorted(train + held) == IDS
+    # at least one prompt on each side, else the share of the prompts, rounded
+    assert len(held) == min(max(1, round(share * len(IDS))), len(IDS) - 1)
+    assert train == [p for p in IDS if p in set(train)] and held == [p for p in IDS if p in set(held)]
+
+
+def test_the_split_is_seeded_and_the_default_part_is_train():
+    a = split_prompts(IDS, {"heldout": 0.2}, seed=0)
+    assert a == split_prompts(IDS, {"heldout": 0.2, "part": "train"}, seed=0)
+    assert a == split_prompts(IDS, {"heldout": 0.2}, seed=0)
+    assert a != split_prompts(IDS, {"heldout": 0.2}, seed=1)
+    assert split_prompts(IDS, None, seed=0) == IDS
+    # a random split, not a block: the held-out ten are spread over the file
+    held = [IDS.index(p) for p in split_prompts(IDS, {"heldout": 0.2, "part": "heldout"}, seed=0)]
+    assert max(held) - min(held) > 10
+
+
+def test_an_unknown_part_names_the_key():
+    with pytest.raises(ConfigError, match=r"prompt_split\.part"):
+        split_prompts(IDS, {"heldout": 0.2, "part": "test"}, seed=0)
+
+
+def test_load_prompts_splits_after_the_subset(tmp_path: Path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps({"question_id": p, "turns": [{"content": f"prompt {p}"}]}) + "\n"
+                            for p in IDS), encoding="utf-8")
+    subset = list(load_prompts(path, 20, seed=5)["prompt_id"])
+    train = list(load_prompts(path, 20, seed=5, split={"heldout": 0.25, "part": "train"})["prompt_id"])
+    held = list(load_prompts(path, 20, seed=5, split={"heldout": 0.25, "part": "heldout"})["prompt_id"])
+    assert (len(train), len(held)) == (15, 5)
+    assert sorted(train + held) == sorted(subset)
+
+
+def test_the_schema_refuses_a_share_outside_zero_one(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("uda:\n  datasets:\n    own:\n      loader: generated\n      models: [a, b]\n"
+                   "      prompt_split: {heldout: 1.0}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="heldout"):
+        load_config(*default_config_paths(), bad)
+
+
+def test_the_paper_config_trains_on_400_arena_hard_prompts_and_holds_out_100(data_root: Path):
+    config = load_config(*default_config_paths(), REPO / "config/judges/paper-uda.yaml")
+    uda = config["uda"]
+    assert [j["name"] for j in config["judges"]] == list(PAPER_JUDGES)
+    train, held = uda["datasets"]["arena_hard"], uda["datasets"]["arena_hard_heldout"]
+    for spec in (train, held):
+        assert spec["loader"] == "generated" and spec["models"] == list(PAPER_JUDGES)
+        assert spec["n_prompts"] is None
+    assert held["train"] is False and train.get("train", True) is True
+    assert {(t["train"], t["apply"]) for t in uda["transfer"]} == {("arena_hard", "arena_hard_heldout"),
+                                                                  ("arena_hard", "mt_bench")}
+    assert set(uda["run_datasets"]) == {"arena_hard", "arena_hard_heldout", "mt_bench"}
+    path = data_root / train["prompts"]
+    a = list(load_prompts(path, None, config["seed"], train["prompt_split"])["prompt_id"])
+    b = list(load_prompts(path, None, config["seed"], held["prompt_split"])["prompt_id"])
+    assert (len(a), len(b)) == (400, 100) and not set(a) & set(b)
+    assert len(set(a) | set(b)) == 500
+
+
+def _table(n_prompts: int = 3, n_models: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = [{"dataset": "t", "prompt_id": f"p{p}", "prompt": f"question {p}?", "category": "c",
+             "model": f"m{m}", "family": f"f{m}", "answer": f"answer {p} of m{m} " * (m + 1),
+             "model_quality": float(m), "quality": float(m + rng.normal())}
+            for p in range(n_prompts) for m in range(n_models)]
+    return pd.DataFrame(rows)
+
+
+def test_requests_built_from_shared_skeletons_are_the_requests_built_alone():
+    table = _table()
+    own = {"p0": "my own answer", "p2": "another"}
+    alone = pair_requests(table, own, "f1")
+    skeletons = pair_skeletons(table)
+    shared = pair_requests(table, own, "f1", skeletons=skeletons)
+    assert len(alone) == len(shared) == 3 * 4 * 3
+    judge = SimulatedJudge(JudgeSpec.from_dict({"name": "sim", "backend": "simulated", "model": "s", "family": "f1"}))
+    assert judge.reads_truth  # the key covers the truth, so equal keys mean equal own answers too
+    assert [judge.key(r) for r in alone] == [judge.key(r) for r in shared]
+    assert [r.meta for r in alone] == [r.meta for r in shared]
+    assert [r.truth for r in alone] == [r.truth for r in shared]
+    # a second judge's requests from the same skeletons carry its own answers, and leave the first's alone
+    other = pair_requests(table, {"p0": "someone else's"}, "f2", skeletons=skeletons)
+    assert other[0].truth["own_answers"] == {"f2": "someone else's"}
+    assert shared[0].truth["own_answers"] == {"f1": "my own answer"}
+    assert all("own_answers" not in r.truth for r in skeletons)
+    other[0].meta["x"] = 1
+    assert "x" not in shared[0].meta and "x" not in skeletons[0].meta
