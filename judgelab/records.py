@@ -67,9 +67,10 @@ def canonical_json(obj: Any) -> str:
 
 
 #: UTF-8 JSON of long strings a key hashes again and again (a pair's texts, in each order, for
-#: each judge): each is escaped and encoded once.  Bounded: emptied when full.
+#: each judge): each is escaped and encoded once.  Bounded: emptied when full (the bound holds
+#: the answers of a paper-size uda tournament, 500 prompts x 10 models, and the judges' own).
 _TEXT_JSON: dict[str, bytes] = {}
-_TEXT_JSON_MAX = 4096
+_TEXT_JSON_MAX = 32768
 _TEXT_JSON_MIN_CHARS = 200
 _JSON_SCALARS = (int, float, bool, type(None))
 #: json's encoder of a str with ``ensure_ascii=False`` (its C one where built): what

@@ -93,9 +93,11 @@ def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], r
 
 #: A plan asks the same payload of many judges (each judge of a study judges the same pairs):
 #: its UTF-8 JSON and hash, made once per distinct payload (by its fields; bounded, emptied
-#: when full).  Only while planning: a run asks each payload of few judges.
+#: when full: the bound holds one judge's calls of a paper-size uda tournament, 45,000 pairs,
+#: so the next judge's same payloads are found).  Only while planning: a run asks each
+#: payload of few judges.
 _PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
-_PLAN_PAYLOADS_MAX = 16384
+_PLAN_PAYLOADS_MAX = 65536
 
 
 def _params_key(params: dict[str, Any]) -> Any:

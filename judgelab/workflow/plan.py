@@ -377,14 +377,18 @@ def uncached_payloads(plan_log: Path, cache_path: Path) -> dict[str, list[str]]:
 
 
 def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
-         scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None
-         ) -> pd.DataFrame:
+         scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None,
+         keep_cache: bool | None = None) -> pd.DataFrame:
     """Plan a run of ``targets`` (default: everything) with the given config files.
 
     ``directory`` is the project directory whose call cache (``cache`` in the config,
     relative to it) counts as already asked; default: the current directory.  ``batch_dir``:
     also write the calls not yet cached as provider batch input files there
     (:func:`judgelab.batch.export.export_batches`; the stand-ins' cache is kept for it).
+    ``scratch``: a folder kept after the plan, with its call log (``plan-calls.jsonl``) and, unless
+    ``keep_cache`` is false, the stand-ins' answers (``plan-cache.sqlite``; writing every request
+    of a paper-size plan there costs more than the plan itself, so a caller that reads only the
+    log says ``keep_cache=False``).
     """
     paths = [*default_config_paths(), *[Path(p).resolve() for p in configfiles]]
     config = load_config(*paths)
@@ -399,8 +403,9 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
         check_batch_dir(Path(batch_dir))  # refused before any work
     with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
         workdir = Path(scratch or tmp)  # a scratch folder is kept (plan-cache.sqlite: the stand-ins' answers)
+        keep = bool(scratch) if keep_cache is None else keep_cache
         plan_log, models = plan_calls(config, workdir, targets, progress=progress,
-                                      keep_cache=bool(scratch) or batch_dir is not None)
+                                      keep_cache=keep or batch_dir is not None)
         table = summarise(plan_log, {**models, **originals}, cache_path)
         if batch_dir is not None:
             from judgelab.batch.export import export_batches
