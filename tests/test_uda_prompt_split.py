@@ -8,6 +8,7 @@ cache keys), which is what lets a plan build a tournament's 45,000 pairs once fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 
 from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_config
 from judgelab.judges.simulated import SimulatedJudge
+from judgelab.records import JudgeRequest
 from judgelab.reproduction.uda import PAPER_JUDGES
 from judgelab.uda.tournament import load_prompts, pair_requests, pair_skeletons, split_prompts
 from tests.conftest import REPO
@@ -117,3 +119,20 @@ def test_requests_built_from_shared_skeletons_are_the_requests_built_alone():
     assert all("own_answers" not in r.truth for r in skeletons)
     other[0].meta["x"] = 1
     assert "x" not in shared[0].meta and "x" not in skeletons[0].meta
+
+
+def test_a_judges_requests_copy_every_field_of_the_skeletons():
+    """pair_requests copies a skeleton field by field (the constructor, not dataclasses.replace): a
+    field added to JudgeRequest must be copied there too."""
+    copied = {"messages", "kind", "fmt", "score_ids", "params", "slots", "task", "json_mode", "meta", "truth"}
+    assert {f.name for f in dataclasses.fields(JudgeRequest)} == copied
+
+
+def test_the_plan_log_counts_a_prompts_characters_without_joining_it():
+    from judgelab.judges.runner import _prompt_chars
+    from judgelab.records import Message
+
+    for messages in ([Message("user", "héllo")], [Message("system", "sys"), Message("user", "ab\n\ncd")],
+                     [Message("system", ""), Message("user", "x"), Message("assistant", "yz")]):
+        req = JudgeRequest(messages=messages)
+        assert _prompt_chars(req) == len(req.prompt_text())

@@ -57,6 +57,12 @@ def _plan_rule(cache: CallStore) -> str:
     return str(getattr(cache, "plan_rule", "") or "")
 
 
+def _prompt_chars(req: JudgeRequest) -> int:
+    """``len(req.prompt_text())`` without joining the messages (their lengths and the blank lines
+    between them): a plan logs it for every call, and a paper-size plan's prompts are gigabytes."""
+    return sum(len(m.content) for m in req.messages) + 2 * (len(req.messages) - 1)
+
+
 def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], requests: Sequence[JudgeRequest],
               payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
               errors: dict[str, str]) -> None:
@@ -80,7 +86,7 @@ def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], r
         c = stored.get(k)
         lines.append(f'{head}, "payload_sha": "{sha}", "task": "{req.output_task}", '
                      f'"max_tokens_param": {json.dumps(req.params.get("max_tokens"))}, '
-                     f'"chars_in": {len(req.prompt_text())}, '
+                     f'"chars_in": {_prompt_chars(req)}, '
                      f'"tokens_out": {"null" if c is None or k in errors else int(c.tokens_out)}, '
                      f'"new": {"true" if k in todo else "false"}}}')
     if lines:

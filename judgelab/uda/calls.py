@@ -31,11 +31,15 @@ from judgelab.workflow.calls import RuleCalls, StepContext
 
 def human(job: Any, ctx: StepContext) -> None:
     """uda_human: Bradley-Terry scores of the MT-Bench models from the human votes, with
-    bootstrap CIs (a tournament's quality may be read from their strengths)."""
+    bootstrap CIs (a tournament's quality may be read from their strengths).
+
+    A plan (``ctx.loads_models`` false, it fits nothing it does not need) takes the strengths
+    without the bootstrap: the stand-ins read only the strengths, and refitting the model
+    ``n_boot`` times for intervals no call depends on would be most of a small plan's time."""
     p = job.params
     path = source_path(p.votes) if p.votes in SOURCES else resolve_data_path(p.votes)
-    table = bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo), n_boot=int(p.n_boot),
-                                 seed=int(p.provenance["seed"]))
+    table = bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo),
+                                 n_boot=int(p.n_boot) if ctx.loads_models else 0, seed=int(p.provenance["seed"]))
     ctx.write_table(table, job.output[0], names_judges=False)
 
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -448,8 +447,11 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     judge's own answer for the simulated panel (real backends never see it).  ``skeletons``: the
     tournament's :func:`pair_skeletons` when the caller has them (built from ``table`` otherwise)."""
     base = pair_skeletons(table, template) if skeletons is None else skeletons
-    return [replace(r, truth={**r.truth, "own_answers": {family: own_answers.get(str(r.meta["prompt_id"]), "")}},
-                    meta=dict(r.meta)) for r in base]
+    # the constructor itself, not dataclasses.replace, whose field lookups cost more than the request
+    return [JudgeRequest(messages=r.messages, kind=r.kind, fmt=r.fmt, score_ids=r.score_ids, params=r.params,
+                         slots=r.slots, task=r.task, json_mode=r.json_mode, meta=dict(r.meta),
+                         truth={**r.truth, "own_answers": {family: own_answers.get(str(r.meta["prompt_id"]), "")}})
+            for r in base]
 
 
 def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own_model: str | None,
