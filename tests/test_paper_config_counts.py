@@ -115,7 +115,8 @@ TABLES = protocol_tables()
 def test_the_paper_configs_have_protocol_tables():
     """The configs whose protocol is derived so far; each table names a shipped config."""
     configs = {t.config for t in TABLES}
-    assert {"config/judges/paper-rbd.yaml", "config/judges/paper-scoring.yaml", "config/judges/paper-topk.yaml"} <= configs
+    assert {"config/judges/paper-rbd.yaml", "config/judges/paper-scoring.yaml", "config/judges/paper-topk.yaml",
+            "config/judges/paper-uda.yaml"} <= configs
     for t in TABLES:
         assert (REPO / t.config).is_file(), t.config
 
