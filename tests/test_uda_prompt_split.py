@@ -136,3 +136,12 @@ def test_the_plan_log_counts_a_prompts_characters_without_joining_it():
                      [Message("system", ""), Message("user", "x"), Message("assistant", "yz")]):
         req = JudgeRequest(messages=messages)
         assert _prompt_chars(req) == len(req.prompt_text())
+
+
+def test_every_field_but_truth_and_meta_is_the_skeletons():
+    skeletons = [dataclasses.replace(r, params={"temperature": 0.3}, json_mode=True, score_ids="letter", fmt="x")
+                 for r in pair_skeletons(_table(2, 3))]
+    for base, req in zip(skeletons, pair_requests(_table(2, 3), {}, "f0", skeletons=skeletons), strict=True):
+        for f in dataclasses.fields(JudgeRequest):
+            if f.name not in ("truth", "meta"):
+                assert getattr(req, f.name) == getattr(base, f.name), f.name
