@@ -145,3 +145,32 @@ def test_every_field_but_truth_and_meta_is_the_skeletons():
         for f in dataclasses.fields(JudgeRequest):
             if f.name not in ("truth", "meta"):
                 assert getattr(req, f.name) == getattr(base, f.name), f.name
+
+
+class _Ctx:
+    """The part of a step context uda_human uses: whether it fits models, and its one table."""
+
+    def __init__(self, loads_models: bool) -> None:
+        self.loads_models, self.tables = loads_models, {}
+
+    def write_table(self, df: pd.DataFrame, path: str, *, names_judges: bool = True) -> None:
+        self.tables[path] = df
+
+
+def test_a_plan_takes_the_human_strengths_without_their_bootstrap(data_root: Path):
+    """uda_human in a run has bootstrap intervals; in a plan the same strengths, which are all a
+    tournament's quality reads, and no intervals."""
+    from types import SimpleNamespace
+
+    from judgelab.uda import calls
+
+    job = SimpleNamespace(params=SimpleNamespace(votes="mt_bench/human_judgments_turn1", n_boot=20,
+                                                 elo={"k": 32, "initial": 1200, "scale": 400},
+                                                 provenance={"seed": 0}), output=["bt.csv"])
+    run, planned = _Ctx(True), _Ctx(False)
+    calls.human(job, run)
+    calls.human(job, planned)
+    a, b = run.tables["bt.csv"], planned.tables["bt.csv"]
+    pd.testing.assert_frame_equal(a[["model", "theta", "elo"]], b[["model", "theta", "elo"]])
+    assert a["elo_ci_low"].notna().all() and (a["elo_ci_low"] < a["elo_ci_high"]).all()
+    assert b["elo_ci_low"].isna().all() and b["elo_ci_high"].isna().all()
