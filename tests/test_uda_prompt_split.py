@@ -174,3 +174,32 @@ def test_a_plan_takes_the_human_strengths_without_their_bootstrap(data_root: Pat
     pd.testing.assert_frame_equal(a[["model", "theta", "elo"]], b[["model", "theta", "elo"]])
     assert a["elo_ci_low"].notna().all() and (a["elo_ci_low"] < a["elo_ci_high"]).all()
     assert b["elo_ci_low"].isna().all() and b["elo_ci_high"].isna().all()
+
+
+def test_the_answer_step_asks_only_its_parts_prompts(tmp_path: Path):
+    """uda_answers of a split tournament: the answerer answers the prompts of its part, no more."""
+    from types import SimpleNamespace
+
+    from judgelab.uda import calls
+    from judgelab.uda.tournament import model_answers
+    from judgelab.workflow.calls import PlanCache, PlanContext
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"question_id": p, "prompt": f"prompt {p}"}) + "\n" for p in IDS),
+                       encoding="utf-8")
+    entry = {"name": "sim", "backend": "simulated", "model": "s", "family": "f"}
+    got = {}
+    for part in ("train", "heldout"):
+        spec = {"loader": "generated", "prompts": str(prompts), "models": ["sim"],
+                "prompt_split": {"heldout": 0.3, "part": part}}
+        out = SimpleNamespace(jsonl=str(tmp_path / f"{part}.jsonl"), calls=str(tmp_path / f"{part}.parquet"))
+        job = SimpleNamespace(params=SimpleNamespace(q={"answerer": entry, "spec": spec, "provenance": {"seed": 4},
+                                                        "max_error_rate": 0.0}),
+                              wildcards=SimpleNamespace(dataset=part, answerer="sim"), input=[str(prompts)], output=out)
+        with PlanCache() as cache:
+            ctx = PlanContext(cache)
+            calls.answers(job, ctx)
+            ctx.close()
+        got[part] = set(model_answers(out.jsonl))
+    assert got["heldout"] == set(split_prompts(IDS, {"heldout": 0.3, "part": "heldout"}, seed=4))
+    assert len(got["heldout"]) == 15 and got["train"] == set(IDS) - got["heldout"]
