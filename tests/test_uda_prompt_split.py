@@ -203,3 +203,33 @@ def test_the_answer_step_asks_only_its_parts_prompts(tmp_path: Path):
         got[part] = set(model_answers(out.jsonl))
     assert got["heldout"] == set(split_prompts(IDS, {"heldout": 0.3, "part": "heldout"}, seed=4))
     assert len(got["heldout"]) == 15 and got["train"] == set(IDS) - got["heldout"]
+
+
+def test_a_generated_tournament_holds_its_parts_prompts(tmp_path: Path):
+    from judgelab.uda.tournament import build_tournament
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"question_id": p, "prompt": f"prompt {p}"}) + "\n" for p in IDS),
+                       encoding="utf-8")
+    for m in ("a", "b"):
+        (tmp_path / f"{m}.jsonl").write_text("".join(json.dumps(
+            {"question_id": p, "model_id": m, "choices": [{"index": 0, "turns": [f"{m} on {p}"]}]}) + "\n"
+            for p in IDS), encoding="utf-8")
+    parts = {}
+    for part in ("train", "heldout"):
+        spec = {"loader": "generated", "prompts": str(prompts), "models": ["a", "b"], "answers_dir": str(tmp_path),
+                "prompt_split": {"heldout": 0.2, "part": part}}
+        parts[part] = set(build_tournament("t", spec, 2)["prompt_id"])
+    assert parts["heldout"] == set(split_prompts(IDS, {"heldout": 0.2, "part": "heldout"}, seed=2))
+    assert parts["train"] == set(IDS) - parts["heldout"] and len(parts["heldout"]) == 10
+
+
+def test_a_public_tournament_is_split_too(data_root: Path):
+    from judgelab.uda.tournament import build_tournament
+
+    config = load_config(*default_config_paths())
+    spec = dict(config["uda"]["datasets"]["mt_bench"], quality={"source": "none"})
+    whole = list(dict.fromkeys(build_tournament("mt_bench", spec, 0)["prompt_id"]))
+    held = set(build_tournament("mt_bench", {**spec, "prompt_split": {"heldout": 0.25, "part": "heldout"}}, 0)["prompt_id"])
+    train = set(build_tournament("mt_bench", {**spec, "prompt_split": {"heldout": 0.25}}, 0)["prompt_id"])
+    assert len(whole) == 80 and len(held) == 20 and held | train == set(whole) and not held & train
