@@ -122,10 +122,12 @@ def test_requests_built_from_shared_skeletons_are_the_requests_built_alone():
 
 
 def test_a_judges_requests_copy_every_field_of_the_skeletons():
-    """pair_requests copies a skeleton field by field (the constructor, not dataclasses.replace): a
-    field added to JudgeRequest must be copied there too."""
-    copied = {"messages", "kind", "fmt", "score_ids", "params", "slots", "task", "json_mode", "meta", "truth"}
-    assert {f.name for f in dataclasses.fields(JudgeRequest)} == copied
+    """pair_requests copies a skeleton's attributes without its constructor: the copy has every field
+    and nothing else, and equals a request built by the constructor."""
+    table = _table(2, 3)
+    (skeleton, *_), (req, *_) = pair_skeletons(table), pair_requests(table, {"p0": "mine"}, "f0")
+    assert set(vars(req)) == {f.name for f in dataclasses.fields(JudgeRequest)}
+    assert req == dataclasses.replace(skeleton, truth={**skeleton.truth, "own_answers": {"f0": "mine"}})
 
 
 def test_the_plan_log_counts_a_prompts_characters_without_joining_it():

@@ -346,17 +346,20 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     if not plan_log.exists() or plan_log.stat().st_size == 0:
         return pd.DataFrame(columns=PLAN_COLUMNS)
     calls = _read_log(plan_log)
-    calls["study"] = calls["rule"].str.split("_").str[0].replace("", "(outside a rule)")
+    calls["study"] = [r.split("_", 1)[0] or "(outside a rule)" for r in calls["rule"].tolist()]
     have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
-    calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
+    # (the columns as lists: iterating the reader's Arrow-backed columns costs seconds on a paper-size log)
+    calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"].tolist(), calls["payload_sha"].tolist(),
+                                                             strict=True)]
     out = []
     for key, jg in calls.groupby("judge", sort=True):
         judge = str(key)
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
-        params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"]]
-        limits = {tp: _max_tokens(spec, *tp) for tp in set(zip(jg["task"], params, strict=True))}  # a few
-        jg = jg.assign(limit=[limits[tp] for tp in zip(jg["task"], params, strict=True)])
+        params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"].tolist()]
+        tasks = jg["task"].tolist()
+        limits = {tp: _max_tokens(spec, *tp) for tp in set(zip(tasks, params, strict=True))}  # a few
+        jg = jg.assign(limit=[limits[tp] for tp in zip(tasks, params, strict=True)])
         # a stand-in's answer may run longer than the real request allows; the real one stops there
         jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):
