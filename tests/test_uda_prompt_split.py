@@ -235,3 +235,17 @@ def test_a_public_tournament_is_split_too(data_root: Path):
     held = set(build_tournament("mt_bench", {**spec, "prompt_split": {"heldout": 0.25, "part": "heldout"}}, 0)["prompt_id"])
     train = set(build_tournament("mt_bench", {**spec, "prompt_split": {"heldout": 0.25}}, 0)["prompt_id"])
     assert len(whole) == 80 and len(held) == 20 and held | train == set(whole) and not held & train
+
+
+def test_the_plan_summary_names_each_calls_study_by_its_rule(tmp_path: Path):
+    """summarise: a call's study is its rule's prefix; a call logged outside any rule is its own study."""
+    from judgelab.workflow.plan import ALL_STUDIES, summarise
+
+    lines = [{"judge": "j", "rule": rule, "label": "", "payload_sha": sha, "task": "verdict", "max_tokens_param": None,
+              "chars_in": 400, "tokens_out": 10, "new": True}
+             for rule, sha in (("uda_query", "a"), ("uda_answers", "b"), ("", "c"), ("rbd_loop", "a"))]
+    log = tmp_path / "plan-calls.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    table = summarise(log, {"j": {"name": "j", "backend": "simulated", "model": "m"}}, tmp_path / "none.sqlite")
+    calls = table.set_index("study")["calls"].to_dict()
+    assert calls == {"(outside a rule)": 1, "rbd": 1, "uda": 2, ALL_STUDIES: 3}
