@@ -249,3 +249,19 @@ def test_the_plan_summary_names_each_calls_study_by_its_rule(tmp_path: Path):
     table = summarise(log, {"j": {"name": "j", "backend": "simulated", "model": "m"}}, tmp_path / "none.sqlite")
     calls = table.set_index("study")["calls"].to_dict()
     assert calls == {"(outside a rule)": 1, "rbd": 1, "uda": 2, ALL_STUDIES: 3}
+
+
+def test_a_judges_remembered_identity_json_follows_its_identity():
+    """Judge.key remembers its identity's JSON; a changed identity -- even 1 to 1.0 to True, which
+    compare equal -- is a new key, each the key of the identity made afresh."""
+    from judgelab.records import Message
+
+    judge = SimulatedJudge(JudgeSpec.from_dict({"name": "sim", "backend": "simulated", "model": "s", "family": "f",
+                                                "sampling": {"seed": 1}}))
+    req = JudgeRequest(messages=[Message("user", "q")])
+    keys = []
+    for seed in (1, 1.0, True, 1):
+        judge.spec.sampling["seed"] = seed
+        keys.append(judge.key(req))
+        assert keys[-1] == req.key(judge.identity(), include_truth=True)
+    assert len(set(keys[:3])) == 3 and keys[3] == keys[0]
