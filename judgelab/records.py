@@ -67,9 +67,10 @@ def canonical_json(obj: Any) -> str:
 
 
 #: UTF-8 JSON of long strings a key hashes again and again (a pair's texts, in each order, for
-#: each judge): each is escaped and encoded once.  Bounded: emptied when full.
+#: each judge): each is escaped and encoded once.  Bounded: emptied when full (the bound holds
+#: the answers of a paper-size uda tournament, 500 prompts x 10 models, and the judges' own).
 _TEXT_JSON: dict[str, bytes] = {}
-_TEXT_JSON_MAX = 4096
+_TEXT_JSON_MAX = 32768
 _TEXT_JSON_MIN_CHARS = 200
 _JSON_SCALARS = (int, float, bool, type(None))
 #: json's encoder of a str with ``ensure_ascii=False`` (its C one where built): what
@@ -222,16 +223,17 @@ class JudgeRequest:
         return body
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False,
-            payload_utf8: bytes | None = None) -> str:
+            payload_utf8: bytes | None = None, identity_utf8: bytes | None = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
         "truth"]})`` in UTF-8, fed to SHA-256 part by part: with sorted keys that object's JSON
         is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
         plan also hashes on its own and shares between judges) is made once, not per use
-        (``tests/test_request_keys.py`` checks the equality with the whole object's hash)."""
+        (``tests/test_request_keys.py`` checks the equality with the whole object's hash);
+        ``identity_utf8``: the identity's JSON likewise, when the caller has it."""
         h = hashlib.sha256(b'{"judge":')
-        h.update(canonical_json(identity).encode("utf-8"))
+        h.update(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
         h.update(b',"request":')
         h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:

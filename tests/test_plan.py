@@ -300,7 +300,7 @@ PAPER_PLANS = {  # fixture: (config file, targets) -- the commands of tests/fixt
     "paper-strategies": ("config/judges/paper-strategies.yaml", ["results/strategies/tables/agreement.csv"]),
     "paper-scoring": ("config/judges/paper-scoring.yaml", ["results/scoring/table3.csv"]),  # + RECORDED_SIZE
     "paper-topk-table4": ("config/judges/paper-topk.yaml", ["results/topk/tables/table4_recall_at_k.csv"]),  # + RECORDED_SIZE
-    "paper-uda": ("config/judges/paper-uda.yaml", ["results/uda/summary.csv"]),
+    "paper-uda": ("config/judges/paper-uda.yaml", ["results/uda/summary.csv"]),  # + RECORDED_SIZE
     "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv"]),  # + RECORDED_SIZE
     "default": (None, []),  # the default config, the whole DAG
 }
@@ -308,7 +308,8 @@ PAPER_PLANS = {  # fixture: (config file, targets) -- the commands of tests/fixt
 #: paper-size count is tests/test_paper_config_counts.py's)
 RECORDED_SIZE = {"paper-rbd": FIXTURES / "paper-rbd.recorded-size.yaml",
                  "paper-scoring": FIXTURES / "paper-scoring.recorded-size.yaml",
-                 "paper-topk-table4": FIXTURES / "paper-topk.recorded-size.yaml"}
+                 "paper-topk-table4": FIXTURES / "paper-topk.recorded-size.yaml",
+                 "paper-uda": FIXTURES / "paper-uda.recorded-size.yaml"}
 #: paper-rbd: the judges whose calls a detector's flags steer (the evaluators' re-prompts in the
 #: loop, and the trained detector itself) differ from the recorded figures (README there)
 RBD_LOOP_JUDGES = {"gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "claude-3-5-haiku", "deepseek-v3", "llama-3.1-8b",

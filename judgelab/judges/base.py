@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
-from judgelab.records import JudgeRequest, RawAnswer
+from judgelab.records import JudgeRequest, RawAnswer, canonical_json
 from judgelab.registry import BackendTraits
 
 
@@ -96,7 +96,18 @@ class Judge(ABC):
         controls = self.output_controls(request)
         if controls:
             ident = {**ident, "controls": controls}
-        return request.key(ident, include_truth=self.reads_truth, payload_utf8=payload_utf8)
+        return request.key(ident, include_truth=self.reads_truth, payload_utf8=payload_utf8,
+                           identity_utf8=self._identity_utf8(ident))
+
+    def _identity_utf8(self, ident: dict[str, Any]) -> bytes:
+        """``canonical_json(ident)`` in UTF-8, remembered for the judge's last identity: a plan keys
+        tens of thousands of requests per judge with one identity.  The identity is recognised by
+        its ``repr``, which, unlike ``==``, tells 1, 1.0 and True apart, as JSON does."""
+        seen = repr(ident)
+        memo = self.__dict__.get("_identity_memo")
+        if memo is None or memo[0] != seen:
+            memo = self.__dict__["_identity_memo"] = (seen, canonical_json(ident).encode("utf-8"))
+        return memo[1]
 
     @property
     def uses_output_controls(self) -> bool:

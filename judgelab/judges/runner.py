@@ -57,6 +57,12 @@ def _plan_rule(cache: CallStore) -> str:
     return str(getattr(cache, "plan_rule", "") or "")
 
 
+def _prompt_chars(req: JudgeRequest) -> int:
+    """``len(req.prompt_text())`` without joining the messages (their lengths and the blank lines
+    between them): a plan logs it for every call, and a paper-size plan's prompts are gigabytes."""
+    return sum(len(m.content) for m in req.messages) + 2 * (len(req.messages) - 1)
+
+
 def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], requests: Sequence[JudgeRequest],
               payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
               errors: dict[str, str]) -> None:
@@ -80,7 +86,7 @@ def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], r
         c = stored.get(k)
         lines.append(f'{head}, "payload_sha": "{sha}", "task": "{req.output_task}", '
                      f'"max_tokens_param": {json.dumps(req.params.get("max_tokens"))}, '
-                     f'"chars_in": {len(req.prompt_text())}, '
+                     f'"chars_in": {_prompt_chars(req)}, '
                      f'"tokens_out": {"null" if c is None or k in errors else int(c.tokens_out)}, '
                      f'"new": {"true" if k in todo else "false"}}}')
     if lines:
@@ -93,9 +99,11 @@ def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], r
 
 #: A plan asks the same payload of many judges (each judge of a study judges the same pairs):
 #: its UTF-8 JSON and hash, made once per distinct payload (by its fields; bounded, emptied
-#: when full).  Only while planning: a run asks each payload of few judges.
+#: when full: the bound holds one judge's calls of a paper-size uda tournament, 45,000 pairs,
+#: so the next judge's same payloads are found).  Only while planning: a run asks each
+#: payload of few judges.
 _PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
-_PLAN_PAYLOADS_MAX = 16384
+_PLAN_PAYLOADS_MAX = 65536
 
 
 def _params_key(params: dict[str, Any]) -> Any:

@@ -24,24 +24,30 @@ from judgelab.uda.tournament import (
     load_prompts,
     model_answer_rows,
     own_model_of,
+    pair_skeletons,
 )
 from judgelab.workflow.calls import RuleCalls, StepContext
 
 
 def human(job: Any, ctx: StepContext) -> None:
     """uda_human: Bradley-Terry scores of the MT-Bench models from the human votes, with
-    bootstrap CIs (a tournament's quality may be read from their strengths)."""
+    bootstrap CIs (a tournament's quality may be read from their strengths).
+
+    A plan (``ctx.loads_models`` false, it fits nothing it does not need) takes the strengths
+    without the bootstrap: the stand-ins read only the strengths, and refitting the model
+    ``n_boot`` times for intervals no call depends on would be most of a small plan's time."""
     p = job.params
     path = source_path(p.votes) if p.votes in SOURCES else resolve_data_path(p.votes)
-    table = bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo), n_boot=int(p.n_boot),
-                                 seed=int(p.provenance["seed"]))
+    table = bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo),
+                                 n_boot=int(p.n_boot) if ctx.loads_models else 0, seed=int(p.provenance["seed"]))
     ctx.write_table(table, job.output[0], names_judges=False)
 
 
 def answers(job: Any, ctx: StepContext) -> None:
     """uda_answers: one answerer of a generated tournament answers every prompt (paper 000's answer prompt)."""
     q, ds = job.params.q, job.wildcards.dataset
-    prompts = load_prompts(job.input[0], q["spec"].get("n_prompts"), int(q["provenance"]["seed"]))
+    prompts = load_prompts(job.input[0], q["spec"].get("n_prompts"), int(q["provenance"]["seed"]),
+                           q["spec"].get("prompt_split"))
     generated = generate_answers(ctx.judge(q["answerer"], where=f"judge {job.wildcards.answerer}"), prompts,
                                  ctx.cache, dataset=ds, label=f"uda:{ds}:generate", max_error_rate=q["max_error_rate"])
     ctx.write_jsonl(job.output.jsonl, model_answer_rows(generated))
@@ -62,11 +68,16 @@ def tournament(job: Any, ctx: StepContext) -> None:
 def query(job: Any, ctx: StepContext) -> None:
     """uda_query: one judge answers every prompt, then judges every ordered pair of answers."""
     q = job.params.q
-    table = read_table(job.input[0])
+    shared = ("uda_query", str(job.input[0]))  # the tournament and its pairs, alike for every judge of it
+    if shared not in ctx.memo:
+        table = read_table(job.input[0])
+        ctx.memo[shared] = (table, pair_skeletons(table))
+    table, skeletons = ctx.memo[shared]
     judge = ctx.judge(q["judge"], where=f"judge {job.wildcards.judge}")
     answers, verdicts = judge_tournament(judge, table, ctx.cache,
                                          own_model=own_model_of(judge.name, judge.spec.family, q["spec"], table),
-                                         label=f"uda:{job.wildcards.dataset}", max_error_rate=q["max_error_rate"])
+                                         label=f"uda:{job.wildcards.dataset}", max_error_rate=q["max_error_rate"],
+                                         skeletons=skeletons)
     ctx.write_table(answers, job.output.answers)
     ctx.write_table(verdicts, job.output.verdicts)
 

@@ -58,7 +58,7 @@ import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -105,6 +105,28 @@ def _pick_prompts(ids: list[str], n: int | None, seed: int) -> list[str]:
     return [p for i, p in enumerate(ids) if i in chosen]
 
 
+#: The two parts of a prompt split (``prompt_split.part``).
+SPLIT_PARTS = ("train", "heldout")
+
+
+def split_prompts(ids: list[str], split: dict[str, Any] | None, seed: int) -> list[str]:
+    """One part of a seeded split of ``ids`` (``prompt_split: {heldout: share, part: train|heldout}``),
+    in the file's order; no split: ``ids``.
+
+    Two tournaments of one prompts file with the same ``heldout`` share and run seed get the two
+    complementary parts: an adapter trained on the ``train`` part is applied zero-shot to prompts
+    it never saw (paper 000's transfer protocol, on the same pipeline).  The held-out part is
+    ``round(share * len(ids))`` prompts, at least one and at least one left to train on."""
+    if not split:
+        return ids
+    share, part = float(split["heldout"]), str(split.get("part", "train"))
+    if part not in SPLIT_PARTS:
+        raise ConfigError(f"prompt_split.part: {part!r} is neither {' nor '.join(SPLIT_PARTS)}")
+    n_held = min(max(1, round(share * len(ids))), len(ids) - 1)
+    held = set(np.random.default_rng([seed, 11]).permutation(len(ids))[:n_held].tolist())
+    return [p for i, p in enumerate(ids) if (i in held) == (part == "heldout")]
+
+
 def _families(name: str, spec: dict[str, Any], models: list[str]) -> dict[str, str]:
     fam = dict(spec.get("families") or {})
     return {m: str(fam.get(m, "unknown")) for m in models}
@@ -121,7 +143,7 @@ def _real_tournament(name: str, spec: dict[str, Any], seed: int, *, prefix: str,
         if "question_id" not in obj:
             raise InputError(f"{questions}:{n}: missing field 'question_id'")
         qs[str(obj["question_id"])] = {"prompt": prompt_of(obj), "category": category_of(obj)}
-    ids = _pick_prompts(list(qs), spec.get("n_prompts"), seed)
+    ids = split_prompts(_pick_prompts(list(qs), spec.get("n_prompts"), seed), spec.get("prompt_split"), seed)
     answers: dict[str, dict[str, str]] = {}
     for m in models:
         path = _answer_file(prefix, m)
@@ -198,10 +220,12 @@ def prompts_path(spec: dict[str, Any], name: str) -> Path:
     return p if p.exists() else resolve_data_path(str(rel), download=False)
 
 
-def load_prompts(path: str | Path, n: int | None = None, seed: int = 0) -> pd.DataFrame:
+def load_prompts(path: str | Path, n: int | None = None, seed: int = 0,
+                 split: dict[str, Any] | None = None) -> pd.DataFrame:
     """Prompts of a user's tournament: JSONL with ``question_id`` (or ``id``), the prompt as ``prompt``
     or MT-Bench's ``turns[0]`` (text or {content}), optional ``category``.  Columns: prompt_id,
-    prompt, category; a seeded subset of ``n`` prompts when given."""
+    prompt, category; a seeded subset of ``n`` prompts when given, then one part of a
+    :func:`split_prompts` split when ``split`` is given."""
     rows, seen = [], set()
     for line, obj in iter_jsonl(path):
         pid = obj.get("question_id", obj.get("id"))
@@ -219,7 +243,7 @@ def load_prompts(path: str | Path, n: int | None = None, seed: int = 0) -> pd.Da
         rows.append({"prompt_id": str(pid), "prompt": text, "category": str(obj.get("category", ""))})
     if len(rows) < 2:
         raise InputError(f"{path}: a tournament needs at least two prompts, found {len(rows)}")
-    keep = set(_pick_prompts([r["prompt_id"] for r in rows], n, seed))
+    keep = set(split_prompts(_pick_prompts([r["prompt_id"] for r in rows], n, seed), split, seed))
     return pd.DataFrame([r for r in rows if r["prompt_id"] in keep], columns=["prompt_id", "prompt", "category"])
 
 
@@ -237,7 +261,7 @@ def _load_generated(name: str, spec: dict[str, Any], seed: int) -> pd.DataFrame:
     models = [str(m) for m in spec.get("models") or []]
     if len(models) < 2:
         raise ConfigError(f"uda.datasets.{name}.models: give at least two answerers")
-    prompts = load_prompts(prompts_path(spec, name), spec.get("n_prompts"), seed)
+    prompts = load_prompts(prompts_path(spec, name), spec.get("n_prompts"), seed, spec.get("prompt_split"))
     answers: dict[str, dict[str, str]] = {}
     for m in models:
         path = answers_dir(name, spec) / f"{m}.jsonl"
@@ -392,10 +416,11 @@ def own_answer_requests(table: pd.DataFrame, own_model: str | None, *, self_answ
     return reqs
 
 
-def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
-                  template: str = uda_prompts.TEMPLATE_NAME) -> list[JudgeRequest]:
-    """Every ordered pair of every prompt (model_a shown as A); truth carries the latent quality and the
-    judge's own answer for the simulated panel (real backends never see it)."""
+def pair_skeletons(table: pd.DataFrame, template: str = uda_prompts.TEMPLATE_NAME) -> list[JudgeRequest]:
+    """Every ordered pair of every prompt (model_a shown as A), without a judge's own answer: what
+    every judge of the tournament is asked alike.  Built once per tournament and shared by its
+    judges (:func:`pair_requests`): a paper-size tournament has 45,000 pairs per judge, and the
+    prompt text of each is the same for all ten."""
     reqs = []
     for pid, g in table.groupby("prompt_id", sort=False):
         rows = list(table_tuples(g, index=False))
@@ -403,7 +428,7 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
             for b in rows:
                 if a.model == b.model:
                     continue
-                truth: dict[str, Any] = {"own_answers": {family: own_answers.get(cast("str", pid), "")}}
+                truth: dict[str, Any] = {}
                 gold = ""
                 if not (pd.isna(a.quality) or pd.isna(b.quality)):
                     truth.update(quality_a=float(a.quality), quality_b=float(b.quality))
@@ -415,10 +440,33 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     return reqs
 
 
+def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
+                  template: str = uda_prompts.TEMPLATE_NAME,
+                  skeletons: list[JudgeRequest] | None = None) -> list[JudgeRequest]:
+    """Every ordered pair of every prompt (model_a shown as A); truth carries the latent quality and the
+    judge's own answer for the simulated panel (real backends never see it).  ``skeletons``: the
+    tournament's :func:`pair_skeletons` when the caller has them (built from ``table`` otherwise)."""
+    base = pair_skeletons(table, template) if skeletons is None else skeletons
+    return [_judges_copy(r, truth={**r.truth, "own_answers": {family: own_answers.get(str(r.meta["prompt_id"]), "")}})
+            for r in base]
+
+
+def _judges_copy(skeleton: JudgeRequest, truth: dict[str, Any]) -> JudgeRequest:
+    """A judge's request from a tournament's skeleton: every field shared (none is changed after a
+    request is built) but its own ``truth`` and a copy of ``meta``.  Copied attribute by attribute,
+    without the constructor's checks, which the skeleton passed when it was built: ten judges take
+    450,000 requests from the skeletons of a paper-size tournament."""
+    request = object.__new__(JudgeRequest)
+    request.__dict__.update(skeleton.__dict__, truth=truth, meta=dict(skeleton.meta))
+    return request
+
+
 def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own_model: str | None,
                      template: str = uda_prompts.TEMPLATE_NAME, label: str | None = None,
-                     max_error_rate: float | None = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The judge answers every prompt, then judges every ordered pair; returns (answers, verdicts)."""
+                     max_error_rate: float | None = 0.0,
+                     skeletons: list[JudgeRequest] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judge answers every prompt, then judges every ordered pair; returns (answers, verdicts).
+    ``skeletons``: the tournament's :func:`pair_skeletons`, when several judges share them."""
     dataset = str(table["dataset"].iloc[0])
     seed = int(judge.spec.sampling.get("seed", 0))
 
@@ -440,7 +488,7 @@ def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own
     answers = pd.DataFrame(ans_rows, columns=ANSWER_COLUMNS)
 
     # 2. every ordered pair, paper 000's judging prompt
-    vreqs = pair_requests(table, own, judge.spec.family, template)
+    vreqs = pair_requests(table, own, judge.spec.family, template, skeletons)
     vresp = run_requests(judge, vreqs, cache, label=f"{label or dataset}:pairs", max_error_rate=max_error_rate)
     rows = []
     for req, r in zip(vreqs, vresp, strict=True):

@@ -346,17 +346,20 @@ def summarise(plan_log: Path, originals: dict[str, dict[str, Any]], cache_path: 
     if not plan_log.exists() or plan_log.stat().st_size == 0:
         return pd.DataFrame(columns=PLAN_COLUMNS)
     calls = _read_log(plan_log)
-    calls["study"] = calls["rule"].str.split("_").str[0].replace("", "(outside a rule)")
+    calls["study"] = [r.split("_", 1)[0] or "(outside a rule)" for r in calls["rule"].tolist()]
     have = cached_payloads(cache_path, sorted(calls["judge"].unique()))
-    calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"], calls["payload_sha"], strict=True)]
+    # (the columns as lists: iterating the reader's Arrow-backed columns costs seconds on a paper-size log)
+    calls["cached"] = [p in have.get(j, set()) for j, p in zip(calls["judge"].tolist(), calls["payload_sha"].tolist(),
+                                                             strict=True)]
     out = []
     for key, jg in calls.groupby("judge", sort=True):
         judge = str(key)
         entry = originals.get(judge, {"name": judge, "backend": "unknown", "model": "?"})
         spec = JudgeSpec.from_dict(entry, where=f"judge {judge}")
-        params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"]]
-        limits = {tp: _max_tokens(spec, *tp) for tp in set(zip(jg["task"], params, strict=True))}  # a few
-        jg = jg.assign(limit=[limits[tp] for tp in zip(jg["task"], params, strict=True)])
+        params = [None if pd.isna(p) else int(p) for p in jg["max_tokens_param"].tolist()]
+        tasks = jg["task"].tolist()
+        limits = {tp: _max_tokens(spec, *tp) for tp in set(zip(tasks, params, strict=True))}  # a few
+        jg = jg.assign(limit=[limits[tp] for tp in zip(tasks, params, strict=True)])
         # a stand-in's answer may run longer than the real request allows; the real one stops there
         jg = jg.assign(est_out=np.minimum(jg["tokens_out"].fillna(0).to_numpy(), jg["limit"].to_numpy()))
         for study, g in jg.groupby("study", sort=True):
@@ -377,14 +380,18 @@ def uncached_payloads(plan_log: Path, cache_path: Path) -> dict[str, list[str]]:
 
 
 def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str] = (), directory: str | None = None,
-         scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None
-         ) -> pd.DataFrame:
+         scratch: str | None = None, progress: bool = True, batch_dir: str | os.PathLike[str] | None = None,
+         keep_cache: bool | None = None) -> pd.DataFrame:
     """Plan a run of ``targets`` (default: everything) with the given config files.
 
     ``directory`` is the project directory whose call cache (``cache`` in the config,
     relative to it) counts as already asked; default: the current directory.  ``batch_dir``:
     also write the calls not yet cached as provider batch input files there
     (:func:`judgelab.batch.export.export_batches`; the stand-ins' cache is kept for it).
+    ``scratch``: a folder kept after the plan, with its call log (``plan-calls.jsonl``) and, unless
+    ``keep_cache`` is false, the stand-ins' answers (``plan-cache.sqlite``; writing every request
+    of a paper-size plan there costs more than the plan itself, so a caller that reads only the
+    log says ``keep_cache=False``).
     """
     paths = [*default_config_paths(), *[Path(p).resolve() for p in configfiles]]
     config = load_config(*paths)
@@ -399,8 +406,9 @@ def plan(configfiles: Sequence[str | os.PathLike[str]], *, targets: Sequence[str
         check_batch_dir(Path(batch_dir))  # refused before any work
     with tempfile.TemporaryDirectory(prefix="judgelab-plan-") as tmp:
         workdir = Path(scratch or tmp)  # a scratch folder is kept (plan-cache.sqlite: the stand-ins' answers)
+        keep = bool(scratch) if keep_cache is None else keep_cache
         plan_log, models = plan_calls(config, workdir, targets, progress=progress,
-                                      keep_cache=bool(scratch) or batch_dir is not None)
+                                      keep_cache=keep or batch_dir is not None)
         table = summarise(plan_log, {**models, **originals}, cache_path)
         if batch_dir is not None:
             from judgelab.batch.export import export_batches
