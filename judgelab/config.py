@@ -298,6 +298,8 @@ def _origin(path: tuple[Any, ...], layers: list[tuple[str, dict[str, Any]]], def
 #: one part (a set's name, a list index).
 RENAMED_KEYS: dict[str, dict[str, str]] = {
     "config": {
+        # the LLMBar both-orders study has its own name; ``audit`` is the bias-card command
+        "audit": "orders",
         # a log mapping inside the config: its file type has its own key (``format`` names the preset)
         "audit_logs.sets.*.format.format": "audit_logs.sets.*.format.file_type",
         "rbd.log_audit.format.format": "rbd.log_audit.format.file_type",

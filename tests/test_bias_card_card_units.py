@@ -208,7 +208,7 @@ def test_bootstrap_totals_equal_a_plain_loop_in_any_chunking():
 def _ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: C.CardSettings
               ) -> tuple[float, float, float, float]:
     """The cluster bootstrap at the card settings' numbers, as the Arena-Hard row calls it."""
-    return K.cluster_ratio_ci(num, den, clusters, confidence=s.confidence, n_resamples=s.n_resamples, seed=s.seed,
+    return K.cluster_ratio_ci(num, den, clusters, alpha=s.alpha, n_resamples=s.n_resamples, seed=s.seed,
                               chunk_cells=s.chunk_cells)
 
 

@@ -156,7 +156,7 @@ def test_bootstrap_totals_are_sums_of_k_resampled_clusters_whatever_the_chunk():
 def _ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, s: CardSettings
               ) -> tuple[float, float, float, float]:
     """The cluster bootstrap at the card settings' numbers, as the Arena-Hard row calls it."""
-    return cluster_ratio_ci(num, den, clusters, confidence=s.confidence, n_resamples=s.n_resamples, seed=s.seed,
+    return cluster_ratio_ci(num, den, clusters, alpha=s.alpha, n_resamples=s.n_resamples, seed=s.seed,
                             chunk_cells=s.chunk_cells)
 
 

@@ -189,7 +189,7 @@ def test_cluster_bootstrap_memory_is_bounded_by_chunks():
     assert tot.shape == (200, 2) and (tot[:, 1] > 0).all()
     assert peak < 60e6
     # and it is the cluster bootstrap: its variance matches the cluster-robust one
-    est, lo, hi, var = cluster_ratio_ci(cn[:2000], cd[:2000], np.arange(2000), confidence=0.95,
+    est, lo, hi, var = cluster_ratio_ci(cn[:2000], cd[:2000], np.arange(2000), alpha=0.05,
                                         n_resamples=2000, seed=0, chunk_cells=CardSettings().chunk_cells)
     assert var == pytest.approx(ratio_cluster_variance(cn[:2000], cd[:2000]), rel=0.15)
     assert lo < est < hi

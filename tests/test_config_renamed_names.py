@@ -153,3 +153,16 @@ def test_the_table_of_renamed_options_names_options_that_exist():
             options = {s for a in subs[name]._actions for s in a.option_strings}
             assert old not in options and (command == "*" or new in options)
 
+
+
+def test_the_old_name_of_the_both_orders_study_is_refused_with_its_new_one(tmp_path, capsys):
+    """``audit:`` in a config file was the LLMBar both-orders study's section; it is ``orders:``
+    now (``audit`` is the bias-card command), and the old key is refused, never ignored."""
+    cfg = tmp_path / "old.yaml"
+    cfg.write_text("audit:\n  n_pairs: 5\n")
+    line = f"{cfg}: key 'audit' was renamed to 'orders'"
+    with pytest.raises(ConfigError) as exc:
+        config_with_files([cfg])
+    assert str(exc.value) == line
+    cfg.write_text("orders:\n  n_pairs: 5\n")
+    assert config_with_files([cfg])["orders"]["n_pairs"] == 5

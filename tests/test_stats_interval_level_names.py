@@ -34,14 +34,12 @@ OTHER_CONCEPT = {
 #: the same entries, still spelt ``confidence`` (= 1 - alpha) until the module that calls or owns
 #: them is rewritten: their default is ``1 - DEFAULT_ALPHA``
 PENDING = {
-    ("judgelab/stats/intervals.py", "wilson_interval", "confidence"): "bias_card/card.py passes confidence=",
-    ("judgelab/bias_card/humans.py", "kappa_of_codes", "confidence"): "bias_card/card.py passes it by position",
-    ("judgelab/bias_card/humans.py", "ppi_rows", "confidence"): "bias_card/card.py passes it by position",
+    ("judgelab/stats/intervals.py", "wilson_interval", "confidence"): "bias_card/rows_share.py passes confidence=",
+    ("judgelab/bias_card/humans.py", "kappa_of_codes", "confidence"): "bias_card/rows_human.py passes it by position",
+    ("judgelab/bias_card/humans.py", "ppi_rows", "confidence"): "bias_card/rows_human.py passes it by position",
     ("judgelab/bias_card/reliability.py", "judges_kappa", "confidence"): "bias_card/card.py passes confidence=",
     ("judgelab/topk/stats.py", "paired_comparison", "confidence"): "topk/ is rewritten in parallel",
     ("judgelab/uda/human.py", "bradley_terry_scores", "confidence"): "uda/ is rewritten in parallel",
-    ("judgelab/bias_card/card.py", "CardSettings.alpha", "alpha"):
-        "card.py is split in parallel: its setting(0.05, ...) becomes setting(DEFAULT_ALPHA, ...)",
 }
 
 

@@ -41,7 +41,7 @@ from tests.conftest import REPO
 
 BANKS = REPO / "data" / "topk" / "statements.json"
 CFG = {"template": "ab_letter", "quality_scale": 0.2, "sampling": {"temperature": 0.0}, "logit_verdicts": True,
-       "flip_rate": {"n_pairs": 80, "repeats": 4, "temperature": 1.0, "level": 0.95}}
+       "flip_rate": {"n_pairs": 80, "repeats": 4, "temperature": 1.0, "alpha": 0.05}}
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from judgelab.bias_card.prepare import VIEWS
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
 from judgelab.stats.multiplicity import MULTIPLICITY
+from judgelab.stats.intervals import DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class CardSettings:
                                      "by >= this", minimum=0, maximum=1)
     n_resamples: int = setting(1000, "cluster-bootstrap resamples (fewer than 20 give no interval beyond the "
                                "extremes)", key="resamples", minimum=20)
-    alpha: float = setting(0.05, "significance level of every test; every confidence interval is at level "
+    alpha: float = setting(DEFAULT_ALPHA, "significance level of every test; every confidence interval is at level "
                            "1 - alpha", exclusive_minimum=0, exclusive_maximum=1)
     power: float = setting(0.8, "power of the minimum detectable effects", exclusive_minimum=0,
                            exclusive_maximum=1)

@@ -79,7 +79,7 @@ def _benchmark_rows(lg: _Log, ia: np.ndarray, ib: np.ndarray, s: CardSettings) -
     if not kept.any():
         rows.append(_not_estimable("arena_hard_score", "no pair with a verdict in both games"))
         return rows
-    est, lo, hi, var = cluster_ratio_ci(num[kept], den[kept], items[kept], confidence=s.confidence,
+    est, lo, hi, var = cluster_ratio_ci(num[kept], den[kept], items[kept], alpha=s.alpha,
                                          n_resamples=s.n_resamples, seed=s.seed, chunk_cells=s.chunk_cells)
     n_models = _n_distinct(lg.model_b[ia][kept])
     note = ("lmarena/arena-hard-auto show_result.py load_judgments; stored A is the baseline"

@@ -131,12 +131,12 @@ def _bootstrap_totals(cols: np.ndarray, n_resamples: int, seed: int, chunk_cells
     return out
 
 
-def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, *, confidence: float,
+def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, *, alpha: float,
                      n_resamples: int, seed: int, chunk_cells: int) -> tuple[float, float, float, float]:
     """(estimate, low, high, bootstrap variance) of sum(num)/sum(den), resampling whole clusters.
 
-    The interval is the percentile interval at level ``confidence`` (the interval level, as
-    :func:`judgelab.stats.intervals.wilson_interval` takes it) of ``n_resamples`` resamples
+    The interval is the percentile interval at level ``1 - alpha`` (:data:`judgelab.stats.intervals.DEFAULT_ALPHA`
+    says why alpha names the level) of ``n_resamples`` resamples
     drawn from ``seed`` in chunks of at most ``chunk_cells`` indices (:func:`_bootstrap_totals`).
     Hand-written because the statistic is a ratio of cluster totals whose resampled
     denominator can be zero; scipy.stats.bootstrap has no cluster resampling and fails
@@ -150,10 +150,10 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, *, 
     codes, k = _cluster_codes(clusters)
     # the two views of a judge without fallback verdicts resample the same totals: drawn once
     memo_key = (hashlib.sha1(b"".join(np.ascontiguousarray(a).tobytes() for a in (num, den, codes))).hexdigest(),
-                len(num), n_resamples, seed, chunk_cells, confidence)
+                len(num), n_resamples, seed, chunk_cells, alpha)
     if memo_key in _RATIO_MEMO:
         return _RATIO_MEMO[memo_key]
-    out = _cluster_ratio_ci(num, den, codes, k, confidence=confidence, n_resamples=n_resamples, seed=seed,
+    out = _cluster_ratio_ci(num, den, codes, k, alpha=alpha, n_resamples=n_resamples, seed=seed,
                             chunk_cells=chunk_cells)
     if len(_RATIO_MEMO) >= 8:
         _RATIO_MEMO.pop(next(iter(_RATIO_MEMO)))
@@ -165,7 +165,7 @@ def cluster_ratio_ci(num: np.ndarray, den: np.ndarray, clusters: np.ndarray, *, 
 _RATIO_MEMO: dict[tuple, tuple[float, float, float, float]] = {}
 
 
-def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: int, *, confidence: float,
+def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: int, *, alpha: float,
                       n_resamples: int, seed: int, chunk_cells: int) -> tuple[float, float, float, float]:
     cn = np.bincount(codes, weights=num, minlength=k)
     cd = np.bincount(codes, weights=den, minlength=k)
@@ -175,6 +175,6 @@ def _cluster_ratio_ci(num: np.ndarray, den: np.ndarray, codes: np.ndarray, k: in
     tot = _bootstrap_totals(np.column_stack([cn, cd]), n_resamples, seed, chunk_cells)
     with np.errstate(invalid="ignore", divide="ignore"):
         boot = np.where(tot[:, 1] != 0, tot[:, 0] / tot[:, 1], NAN)  # x / 0 dropped like 0 / 0, not inf
-    a = (1 - confidence) / 2
+    a = alpha / 2
     lo, hi = np.nanquantile(boot, [a, 1 - a])
     return est, float(lo), float(hi), float(np.nanvar(boot))

@@ -46,14 +46,14 @@ from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request, to_original_frame
 from judgelab.records import JudgeRequest
 from judgelab.stats.clustered import design_effect, ratio_cluster_variance
-from judgelab.stats.intervals import wilson_interval
+from judgelab.stats.intervals import DEFAULT_ALPHA, wilson_interval
 from judgelab.topk.items import pools
 
 FLIP_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "repeat", "temperature"]
 
 SUMMARY_COLUMNS = [
     "judge", "simulated", "temperature", "repeats", "n_pairs", "n_pairs_usable", "n_answers", "n_unusable",
-    "n_comparisons", "n_flipped", "flip_rate", "ci_low", "ci_high", "level", "n_effective",
+    "n_comparisons", "n_flipped", "flip_rate", "ci_low", "ci_high", "alpha", "n_effective",
     "planted_flip_rate", "status",
 ]
 
@@ -138,13 +138,13 @@ def pair_counts(pair_ids: Sequence[Any], verdicts: Sequence[str]) -> tuple[np.nd
     return m, c, c - same
 
 
-def flip_rate(pair_ids: Sequence[Any], verdicts: Sequence[str], *, level: float = 0.95) -> dict[str, Any]:
+def flip_rate(pair_ids: Sequence[Any], verdicts: Sequence[str], *, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
     """The flip rate of repeated verdicts with its clustered Wilson interval (module docstring)."""
     m, c, d = pair_counts(pair_ids, verdicts)
     keep = m >= 2
     c, d = c[keep], d[keep]
     k, n, flipped = int(keep.sum()), float(c.sum()), float(d.sum())
-    out: dict[str, Any] = {"n_pairs_usable": k, "n_comparisons": int(n), "n_flipped": int(flipped), "level": level}
+    out: dict[str, Any] = {"n_pairs_usable": k, "n_comparisons": int(n), "n_flipped": int(flipped), "alpha": alpha}
     if k == 0:
         return {**out, "flip_rate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_effective": np.nan,
                 "status": "no pair has two usable answers: no flip rate"}
@@ -156,7 +156,7 @@ def flip_rate(pair_ids: Sequence[Any], verdicts: Sequence[str], *, level: float 
     else:
         n_eff = n / design_effect(est, ratio_cluster_variance(d, c), int(n))
         status = "ok"
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=level, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=1 - alpha, clusters=k)
     return {**out, "flip_rate": est, "ci_low": lo, "ci_high": hi, "n_effective": n_eff, "status": status}
 
 
@@ -176,9 +176,9 @@ def planted_flip_rate(judge: Judge, requests: Sequence[JudgeRequest], table: pd.
 
 
 def flip_summary(table: pd.DataFrame, *, judge: str, simulated: bool, temperature: float, repeats: int,
-                 n_pairs: int, level: float = 0.95, planted: float = float("nan")) -> pd.DataFrame:
+                 n_pairs: int, alpha: float = DEFAULT_ALPHA, planted: float = float("nan")) -> pd.DataFrame:
     """One row: the judge's flip rate, interval, counts, planted truth and status (:data:`SUMMARY_COLUMNS`)."""
-    est = flip_rate(table["pair_id"], table["verdict"], level=level)
+    est = flip_rate(table["pair_id"], table["verdict"], alpha=alpha)
     row = {"judge": judge, "simulated": simulated, "temperature": temperature, "repeats": repeats,
            "n_pairs": n_pairs, "n_answers": len(table), "n_unusable": int((table["verdict"] == "").sum()),
            "planted_flip_rate": planted, **est}

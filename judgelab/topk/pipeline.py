@@ -394,5 +394,5 @@ def flip_rate_tables(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataF
     finally:
         judge.close()
     summary = flip_summary(table, judge=str(entry["name"]), simulated=judge.simulated, temperature=temperature,
-                           repeats=repeats, n_pairs=len(pairs), level=float(fr.get("level", 0.95)), planted=planted)
+                           repeats=repeats, n_pairs=len(pairs), alpha=float(fr["alpha"]), planted=planted)
     return table, summary
