@@ -53,9 +53,9 @@ def test_the_bad_key_is_named_by_the_study_plan(study):
 
 def _plans(cfg) -> dict[str, StudyPlan]:
     """What rules/plans.smk does, in process."""
-    from judgelab.orders.plan import plan_orders
     from judgelab.bias_card.plan import plan_audit_logs
     from judgelab.config import check_judges, config_hash
+    from judgelab.orders.plan import plan_orders
     from judgelab.rbd.plan import plan_rbd
     from judgelab.scoring.plan import ScoringStudy
     from judgelab.strategies.plan import plan_strategies

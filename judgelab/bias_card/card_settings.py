@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from judgelab.bias_card.prepare import VIEWS
 from judgelab.bias_card.settings import check as check_settings
 from judgelab.bias_card.settings import setting
-from judgelab.stats.multiplicity import MULTIPLICITY
 from judgelab.stats.intervals import DEFAULT_ALPHA
+from judgelab.stats.multiplicity import MULTIPLICITY
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def collect_flips(judge: Judge, reqs: Sequence[JudgeRequest], cache: CallStore, 
     return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
 
-def pair_counts(pair_ids: Sequence[Any], verdicts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pair_counts(pair_ids: Sequence[Any] | pd.Series, verdicts: Sequence[str] | pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per pair (in first-seen order): usable answers ``m``, comparisons ``c`` and disagreeing
     comparisons ``d`` (module docstring); an empty verdict is unusable."""
     df = pd.DataFrame({"pair": list(pair_ids), "v": list(verdicts)})
@@ -138,7 +138,7 @@ def pair_counts(pair_ids: Sequence[Any], verdicts: Sequence[str]) -> tuple[np.nd
     return m, c, c - same
 
 
-def flip_rate(pair_ids: Sequence[Any], verdicts: Sequence[str], *, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
+def flip_rate(pair_ids: Sequence[Any] | pd.Series, verdicts: Sequence[str] | pd.Series, *, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
     """The flip rate of repeated verdicts with its clustered Wilson interval (module docstring)."""
     m, c, d = pair_counts(pair_ids, verdicts)
     keep = m >= 2
