@@ -1,4 +1,4 @@
-"""Names vulture reports as unused that are used, each with the reason (tests/test_dead_code.py).
+"""Names vulture reports as unused that are used, each with the reason (tests/project/test_dead_code.py).
 
 vulture matches attribute names globally, so ``_.name`` marks every attribute of that name used.
 """

@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000, help="stored calls")
     ap.add_argument("--cache", help="cache location (path or postgresql:// URL); default a temp SQLite file")
     ap.add_argument("--postgres-local", action="store_true",
-                    help="start a throw-away PostgreSQL on 127.0.0.1 (tests/pg_server.py) and use it")
+                    help="start a throw-away PostgreSQL on 127.0.0.1 (tests/helpers/pg_server.py) and use it")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         location = args.cache or str(Path(d) / "calls.sqlite")

@@ -112,7 +112,7 @@ def canonical_json_utf8(obj: Any) -> bytes:
 
     Anything but str-keyed dicts, lists and JSON scalars of exactly those types (a subclass, a
     numpy number, a non-string key) is left to :func:`canonical_json` whole, so the output never
-    differs (``tests/test_request_keys.py`` checks it on generated objects)."""
+    differs (``tests/judges/test_request_keys.py`` checks it on generated objects)."""
     parts: list[bytes] = []
     if _texts_json(obj, parts):
         return b"".join(parts)
@@ -209,7 +209,7 @@ class JudgeRequest:
         """The part of the request that determines a real model's answer."""
         body: dict[str, Any] = {
             # {role, content} of each message: what asdict gives, at a fraction of its cost
-            # (a plan builds tens of thousands of payloads; tests/test_plan.py checks the equality)
+            # (a plan builds tens of thousands of payloads; tests/workflow/test_plan.py checks the equality)
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
             "kind": self.kind.value,
             "fmt": self.fmt,
@@ -230,7 +230,7 @@ class JudgeRequest:
         "truth"]})`` in UTF-8, fed to SHA-256 part by part: with sorted keys that object's JSON
         is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
         plan also hashes on its own and shares between judges) is made once, not per use
-        (``tests/test_request_keys.py`` checks the equality with the whole object's hash);
+        (``tests/judges/test_request_keys.py`` checks the equality with the whole object's hash);
         ``identity_utf8``: the identity's JSON likewise, when the caller has it."""
         h = hashlib.sha256(b'{"judge":')
         h.update(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)

@@ -8,7 +8,7 @@ name is known (``in``, :meth:`Registry.names`) before that module is imported, a
 :meth:`Registry.get` imports it on first lookup.  This is how the judge backends
 (:data:`BACKENDS`) sit here, at the ground floor: the config validation needs their names
 and the backends need the config, so the names are data here, and the classes arrive when
-a judge is built -- imports only run downward (``tests/test_layering.py`` forbids cycles).
+a judge is built -- imports only run downward (``tests/project/test_layering.py`` forbids cycles).
 """
 
 from __future__ import annotations

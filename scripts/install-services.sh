@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install the system services that the cluster tests use (idempotent):
-#   postgresql            -- the multi-node call-cache backend (tests/test_cache_postgres.py
+#   postgresql            -- the multi-node call-cache backend (tests/cache/test_postgres.py
 #                            start their own throw-away server on 127.0.0.1 with initdb/pg_ctl)
 #   slurm-wlm, munge      -- a one-node SLURM on localhost (scripts/slurm-localhost.sh,
-#                            tests/test_slurm.py)
-#   chromium              -- a headless browser that opens the HTML reports (tests/test_html_report.py)
+#                            tests/workflow/test_slurm.py)
+#   chromium              -- a headless browser that opens the HTML reports (tests/plots/test_html_report.py)
 # Needs root and apt-get (Debian/Ubuntu); anywhere else it says why it skips and exits 0,
 # and the tests that need these services skip with a reason.
 set -uo pipefail

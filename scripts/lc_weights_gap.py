@@ -26,7 +26,7 @@ Two numbers per model:
 
 The joint difficulty fit is the library's, not a copy: the script differs from ``_lc`` in
 :mod:`judgelab.board.table` only in skipping the per-model GLM fits it does not need
-(tests/test_lc_weights_gap.py checks ``by_instruction`` against ``leaderboard()``).
+(tests/board/test_lc_weights_gap.py checks ``by_instruction`` against ``leaderboard()``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Peak memory of ``leaderboard`` on a synthetic log of N distinct models (three games each against one
 baseline: a win, a loss, a tie).  Prints ``models N seconds S peak_gib G ranked R``; used by
-tests/test_board_many_models.py (``python scripts/many_models_board.py 10000``)."""
+tests/board/test_many_models.py (``python scripts/many_models_board.py 10000``)."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def _merge(a: dict, b: dict) -> dict:
 @pytest.mark.slow
 def test_snakemake_refuses_typos_and_secrets_before_recording_anything(tmp_path, data_root):
     """At parse time: the run stops naming the file and key, and the secret is nowhere on disk."""
-    from tests.test_pipeline import copy_workflow, run_sm
+    from tests.workflow.test_pipeline import copy_workflow, run_sm
 
     wd = copy_workflow(tmp_path / "wf")
     (wd / "typo.yaml").write_text("max_eror_rate: 0.1\n")

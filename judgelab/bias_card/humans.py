@@ -27,7 +27,7 @@ Rows (one judge, one view; descriptive, never a detection):
     labels - 1 df, since the rectifier's variance is estimated from the labels alone; below
     :data:`PPI_TUNE_MIN` labels the power tuning is left out (lambda = 1, plain PPI), since a
     lambda tuned on the same few labels makes the interval too short (planted worlds of
-    ``tests/test_bias_card_ppi_small.py``: PPI++ with z covered 0.91 to 0.93 at 20 labels).
+    ``tests/bias_card/test_ppi_small.py``: PPI++ with z covered 0.91 to 0.93 at 20 labels).
     Every interval and estimate is clipped to [0, 1] (a share cannot leave it), the note saying
     so; with fewer than ``CardSettings.min_labels_per_side`` labels for stored A or for stored B
     the rows are ``underpowered`` and the reason says how many each side has.

@@ -3,7 +3,7 @@
 config fragment (:func:`schema_fragment`) and the Snakemake config reading (:func:`from_config`)
 are derived, and which :func:`check` validates wherever a settings object is made.  The bias
 card's ``CardSettings`` (``judgelab audit``, the ``audit_logs.settings`` fragment of
-config/schema.yaml; ``tests/test_bias_card_settings.py`` checks the three faces equal) and the
+config/schema.yaml; ``tests/bias_card/test_settings.py`` checks the three faces equal) and the
 leaderboard's ``BoardSettings`` (``judgelab leaderboard``'s statistic options) are declared here;
 a settings class may hold other fields too (read from files), which are no option.
 

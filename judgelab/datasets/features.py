@@ -94,7 +94,7 @@ def markdown_score(text: str) -> float:
 # Arrow counts a regex by searching the rest of the text after each match, where ``^`` would match
 # again mid-line; so a line start is spelled ``\n`` instead, on the text with a newline put in front
 # and every newline doubled (a marker's trailing ``\s`` may take one newline and leave the next
-# line its own).  Both routes give the same numbers for every text (tests/test_features_arrays.py).
+# line its own).  Both routes give the same numbers for every text (tests/datasets/test_features_arrays.py).
 _WS = r"[ \t\n\r\f\v\x1c-\x1f]"
 _RE2_WORD = r"[^ \t\n\r\f\v\x1c-\x1f]+"
 _RE2_MD_LINE = rf"\n[ \t\r\f\v\x1c-\x1f]*(?:#{{1,6}}{_WS}|[-*+]{_WS}|[0-9]+[.)]{_WS}|>{_WS}|\|.*\|)"

@@ -3,7 +3,7 @@
 Shared by the ``transformers`` and ``vllm`` backends (which load the weights) and by
 :mod:`judgelab.judges.local_server` (which serves them): it sits below all three, so the
 server and the backend that shares its dequantized copy do not import each other
-(``tests/test_layering.py`` forbids import cycles).
+(``tests/project/test_layering.py`` forbids import cycles).
 """
 
 from __future__ import annotations

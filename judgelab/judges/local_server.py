@@ -1,6 +1,6 @@
 """A real OpenAI-compatible server on loopback: ``transformers serve`` for a local model.
 
-Used three ways: by the test harness (a session fixture in ``tests/realllm.py``), by
+Used three ways: by the test harness (a session fixture in ``tests/helpers/realllm.py``), by
 users (``scripts/serve-local.sh start|stop|status``, i.e. ``python -m
 judgelab.judges.local_server``), and by the ``openai`` backend itself when a judge
 entry says ``launch: transformers-serve`` (the judge starts its own server on first

@@ -13,7 +13,7 @@ The layout is made to be read, not scrolled through: a page opens with its summa
 findings in sentences and the one figure), and a section marked ``collapsed`` is a closed
 ``<details>`` element whose title (and one-line ``lead``) is all a reader sees until they open
 it.  Every table sits in its own horizontally scrolling box, so a wide table never widens the
-page (the page fits a 1,280 px window; ``tests/test_report_layout.py`` measures it in Chromium).
+page (the page fits a 1,280 px window; ``tests/plots/test_report_layout.py`` measures it in Chromium).
 
 Why by hand: the page is a list of sections of tables and PNGs.  ``pandas.DataFrame.to_html``
 writes a table but no page, and cannot mark a cell by its value (a status); templating libraries

@@ -25,7 +25,7 @@ Layering.  ``simworld`` sits beside the studies, not under them: it may import t
 and a study's prompt constants and records (the markers a real model would read, the
 record type a study consumes), and a study may import its own simworld module (to build a
 simulated tournament, to read the level a simulated text was written at).  The backbone
-never imports ``simworld`` by name (``tests/test_layering.py`` checks): the simulated
+never imports ``simworld`` by name (``tests/project/test_layering.py`` checks): the simulated
 backend finds the writer tasks and prompt styles registered here through the entry-point
 group ``judgelab.simulated_tasks`` (``pyproject.toml``), loaded the first time it needs
 them -- see :func:`judgelab.judges.simulated.load_simulated_tasks`.  A user's own package can

@@ -80,7 +80,7 @@ def _cohen_h(n: int, alpha: float, power: float) -> float:
     Phi(h sqrt(n) - z) + Phi(-h sqrt(n) - z) = power, z = Phi^-1(1 - alpha / 2) -- statsmodels'
     ``NormalIndPower().solve_power(nobs1=n, ratio=0)`` equation, solved with ``scipy.special``'s
     ``ndtr`` because statsmodels goes through scipy's distribution machinery (20 ms a call: most of
-    a small card's time).  ``tests/test_bias_card_multiplicity.py`` checks the two agree."""
+    a small card's time).  ``tests/bias_card/test_multiplicity.py`` checks the two agree."""
     from scipy.optimize import brentq
     from scipy.special import ndtr, ndtri
 

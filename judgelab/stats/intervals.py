@@ -6,7 +6,7 @@ One name, ``alpha``, for the level everywhere in judgelab: it is what users type
 card decides a row with a test at ``alpha`` *and* an interval at level ``1 - alpha``, so one
 number sets both (a separate interval level let a larger alpha detect nothing more).  A function
 that reports an interval takes ``alpha`` and computes at ``1 - alpha``; its default is
-:data:`DEFAULT_ALPHA`, never a literal (``tests/test_stats_interval_level_names.py`` scans for one).
+:data:`DEFAULT_ALPHA`, never a literal (``tests/stats/test_interval_level_names.py`` scans for one).
 
 statsmodels computes it (``proportion_confint(method="wilson")``); this wrapper adds only what
 every caller needed around it: NaN for an empty sample (nothing to estimate, not an error),

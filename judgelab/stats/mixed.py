@@ -21,7 +21,7 @@ Why the logistic fit is written here: statsmodels' only GLMM, ``BinomialBayesMix
 variational/MAP Bayesian approximation (its MAP fit collapsed the variance on our data and its
 VB fit took ~1 min per judge), and no other maintained Python library fits a frequentist
 binomial GLMM.  The quadrature likelihood is checked against direct numerical integration and
-for recovery of planted effects (tests/test_strategies_stats.py).
+for recovery of planted effects (tests/strategies/test_stats.py).
 
 Separation: when a strategy (or B0) is right -- or wrong -- on every instance, or more generally
 when some combination of the fixed effects splits right from wrong answers, the logistic

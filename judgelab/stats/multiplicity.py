@@ -18,7 +18,7 @@ def adjust_p_values(p_values: list[float], method: str) -> list[float]:
 
     Holm's step-down is written out (sorted p times m, m - 1, ..., 1, running maximum, capped at 1)
     because statsmodels' Holm branch calls ``gc.collect()`` on every call: a tenth of a second per
-    judge and view on the heap of a loaded card.  ``tests/test_bias_card_multiplicity.py`` checks it
+    judge and view on the heap of a loaded card.  ``tests/bias_card/test_multiplicity.py`` checks it
     equals ``multipletests(method="holm")``."""
     if method == "none" or not p_values:
         return list(p_values)

@@ -22,7 +22,7 @@ Definitions (paper 000, "Metrics", and the values they reproduce from its append
 glm-4-air, glm-4-plus, glm-4-flash, doubao, qwen-max, deepseek-v3, gemini, deepseek-r1, but
 its values are the column stds of Table 6 in Table 6's order (gpt-4o, deepseek-v3,
 claude-3.5, glm-4-plus, glm-4-air, glm-4-flash, doubao, qwen-max, gemini, deepseek-r1): the
-header is permuted.  We follow Table 6/7's order (tests/test_uda_metrics.py).  Table 7's
+header is permuted.  We follow Table 6/7's order (tests/uda/test_metrics.py).  Table 7's
 "UDA (Full)" block has the mean std (65.64) that Table 3 reports for the *ablated* model.
 
 **Controls** (:func:`controls_table`, beyond the paper): UDA beside the same adapter untrained

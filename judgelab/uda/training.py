@@ -27,8 +27,8 @@ a linear warm-up and a cosine decay; the checkpoint with the lowest validation l
 on the same training prompts; the untrained network is kept too (``initial_state``).  Both are
 scored beside UDA (:func:`judgelab.uda.study.score_tournament`).  On the default run UDA does
 not beat them on held-out prompts (docs/studies/uda.md); on a planted tournament whose bias the
-features can see it does (tests/test_uda_core.py, tests/test_uda_training.py).  The checkpointed
-step below is checked against plain autograd through the whole computation (tests/test_uda_training.py).
+features can see it does (tests/uda/test_core.py, tests/uda/test_training.py).  The checkpointed
+step below is checked against plain autograd through the whole computation (tests/uda/test_training.py).
 
 **Memory.**  Each step runs the adapter twice: once without a graph to get every K and s,
 then the Elo recursion and Eq. (3) give dL/dK and dL/ds, and the adapter is re-run chunk

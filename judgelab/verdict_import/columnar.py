@@ -9,7 +9,7 @@ game's verdict, the gold label and the human label are read from runs the record
 functions (:func:`~.importer._verdict_row`, :func:`~.importer._target`) once per distinct
 combination of the values they read (a judge writes a few hundred distinct verdict strings over
 a million records), on one representative record each.  Equal, row for row, to the record path
-(tests/test_verdict_import_columnar.py compares both on every preset's fixture).
+(tests/verdict_import/test_columnar.py compares both on every preset's fixture).
 
 The columnar path takes a file only when it can answer exactly as the record path would; any
 doubt raises :class:`Unsupported` (or an Arrow error) before a row is kept, and the file is read

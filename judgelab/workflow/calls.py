@@ -9,7 +9,7 @@ object (``params``, ``input``, ``output``, ``wildcards``, ``rule``); ``ctx`` is 
 builders (:func:`judgelab.judges.pairwise.judge_pairs`, ``judgelab.strategies.run.query_strategies``,
 ...), asks its judges through ``ctx.cache``, and writes every output of the rule through
 ``ctx.write_table``.  The rule's script is one line, ``run_step(snakemake, <step>)``
-(:func:`judgelab.workflow.run_step`; ``tests/test_workflow_steps.py`` checks each script names
+(:func:`judgelab.workflow.run_step`; ``tests/workflow/test_steps.py`` checks each script names
 its rule's step).
 
 The context decides what differs between the two:
@@ -26,7 +26,7 @@ A plan runs the DAG's jobs one after another in this process, with each job's ow
 Snakemake run, no job process -- and only the jobs that make calls or write a table a call is
 built from (:func:`rule_calls` says which).  This module holds the backbone's own steps (the
 both-orders study) and finds the studies' modules by name (:func:`rule_calls`), so the backbone
-names no study (``tests/test_layering.py``).
+names no study (``tests/project/test_layering.py``).
 """
 
 from __future__ import annotations
