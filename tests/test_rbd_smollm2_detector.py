@@ -93,8 +93,8 @@ def test_supervision_all_trains_on_every_answered_trace_with_its_eq1_label():
     kept = causal_examples(tr, 12)
     assert [e.target for e in kept] == ["<think> some reasoning </think>\nNo"]
     every = causal_examples(tr, 12, supervision="all")  # the error row asked nothing: left out
-    assert [e.target for e in every] == ["<think>  </think>\nNo", "<think>  </think>\nYes",
-                                         "<think> some reasoning </think>\nNo"]
+    # no reasoning: the label alone (an empty <think></think> taught the model to repeat the tag)
+    assert [e.target for e in every] == ["No", "Yes", "<think> some reasoning </think>\nNo"]
     cfg = TrainConfig(kind="classifier", supervision="all", max_words=12)
     assert [e.target for e in examples_for(tr, cfg)] == ["no", "yes", "no"]
     assert [e.target for e in examples_for(tr, TrainConfig(kind="classifier", max_words=12))] == ["no"]

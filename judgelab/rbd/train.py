@@ -187,8 +187,15 @@ def causal_examples(traces: pd.DataFrame, max_words: int | None,
     kept = supervised_traces(traces, supervision)
     cases = cases_from_frame(kept)
     return [Example(detector_prompt(c, "rbd", max_words=max_words),
-                    f"<think> {_first_words(str(r), max_reasoning_words)} </think>\n{c.truth.capitalize()}")
+                    _target(_first_words(str(r), max_reasoning_words), c.truth.capitalize()))
             for c, r in zip(cases, kept["reasoning"], strict=True)]
+
+
+def _target(reasoning: str, label: str) -> str:
+    """``<think> r </think>\\nLabel``; the label alone where the teacher wrote no reasoning (as the
+    prompt's "reply only with" asks): an empty ``<think>  </think>`` taught SmolLM2 to repeat the
+    closing tag instead of giving its label."""
+    return f"<think> {reasoning} </think>\n{label}" if reasoning else label
 
 
 def supervised_traces(traces: pd.DataFrame, supervision: str = "kept") -> pd.DataFrame:
