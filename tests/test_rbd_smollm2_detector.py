@@ -48,7 +48,7 @@ def test_recipe_keys_are_checked():
                                 "lora_layers": [28, 29]}, where="rbd.train.runs.x")
     assert (ok.gguf_file, ok.max_reasoning_words, ok.lora_layers) == (GGUF, 16, [28, 29])
     with pytest.raises(ConfigError, match=r"rbd\.train\.runs\.x: gguf_file must name a \.gguf file"):
-        TrainConfig.from_dict({"gguf_file": "model.bin"}, where="rbd.train.runs.x")
+        TrainConfig.from_dict({"gguf_file": "model.safetensors"}, where="rbd.train.runs.x")
     with pytest.raises(ConfigError, match=r"rbd\.train\.runs\.x: max_reasoning_words must be >= 0"):
         TrainConfig.from_dict({"max_reasoning_words": -1}, where="rbd.train.runs.x")
 
@@ -165,3 +165,20 @@ def test_smollm2_recipe_resolves_trains_and_answers_a_parsed_label(tmp_path):
     judge.close()
     assert resp.status == CallStatus.OK and resp.value in ("yes", "no"), resp.raw_text
     assert parse_label(resp.raw_text, "think").method == "after_think"  # the trained format, not a fallback
+
+
+def test_lora_layers_put_adapters_on_the_named_blocks_only(tmp_path):
+    pytest.importorskip("peft")
+    from transformers import AutoModelForCausalLM
+
+    from judgelab.rbd.train import build_tiny_llama, prepare_for_training
+
+    base = build_tiny_llama(tmp_path / "base", ["a b c"], vocab_size=50, num_hidden_layers=3)
+    cfg = TrainConfig(lora_layers=[1], target_modules=["q_proj", "v_proj"])
+    model = prepare_for_training(AutoModelForCausalLM.from_pretrained(base), cfg)
+    adapted = {n.split(".layers.")[1].split(".")[0] for n, p in model.named_parameters()
+               if p.requires_grad and "lora_" in n}
+    assert adapted == {"1"}
+    every = prepare_for_training(AutoModelForCausalLM.from_pretrained(base), TrainConfig())
+    assert {n.split(".layers.")[1].split(".")[0] for n, p in every.named_parameters()
+            if p.requires_grad and "lora_" in n} == {"0", "1", "2"}
