@@ -105,6 +105,7 @@ def main() -> None:
         "teacher_traces": len(traces), "kept_traces": int(traces["kept"].sum()),
         "kept_yes": int((traces["kept"] & (traces["truth"] == "yes")).sum()),
         "test_cases": int((cases["subset"] == "test").sum()),
+        "test_yes": int(((cases["subset"] == "test") & (cases["truth"] == "yes")).sum()),
         "train_steps": {r: len(df) for r, df in losses.items()},
         "first_last_loss": {r: [round(float(df["loss"].iloc[0]), 3), round(float(df["loss"].iloc[-1]), 3)]
                             for r, df in losses.items()},
@@ -112,7 +113,7 @@ def main() -> None:
     }
     print(f"total: {cpu / 60:.1f} CPU-min, {summary['total_wall_s']:.0f} s wall, peak RSS {peak / 1024:.0f} MiB")
     print(f"teacher traces {summary['teacher_traces']}, kept {summary['kept_traces']} "
-          f"({summary['kept_yes']} Yes); test cases {summary['test_cases']}; steps {summary['train_steps']}; "
+          f"({summary['kept_yes']} Yes); test cases {summary['test_cases']} ({summary['test_yes']} Yes); steps {summary['train_steps']}; "
           f"loss first/last {summary['first_last_loss']}")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(test[cols].to_string(index=False))
