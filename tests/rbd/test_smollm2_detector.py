@@ -24,7 +24,7 @@ from judgelab.rbd.detector import DetectorCase, cases_frame, detector_metrics
 from judgelab.rbd.train import Example, TrainConfig, causal_examples, examples_for
 from tests.realllm import smollm2_missing
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
