@@ -22,7 +22,7 @@ import yaml
 from judgelab.config import ConfigError
 from judgelab.rbd.detector import DetectorCase, cases_frame, detector_metrics
 from judgelab.rbd.train import Example, TrainConfig, causal_examples, examples_for
-from tests.realllm import smollm2_missing
+from tests.helpers.realllm import smollm2_missing
 
 REPO = Path(__file__).resolve().parents[2]
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
