@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflow.test_pipeline import copy_workflow, run_sm
 from tests.rbd.test_released import ROWS, write_csv
+from tests.workflow.test_pipeline import copy_workflow, run_sm
 
 pytestmark = pytest.mark.slow
 

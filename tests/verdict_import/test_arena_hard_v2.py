@@ -244,7 +244,12 @@ def test_canonical_pairs_written_in_the_v2_layout_import_to_the_canonical_verdic
     round-trip through the ``judgelab`` preset, as every preset's fixture does there."""
     from judgelab.io import write_table
     from judgelab.verdict_import import RECORDED_COLUMNS
-    from tests.verdict_import.test_verdict_import import BASE, CANON, _canon_rows, _compare  # (imported late: that module
+    from tests.verdict_import.test_verdict_import import (  # (imported late: that module
+        BASE,
+        CANON,
+        _canon_rows,
+        _compare,
+    )
     # imports this one for its FIXTURES table)
 
     files, tables = write_canonical_v2(tmp_path, CANON, BASE)
