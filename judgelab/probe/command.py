@@ -201,7 +201,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--assume", action="append", help="the simulated pilot's judge rates for --delta "
                                                      "(as for judgelab power), e.g. accuracy=0.8,tie=0.05")
     p.add_argument("--assume-items", type=int, default=600, help="items of the simulated pilot (default 600)")
-    p.add_argument("--template", help="pairwise prompt template (default: the config's audit template)")
+    p.add_argument("--template", help="pairwise prompt template (default: the config's orders template (orders.template))")
     p.add_argument("--cache", help="SQLite call cache (default: the config's)")
     p.add_argument("--max-error-rate", type=float, default=None,
                    help="fail if more than this share of calls errors (default: report and continue)")

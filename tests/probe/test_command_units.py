@@ -84,7 +84,7 @@ def probed_runs(tmp: Path) -> dict:
                      "0.3")
         # the template and the cache a config names, and --template over the config's
         cfg = tmp / "cfg.yaml"
-        cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\naudit:\n  template: ab_letter\n")
+        cfg.write_text(f"cache: {tmp / 'config-cache.sqlite'}\norders:\n  template: ab_letter\n")
         third = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--probes", "position,length", "--pairs",
                     "1", "--resamples", "20", "--out", str(tmp / "third"), "--max-error-rate", "0.25", "--seed", "5")
         fourth = run(str(items), "--judge", JUDGE, "--configfile", str(cfg), "--template", "json_verdict", "--probes",
@@ -389,7 +389,7 @@ def test_help_texts():
         "delta": "size the probe by power instead: the effect to detect, NUMBER or METRIC=NUMBER (repeatable)",
         "assume": "the simulated pilot's judge rates for --delta (as for judgelab power), e.g. accuracy=0.8,tie=0.05",
         "assume_items": "items of the simulated pilot (default 600)",
-        "template": "pairwise prompt template (default: the config's audit template)",
+        "template": "pairwise prompt template (default: the config's orders template (orders.template))",
         "cache": "SQLite call cache (default: the config's)",
         "max_error_rate": "fail if more than this share of calls errors (default: report and continue)",
         "title": "title of the card (default: probe of JUDGE)",

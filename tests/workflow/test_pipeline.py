@@ -160,7 +160,7 @@ def test_unknown_template_fails_before_running(workdir: Path):
     (workdir / "bad.yaml").write_text("orders:\n  template: json_verdikt\n")
     proc = run_sm(workdir, "-n", "--configfile", "bad.yaml", check=False)
     assert proc.returncode != 0
-    assert "unknown pairwise prompt template 'json_verdikt' (config: audit/template)" in proc.stdout + proc.stderr
+    assert "unknown pairwise prompt template 'json_verdikt' (config: orders/template)" in proc.stdout + proc.stderr
 
 
 def test_malformed_pairs_row_fails_with_file_and_line_and_writes_nothing(workdir: Path):
