@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+#: The wildcard of Table 4's in-context-learning arm (the baseline evaluator under the debiasing prompt).
+ICL_BASELINE = "icl-prompt"
+
 
 def trained_detector_entry(name: str, detector: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
     """The judge entry of a detector trained by a ``rbd.train.runs`` run: the ``transformers``
@@ -79,6 +82,47 @@ class RbdPlan:
         self.loop_runs = [self.detectors[n]["trained"] for n in self.loop_detectors if self.detectors[n].get("trained")]
         self.main_detector = self.loop_detectors[0]
         self._plan_log_audit()
+        self._plan_tables()
+
+    def _plan_tables(self) -> None:
+        """Paper 001's Tables 3-5 and Fig. 6 (rbd.tables; judgelab/rbd/tables.py): every detector
+        they name is a loop detector, every evaluator an rbd evaluator."""
+        from judgelab.config import ConfigError
+
+        t = self.cfg.get("tables") or {}
+
+        def loop_detector(name: Any, key: str) -> str:
+            if name not in self.loop_detectors:
+                raise ConfigError(f"config rbd.tables.{key}: {name!r} is not an rbd.loop.detectors name; known: "
+                                  f"{', '.join(self.loop_detectors)}")
+            if is_label_only(self.detectors[name]):
+                raise ConfigError(f"config rbd.tables.{key}: the label-only classifier gives no reasoning")
+            return str(name)
+
+        def evaluator(name: Any, key: str) -> str:
+            if name not in self.evaluators:
+                raise ConfigError(f"config rbd.tables.{key}: {name!r} is not an rbd evaluator; known: "
+                                  f"{', '.join(self.evaluators)}")
+            return str(name)
+
+        self.size_detectors = {str(s): loop_detector(d, f"sizes.{s}") for s, d in (t.get("sizes") or {}).items()}
+        self.external_detectors = [loop_detector(d, "external_detectors") for d in t.get("external_detectors") or []]
+        b = t.get("baselines") or {}
+        self.baseline_evaluator = evaluator(b["evaluator"], "baselines.evaluator") if b.get("evaluator") else None
+        self.baseline_detector = loop_detector(b.get("detector") or self.main_detector, "baselines.detector")
+        #: Table 4's baselines: name -> (kind, judge entry or None for the evaluator itself under the ICL prompt)
+        self.baselines: dict[str, tuple[str, Any]] = {}
+        if self.baseline_evaluator:
+            if b.get("prompt", True):
+                self.baselines[ICL_BASELINE] = ("prompt", None)
+            for i, e in enumerate(b.get("judges") or []):
+                name = str(e.get("name", "")) if isinstance(e, Mapping) else ""
+                if not name or name in self.baselines:
+                    raise ConfigError(f"config rbd.tables.baselines.judges[{i}]: a judge entry with a unique name")
+                self.baselines[name] = ("fine_tuned", e)
+        f = t.get("feedback") or {}
+        self.feedback_evaluators = [evaluator(j, "feedback.evaluators") for j in f.get("evaluators") or []]
+        self.feedback_detector = loop_detector(f.get("detector") or self.main_detector, "feedback.detector")
 
     def _plan_log_audit(self) -> None:
         """A detector over the user's recorded verdict logs (rbd.log_audit; off while files is empty)."""
