@@ -380,6 +380,15 @@ STUDY_OUTPUTS["rbd"] = [*STUDY_OUTPUTS["rbd"], *_RBD_TABLE_FILES, "results/rbd/f
 VERDICT_TABLES.extend(_RBD_BASELINE_FILES + _RBD_FEEDBACK_FILES["calls"])
 
 
+# Table 5's detector entry and the trained run it loads (none when the judge set has no generating loop detector)
+_RBD_FB_DETECTOR = RBD_DETECTORS.get(RBD_PLAN.feedback_detector or "", {})
+_RBD_FB_RUNS = [_RBD_FB_DETECTOR["trained"]] if _RBD_FB_DETECTOR.get("trained") else []
+
+
+def _rbd_feedback_entries(judge):
+    return [judge_entry(judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]
+
+
 def _rbd_baseline_judge(baseline):
     kind, entry = RBD_PLAN.baselines[baseline]
     return judge_entry(RBD_PLAN.baseline_evaluator) if entry is None else entry
@@ -414,9 +423,8 @@ rule rbd_baseline:
 rule rbd_loop_label_only:
     """Table 5: Algorithm 1 with the re-prompt showing only the detector's label, not its reasoning."""
     input:
-        **{**_RBD_LOOP["input"], "models": [f"results/rbd/train/{RBD_DETECTORS[RBD_PLAN.feedback_detector]['trained']}/model"]
-           if RBD_DETECTORS[RBD_PLAN.feedback_detector].get("trained") else []},
-        api_keys=needs_keys(lambda w: [judge_entry(w.judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]),
+        **{**_RBD_LOOP["input"], "models": [f"results/rbd/train/{r}/model" for r in _RBD_FB_RUNS]},
+        api_keys=needs_keys(lambda w: _rbd_feedback_entries(w.judge)),
     output:
         trajectory="results/rbd/feedback/{judge}/trajectory.parquet",
         loop_items="results/rbd/feedback/{judge}/items.parquet",
@@ -425,22 +433,21 @@ rule rbd_loop_label_only:
         judge=name_regex(RBD_PLAN.feedback_evaluators or ["none"]),
     params:
         judge=lambda w: judge_entry(w.judge),
-        detectors=[RBD_DETECTORS[RBD_PLAN.feedback_detector]],
-        trained_runs=[RBD_DETECTORS[RBD_PLAN.feedback_detector]["trained"]]
-        if RBD_DETECTORS[RBD_PLAN.feedback_detector].get("trained") else [],
+        detectors=[_RBD_FB_DETECTOR],
+        trained_runs=_RBD_FB_RUNS,
         loop_sets=[RBD_BIAS_SETS[b] for b in RBD_BIAS_SETS],
         max_iterations=RBD["loop"]["max_iterations"],
         feedback="label",
         seed=config["seed"],
         cache=CACHE,
         max_error_rate=config["max_error_rate"],
-        provenance=lambda w: rbd_prov([judge_entry(w.judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]),
+        provenance=lambda w: rbd_prov(_rbd_feedback_entries(w.judge)),
     resources:
-        **job_resources(lambda w: [judge_entry(w.judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]),
+        **job_resources(lambda w: _rbd_feedback_entries(w.judge)),
     log:
         "results/logs/rbd_loop_label_only/{judge}.log",
     conda:
-        env_for(lambda w: [judge_entry(w.judge), rbd_detector_entry(RBD_PLAN.feedback_detector)])
+        env_for(lambda w: _rbd_feedback_entries(w.judge))
     script:
         "../workflow_scripts/rbd_loop_label_only.py"
 
@@ -468,6 +475,7 @@ rule rbd_paper_tables:
         baseline_evaluator=RBD_PLAN.baseline_evaluator,
         baseline_detector=RBD_PLAN.baseline_detector,
         baselines={b: k for b, (k, _) in RBD_PLAN.baselines.items()},
+        baselines_left_out=RBD_PLAN.baselines_left_out,
         feedback_detector=RBD_PLAN.feedback_detector,
         provenance=rbd_prov([judge_entry(j) for j in RBD_EVALUATORS]
                             + [rbd_detector_entry(d) for d in RBD_LOOP_DETECTORS]

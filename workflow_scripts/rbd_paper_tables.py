@@ -29,7 +29,8 @@ def main(sm):
     baselines = {b: (kind, pd.read_parquet(path))
                  for (b, kind), path in zip(p.baselines.items(), sm.input.baselines, strict=True)}
     t4 = T.table4(final, evaluator=p.baseline_evaluator, detector=p.baseline_detector, bias_sets=p.bias_sets,
-                  baselines=baselines, sim_flags=flags, verdict_flags=verdict_flags) \
+                  baselines=baselines, sim_flags=flags, verdict_flags=verdict_flags,
+                  left_out=p.baselines_left_out) \
         if p.baseline_evaluator else pd.DataFrame(columns=T.TABLE4_COLUMNS)
     write_table(t4, sm.output.table4, provenance=prov)
     write_table(T.wide(t4, ["bias_type", "metric"], "method", "value"), sm.output.table4_wide, provenance=prov)

@@ -232,11 +232,12 @@ def _baseline_outcomes(verdicts: pd.DataFrame, set_name: str, ids: Sequence[str]
 
 def table4(final: pd.DataFrame, *, evaluator: str, detector: str, bias_sets: Mapping[str, str],
            baselines: Mapping[str, tuple[str, pd.DataFrame]], sim_flags: Mapping[tuple[str, str], bool],
-           verdict_flags: Mapping[str, bool]) -> pd.DataFrame:
+           verdict_flags: Mapping[str, bool], left_out: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Table 4: per bias set, the evaluator as it is (Vanilla), each baseline (``baselines``:
     method -> (kind, its verdict table); kind ``prompt`` or ``fine_tuned``) and the evaluator with
     the detector (Ours), on the loop items, each with ``ours_minus`` = Ours minus that method on
-    the items both have."""
+    the items both have.  ``left_out`` (method -> config key): fine-tuned judges the run left out
+    (a simulated stand-in in a real run), each a row without values saying so."""
     rows = []
     f = final[(final["judge"] == evaluator) & (final["detector"] == detector)]
     for bias in BIAS_TYPES:
@@ -267,6 +268,11 @@ def table4(final: pd.DataFrame, *, evaluator: str, detector: str, bias_sets: Map
                          "judge": judge, "n": len(x), "value": s[0], "ci_low": s[1], "ci_high": s[2],
                          "ours_minus": diff, "ours_minus_ci_low": lo, "ours_minus_ci_high": hi, "simulated": sim,
                          "reason": _join("no verdicts on these items" if not len(x) else "", why)})
+        for method, key in (left_out or {}).items():
+            rows.append({"bias_type": bias, "set": set_name, "metric": metric, "method": method,
+                         "kind": "fine_tuned", "judge": method, "n": 0, "simulated": True,
+                         "reason": f"left out: a simulated stand-in in a real run ({key}; allow_simulated_roles "
+                                   "admits it)"})
     return pd.DataFrame(rows, columns=TABLE4_COLUMNS)
 
 
