@@ -26,7 +26,7 @@ def _final(set_name: str, bias: str, wrong_before: set[int], wrong_after: set[in
         g = k % 2
         gold = [g, 1 - g] if bias == "position" else [g]
 
-        def verdict(wrong: set[int]) -> list[int]:
+        def verdict(wrong: set[int], k: int = k, gold: list[int] = gold) -> list[int]:
             v = list(gold)
             if k in wrong:
                 v[-1] = 1 - v[-1]

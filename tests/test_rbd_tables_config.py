@@ -77,7 +77,7 @@ def test_judgebench_pairs_read_the_label(tmp_path):
     pairs = load_judgebench_pairs(_jsonl(tmp_path / "jb.jsonl", rows))
     assert [(p.base_id, p.winner, p.a, p.b) for p in pairs] == [("judgebench-p1", 0, "a1", "b1"),
                                                                 ("judgebench-p2", 1, "a2", "b2")]
-    bad = rows[:1] + [{**rows[1], "label": "A=B"}]
+    bad = [rows[0], {**rows[1], "label": "A=B"}]
     with pytest.raises(InputError, match=r"jb2\.jsonl line 2: label must be"):
         load_judgebench_pairs(_jsonl(tmp_path / "jb2.jsonl", bad))
 

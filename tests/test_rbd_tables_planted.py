@@ -95,18 +95,14 @@ def test_table3_average_counts_each_item_once_over_evaluators(tmp_path):
 
 
 def test_table3_wide_has_the_papers_layout():
-    rows = []
+    rows = []  # in table3's order: bias, benchmark (LLMBar first), detector (config order), AVERAGE last
     for bias in ("bandwagon", "verbosity"):
-        for bench, set_bench in (("JudgeBench", "judgebench"), ("LLMBar", "llmbar")):
+        for bench in ("LLMBar", "JudgeBench"):
             for det in ("rbd-8b", "rbd-14b"):
-                for judge in (AVERAGE, "gpt-4o", "claude"):
-                    rows.append({"benchmark": bench, "bias_type": bias, "set": f"{set_bench}_{bias}",
+                for judge in ("claude", "gpt-4o", AVERAGE):
+                    rows.append({"benchmark": bench, "bias_type": bias, "set": f"{bench.lower()}_{bias}",
                                  "judge": judge, "detector": det, "acc_without": 0.5, "acc_with": 0.625})
-    # table3 sorts LLMBar before JudgeBench and the detectors in config order; the wide form keeps that
-    order = {"LLMBar": 0, "JudgeBench": 1}
-    t3 = pd.DataFrame(rows).sort_values(["benchmark"], key=lambda s: s.map(order), kind="stable")
-    t3 = t3.sort_values("detector", key=lambda s: s.map({"rbd-8b": 0, "rbd-14b": 1}), kind="stable")
-    t3 = t3.sort_values("benchmark", key=lambda s: s.map(order), kind="stable")
+    t3 = pd.DataFrame(rows)
     wide = table3_wide(t3)
     assert list(wide.columns) == ["bias_type", "judge", "LLMBar w/o", "LLMBar w/ rbd-8b", "LLMBar w/ rbd-14b",
                                   "JudgeBench w/o", "JudgeBench w/ rbd-8b", "JudgeBench w/ rbd-14b"]
