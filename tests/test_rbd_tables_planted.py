@@ -174,6 +174,8 @@ def test_fig6_averages_cells_and_keeps_position_out_of_the_accuracy_gain():
     assert NO_VARIANCE in flat_row["reason"] and not flat_row["simulated"]
     assert out.loc["7B", "n_cells"] == 0 and "not in the loop" in out.loc["7B", "reason"]
     assert list(out.index) == ["14B", "1.5B", "7B"]  # the config's order
+    none = size_gains(t2, {}, max_iterations=3, bias_sets={}, panel_simulated=True)
+    assert len(none) == 1 and none["simulated"].all() and "no loop detector has a size" in none["reason"].iloc[0]
 
 
 def test_mean_difference_edges():

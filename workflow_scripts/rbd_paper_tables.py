@@ -49,7 +49,7 @@ def main(sm):
 
     sim_detectors = {d for (_, d), v in flags.items() if v}
     sizes = T.size_gains(read_table(sm.input.table2), p.sizes, max_iterations=T_max, bias_sets=p.bias_sets,
-                         simulated=sim_detectors)
+                         simulated=sim_detectors, panel_simulated=any(verdict_flags.values()))
     write_table(sizes, sm.output.fig6_sizes, provenance=prov)
 
 

@@ -342,11 +342,17 @@ FIG6_COLUMNS = ["size", "detector", "iterations", "n_cells", "acc_gain", "acc_ga
 
 
 def size_gains(t2: pd.DataFrame, sizes: Mapping[str, str], *, max_iterations: int, bias_sets: Mapping[str, str],
-               simulated: Iterable[str] = ()) -> pd.DataFrame:
+               simulated: Iterable[str] = (), panel_simulated: bool = False) -> pd.DataFrame:
     """Fig. 6: per detector size, the mean gain over the (evaluator, bias set) cells of Table 2
     at T: accuracy over the bias sets whose headline is accuracy (not position, footnote 4),
-    consistency over all four; t intervals over cells.  ``simulated``: detector names that are."""
+    consistency over all four; t intervals over cells.  ``simulated``: detector names that are;
+    ``panel_simulated``: any evaluator is (every gain then is).  Without any sized detector the
+    table has one row saying so."""
     sim = set(simulated)
+    if not sizes:
+        return pd.DataFrame([{"size": "", "detector": "", "iterations": max_iterations, "n_cells": 0,
+                              "simulated": panel_simulated,
+                              "reason": "no loop detector has a size (rbd.detectors[i].size)"}], columns=FIG6_COLUMNS)
     sets = [bias_sets.get(b, b) for b in BIAS_TYPES]
     position_set = bias_sets.get("position", "position")
     t = t2[(t2["iterations"] == max_iterations) & t2["set"].isin(sets)]
@@ -358,7 +364,8 @@ def size_gains(t2: pd.DataFrame, sizes: Mapping[str, str], *, max_iterations: in
         a, c = mean_difference(acc.to_numpy()), mean_difference(con.to_numpy())
         rows.append({"size": size, "detector": det, "iterations": max_iterations, "n_cells": len(g),
                      "acc_gain": a[0], "acc_gain_ci_low": a[1], "acc_gain_ci_high": a[2], "consistency_gain": c[0],
-                     "consistency_gain_ci_low": c[1], "consistency_gain_ci_high": c[2], "simulated": det in sim,
+                     "consistency_gain_ci_low": c[1], "consistency_gain_ci_high": c[2],
+                     "simulated": det in sim or panel_simulated,
                      "reason": _join("detector not in the loop's Table 2" if g.empty else "",
                                      *(f"{w}: {r[3]}" for w, r in (("accuracy", a), ("consistency", c))
                                        if r[3] and not g.empty))})
