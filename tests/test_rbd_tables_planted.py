@@ -184,3 +184,28 @@ def test_mean_difference_edges():
     assert m == 1.0 and math.isnan(lo) and why == NO_VARIANCE
     m, lo, hi, why = mean_difference(np.array([0.0, 1.0, 1.0, 0.0, 1.0]))
     assert why == "" and lo < m < hi
+
+
+@pytest.mark.parametrize("bias", ["verbosity", "position"])
+def test_item_outcomes_agree_with_table2_at_every_t(tmp_path, bias):
+    """The per-item outcomes the tables average are Table 2's numbers at each T (table2 reads the
+    trajectory its own way): accuracy and consistency, before and after, position's rounds included."""
+    from judgelab.rbd.loop import table2
+    from judgelab.rbd.tables import _outcomes
+
+    n = 60
+    items = pair_items(n, set_name=bias, bias=bias)
+    ev = sim("ev", seed=3, stubbornness=0.5, keep_correct=0.7)
+    det = sim("det", seed=4, label_recall=0.7, label_specificity=0.6)
+    verdicts = verdict_table(items, "ev", set(range(0, n, 3)), frozenset(range(1, n, 5)))
+    li = loop_items(items, verdicts, evaluator="ev", evaluator_model=ev.spec.model, sets=[bias])
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        traj, it, _ = run_loop(ev, [LoopDetector(DetectorSpec(name="det", judge={}), det)], li, cache,
+                               max_iterations=3)
+    assert traj["iteration"].max() >= 2  # revisions after the first pass: T matters
+    t2 = table2(it, traj, 3).set_index("iterations")
+    for T in (1, 2, 3):
+        f = final_verdicts(it, traj, T)
+        for metric, col in (("accuracy", "acc"), ("consistency", "consistency")):
+            assert _outcomes(f, "initial", metric).mean() == pytest.approx(t2.loc[T, f"{col}_without"])
+            assert _outcomes(f, "final", metric).mean() == pytest.approx(t2.loc[T, f"{col}_with"])
