@@ -510,7 +510,7 @@ rule rbd_reproduction:
         # the detectors that are judge entries (trained runs are models of this run)
         judges={**ALL_JUDGE_ENTRIES, **{n: e["judge"] for n, e in RBD_DETECTORS.items()
                                         if isinstance(e.get("judge"), dict)}},
-        options={},
+        options={"main_detector": RBD_MAIN_DETECTOR},
         config_hash=CONFIG_HASH,
         seed=config["seed"],
     log:
