@@ -315,12 +315,16 @@ rule rbd_loop_summary:
 
 
 rule rbd_figures:
-    """Fig. 3 (bias existence), Table 2 as bars and Fig. 10, stamped when any judge is simulated."""
+    """Fig. 3 (bias existence), Table 2 as bars, Fig. 10 and Fig. 6 (detector size), stamped when any judge is
+    simulated."""
     input:
         evaluation="results/rbd/evaluation.csv",
         table2="results/rbd/loop/table2.csv",
         behaviour="results/rbd/loop/behaviour.csv",
+        sizes="results/rbd/tables/fig6_sizes.csv",
     output:
+        sizes=report("results/rbd/figures/detector_sizes.png", caption="../report/rbd_paper_tables.rst",
+                     category="RBD"),
         bias=report("results/rbd/figures/bias_existence.png", caption="../report/rbd_bias_figure.rst",
                     category="RBD"),
         loop=report("results/rbd/figures/loop.png", caption="../report/rbd_loop_figure.rst", category="RBD"),
@@ -364,6 +368,126 @@ rule rbd_log_audit:
         "../workflow_scripts/rbd_log_audit.py"
 
 
+# Paper 001's Tables 3-5 and Fig. 6 (rbd.tables; judgelab/rbd/tables.py, docs/studies/rbd.md):
+# Table 4's baselines judge the bias sets, Table 5's label-only arm reruns the loop showing the
+# evaluator only the detector's label, and one summary rule writes the four tables.
+_RBD_BASELINE_FILES = [f"results/rbd/baselines/{b}.parquet" for b in RBD_PLAN.baselines]
+_RBD_FEEDBACK_FILES = {k: [f"results/rbd/feedback/{j}/{k}.parquet" for j in RBD_PLAN.feedback_evaluators]
+                       for k in ("trajectory", "items", "calls")}
+_RBD_TABLE_FILES = [f"results/rbd/tables/{t}.csv" for t in ("table3", "table3_wide", "table4", "table4_wide",
+                                                             "table5", "table5_wide", "fig6_sizes")]
+STUDY_OUTPUTS["rbd"] = [*STUDY_OUTPUTS["rbd"], *_RBD_TABLE_FILES, "results/rbd/figures/detector_sizes.png"]
+VERDICT_TABLES.extend(_RBD_BASELINE_FILES + _RBD_FEEDBACK_FILES["calls"])
+
+
+# Table 5's detector entry and the trained run it loads (none when the judge set has no generating loop detector)
+_RBD_FB_DETECTOR = RBD_DETECTORS.get(RBD_PLAN.feedback_detector or "", {})
+_RBD_FB_RUNS = [_RBD_FB_DETECTOR["trained"]] if _RBD_FB_DETECTOR.get("trained") else []
+
+
+def _rbd_feedback_entries(judge):
+    return [judge_entry(judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]
+
+
+def _rbd_baseline_judge(baseline):
+    kind, entry = RBD_PLAN.baselines[baseline]
+    return judge_entry(RBD_PLAN.baseline_evaluator) if entry is None else entry
+
+
+rule rbd_baseline:
+    """Table 4: a fine-tuned judge, or the evaluator under the in-context debiasing prompt, judges the bias sets."""
+    input:
+        sets=[f"results/rbd/sets/{RBD_BIAS_SETS[b]}.parquet" for b in RBD_BIAS_SETS],
+        api_keys=needs_keys(lambda w: [_rbd_baseline_judge(w.baseline)]),
+    output:
+        "results/rbd/baselines/{baseline}.parquet",
+    wildcard_constraints:
+        baseline=name_regex(list(RBD_PLAN.baselines) or ["none"]),
+    params:
+        judge=lambda w: _rbd_baseline_judge(w.baseline),
+        icl=lambda w: RBD_PLAN.baselines[w.baseline][0] == "prompt",
+        max_items=RBD["max_eval_items"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov([_rbd_baseline_judge(w.baseline)]),
+    resources:
+        **job_resources(lambda w: [_rbd_baseline_judge(w.baseline)]),
+    log:
+        "results/logs/rbd_baseline/{baseline}.log",
+    conda:
+        env_for(lambda w: [_rbd_baseline_judge(w.baseline)])
+    script:
+        "../workflow_scripts/rbd_baseline.py"
+
+
+rule rbd_loop_label_only:
+    """Table 5: Algorithm 1 with the re-prompt showing only the detector's label, not its reasoning."""
+    input:
+        **{**_RBD_LOOP["input"], "models": [f"results/rbd/train/{r}/model" for r in _RBD_FB_RUNS]},
+        api_keys=needs_keys(lambda w: _rbd_feedback_entries(w.judge)),
+    output:
+        trajectory="results/rbd/feedback/{judge}/trajectory.parquet",
+        loop_items="results/rbd/feedback/{judge}/items.parquet",
+        calls="results/rbd/feedback/{judge}/calls.parquet",
+    wildcard_constraints:
+        judge=name_regex(RBD_PLAN.feedback_evaluators or ["none"]),
+    params:
+        judge=lambda w: judge_entry(w.judge),
+        detectors=[_RBD_FB_DETECTOR],
+        trained_runs=_RBD_FB_RUNS,
+        loop_sets=[RBD_BIAS_SETS[b] for b in RBD_BIAS_SETS],
+        max_iterations=RBD["loop"]["max_iterations"],
+        feedback="label",
+        seed=config["seed"],
+        cache=CACHE,
+        max_error_rate=config["max_error_rate"],
+        provenance=lambda w: rbd_prov(_rbd_feedback_entries(w.judge)),
+    resources:
+        **job_resources(lambda w: _rbd_feedback_entries(w.judge)),
+    log:
+        "results/logs/rbd_loop_label_only/{judge}.log",
+    conda:
+        env_for(lambda w: _rbd_feedback_entries(w.judge))
+    script:
+        "../workflow_scripts/rbd_loop_label_only.py"
+
+
+rule rbd_paper_tables:
+    """Tables 3 (LLMBar / JudgeBench with and without the detectors), 4 (baselines), 5 (label vs reasoning
+    feedback) and Fig. 6 (detector size), each effect beside its control with paired intervals."""
+    input:
+        trajectories=RBD_LOOP_FILES["trajectory"],
+        loop_items=RBD_LOOP_FILES["items"],
+        calls=RBD_LOOP_FILES["calls"],
+        verdicts=RBD_VERDICTS,
+        table2="results/rbd/loop/table2.csv",
+        baselines=_RBD_BASELINE_FILES,
+        feedback_trajectories=_RBD_FEEDBACK_FILES["trajectory"],
+        feedback_items=_RBD_FEEDBACK_FILES["items"],
+    output:
+        **{t: report(f"results/rbd/tables/{t}.csv", caption="../report/rbd_paper_tables.rst", category="RBD")
+           for t in ("table3", "table3_wide", "table4", "table4_wide", "table5", "table5_wide", "fig6_sizes")},
+    params:
+        max_iterations=RBD["loop"]["max_iterations"],
+        bias_sets=RBD_BIAS_SETS,
+        sizes=RBD_PLAN.size_detectors,
+        external_detectors=RBD_PLAN.external_detectors,
+        baseline_evaluator=RBD_PLAN.baseline_evaluator,
+        baseline_detector=RBD_PLAN.baseline_detector,
+        baselines={b: k for b, (k, _) in RBD_PLAN.baselines.items()},
+        baselines_left_out=RBD_PLAN.baselines_left_out,
+        feedback_detector=RBD_PLAN.feedback_detector,
+        provenance=rbd_prov([judge_entry(j) for j in RBD_EVALUATORS]
+                            + [rbd_detector_entry(d) for d in RBD_LOOP_DETECTORS]
+                            + [_rbd_baseline_judge(b) for b in RBD_PLAN.baselines]),
+    log:
+        "results/logs/rbd_paper_tables.log",
+    conda:
+        "../envs/core.yaml"
+    script:
+        "../workflow_scripts/rbd_paper_tables.py"
+
+
 # Paper 001's headline numbers beside this run's (judgelab/reproduction/rbd.py): one row per
 # number, its provenance (planted / simulated / replayed / real) and verdict.
 from judgelab.reproduction import rbd as _rbd_repro
@@ -386,7 +510,7 @@ rule rbd_reproduction:
         # the detectors that are judge entries (trained runs are models of this run)
         judges={**ALL_JUDGE_ENTRIES, **{n: e["judge"] for n, e in RBD_DETECTORS.items()
                                         if isinstance(e.get("judge"), dict)}},
-        options={},
+        options={"main_detector": RBD_MAIN_DETECTOR},
         config_hash=CONFIG_HASH,
         seed=config["seed"],
     log:

@@ -97,6 +97,12 @@ SOURCES: dict[str, Source] = {
     "flask/hard": Source("flask/flask_hard_evaluation.jsonl", f"{_FLASK}/evaluation_set/flask_hard_evaluation.jsonl"),
     "flask/skillset": Source("flask/skillset_description.json",
                              f"{_FLASK}/metadata_annotation/skillset/src/skillset_description.json"),
+    # JudgeBench's GPT-4o response pairs (paper 001, Table 3); not in the shared data folder
+    "judgebench/gpt-4o": Source(
+        "judgebench/dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl",
+        "https://raw.githubusercontent.com/ScalerLab/JudgeBench/12a499c5c29f06940d259b49250fca627d2a0ee5/data/"
+        "dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl",
+    ),
     # paper 001's own biased sets (RBD-Bias4-Eval); ScienceQA_Sentiment doubles as the text-only
     # ScienceQA multiple-choice subset
     **{

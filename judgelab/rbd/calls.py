@@ -100,6 +100,19 @@ def evaluate(job: Any, ctx: StepContext) -> None:
     ctx.write_table(table, job.output[0])
 
 
+def baseline(job: Any, ctx: StepContext) -> None:
+    """rbd_baseline: one of Table 4's baselines judges D and D_bias of the bias sets' test
+    items the loop runs on: a fine-tuned judge with the evaluator prompt, or the baseline
+    evaluator under the in-context debiasing prompt (``icl``)."""
+    p = job.params
+    its = []
+    for path in job.input.sets:
+        its += [i for i in select_items(_items(path, ctx), p.max_items) if i.split == "test"]
+    table = evaluate_items(ctx.judge(p.judge, where=f"rbd.tables.baselines ({job.wildcards.baseline})"), its,
+                           ctx.cache, label="rbd baseline", max_error_rate=p.max_error_rate, icl=bool(p.icl))
+    ctx.write_table(table, job.output[0])
+
+
 def labels(job: Any, ctx: StepContext) -> None:
     """rbd_labels: the bias labels b_i (Eq. 1) the detector cases are drawn with, and the
     bias-existence summary (Fig. 3)."""
@@ -230,8 +243,9 @@ def detect(job: Any, ctx: StepContext) -> None:
 
 
 def loop(job: Any, ctx: StepContext) -> None:
-    """rbd_loop: Algorithm 1 for one evaluator with every loop detector (re-prompted where a
-    detector flags a verdict)."""
+    """rbd_loop / rbd_loop_label_only: Algorithm 1 for one evaluator with every loop detector
+    (re-prompted where a detector flags a verdict, with the detector's reasoning, or with its
+    label alone for Table 5's label-only arm: ``params.feedback``)."""
     p = job.params
     its = []
     for path in job.input.sets:
@@ -250,7 +264,7 @@ def loop(job: Any, ctx: StepContext) -> None:
     li = loop_items(its, pd.read_parquet(job.input.verdicts), evaluator=evaluator.name,
                     evaluator_model=evaluator.spec.model, sets=p.loop_sets)
     traj, item_table, calls = run_loop(evaluator, detectors, li, ctx.cache, max_iterations=p.max_iterations,
-                                       max_error_rate=p.max_error_rate)
+                                       max_error_rate=p.max_error_rate, feedback=getattr(p, "feedback", "reasoning"))
     synthetic = bool(traces["simulated"].astype(bool).any())
     for d in detectors:  # a detector trained on a simulated teacher's traces says so
         if d.spec.trained and synthetic:
@@ -293,4 +307,5 @@ RULES: dict[str, RuleCalls] = {
     "rbd_set": build_set, "rbd_set_generated": build_set, "rbd_evaluate": evaluate,
     "rbd_labels": labels, "rbd_cases": cases, "rbd_supervision": supervision, "rbd_train": train,
     "rbd_detect": detect, "rbd_loop": loop, "rbd_log_audit": log_audit,
+    "rbd_baseline": baseline, "rbd_loop_label_only": loop,
 }

@@ -47,7 +47,7 @@ from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
-from judgelab.rbd.prompts import EVAL_TEMPLATES, eval_user_prompt, parse_choice
+from judgelab.rbd.prompts import EVAL_TEMPLATES, ICL_DEBIAS_RULE, eval_user_prompt, parse_choice
 from judgelab.rbd.sets import RbdItem
 from judgelab.records import CallStatus, JudgeRequest, JudgeResponse, Message, OutputKind
 
@@ -57,11 +57,13 @@ VERDICT_COLUMNS = ["set", "item_id", "base_id", "variant", "split", "bias_type",
                    "verdict", "gold", "correct", *CALL_COLUMNS]
 
 
-def evaluator_request(item: RbdItem) -> JudgeRequest:
-    """The evaluator's request for one item (pairwise or multiple choice)."""
+def evaluator_request(item: RbdItem, *, icl: bool = False) -> JudgeRequest:
+    """The evaluator's request for one item (pairwise or multiple choice); ``icl`` appends the
+    in-context debiasing instruction (:data:`judgelab.rbd.prompts.ICL_DEBIAS_RULE`, Table 4's
+    prompt baseline) to the system prompt."""
     t = EVAL_TEMPLATES.get(item.eval_template, where=f"set {item.set!r}")
     user = eval_user_prompt(t, question=item.question, options=item.options, statement=item.statement)
-    msgs = [Message("system", t.system), Message("user", user)]
+    msgs = [Message("system", t.system + ("\n\n" + ICL_DEBIAS_RULE if icl else "")), Message("user", user)]
     meta = {"set": item.set, "item_id": item.item_id, "variant": item.variant}
     if t.answer == "output_ab":
         return JudgeRequest(messages=msgs, kind=OutputKind.PAIRWISE, fmt="output_ab",
@@ -96,9 +98,10 @@ def call_fields(judge: Judge, resp: JudgeResponse, status: str, method: str) -> 
 
 
 def evaluate_items(judge: Judge, items: Sequence[RbdItem], cache: CallStore, *, label: str | None = None,
-                   max_error_rate: float | None = 0.0) -> pd.DataFrame:
-    """Ask ``judge`` about every item (each variant is one request); the verdict table."""
-    reqs = [evaluator_request(i) for i in items]
+                   max_error_rate: float | None = 0.0, icl: bool = False) -> pd.DataFrame:
+    """Ask ``judge`` about every item (each variant is one request); the verdict table
+    (``template`` names the ICL arm ``<template>+icl``)."""
+    reqs = [evaluator_request(i, icl=icl) for i in items]
     responses = run_requests(judge, reqs, cache, label=label, max_error_rate=max_error_rate)
     rows = []
     for item, resp in zip(items, responses, strict=True):
@@ -107,7 +110,7 @@ def evaluate_items(judge: Judge, items: Sequence[RbdItem], cache: CallStore, *, 
         rows.append({
             "set": item.set, "item_id": item.item_id, "base_id": item.base_id, "variant": item.variant,
             "split": item.split, "bias_type": item.bias_type, "answer_format": item.answer_format,
-            "template": item.eval_template, "verdict": v, "gold": item.gold, "correct": v == item.gold,
+            "template": item.eval_template + ("+icl" if icl else ""), "verdict": v, "gold": item.gold, "correct": v == item.gold,
             **call_fields(judge, resp, status, method),
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)

@@ -148,12 +148,21 @@ class LoopDetector:
     examples: Sequence[FewShotExample] = ()
 
 
+FEEDBACK = ("reasoning", "label")
+
+
 def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallStore, *,
-             max_iterations: int, max_error_rate: float | None = 0.0
+             max_iterations: int, max_error_rate: float | None = 0.0, feedback: str = "reasoning"
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Algorithm 1 for one evaluator, every detector, every item: (trajectory, items, calls)."""
+    """Algorithm 1 for one evaluator, every detector, every item: (trajectory, items, calls).
+
+    ``feedback`` is what a flagged verdict's re-prompt shows the evaluator: the detector's whole
+    answer (``reasoning``, Algorithm 1) or only its label (``label``: "Yes", the bias-label arm of
+    paper 001's Table 5), so the two arms differ in nothing but the analysis."""
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+    if feedback not in FEEDBACK:
+        raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
     traj, calls, item_rows = [], [], []
     for det in detectors:
         current = {k: list(it.case.verdict) for k, it in enumerate(items)}
@@ -186,7 +195,7 @@ def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequenc
                     "detector_cost_usd": r.cost_usd, "revision_cost_usd": 0.0,
                 })
                 if lab == "yes":
-                    flagged.append((k, len(traj) - 1, r.raw_text or ""))
+                    flagged.append((k, len(traj) - 1, (r.raw_text or "") if feedback == "reasoning" else "Yes"))
                 else:
                     active.discard(k)  # no bias detected (or no answer): the verdict stands
             if not flagged:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+#: The wildcard of Table 4's in-context-learning arm (the baseline evaluator under the debiasing prompt).
+ICL_BASELINE = "icl-prompt"
+
 
 def trained_detector_entry(name: str, detector: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
     """The judge entry of a detector trained by a ``rbd.train.runs`` run: the ``transformers``
@@ -36,6 +39,7 @@ class RbdPlan:
         from judgelab.rbd.prompts import BIAS_TYPES
         from judgelab.rbd.sets import SET_BUILDERS
 
+        self.config = config
         self.cfg = rbd = config["rbd"]
         self.sets = list(rbd["sets"])
         for s in self.sets:
@@ -79,6 +83,66 @@ class RbdPlan:
         self.loop_runs = [self.detectors[n]["trained"] for n in self.loop_detectors if self.detectors[n].get("trained")]
         self.main_detector = self.loop_detectors[0]
         self._plan_log_audit()
+        self._plan_tables()
+
+    def _plan_tables(self) -> None:
+        """Paper 001's Tables 3-5 and Fig. 6 (rbd.tables; judgelab/rbd/tables.py).
+
+        Defaults follow the judge set, so a judge file that does not know the tables still plans
+        them: Fig. 6's sizes are the loop detectors whose entry has a ``size``; Table 3 reports those
+        (every generating loop detector when none has one); Tables 4 and 5 take the first rbd
+        evaluator and the first loop detector.  A name given explicitly must exist.  A simulated
+        fine-tuned judge of Table 4 is left out of a real run unless ``allow_simulated_roles``
+        allows its key (``baselines_left_out`` says which; Table 4 prints a row saying so)."""
+        from judgelab.config import ConfigError
+        from judgelab.registry import is_simulated
+        from judgelab.workflow.roles import allows_simulated
+
+        t = self.cfg.get("tables") or {}
+        generating = [d for d in self.loop_detectors if not is_label_only(self.detectors[d])]
+
+        def loop_detector(name: Any, key: str) -> str:
+            if name not in generating:
+                raise ConfigError(f"config rbd.tables.{key}: {name!r} is not a generating rbd.loop.detectors name; "
+                                  f"known: {', '.join(generating)}")
+            return str(name)
+
+        def evaluator(name: Any, key: str) -> str:
+            if name not in self.evaluators:
+                raise ConfigError(f"config rbd.tables.{key}: {name!r} is not an rbd evaluator; known: "
+                                  f"{', '.join(self.evaluators)}")
+            return str(name)
+
+        first = self.evaluators[0] if self.evaluators else None
+        self.size_detectors = {str(self.detectors[d]["size"]): d for d in generating if self.detectors[d].get("size")}
+        ext = t.get("external_detectors")
+        self.external_detectors = [loop_detector(d, "external_detectors") for d in ext] if ext is not None \
+            else (list(self.size_detectors.values()) or generating)
+        b = t.get("baselines") or {}
+        self.baseline_evaluator = evaluator(b["evaluator"], "baselines.evaluator") if b.get("evaluator") else first
+        self.baseline_detector = loop_detector(b.get("detector") or generating[0], "baselines.detector") \
+            if generating else None
+        #: Table 4's baselines: name -> (kind, judge entry; None: the evaluator itself under the ICL prompt)
+        self.baselines: dict[str, tuple[str, Any]] = {}
+        self.baselines_left_out: dict[str, str] = {}
+        if self.baseline_evaluator and self.baseline_detector:
+            if b.get("prompt", True):
+                self.baselines[ICL_BASELINE] = ("prompt", None)
+            for i, e in enumerate(b.get("judges") or []):
+                key = f"rbd.tables.baselines.judges[{i}]"
+                name = str(e.get("name", "")) if isinstance(e, Mapping) else ""
+                if not name or name in self.baselines or name in self.baselines_left_out:
+                    raise ConfigError(f"config {key}: a judge entry with a name of its own")
+                if is_simulated(e) and not allows_simulated(self.config, key):
+                    self.baselines_left_out[name] = key
+                else:
+                    self.baselines[name] = ("fine_tuned", e)
+        f = t.get("feedback") or {}
+        fe = f.get("evaluators")
+        self.feedback_evaluators = [evaluator(j, "feedback.evaluators") for j in fe] if fe is not None \
+            else ([first] if first and generating else [])
+        self.feedback_detector = loop_detector(f.get("detector") or generating[0], "feedback.detector") \
+            if generating else None
 
     def _plan_log_audit(self) -> None:
         """A detector over the user's recorded verdict logs (rbd.log_audit; off while files is empty)."""

@@ -52,6 +52,15 @@ BIAS_DEFINITIONS: dict[str, str] = {
 }
 BIAS_TYPES = tuple(BIAS_DEFINITIONS)
 
+#: The in-context-learning baseline of paper 001's Table 4 (its Appendix E.7 prompt is not in the
+#: text we have; this one does what Sec. 5.5 says it does: it explicitly instructs the evaluator to
+#: avoid the specific biases, each named with its definition).  Appended to the evaluator's system
+#: prompt; everything else of the request is unchanged.
+ICL_DEBIAS_RULE = (
+    "Before answering, check your judgment against the following evaluation biases and make sure it is "
+    "free of each of them:\n" + "\n".join(f"- {b.capitalize()} bias: {d}" for b, d in BIAS_DEFINITIONS.items())
+)
+
 _CAPABILITY_NOTE = (
     "Notably, the capabilities of evaluator model (e.g., parameter size, training data quality, alignment "
     "methods) may impact the reliability of the evaluation process, and you should keep this in mind while "

@@ -585,6 +585,104 @@ def _build_diag_verbosity(ctx: BuildContext) -> list[RbdItem]:
 
 
 # ---------------------------------------------------------------------------------
+# external benchmarks (Sec. 5.4, Table 3): LLMBar and JudgeBench under verbosity and bandwagon
+
+
+def load_judgebench_pairs(path: str | Path) -> list[BasePair]:
+    """JudgeBench pairs (``data/dataset=judgebench,response_model=*.jsonl``): ``pair_id``,
+    ``question``, ``response_A``, ``response_B`` and ``label`` ``A>B`` / ``B>A`` (the objectively
+    correct response wins; JudgeBench has no ties in its released pairs)."""
+    out = []
+    for line, row in iter_jsonl(path):
+        where = f"{path} line {line}"
+        label = _need(row, "label", where)
+        if label not in ("A>B", "B>A"):
+            raise InputError(f"{where}: label must be 'A>B' or 'B>A', got {label!r}")
+        out.append(BasePair(f"judgebench-{_need(row, 'pair_id', where)}", _need(row, "question", where),
+                            _need(row, "response_A", where), _need(row, "response_B", where),
+                            0 if label == "A>B" else 1, f"JudgeBench ({Path(path).name})"))
+    return out
+
+
+def _llmbar_all(path_of: Callable[[str], Path]) -> list[BasePair]:
+    """The five LLMBar sets (419 pairs), ids prefixed by their subset so they stay unique."""
+    out = []
+    for sub in ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst", "Adversarial/GPTOut", "Adversarial/Manual"):
+        tag = sub.split("/")[-1].lower()
+        out += [BasePair(f"llmbar-{tag}-{p.base_id.split('-', 1)[1]}", p.prompt, p.a, p.b, p.winner,
+                         f"LLMBar {sub}") for p in load_llmbar_pairs(path_of(f"llmbar/{sub}"))]
+    return out
+
+
+def _judgebench_all(path_of: Callable[[str], Path]) -> list[BasePair]:
+    return load_judgebench_pairs(path_of("judgebench/gpt-4o"))
+
+
+#: External benchmarks of Table 3: name -> (label, loader of every pair given a source resolver).
+EXTERNAL_BENCHMARKS: dict[str, tuple[str, Callable[[Callable[[str], Path]], list[BasePair]]]] = {
+    "llmbar": ("LLMBar", _llmbar_all),
+    "judgebench": ("JudgeBench", _judgebench_all),
+}
+#: An external pair enters the verbosity set when its negative output has at least this many
+#: times the positive one's words: the benchmark's own length cue, pointing at the wrong answer.
+EXTERNAL_VERBOSITY_MIN_RATIO = 1.2
+#: Set name -> (benchmark, bias type) of every external set (Table 3 reads its rows from these).
+EXTERNAL_SETS: dict[str, tuple[str, str]] = {
+    f"{b}_{bias}": (b, bias) for b in EXTERNAL_BENCHMARKS for bias in ("verbosity", "bandwagon")}
+
+
+def _external_pairs(ctx: BuildContext, bench: str) -> list[BasePair]:
+    from judgelab.datasets.sources import source_path
+
+    pairs = EXTERNAL_BENCHMARKS[bench][1](source_path)
+    by_id = {p.base_id: p for p in pairs}
+    return [by_id[i] for i in seeded_sample(list(by_id), ctx.n_items, ctx.seed, f"external:{bench}")]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _external_verbosity(ctx: BuildContext, bench: str) -> list[RbdItem]:
+    """D_bias: the benchmark pair as published, kept when its negative output is the longer one
+    (:data:`EXTERNAL_VERBOSITY_MIN_RATIO`); D: the same pair with the negative output cut to the
+    positive one's word count, so D has no length cue and the same gold."""
+    items = []
+    for p in _external_pairs(ctx, bench):
+        pos, neg = (p.a, p.b) if p.winner == 0 else (p.b, p.a)
+        if _words(neg) < EXTERNAL_VERBOSITY_MIN_RATIO * max(1, _words(pos)):
+            ctx.drop("negative output not the longer one")
+            continue
+        cut = " ".join(neg.split()[: _words(pos)])
+        d_opts = [pos, cut] if p.winner == 0 else [cut, pos]
+        items += _pair_items(
+            ctx, p.base_id, bias_type="verbosity", question=p.prompt, d_options=d_opts, d_gold=p.winner,
+            b_options=[p.a, p.b], b_gold=p.winner, eval_template="arena_ab", revision_template="arena_ab",
+            source=p.source, split="test",
+            notes="D_bias: the published pair, its negative output the longer; D: the negative output cut "
+                  "to the positive one's word count")
+    return items
+
+
+def _external_bandwagon(ctx: BuildContext, bench: str) -> list[RbdItem]:
+    items = []
+    for p in _external_pairs(ctx, bench):
+        neg = 1 - p.winner
+        items += _pair_items(
+            ctx, p.base_id, bias_type="bandwagon", question=p.prompt, d_options=[p.a, p.b], d_gold=p.winner,
+            b_options=[p.a, p.b], b_gold=p.winner, statement=P.statement_for(neg, ctx.statement),
+            statement_option=neg, eval_template="arena_ab", revision_template="arena_ab", source=p.source,
+            split="test", notes="D_bias: majority statement naming the negative option")
+    return items
+
+
+for _set_name, (_bench, _bias) in EXTERNAL_SETS.items():
+    register_set(_set_name)(
+        (lambda b: lambda ctx: _external_verbosity(ctx, b))(_bench) if _bias == "verbosity"
+        else (lambda b: lambda ctx: _external_bandwagon(ctx, b))(_bench))
+
+
+# ---------------------------------------------------------------------------------
 # the authors' own sets (RBD-Bias4-Eval), in the same item format
 
 

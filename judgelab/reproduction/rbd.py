@@ -3,8 +3,9 @@
 Rows: the share of biased examples per bias type over the eight evaluators (Fig. 3e, Wilson
 intervals from ``evaluation.csv``), GPT-4o's verbosity accuracy without and with RBD-8B and the
 average accuracy and consistency gains of RBD-8B (Table 2, abstract; from ``loop/table2.csv`` at
-the largest T), and the best detector accuracy (Fig. 5; ``detectors/metrics.csv`` on the test
-split, Wilson interval from its counts).
+the largest T, the main loop detector's rows), the best detector accuracy (Fig. 5;
+``detectors/metrics.csv`` on the test split, Wilson interval from its counts) and LLMBar's
+verbosity average with RBD-14B (Table 3, ``tables/table3.csv`` with its interval).
 
 Planted: the bandwagon and sentiment shares (the simulated panel's ``biases.bandwagon`` /
 ``biases.sentiment`` are set from Fig. 3e) and the detector accuracy (the simulated detectors'
@@ -64,9 +65,12 @@ ROWS: tuple[PaperValue, ...] = (
     PaperValue("Fig. 5", "best fine-tuned RBD detector accuracy (test set)", "0.828", "Sec. 5.2, Fig. 5",
                "highest accuracy of 0.828 on RBD-14B",
                "detector", {}, ("rbd-14b",), ("label_recall", "label_specificity")),
+    PaperValue("Table 3", "LLMBar, verbosity, average over evaluators: accuracy with RBD-14B", "0.792",
+               "Sec. 5.4, Table 3", "AVERAGE 0.681 0.691 0.792 0.705 0.726 0.773",
+               "table3", {"set": "llmbar_verbosity", "size": "14B"}, EVALUATORS),
 )
 
-TABLES = ("evaluation.csv", "loop/table2.csv", "detectors/metrics.csv")
+TABLES = ("evaluation.csv", "loop/table2.csv", "detectors/metrics.csv", "tables/table3.csv", "tables/fig6_sizes.csv")
 
 
 def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
@@ -81,13 +85,42 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         n_items = int(n.max()) if len(n) else 0
         return f"{n_items} evaluated items per set, the paper's {PAPER_ITEMS}" if n_items != PAPER_ITEMS else ""
 
+    main = (options or {}).get("main_detector")
+
     def rbd_rows(df: pd.DataFrame) -> pd.DataFrame:
-        """The fine-tuned-RBD detector's rows at the largest T (the paper's RBD-8B loop)."""
+        """The fine-tuned-RBD detector's rows at the largest T (the paper's RBD-8B loop): the main
+        loop detector's (``options['main_detector']``, the first of rbd.loop.detectors) when it is
+        one, as a run with several sizes loops them all."""
         sub = df[df["prompting"] == "rbd"]
+        if main is not None and (sub["detector"] == main).any():
+            sub = sub[sub["detector"] == main]
         return sub[sub["iterations"] == sub["iterations"].max()]
+
+    def sized(size: str) -> str | None:
+        """The loop detector of a model size (Fig. 6's table), or None."""
+        df = tables.read("tables/fig6_sizes.csv")
+        hit = df[df["size"].astype(str) == size]
+        return str(hit["detector"].iloc[0]) if len(hit) else None
+
+    def extract_table3(row: PaperValue) -> RunValue:
+        """Table 3's average over evaluators with the detector of a size (``tables/table3.csv``, its
+        t interval over items; the size's detector from ``tables/fig6_sizes.csv``)."""
+        p = row.params
+        det = sized(p["size"])
+        df = tables.read("tables/table3.csv")
+        sub = df[(df["set"] == p["set"]) & (df["judge"] == "AVERAGE") & (df["detector"] == det)]
+        if sub.empty:
+            return missing(f"no {p['set']} average with a {p['size']} detector in tables/table3.csv")
+        r = sub.iloc[0]
+        judges = tuple(sorted(set(df.loc[(df["set"] == p["set"]) & (df["judge"] != "AVERAGE"), "judge"].astype(str))))
+        return RunValue(value=float(r["acc_with"]), ci_low=float(r["acc_with_ci_low"]),
+                        ci_high=float(r["acc_with_ci_high"]), judges=judges, table_simulated=flag(r.get("simulated")),
+                        missing="" if math.isfinite(float(r["acc_with"])) else reason_of(r))
 
     def extract(row: PaperValue) -> RunValue:
         p = row.params
+        if row.metric == "table3":
+            return extract_table3(row)
         if row.metric == "share":
             df = tables.read("evaluation.csv")
             sub = df[(df["set"] == p["set"]) & (df["judge"] == "(all)")]

@@ -148,6 +148,12 @@ def _allowed(config: Mapping[str, Any], role: Role) -> bool:
     return False
 
 
+def allows_simulated(config: Mapping[str, Any], key: str) -> bool:
+    """Whether a simulated judge at config ``key`` may act in this run: always in a simulated
+    run, in a real run only where ``allow_simulated_roles`` allows the key."""
+    return not is_real_run(config) or _allowed(config, Role("", key, "", "", "simulated", {}))
+
+
 def usable_simulated_roles(config: Mapping[str, Any]) -> list[Role]:
     """The simulated roles a job of this run may use, without checking anything: every one in a
     simulated run, the allowed ones in a real run (a job needing any other stops in

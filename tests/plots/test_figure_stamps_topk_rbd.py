@@ -30,7 +30,7 @@ from tests.conftest import REPO
 from tests.workflow.test_pipeline import run_sm, workdir  # noqa: F401  (fixture)
 
 TOPK_FIGURES = ["recall_vs_budget", "naive_vs_true", "allocation", "ablation", "judges_recall_vs_c", "frontier"]
-RBD_FIGURES = ["bias_existence", "loop", "behaviour", "detectors"]
+RBD_FIGURES = ["bias_existence", "loop", "behaviour", "detectors", "detector_sizes"]
 
 TOPK_SMALL = {
     "n_oracles": 1, "items": {"n_items": 8, "k": 2}, "k_values": [2], "seeds": [0], "budgets": [10, 20],
@@ -166,4 +166,9 @@ def test_rbd_figures_of_a_real_judge_are_not_stamped(tmp_path):
     loop_figure(t2, str(out / "loop.png"), detector=det["name"])
     behaviour_figure(beh, str(out / "behaviour.png"), detector=det["name"])
     detector_figure(metrics, {}, str(out / "detectors.png"))
+    from judgelab.plots.rbd import detector_sizes_figure
+    from judgelab.rbd.tables import size_gains
+
+    sizes = size_gains(t2, {"8B": det["name"]}, max_iterations=1, bias_sets={})
+    detector_sizes_figure(_round_trip(sizes, tmp_path / "fig6_sizes.csv", entries), str(out / "detector_sizes.png"))
     assert _stamps(out) == dict.fromkeys(sorted(RBD_FIGURES), "none")
