@@ -30,7 +30,7 @@ from judgelab.rbd.tables import (
     table3_wide,
     table5,
 )
-from tests.test_rbd_loop import pair_items, sim, verdict_table
+from tests.rbd.test_loop import pair_items, sim, verdict_table
 
 
 def _run(tmp_path, items, verdicts, ev, detectors, *, sets, T=3, feedback="reasoning"):

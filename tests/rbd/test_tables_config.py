@@ -103,8 +103,8 @@ def test_llmbar_external_sets(data_root):
 
 @pytest.mark.slow
 def test_each_table_rule_is_in_the_default_dag(tmp_path, data_root):
-    from tests.test_pipeline import copy_workflow, run_sm
-    from tests.test_rbd_supervision_data_dag import _planned_rules
+    from tests.rbd.test_supervision_data_dag import _planned_rules
+    from tests.workflow.test_pipeline import copy_workflow, run_sm
 
     wd = copy_workflow(tmp_path / "wf")
     proc = run_sm(wd, "-n")

@@ -10,7 +10,7 @@ import yaml
 
 from judgelab.io import read_table
 from judgelab.rbd.tables import TABLE3_COLUMNS, TABLE4_COLUMNS, TABLE5_COLUMNS
-from tests.test_pipeline import run_sm, workdir  # noqa: F401  (fixture)
+from tests.workflow.test_pipeline import run_sm, workdir  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from scipy import stats
 from judgelab.rbd.evaluate import evaluator_request
 from judgelab.rbd.prompts import BIAS_DEFINITIONS
 from judgelab.rbd.tables import TABLE4_COLUMNS, table4, wide
-from tests.test_rbd_loop import pair_items
+from tests.rbd.test_loop import pair_items
 
 N = 20
 
