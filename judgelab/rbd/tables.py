@@ -56,8 +56,9 @@ def final_verdicts(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations
     out = items.copy()
     last: dict[tuple, list[int]] = {}
     t = trajectory[trajectory["iteration"] <= max_iterations].sort_values("iteration", kind="stable")
-    for r in t[["judge", "detector", "set", "item_id", "verdict_after"]].itertuples(index=False):
-        last[(r.judge, r.detector, r.set, r.item_id)] = [int(x) for x in r.verdict_after]
+    for judge, detector, set_name, item_id, after in t[
+            ["judge", "detector", "set", "item_id", "verdict_after"]].itertuples(index=False):
+        last[(judge, detector, set_name, item_id)] = [int(x) for x in after]
     keys = zip(out["judge"], out["detector"], out["set"], out["item_id"], strict=True)
     out["initial"] = [[int(x) for x in v] for v in out["initial"]]
     out["final"] = [last.get(k, v) for k, v in zip(keys, out["initial"], strict=True)]
@@ -215,7 +216,7 @@ def _baseline_outcomes(verdicts: pd.DataFrame, set_name: str, ids: Sequence[str]
     """A baseline's per-item outcome on the loop items ``ids`` of a set, from its verdicts on D and
     D_bias (a missing verdict is wrong, as everywhere in the study)."""
     v = verdicts[verdicts["set"] == set_name]
-    vv = {(r.item_id, r.variant): (int(r.verdict), int(r.gold)) for r in
+    vv = {(item_id, variant): (int(verdict), int(gold)) for item_id, variant, verdict, gold in
           v[["item_id", "variant", "verdict", "gold"]].itertuples(index=False)}
     out = {}
     for iid in ids:
