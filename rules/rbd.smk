@@ -385,15 +385,6 @@ _RBD_FB_DETECTOR = RBD_DETECTORS.get(RBD_PLAN.feedback_detector or "", {})
 _RBD_FB_RUNS = [_RBD_FB_DETECTOR["trained"]] if _RBD_FB_DETECTOR.get("trained") else []
 
 
-def _rbd_feedback_entries(judge):
-    return [judge_entry(judge), rbd_detector_entry(RBD_PLAN.feedback_detector)]
-
-
-def _rbd_baseline_judge(baseline):
-    kind, entry = RBD_PLAN.baselines[baseline]
-    return judge_entry(RBD_PLAN.baseline_evaluator) if entry is None else entry
-
-
 rule rbd_baseline:
     """Table 4: a fine-tuned judge, or the evaluator under the in-context debiasing prompt, judges the bias sets."""
     input:

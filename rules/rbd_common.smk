@@ -27,6 +27,8 @@ _rbd_log_audit_input = RBD_PLAN.log_audit_input
 # provenance params; simulated writer / teacher / detector roles are named as inputs
 rbd_prov = _partial(SHARED.provenance, study="rbd", panel=RBD_EVALUATORS)
 _rbd_loop_entries = _partial(RBD_PLAN.loop_entries, judge_entry)
+_rbd_feedback_entries = _partial(RBD_PLAN.feedback_entries, judge_entry)
+_rbd_baseline_judge = _partial(RBD_PLAN.baseline_judge, judge_entry)
 RBD_SET_FILES = [f"results/rbd/sets/{s}.parquet" for s in RBD_SETS]
 RBD_VERDICTS = [f"results/rbd/verdicts/{j}.parquet" for j in RBD_EVALUATORS]
 RBD_PREDICTIONS = [f"results/rbd/detectors/predictions/{d}.parquet" for d in RBD_DETECTORS]

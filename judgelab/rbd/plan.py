@@ -179,6 +179,16 @@ class RbdPlan:
         """The judge entries a loop job loads: the judge and every loop detector."""
         return [judge_entry(judge)] + [self.detector_entry(d) for d in self.loop_detectors]
 
+    def feedback_entries(self, judge_entry: Any, judge: str) -> list[Any]:
+        """The judge entries a Table 5 feedback job loads: the judge and the feedback detector."""
+        return [judge_entry(judge), self.detector_entry(self.feedback_detector)]
+
+    def baseline_judge(self, judge_entry: Any, baseline: str) -> Any:
+        """The judge entry of a Table 4 baseline: its own entry, or the baseline evaluator's
+        for the in-context debiasing prompt."""
+        _kind, entry = self.baselines[baseline]
+        return judge_entry(self.baseline_evaluator) if entry is None else entry
+
     def run_gpus(self, run: str) -> int:
         """GPUs of a training run: one when its device is CUDA."""
         return 1 if str(self.runs[run].get("device", "cpu")).startswith("cuda") else 0
