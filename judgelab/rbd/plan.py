@@ -180,7 +180,9 @@ class RbdPlan:
         return [judge_entry(judge)] + [self.detector_entry(d) for d in self.loop_detectors]
 
     def feedback_entries(self, judge_entry: Any, judge: str) -> list[Any]:
-        """The judge entries a Table 5 feedback job loads: the judge and the feedback detector."""
+        """The judge entries a Table 5 feedback job loads: the judge and the feedback detector
+        (feedback jobs exist only when the judge set has a generating loop detector)."""
+        assert self.feedback_detector is not None, "no feedback detector: rbd_feedback has no jobs"
         return [judge_entry(judge), self.detector_entry(self.feedback_detector)]
 
     def baseline_judge(self, judge_entry: Any, baseline: str) -> Any:
