@@ -128,6 +128,13 @@ def test_the_judgebench_measurement_reads_judgebench_outputs():
         for pid in {r["pair_id"] for r in f}:
             files_per_pair[pid] = files_per_pair.get(pid, 0) + 1
     assert shape.judges_per_item == round(float(np.median(list(files_per_pair.values()))))
+    pairs = {}
+    for f in recs:
+        for r in f:
+            pairs.setdefault(r["pair_id"], r)  # each pair's texts once: every judge's file repeats them
+    assert len(pairs) < sum(map(len, recs))
+    responses = [r[k] for r in pairs.values() for k in ("response_A", "response_B")]
+    assert shape.response.words == tuple(round(float(x)) for x in np.quantile(_words(responses), LEVELS))
     answers = [g["judgment"]["response"] for f in recs for r in f for g in r["judgments"] if g["judgment"]["response"]]
     assert len(answers) == 8  # the two arena_hard files' 4 records, two games each; reward games have no text
     assert shape.judge_response.words == tuple(round(float(x)) for x in np.quantile(_words(answers), LEVELS))
