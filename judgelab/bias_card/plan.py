@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.bias_card.card import CardSettings
+from judgelab.bias_card.card_settings import CardSettings
 from judgelab.bias_card.settings import from_config
 from judgelab.config import ConfigError
 from judgelab.registry import UnknownEntryError

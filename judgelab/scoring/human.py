@@ -16,7 +16,7 @@ The URLs are pinned in :data:`judgelab.datasets.sources.SOURCES`.  A data set ma
 (``$JUDGELAB_DATA``), in ``results/downloads/`` or at the path given; it is never downloaded
 behind the user's back (the human-eval parquet alone is 13 MB), and when absent it leaves the run:
 :class:`judgelab.scoring.plan.ScoringStudy` records one line saying which file is missing and where
-to download it (:func:`absent_reason`).  The table rules then keep the paper's cells of that set --
+to download it (:func:`judgelab.scoring.human_files.absent_reason`).  The table rules then keep the paper's cells of that set --
 Table 2's rows against human scores, Table 3's rows against the human and the gold-judge scores --
 with empty statistics and that line as their ``reason`` (:func:`absent_table2_rows`,
 :func:`absent_table3_rows`), and each rule's log says the line once (:func:`log_absent`).
@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from judgelab.datasets.sources import SOURCES, DataMissing, data_root, downloads_dir, resolve_data_path
 from judgelab.scoring.gold_candidates import RECORDED_GPT4, TABLE2_COLUMNS
 from judgelab.scoring.metrics import TABLE3_COLUMNS, _variant_order
 from judgelab.scoring.prompt import VARIANTS
@@ -41,23 +38,6 @@ log = logging.getLogger(__name__)
 #: the gold sources a human-scored set gives Table 3 (paper 004: "Human" and "GPT-4.1" columns)
 TABLE3_GOLDS = ("human", "gold_judge")
 
-
-def absent_reason(name: str, spec: Mapping[str, Any]) -> str:
-    """Empty when data set ``name``'s file is here; else one line naming the file, where it was
-    looked for and the pinned URL to download it from.  Nothing is downloaded."""
-    source = str(spec["source"])
-    if Path(source).exists():
-        return ""
-    rel = SOURCES[source].rel if source in SOURCES else source
-    try:
-        resolve_data_path(rel, download=False)
-    except DataMissing:
-        root = data_root()
-        where = f"{root}" if root is not None else "no data root ($JUDGELAB_DATA unset)"
-        fetch = f"; download {SOURCES[source].url} to {rel} there" if source in SOURCES else ""
-        return (f"scoring.datasets.{name}: human-scored set absent: {rel} is not under {where} nor in "
-                f"{downloads_dir()}{fetch}")
-    return ""
 
 
 def log_absent(absent: Mapping[str, str]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec, check_judges
 from judgelab.registry import backend_traits
-from judgelab.scoring.human import absent_reason
+from judgelab.scoring.human_files import absent_reason
 from judgelab.scoring.query import with_scoring_profile
 
 

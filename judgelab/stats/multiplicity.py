@@ -5,7 +5,6 @@ so that the bias card, the probe and any study correct their families the same w
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 #: multiplicity corrections of a family of tests (statsmodels ``multipletests`` methods, and none)
 MULTIPLICITY = ("holm", "bh", "none")
@@ -46,5 +45,7 @@ def family_mde_factor(m: int, *, method: str, alpha: float, power: float) -> flo
     correction."""
     if method == "none" or m <= 1:
         return 1.0
+    from scipy.stats import norm  # here: the workflow's planner imports this module's names, not scipy
+
     zp = float(norm.ppf(power))
     return (float(norm.ppf(1 - alpha / (2 * m))) + zp) / (float(norm.ppf(1 - alpha / 2)) + zp)

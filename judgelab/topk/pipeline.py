@@ -60,12 +60,6 @@ def pool_design(cfg: dict[str, Any]) -> PoolDesign:
     return PoolDesign(**it)
 
 
-def focus_judge(cfg: dict[str, Any], judge_names: Sequence[str]) -> str:
-    """The configured focus judge, or the first judge when it is not in this judge set."""
-    f = cfg.get("focus_judge")
-    return f if isinstance(f, str) and f in judge_names else judge_names[0]
-
-
 # -- rule topk_items -----------------------------------------------------------------
 
 
@@ -247,17 +241,6 @@ def live_settings(cfg: dict[str, Any]) -> LiveSettings:
     )
 
 
-def rank_judges(cfg: dict[str, Any], judge_names: Sequence[str]) -> list[str]:
-    """Judges of the live ranking: ``topk.rank.judges`` or the focus judge; unknown names fail."""
-    names = cfg.get("rank", {}).get("judges")
-    if names is None:
-        return [focus_judge(cfg, judge_names)] if judge_names else []
-    unknown = [n for n in names if n not in judge_names]
-    if unknown:
-        raise ConfigError(f"topk.rank.judges: {unknown} are not configured judges ({list(judge_names)})")
-    return list(names)
-
-
 def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_name: str, cache_path: str | CallStore,
               max_error_rate: float | None) -> dict[str, pd.DataFrame]:
     """Rank one items file live with one judge (:func:`judgelab.topk.live.rank_live`)."""
@@ -361,18 +344,6 @@ def make_figures(*, budgets: list[pd.DataFrame], synthetic: pd.DataFrame, scores
 
 
 # -- rule topk_flip_rate -------------------------------------------------------------
-
-
-def flip_judges(cfg: Mapping[str, Any], judge_names: Sequence[str]) -> list[str]:
-    """Judges asked for the temperature-1 flip rate: ``topk.flip_rate.judges`` or the focus judge;
-    unknown names fail."""
-    names = (cfg.get("flip_rate") or {}).get("judges")
-    if names is None:
-        return [focus_judge(dict(cfg), judge_names)] if judge_names else []
-    unknown = [n for n in names if n not in judge_names]
-    if unknown:
-        raise ConfigError(f"config: topk.flip_rate.judges: {unknown} are not configured judges ({list(judge_names)})")
-    return list(names)
 
 
 def flip_rate_tables(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, cache_path: str | CallStore,

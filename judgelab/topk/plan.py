@@ -3,12 +3,40 @@ focus tables follow, which replayed judges and rank runs there are -- checked on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from judgelab.config import ConfigError
-from judgelab.topk.pipeline import flip_judges, focus_judge, rank_judges
+
+
+def focus_judge(cfg: dict[str, Any], judge_names: Sequence[str]) -> str:
+    """The configured focus judge, or the first judge when it is not in this judge set."""
+    f = cfg.get("focus_judge")
+    return f if isinstance(f, str) and f in judge_names else judge_names[0]
+
+
+def rank_judges(cfg: dict[str, Any], judge_names: Sequence[str]) -> list[str]:
+    """Judges of the live ranking: ``topk.rank.judges`` or the focus judge; unknown names fail."""
+    names = cfg.get("rank", {}).get("judges")
+    if names is None:
+        return [focus_judge(cfg, judge_names)] if judge_names else []
+    unknown = [n for n in names if n not in judge_names]
+    if unknown:
+        raise ConfigError(f"topk.rank.judges: {unknown} are not configured judges ({list(judge_names)})")
+    return list(names)
+
+
+def flip_judges(cfg: Mapping[str, Any], judge_names: Sequence[str]) -> list[str]:
+    """Judges asked for the temperature-1 flip rate: ``topk.flip_rate.judges`` or the focus judge;
+    unknown names fail."""
+    names = (cfg.get("flip_rate") or {}).get("judges")
+    if names is None:
+        return [focus_judge(dict(cfg), judge_names)] if judge_names else []
+    unknown = [n for n in names if n not in judge_names]
+    if unknown:
+        raise ConfigError(f"config: topk.flip_rate.judges: {unknown} are not configured judges ({list(judge_names)})")
+    return list(names)
 
 
 @dataclass

@@ -36,7 +36,8 @@ from judgelab.topk.flips import (
 )
 from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.oracle import study_judge_entry
-from judgelab.topk.pipeline import flip_judges, flip_rate_tables
+from judgelab.topk.pipeline import flip_rate_tables
+from judgelab.topk.plan import flip_judges
 from tests.conftest import REPO
 
 BANKS = REPO / "data" / "topk" / "statements.json"

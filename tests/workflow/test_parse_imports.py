@@ -1,0 +1,33 @@
+"""Parsing the workflow loads no statistics library.
+
+Every ``snakemake`` start (a dry run, each planned job's scheduler, every DAG test) parses the
+Snakefile, whose planners import judgelab modules.  When a planner pulled in a study's statistics,
+``scipy.stats`` alone added about 0.8 CPU-s to each start (see docs/benchmarks.md, "The README's
+test command").  The planners need config checks only; the statistics load in the jobs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+HEAVY = ("scipy.stats", "statsmodels", "torch", "sklearn", "matplotlib")
+
+PROBE = """
+import atexit, sys
+atexit.register(lambda: print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules)))
+from snakemake.cli import main
+sys.argv = ["snakemake", "-n", "-q", "--cores", "1"]
+main()
+"""
+
+
+def test_a_dry_run_of_the_default_dag_loads_no_statistics_library(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    assert loaded[-1] == "LOADED ", (loaded[-1], "a planner imports a statistics module at parse time")
