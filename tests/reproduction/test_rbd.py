@@ -77,6 +77,9 @@ def _folder(root, *, prometheus: dict, simulated: bool = False, n_items: int = 5
          "value": v + (0.1 if b != "verbosity" else 0.0), "ci_low": v - 0.05, "ci_high": v + 0.05,
          "simulated": simulated, "reason": ""}
         for b in ("verbosity", "bandwagon") for m, k, j, v in arms]
+        + [{"bias_type": b, "set": b, "metric": "accuracy", "method": "skywork-critic-70b", "kind": "fine_tuned",
+            "judge": "skywork-critic-70b", "n": 100, "value": 0.664, "ci_low": 0.6, "ci_high": 0.7,
+            "simulated": simulated, "reason": ""} for b in ("verbosity", "bandwagon")]
         + [{"bias_type": b, "set": b, "metric": "accuracy", "kind": "fine_tuned", "n": 100, "reason": "",
             "simulated": simulated, **prometheus, "value": prometheus["value"] + (0.3 if b != "bandwagon" else 0.0)}
            for b in ("verbosity", "bandwagon")])
@@ -147,7 +150,8 @@ def test_simulated_stand_ins_make_the_planted_rows_planted(tmp_path):
 
 def test_a_left_out_baseline_and_missing_tables_say_why(tmp_path):
     root = tmp_path / "rbd"
-    left = {"method": "prometheus-2-8x7b", "judge": "prometheus-2-8x7b", "value": np.nan,
+    # as judgelab.rbd.tables.table4 writes a left-out fine-tuned judge: flagged simulated, no value
+    left = {"method": "prometheus-2-8x7b", "judge": "prometheus-2-8x7b", "value": np.nan, "simulated": True,
             "reason": "left out: a simulated stand-in in a real run (rbd.tables.baselines.judges[0]; "
                       "allow_simulated_roles admits it)"}
     files, _ = _folder(root, prometheus=left, n_items=100)
@@ -163,6 +167,13 @@ def test_a_left_out_baseline_and_missing_tables_say_why(tmp_path):
                         (T5_REASON, "table5.csv"), (F6_ACC15, "fig6_sizes.csv"), (T3_BAND, "fig6_sizes.csv")):
         assert pd.isna(t.loc[cell, "run_value"]) and t.loc[cell, "verdict"] == "not comparable"
         assert f"{table} is not among this run's outputs" in t.loc[cell, "reason"], (cell, t.loc[cell, "reason"])
+    # a sized detector missing from the loop's Table 2: Fig. 6's empty cell and its reason
+    t2 = pd.read_csv(files[1])
+    files[5] = _write(root / "tables/fig6_sizes.csv", size_gains(t2, {"1.5B": "rbd-absent"}, max_iterations=3,
+                                                                  bias_sets={b: b for b in BIAS_TYPES}))
+    t = reproduce("rbd", root, files, ENTRIES).set_index("cell")
+    assert pd.isna(t.loc[F6_ACC15, "run_value"])
+    assert t.loc[F6_ACC15, "reason"] == "this run has no value: detector not in the loop's Table 2"
     # a run without the label-only loop writes an empty Table 5
     files[4] = _write(root / "tables/table5.csv", pd.DataFrame(columns=TABLE5_COLUMNS))
     t = reproduce("rbd", root, files, ENTRIES).set_index("cell")

@@ -43,8 +43,8 @@ def _t3(dataset, gold_source, variant, rho, n):
 def _t2(dataset, candidate, source, rho, n):
     row = dict.fromkeys(TABLE2_COLUMNS, np.nan)
     row.update(dataset=dataset, reference_source="human", candidate=candidate, source=source, n=n, n_unparsed=0,
-               rho=rho, rho_ci_low=rho - 0.03, rho_ci_high=rho + 0.03, r=rho, r_ci_low=rho - 0.03,
-               r_ci_high=rho + 0.03, simulated=False, reason="")
+               rho=rho, rho_ci_low=rho - 0.03, rho_ci_high=rho + 0.03, r=rho + 0.02, r_ci_low=rho - 0.01,
+               r_ci_high=rho + 0.05, simulated=False, reason="")
     return row
 
 

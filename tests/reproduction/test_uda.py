@@ -90,6 +90,13 @@ def test_without_a_held_out_split_the_rows_have_no_value_and_say_why(tmp_path):
         for cell in (STD, PEARSON):
             assert pd.isna(t.loc[cell, "run_value"]) and t.loc[cell, "verdict"] == "not comparable"
             assert "this run has no held-out Arena-Hard split" in t.loc[cell, "reason"]
+    # a transferred adapter no judge had a usable verdict for: the table's empty cell and its reason
+    empty = pd.DataFrame([{"judge": "Average", "method": f"uda [from {SOURCE}]", "pearson_consensus": np.nan,
+                           "mse_consensus": np.nan, "reason": "no judge with a usable verdict"}])
+    write_table(empty, root / HELD / "tables" / "alignment.csv", provenance=provenance("h", 0, REAL))
+    t = reproduce("uda", root, files, entries, {"heldout": {"set": HELD, "source": SOURCE}}).set_index("cell")
+    assert pd.isna(t.loc[PEARSON, "run_value"])
+    assert t.loc[PEARSON, "reason"] == "this run has no value: no judge with a usable verdict"
     # a split whose tables this run did not write: named
     t = reproduce("uda", root, [], entries, {"heldout": {"set": HELD, "source": SOURCE}}).set_index("cell")
     assert f"{HELD}/tables/std.csv is not among this run's outputs" in t.loc[STD, "reason"]
