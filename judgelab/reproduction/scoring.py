@@ -94,8 +94,7 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         """Table 2: the candidate's gold protocol (a run judge standing for it) against human scores."""
         p = row.params
         df = tables.read("table2.csv")
-        sub = df[(df["dataset"] == p["dataset"]) & (df["reference_source"] == "human")
-                 & (df["source"] == "gold_protocol")]
+        sub = df[(df["dataset"] == p["dataset"]) & (df["reference_source"] == "human")]
         if sub.empty:
             return missing(f"no {p['dataset']} row against human scores in table2.csv (the set is not among "
                            "this run's scoring sets)")
