@@ -298,13 +298,17 @@ rule uda_summary:
 # number, its provenance (planted / simulated / replayed / real) and verdict.
 from judgelab.reproduction import uda as _uda_repro
 
+# the held-out Arena-Hard split the adapter is applied to zero-shot (None: the run has none)
+_UDA_HELDOUT = _uda_repro.heldout_split(UDA, UDA_SETS)
+
 STUDY_OUTPUTS["uda"] = [*STUDY_OUTPUTS["uda"], "results/uda/reproduction.csv"]
 
 
 rule uda_reproduction:
     """reproduction.csv: the paper's values, this run's, provenance and verdict."""
     input:
-        [f"results/uda/{t}" for t in _uda_repro.TABLES if f"results/uda/{t}" in STUDY_OUTPUTS["uda"]],
+        [f"results/uda/{t}" for t in [*_uda_repro.TABLES, *_uda_repro.heldout_tables(_UDA_HELDOUT)]
+         if f"results/uda/{t}" in STUDY_OUTPUTS["uda"]],
     output:
         report(
             "results/uda/reproduction.csv",
@@ -314,7 +318,7 @@ rule uda_reproduction:
     params:
         study="uda",
         judges=ALL_JUDGE_ENTRIES,
-        options={},
+        options={"heldout": _UDA_HELDOUT},
         config_hash=CONFIG_HASH,
         seed=config["seed"],
     log:

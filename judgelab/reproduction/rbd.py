@@ -4,13 +4,23 @@ Rows: the share of biased examples per bias type over the eight evaluators (Fig.
 intervals from ``evaluation.csv``), GPT-4o's verbosity accuracy without and with RBD-8B and the
 average accuracy and consistency gains of RBD-8B (Table 2, abstract; from ``loop/table2.csv`` at
 the largest T, the main loop detector's rows), the best detector accuracy (Fig. 5;
-``detectors/metrics.csv`` on the test split, Wilson interval from its counts) and LLMBar's
-verbosity average with RBD-14B (Table 3, ``tables/table3.csv`` with its interval).
+``detectors/metrics.csv`` on the test split, Wilson interval from its counts), LLMBar's
+verbosity and bandwagon averages with RBD-14B (Table 3, ``tables/table3.csv`` with its interval),
+LLaMA-3.1-70B's verbosity accuracy under the in-context debiasing prompt and Prometheus2's
+bandwagon accuracy (Table 4, ``tables/table4.csv``), GPT-4o's verbosity accuracy with the
+detector's label only and with its reasoning (Table 5, ``tables/table5.csv``) and the average
+gains of the smallest and largest detector (Fig. 6, ``tables/fig6_sizes.csv``), each with the
+table's interval.
 
 Planted: the bandwagon and sentiment shares (the simulated panel's ``biases.bandwagon`` /
 ``biases.sentiment`` are set from Fig. 3e) and the detector accuracy (the simulated detectors'
 ``label_recall`` / ``label_specificity`` are set so that RBD beats the prompting baselines as in
-Fig. 5).  The verbosity and position shares come from paper 003's biases: ``simulated``.
+Fig. 5), Fig. 6's gains (the other sizes' label skills are set monotone in size after Fig. 6's
++6.5 to +15.4 points), Prometheus2's bandwagon accuracy (its simulated stand-in's
+``biases.bandwagon`` is set so it follows the majority statement, after Table 4) and the
+label-only accuracy of Table 5 (the evaluators' ``reasoning_use`` is set from Table 5: a label
+alone fixes about a quarter of what the reasoning does).  The verbosity and position shares come
+from paper 003's biases: ``simulated``.
 """
 
 from __future__ import annotations
@@ -68,9 +78,36 @@ ROWS: tuple[PaperValue, ...] = (
     PaperValue("Table 3", "LLMBar, verbosity, average over evaluators: accuracy with RBD-14B", "0.792",
                "Sec. 5.4, Table 3", "AVERAGE 0.681 0.691 0.792 0.705 0.726 0.773",
                "table3", {"set": "llmbar_verbosity", "size": "14B"}, EVALUATORS),
+    PaperValue("Table 3", "LLMBar, bandwagon, average over evaluators: accuracy with RBD-14B", "0.765",
+               "Sec. 5.4, Table 3", "AVERAGE 0.694 0.714 0.765 0.578 0.595 0.624",
+               "table3", {"set": "llmbar_bandwagon", "size": "14B"}, EVALUATORS),
+    PaperValue("Table 4", "LLaMA-3.1-70B, verbosity: accuracy under the in-context debiasing prompt (Prompt)",
+               "0.576", "Sec. 5.5, Table 4", "Verbosity 0.562 0.576 0.226 0.5920.940",
+               "table4", {"bias_type": "verbosity", "kind": "prompt"}, ("llama-3.1-70b",)),
+    PaperValue("Table 4", "Prometheus2-8x7B, bandwagon: accuracy", "0.014", "Sec. 5.5, Table 4",
+               "Prometheus performs poorly especially on bandwagon bias (0.014)",
+               "table4", {"bias_type": "bandwagon", "kind": "fine_tuned", "name": "prometheus"},
+               ("prometheus-2-8x7b",), ("biases.bandwagon",)),
+    PaperValue("Table 5", "GPT-4o, verbosity: accuracy with RBD-8B's bias label only", "0.764", "Sec. 6, Table 5",
+               "Verbosity 0.716 0.764 0.912",
+               "table5", {"bias_type": "verbosity", "column": "label_only"}, ("gpt-4o",), ("reasoning_use",)),
+    PaperValue("Table 5", "GPT-4o, verbosity: accuracy with RBD-8B's full reasoning", "0.912", "Sec. 6, Table 5",
+               "Verbosity 0.716 0.764 0.912",
+               "table5", {"bias_type": "verbosity", "column": "reasoning"}, ("gpt-4o",)),
+    PaperValue("Fig. 6", "RBD-1.5B: average accuracy gain over evaluators and bias types (pp)", "+6.5",
+               "Sec. 5.3, Fig. 6", "the average accuracy gain rises from +6.5%",
+               "fig6", {"size": "1.5B", "column": "acc_gain"}, EVALUATORS, ("label_recall", "label_specificity")),
+    PaperValue("Fig. 6", "RBD-14B: average accuracy gain over evaluators and bias types (pp)", "+15.4",
+               "Sec. 5.3, Fig. 6", "to +15.4%, while consistency improves from +5.3% to +11.9%",
+               "fig6", {"size": "14B", "column": "acc_gain"}, EVALUATORS, ("label_recall", "label_specificity")),
+    PaperValue("Fig. 6", "RBD-14B: average consistency gain over evaluators and bias types (pp)", "+11.9",
+               "Sec. 5.3, Fig. 6", "to +15.4%, while consistency improves from +5.3% to +11.9%",
+               "fig6", {"size": "14B", "column": "consistency_gain"}, EVALUATORS,
+               ("label_recall", "label_specificity")),
 )
 
-TABLES = ("evaluation.csv", "loop/table2.csv", "detectors/metrics.csv", "tables/table3.csv", "tables/fig6_sizes.csv")
+TABLES = ("evaluation.csv", "loop/table2.csv", "detectors/metrics.csv", "tables/table3.csv", "tables/table4.csv",
+          "tables/table5.csv", "tables/fig6_sizes.csv")
 
 
 def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
@@ -117,10 +154,72 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
                         ci_high=float(r["acc_with_ci_high"]), judges=judges, table_simulated=flag(r.get("simulated")),
                         missing="" if math.isfinite(float(r["acc_with"])) else reason_of(r))
 
+    def with_ci(r: pd.Series, column: str, judges: tuple[str, ...], note: str, scale: float = 1.0,
+                ci: str | None = None) -> RunValue:
+        """A table cell with its ``<ci>_ci_low`` / ``_ci_high`` interval (``ci`` defaults to the
+        column; ``scale``: to the paper's units); an empty cell carries the table's reason."""
+        ci = ci if ci is not None else f"{column}_"
+        v = float(r[column]) * scale
+        return RunValue(value=v, ci_low=float(r[f"{ci}ci_low"]) * scale,
+                        ci_high=float(r[f"{ci}ci_high"]) * scale, judges=judges,
+                        table_simulated=flag(r.get("simulated")), incomparable=note,
+                        missing="" if math.isfinite(v) else reason_of(r))
+
+    def extract_table4(row: PaperValue) -> RunValue:
+        """Table 4: a baseline's share on a bias set (``tables/table4.csv``, Wilson interval): the
+        in-context prompt arm (kind ``prompt``) or the fine-tuned judge whose name holds ``name``."""
+        p = row.params
+        df = tables.read("tables/table4.csv")
+        sub = df[(df["bias_type"] == p["bias_type"]) & (df["kind"] == p["kind"])]
+        if "name" in p:
+            sub = sub[sub["method"].astype(str).str.lower().str.contains(p["name"])]
+        if sub.empty:
+            return missing(f"no {p['kind']} baseline{' ' + p['name'] if 'name' in p else ''} on {p['bias_type']} "
+                           "in tables/table4.csv (rbd.tables.baselines)")
+        r = sub.iloc[0]
+        judge = str(r["judge"])
+        if not math.isfinite(float(r["value"])):  # a left-out baseline: its reason, no simulated flag
+            return missing(reason_of(r), (judge,))
+        return with_ci(r, "value", (judge,), size_note(str(r["set"])), ci="")
+
+    def extract_table5(row: PaperValue) -> RunValue:
+        """Table 5: the evaluator standing for the row's judge, after the loop with the label only
+        or with the reasoning (``tables/table5.csv``, Wilson intervals)."""
+        p = row.params
+        df = tables.read("tables/table5.csv")
+        sub = df[df["bias_type"] == p["bias_type"]]
+        if sub.empty:
+            return missing(f"no {p['bias_type']} row in tables/table5.csv (rbd.tables.feedback: no label-only loop)")
+        judge = find_judge(row.judges[0], sub["judge"].astype(str))
+        if judge is None:  # another evaluator's feedback loop: its numbers, said to be another judge's
+            judge = str(sub["judge"].iloc[0])
+        r = sub[sub["judge"] == judge].iloc[0]
+        return with_ci(r, p["column"], (judge,), size_note(str(r["set"])))
+
+    def extract_fig6(row: PaperValue) -> RunValue:
+        """Fig. 6: a size's mean gain over (evaluator, bias set) cells (``tables/fig6_sizes.csv``, t
+        interval over cells), in points; the evaluators are the loop's."""
+        p = row.params
+        df = tables.read("tables/fig6_sizes.csv")
+        sub = df[df["size"].astype(str) == p["size"]]
+        if sub.empty:
+            return missing(f"no {p['size']} detector in tables/fig6_sizes.csv (rbd.detectors[i].size)")
+        r = sub.iloc[0]
+        t2 = tables.read("loop/table2.csv")
+        evaluators = sorted(set(t2.loc[t2["detector"] == r["detector"], "judge"].astype(str)))
+        notes = sorted({size_note(b) for b in BIASES} - {""})
+        return with_ci(r, p["column"], (str(r["detector"]), *evaluators), "; ".join(notes), scale=100.0)
+
     def extract(row: PaperValue) -> RunValue:
         p = row.params
         if row.metric == "table3":
             return extract_table3(row)
+        if row.metric == "table4":
+            return extract_table4(row)
+        if row.metric == "table5":
+            return extract_table5(row)
+        if row.metric == "fig6":
+            return extract_fig6(row)
         if row.metric == "share":
             df = tables.read("evaluation.csv")
             sub = df[(df["set"] == p["set"]) & (df["judge"] == "(all)")]

@@ -2,11 +2,15 @@
 
 Rows: the pooled and Llama-3.1-8B bias-aware gains (Table 2, paired-bootstrap CIs), the
 Llama-3.1-8B verbosity coefficient (Table 1), top-k recall against the budget (Table 3), the
-2x2 ablation (Table 4) and the competence-gain Spearman correlation (Fig. 8).  The paper's
+2x2 ablation (Table 4), the competence-gain Spearman correlation (Fig. 8) and GPT-4o-mini's
+temperature-1 flip rate (Sec. 6, Limitations (ii); measured apart from the main protocol, read
+from ``flip_rate/<judge>.csv`` with its clustered Wilson interval).  The paper's
 focus judge is Llama-3.1-8B; the run's Llama-3.1-8B rows (Tables 1-4) are its
 ``topk.focus_judge``'s, comparable only when that judge stands for Llama-3.1-8B (the rows name it).
 
-No row is planted: the simulated panel's verbosity comes from paper 003, not from this paper.
+No row is planted: the simulated panel's verbosity comes from paper 003, not from this paper, and
+no simulated profile is set from the flip rate (a simulated judge's expected rate is the flip
+table's ``planted_flip_rate``, a consequence of its sampling noise, not the paper's 8%).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ PAPER = "002"
 #: The paper's biased judges (Table 2), whose gains the pooled row averages.
 BIASED = ("llama-3.1-8b", "qwen-2.5-7b", "gemini-2.5-flash-lite", "gpt-4o-mini", "deepseek-chat")
 FOCUS = "llama-3.1-8b"
+#: The judge whose temperature-1 flip rate the paper reports.
+FLIP_JUDGE = "gpt-4o-mini"
 
 ROWS: tuple[PaperValue, ...] = (
     PaperValue("Table 2", "pooled bias-aware gain in top-k recall (Δ)", "+0.28", "Sec. 6 Q1, Table 2",
@@ -58,10 +64,16 @@ ROWS: tuple[PaperValue, ...] = (
                "Sec. 6 Q3, Fig. 8",
                "Spearman  $\\rho = -0.88$  ( $p < 10^{-4}$ ,  $n=16$ )",
                "spearman", {"x": "naive_recall", "y": "delta"}, BIASED),
+    PaperValue("Sec. 6", "GPT-4o-mini: temperature-1 flip rate across repeats (%)", "8",
+               "Sec. 6, Limitations (ii); appendix, Reproducibility of API judges",
+               "at temperature 1, GPT-4o-mini flips 8% of verdicts across repeats",
+               "flip_rate", {"temperature": 1.0}, (FLIP_JUDGE,)),
 )
 
 TABLES = tuple(f"tables/{t}.csv" for t in ("table1_judges", "table2_correctness", "table3_budget",
                                            "table4_ablation", "spearman"))
+#: The flip-rate tables, one per flip judge (``topk.flip_rate.judges``): ``flip_rate/<judge>.csv``.
+FLIP_TABLE = "flip_rate/{judge}.csv"
 
 
 def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
@@ -84,8 +96,32 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
                         judges=judges, table_simulated=flag(r.get("simulated")), incomparable=note,
                         missing="" if math.isfinite(v) else reason_of(r))
 
+    def extract_flip(row: PaperValue) -> RunValue:
+        """The flip rate (%) of the flip judge standing for the paper's GPT-4o-mini, else of the
+        run's first flip judge (then another judge's, which the verdict says); a run at another
+        temperature measures another rate."""
+        here = sorted(p.stem for p in (Path(root) / "flip_rate").glob("*.csv"))
+        names = [n for n in here if tables.available is None
+                 or (Path(root) / FLIP_TABLE.format(judge=n)).resolve() in tables.available]
+        if not names:
+            return missing("no flip-rate table in this run (topk.flip_rate.judges is empty or the rule "
+                           "topk_flip_rate did not run)")
+        judge = find_judge(row.judges[0], names) or names[0]
+        df = tables.read(FLIP_TABLE.format(judge=judge))
+        if df.empty:
+            return missing(f"{FLIP_TABLE.format(judge=judge)} has no row", (judge,))
+        r = df.iloc[0]
+        t = float(r["temperature"])
+        note = f"temperature {t:g}, the paper's {row.params['temperature']:g}" if t != row.params["temperature"] else ""
+        v = float(r["flip_rate"]) * 100
+        return RunValue(value=v, ci_low=float(r["ci_low"]) * 100, ci_high=float(r["ci_high"]) * 100,
+                        judges=(judge,), table_simulated=flag(r.get("simulated")), incomparable=note,
+                        missing="" if math.isfinite(v) else str(r.get("status") or "no flip rate"))
+
     def extract(row: PaperValue) -> RunValue:
         p = row.params
+        if row.metric == "flip_rate":
+            return extract_flip(row)
         if row.metric == "table2":
             df = tables.read("tables/table2_correctness.csv")
             if p["judge"] == "pooled":

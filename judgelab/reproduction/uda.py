@@ -9,6 +9,15 @@ paper's precision.  The paper's transfer set (100 human-annotated prompts) is no
 transfer rows read the MT-Bench tournament (human votes), which the run's ``uda.transfer``
 applies the Arena-Hard adapter to, and say so.
 
+Held-out rows: where the run splits the Arena-Hard prompts (``uda.datasets.<set>.prompt_split``
+with ``part: heldout``, a tournament a ``uda.transfer`` applies the adapter to: the paper config's
+``arena_hard_heldout``), the zero-shot transfer's std reduction (Table 2) and Pearson with the
+baseline consensus (Table 4) on those unseen prompts, read from ``<set>/tables/methods.csv`` and
+``alignment.csv`` (:func:`heldout_split` finds the set; the rule passes it as
+``options["heldout"]``).  The held-out prompts follow the paper's protocol on prompts the adapter
+never saw, but are not its human-annotated transfer set: the rows say so.  A run without such a
+split (the default) has no value for them, and says why.
+
 gpt-4o's self-preference sign is the simulated panel's ``biases.self_preference`` (set from
 Fig. 2's signs: ``config/judges/simulated.yaml``).
 """
@@ -65,10 +74,35 @@ ROWS: tuple[PaperValue, ...] = (
                "Sec. Preference bias, Fig. 2",
                "a top-tier model like gpt-4o can paradoxically underrate its own responses ( $-38",
                "self_preference", {"set": ARENA, "method": "baseline"}, ("gpt-4o",), ("biases.self_preference",)),
+    PaperValue("Table 2", "held-out Arena-Hard prompts: std reduction of UDA, zero-shot (%)", "63.4",
+               "Sec. Introduction; Table 2",
+               "Without any retraining, UDA still shrinks the inter-judge standard deviation by 63.4%",
+               "heldout", {"table": "methods", "column": "std_reduction_pct"}, PAPER_JUDGES),
+    PaperValue("Table 4", "held-out Arena-Hard prompts: mean Pearson with the baseline consensus, UDA zero-shot",
+               "0.8778", "Sec. Additional Empirical Analysis, Table 4",
+               "UDA boosts the mean Pearson correlation with the baseline-Elo consensus from 0.7363 to 0.8778",
+               "heldout", {"table": "alignment", "column": "pearson_consensus"}, PAPER_JUDGES),
 )
 
 #: The result files the rows read, relative to ``results/uda``.
 TABLES = tuple(f"{s}/tables/{t}.csv" for s in (ARENA, TRANSFER) for t in ("methods", "self_preference", "std"))
+
+
+def heldout_split(uda: Mapping[str, Any], sets: Iterable[str]) -> dict[str, str] | None:
+    """The run's held-out split, ``{"set": <held-out tournament>, "source": <the set its adapter
+    was trained on>}``: the first ``uda.transfer`` applying an adapter to a run tournament whose
+    ``prompt_split.part`` is ``heldout``; None when the run has none."""
+    run = set(sets)
+    for t in uda.get("transfer") or []:
+        spec = (uda.get("datasets") or {}).get(t["apply"]) or {}
+        if t["apply"] in run and (spec.get("prompt_split") or {}).get("part") == "heldout":
+            return {"set": str(t["apply"]), "source": str(t["train"])}
+    return None
+
+
+def heldout_tables(split: Mapping[str, str] | None) -> list[str]:
+    """The result files the held-out rows read (relative to ``results/uda``); none without a split."""
+    return [f"{split['set']}/tables/{t}.csv" for t in ("methods", "alignment", "std")] if split else []
 
 
 def _method_label(p: dict) -> str:
@@ -96,7 +130,33 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
                 f"; {why}" if why else "")
         return judges, sim, why
 
+    split = (options or {}).get("heldout")
+
+    def extract_heldout(row: PaperValue) -> RunValue:
+        """The adapter trained on the split's source set, applied zero-shot to its held-out prompts."""
+        if not split:
+            return missing("this run has no held-out Arena-Hard split (no uda.datasets.<set>.prompt_split with "
+                           "part: heldout that a uda.transfer applies the adapter to)")
+        p, held = row.params, str(split["set"])
+        judges, sim, why = judges_of(held)
+        method = f"uda [from {split['source']}]"
+        df = tables.read(f"{held}/tables/{p['table']}.csv")
+        sub = df[df["method"] == method]
+        if p["table"] == "alignment":
+            sub = sub[sub["judge"] == "Average"]
+        if sub.empty:
+            return missing(f"no method {method!r} in {held}/tables/{p['table']}.csv", judges)
+        r = sub.iloc[0]
+        v = float(r[p["column"]])
+        stand_in = (f"{held}: held-out prompts the adapter never saw stand in for the paper's human-annotated "
+                    "transfer set")
+        return RunValue(value=v, judges=judges, table_simulated=sim,
+                        incomparable="; ".join(x for x in (stand_in, why) if x),
+                        missing="" if math.isfinite(v) else reason_of(r))
+
     def extract(row: PaperValue) -> RunValue:
+        if row.metric == "heldout":
+            return extract_heldout(row)
         p = dict(row.params)
         judges, sim, why = judges_of(p["set"])
         if row.metric == "methods":

@@ -74,7 +74,7 @@ def test_what_is_not_a_printed_number_is_refused(bad):
 def test_every_study_has_rows_and_distinct_cells():
     for study in STUDIES:
         mod = study_module(study)
-        assert 4 <= len(mod.ROWS) <= 10, study
+        assert 4 <= len(mod.ROWS) <= 20, study  # headline numbers, not every cell
         cells = [(r.table_or_figure, r.cell) for r in mod.ROWS]
         assert len(set(cells)) == len(cells), study
 
