@@ -16,6 +16,7 @@ _.use_cache  # judgelab/rbd/train.py: transformers model config (off while gradi
 _.pad_token  # judgelab/rbd/train.py: a transformers tokenizer's pad token
 
 # -- signatures fixed by the caller
+__getattr__  # judgelab/bias_card/__init__.py: module attribute hook (PEP 562), called by the import system
 signum  # judgelab/workflow/lifecycle.py _on_sigterm: signal.signal passes (signum, frame)
 
 # -- entry points run by hand, documented where they are defined

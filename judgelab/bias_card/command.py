@@ -16,7 +16,7 @@ from judgelab.io import InputError
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.card_settings import CardSettings
     from judgelab.bias_card.report import write_audit
     from judgelab.bias_card.settings import from_args
     from judgelab.gate.rules import card_subject, evaluate, parse_rules, report
@@ -65,7 +65,7 @@ def cmd_leaderboard_length(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.card_settings import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_file, add_out_folder

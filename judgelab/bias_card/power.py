@@ -29,10 +29,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
-from judgelab.bias_card.card import CardSettings, bias_card
+from judgelab.bias_card.card_settings import CardSettings
 from judgelab.io import table_tuples
 
 COLUMNS = ["judge", "metric", "delta", "pilot_estimate", "null_value", "pilot_items", "pilot_mde", "level",
@@ -44,11 +42,26 @@ def _family_size(text: str) -> int:
     return int(m.group(1)) if m else 1
 
 
+# scipy and the card load inside the functions: judgelab's parser imports this module for
+# `judgelab power`'s options on every start of the command line
+
+
+def bias_card(pilot: pd.DataFrame, settings: CardSettings) -> pd.DataFrame:
+    """The pilot's bias card (:func:`judgelab.bias_card.card.bias_card`), loaded on first use."""
+    from judgelab.bias_card.card import bias_card as card
+
+    return card(pilot, settings)
+
+
 def _z_sum(alpha: float, power: float) -> float:
+    from scipy.stats import norm
+
     return float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
 
 
 def _t_sum(alpha: float, power: float, df: float) -> float:
+    from scipy.stats import t as student_t
+
     return float(student_t.ppf(1 - alpha / 2, max(df, 1.0)) + student_t.ppf(power, max(df, 1.0)))
 
 

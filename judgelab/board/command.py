@@ -109,7 +109,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def add_command(sub: argparse._SubParsersAction) -> None:
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
-    from judgelab.board.table import BoardSettings
+    from judgelab.board.settings import BoardSettings
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_folder
     from judgelab.verdict_import.cli import add_log_arguments, add_names_argument

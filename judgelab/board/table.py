@@ -36,12 +36,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from judgelab.bias_card.settings import check as check_settings
-from judgelab.bias_card.settings import setting
 from judgelab.board.battles import Battles
 from judgelab.board.bias_aware import BiasAwareResult, bias_aware, connected_to
 from judgelab.board.length_controlled import (
-    Gamed,
     difficulty_given_weights,
     estimate_difficulty,
     lc_from_weights,
@@ -49,10 +46,10 @@ from judgelab.board.length_controlled import (
     std_delta_len,
 )
 from judgelab.board.separation import NotEstimable, reason, separated_models
+from judgelab.board.settings import CORRECTION_NAMES, BoardSettings
 from judgelab.board.winrate import win_rates
 from judgelab.io import InputError
 from judgelab.ranking.bias_aware import posterior_memory
-from judgelab.stats.intervals import DEFAULT_ALPHA
 
 if TYPE_CHECKING:  # style_control imports torch when it fits
     from judgelab.board.style_control import StyleResult
@@ -70,34 +67,10 @@ FLIP_COLUMNS = ["correction", "model_1", "model_2", "win_rate_1", "win_rate_2", 
 MIN_LC_GAMES = 10
 #: cells of the pairwise rank-flip comparison formed at once
 FLIP_BLOCK_CELLS = 2**22
-#: the corrections ``--corrections`` may name (all by default)
-CORRECTION_NAMES = ("lc", "style", "bias_aware")
 #: environment variable: the memory (GiB) a leaderboard may plan for; default the machine's memory
 MEMORY_ENV = "JUDGELAB_MEMORY_GIB"
 
 
-@dataclass
-class BoardSettings:
-    """What a leaderboard is computed with.  Its statistic options are declared once, with the
-    bias card's helper (:func:`judgelab.bias_card.settings.setting`): ``judgelab leaderboard``'s
-    ``--alpha``, ``--resamples`` and ``--seed`` (:func:`judgelab.bias_card.settings.add_arguments`),
-    their defaults, ranges and help derive from these fields, and a value out of range is refused
-    here, naming the option.  The other fields come from files and ``--corrections``."""
-
-    alpha: float = setting(DEFAULT_ALPHA, "significance level; every interval is at level 1 - alpha",
-                           exclusive_minimum=0, exclusive_maximum=1)
-    style_rounds: int = setting(100, "bootstrap rounds of the style control (show_result.py's default)",
-                                key="resamples", minimum=1)
-    seed: int = setting(0, "seed of the style control's bootstrap", minimum=0)
-    gamed: Gamed | None = None
-    style_reference: dict | None = None
-    lc_weights: pd.DataFrame | None = None
-    corrections: tuple[str, ...] = CORRECTION_NAMES
-    #: GiB the bias-aware fit may plan for (None: ``$JUDGELAB_MEMORY_GIB``, else the machine's memory)
-    memory_gib: float | None = None
-
-    def __post_init__(self) -> None:
-        check_settings(self, "leaderboard setting")
 
 
 def left_out(name: str) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from judgelab.bias_card.card import CardSettings
+from judgelab.bias_card.card_settings import CardSettings
 from judgelab.compare.paired import MIN_MATCHED_ITEMS, Matched, _resample, bootstrap_summary, item_draws, item_rows
 from judgelab.io import InputError
 

@@ -32,7 +32,7 @@ def _sides(args: argparse.Namespace, *, texts: bool) -> tuple[pd.DataFrame, pd.D
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.card_settings import CardSettings
     from judgelab.bias_card.settings import from_args
     from judgelab.compare.board import board_note, compare_boards, skipped
     from judgelab.compare.paired import compare_cards, match
@@ -71,7 +71,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def add_command(sub: argparse._SubParsersAction) -> None:
-    from judgelab.bias_card.card import CardSettings
+    from judgelab.bias_card.card_settings import CardSettings
     from judgelab.bias_card.settings import add_arguments as add_setting_arguments
     from judgelab.gate.cli import add_gate_argument
     from judgelab.io import add_out_folder

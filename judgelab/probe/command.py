@@ -25,7 +25,7 @@ from dataclasses import replace as dc_replace
 
 import pandas as pd
 
-from judgelab.bias_card.card import CardSettings
+from judgelab.bias_card.card_settings import CardSettings
 
 #: the card row each probe is sized for (``--delta``); the insertion probes have none and are read
 #: against the position probe, whose size they share

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.bias_card.card import CardSettings
+from judgelab.bias_card.card_settings import CardSettings
 from judgelab.io import table_tuples
 from judgelab.probe.build import INSERTION_PROBES
 from judgelab.stats.multiplicity import adjust_p_values
