@@ -323,7 +323,7 @@ def _panel_rows(table: pd.DataFrame, s: CardSettings) -> list[dict]:
         blank = None
         if view == "strict" and "status" in table.columns:  # fallback verdicts count as none
             blank = per_unique(table["status"], lambda x: x == "fallback", bool)
-        k = judges_kappa(table, n_resamples=s.n_resamples, confidence=s.confidence, seed=s.seed, blank=blank)
+        k = judges_kappa(table, n_resamples=s.n_resamples, alpha=s.alpha, seed=s.seed, blank=blank)
         d = _finish(CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"], ci_high=k["ci_high"],
                             se=k["se"], n=k["n"], n_items=k["n_items"], reason=k["reason"], note=k["note"]), s)
         sim = any_true(table)

@@ -142,10 +142,10 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, alpha: float = DEFAULT_ALPHA) -> t
     at = {c: i for i, c in enumerate(cats)}
     code_a = np.array([at[x] for x in ua.tolist()], dtype=np.int64)[ca]
     code_b = np.array([at[x] for x in ub.tolist()], dtype=np.int64)[cb]
-    return kappa_of_codes(code_a, code_b, cats, 1 - alpha)
+    return kappa_of_codes(code_a, code_b, cats, alpha=alpha)
 
 
-def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], confidence: float = 1 - DEFAULT_ALPHA
+def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], *, alpha: float = DEFAULT_ALPHA
                    ) -> tuple[float, float, float, float, str]:
     """:func:`cohen_kappa` of labels already coded as indices into ``cats`` (sorted); categories
     neither rater uses are dropped, as :func:`cohen_kappa` never sees them."""
@@ -167,7 +167,7 @@ def kappa_of_codes(code_a: np.ndarray, code_b: np.ndarray, cats: list[str], conf
     kap, se = float(r.kappa), float(r.std_kappa)
     if not se > 0:  # e.g. each rater uses one label, a different one: kappa 0 with a zero-width interval
         return kap, se, NAN, NAN, f"kappa's asymptotic standard error is {se:.3g}: no interval"
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(norm.ppf(1 - alpha / 2))
     return kap, se, kap - z * se, kap + z * se, ""
 
 
@@ -190,13 +190,13 @@ def _pair_predictions(pairs: np.ndarray, verdict: np.ndarray) -> tuple[np.ndarra
 PPI_METRICS = ("ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie")
 
 
-def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confidence: float
+def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, *, alpha: float = DEFAULT_ALPHA
              ) -> list[tuple[str, PPIResult, str]]:
-    """(metric, result, note) of the PPI rows; see the module docstring."""
+    """(metric, result, note) of the PPI rows, intervals at level ``1 - alpha``; see the module docstring."""
     if len(human) and (human != "").all():  # every pair labelled: nothing for predictions to add
         k = len(pd.unique(np.asarray(pairs)))
         note = f"PPI++ (ppi-python), {k} of {k} pairs human-labelled"
-        r = ppi_mean(np.zeros(k), np.zeros(k), np.zeros(0), alpha=1 - confidence)  # its reason, not a fit
+        r = ppi_mean(np.zeros(k), np.zeros(k), np.zeros(0), alpha=alpha)  # its reason, not a fit
         return [(m, r, note) for m in PPI_METRICS]
     codes, pred = _pair_predictions(pairs, verdict)
     k = pred.shape[0]
@@ -212,7 +212,7 @@ def ppi_rows(pairs: np.ndarray, verdict: np.ndarray, human: np.ndarray, confiden
     sides = (int(np.count_nonzero(hl == "A")), int(np.count_nonzero(hl == "B")))
     out = []
     for col, m in enumerate(PPI_METRICS):  # columns of pred and targets: P(B), A, B, tie
-        r = ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], alpha=1 - confidence)
+        r = ppi_mean(targets[col][lab], pred[lab, col], pred[~lab, col], alpha=alpha)
         out.append((m, replace(r, labels_per_side=sides), "; ".join(x for x in (note, r.note) if x)))
     return out
 

@@ -243,9 +243,10 @@ def fleiss_ci(counts: np.ndarray, items: np.ndarray, *, n_resamples: int, alpha:
     return float(lo), float(hi)
 
 
-def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 1 - DEFAULT_ALPHA, seed: int = 0,
+def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, alpha: float = DEFAULT_ALPHA, seed: int = 0,
                  blank: np.ndarray | None = None) -> dict:
-    """The between-judge agreement row's fields (estimate, ci_low, ci_high, se, n, n_items, reason, note);
+    """The between-judge agreement row's fields (estimate, ci_low, ci_high, se, n, n_items, reason, note),
+    the interval at level ``1 - alpha``;
     ``blank`` marks verdicts that count as none (:func:`judge_matrix`)."""
     wide, items, n_judges = judge_matrix(table, blank)
     counts = category_counts(wide)
@@ -258,7 +259,8 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
         out["reason"] = f"no presentation judged with a verdict by all {n_judges} judges"
         return out
     if n_judges == 2:
-        kap, se, lo, hi, reason = cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy(), 1 - confidence)
+        kap, se, lo, hi, reason = cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy(),
+                                              alpha=alpha)
         out.update(estimate=kap, se=se, ci_low=lo, ci_high=hi, reason=reason,
                    note=f"Cohen's kappa, {wide.columns[0]} vs {wide.columns[1]} (statsmodels, asymptotic CI)")
         return out
@@ -266,7 +268,7 @@ def judges_kappa(table: pd.DataFrame, *, n_resamples: int = 1000, confidence: fl
     if not np.isfinite(kap):
         out["reason"] = "kappa undefined: every verdict in one category (expected agreement 1)"
         return out
-    lo, hi = fleiss_ci(counts, items, n_resamples=n_resamples, alpha=1 - confidence, seed=seed)
+    lo, hi = fleiss_ci(counts, items, n_resamples=n_resamples, alpha=alpha, seed=seed)
     out.update(estimate=kap, ci_low=lo, ci_high=hi, note=f"Fleiss' kappa, {n_judges} judges (statsmodels; "
                                                           "item-cluster bootstrap CI)")
     return out

@@ -35,12 +35,12 @@ def _human_rows(t: pd.DataFrame, lg: _Log, s: CardSettings) -> list[CardRow]:
     # both raters' labels are LABELS here: coded by comparison (sorted: A < B < tie), one byte a row
     code_v, code_h = ((x[both] == "B").astype(np.int8) + 2 * (x[both] == "tie").astype(np.int8)
                       for x in (lg.verdict, human))
-    kap, se, lo, hi, reason = kappa_of_codes(code_v, code_h, list(LABELS), s.confidence)
+    kap, se, lo, hi, reason = kappa_of_codes(code_v, code_h, list(LABELS), alpha=s.alpha)
     code_v = code_h = None
     rows.append(CardRow("human_kappa", estimate=kap, ci_low=lo, ci_high=hi, se=se, n=int(both.sum()),
                         n_items=_n_distinct(lg.items[both]), share=float(both.sum() / lab.sum()), reason=reason,
                         note=f"{source}; statsmodels cohens_kappa, asymptotic CI"))
-    for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, s.confidence):
+    for metric, r, note in ppi_rows(lg.pairs, lg.verdict, human, alpha=s.alpha):
         n_a, n_b = r.labels_per_side
         few = (f"{n_a} human label(s) for stored A and {n_b} for stored B: fewer than {s.min_labels_per_side} "
                "per side" if min(n_a, n_b) < s.min_labels_per_side else "")

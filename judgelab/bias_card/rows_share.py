@@ -34,7 +34,7 @@ def _share_row(metric: str, mask: np.ndarray, success: np.ndarray, items: np.nda
         return row
     y = np.asarray(success)[mask].astype(float)  # the masked rows only: no float copy of every row
     est, _, n_eff, k = _share_stats(y, items[mask], 1.0 if null is None else DEFF_FLOOR)
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, alpha=s.alpha, clusters=k)
     row.estimate, row.ci_low, row.ci_high, row.n, row.n_items = est, lo, hi, n, k
     z = norm.ppf(1 - (1 - s.confidence) / 2)
     if null is None:
@@ -78,7 +78,7 @@ def _position_row(shown: np.ndarray, parsed: np.ndarray, items: np.ndarray, s: C
     n_dec = int(np.count_nonzero(first) + np.count_nonzero(second))
     sh = first = second = None
     est, _, n_eff, k = _share_stats(y, items[parsed], DEFF_FLOOR)
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, alpha=s.alpha, clusters=k)
     se_y = math.sqrt(0.25 / n_eff)
     zstat = (est - 0.5) / se_y
     n_int = max(1, round(n_eff))

@@ -546,7 +546,7 @@ def stability(runs: np.ndarray, *, n_boot: int = 1000, alpha: float = DEFAULT_AL
     full = runs[complete]
     n = len(full)
     exact = int((full == full[:, :1]).all(axis=1).sum()) if n else 0
-    lo, hi = wilson_interval(exact, n, confidence=1 - alpha)
+    lo, hi = wilson_interval(exact, n, alpha=alpha)
     pair_agree = [float(np.mean(full[:, a] == full[:, b])) for a, b in combinations(range(runs.shape[1]), 2)] if n else []
     pair_rho = [correlation(full[:, a], full[:, b]) for a, b in combinations(range(runs.shape[1]), 2)] if n > 2 else []
     # how far a correlation moves when only the sampling changes: rho of each run against the

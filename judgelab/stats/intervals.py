@@ -25,20 +25,17 @@ DEFAULT_ALPHA = 0.05
 """The default significance level of every test, and 1 - the level of every interval (95 %)."""
 
 
-def wilson_interval(successes: float, n: float, *, confidence: float = 1 - DEFAULT_ALPHA,
+def wilson_interval(successes: float, n: float, *, alpha: float = DEFAULT_ALPHA,
                     clusters: int = 0) -> tuple[float, float]:
-    """(low, high) of the Wilson interval of ``successes / n``; NaNs when ``n`` is 0.
-
-    Its level is still named ``confidence`` (``1 - alpha``) because ``bias_card/card.py`` passes
-    ``confidence=`` here; the two are renamed together."""
+    """(low, high) of the Wilson interval of ``successes / n`` at level ``1 - alpha``; NaNs when
+    ``n`` is 0."""
     from scipy.stats import norm  # imported here: every module imports DEFAULT_ALPHA from this one
     from scipy.stats import t as student_t
     from statsmodels.stats.proportion import proportion_confint
 
     if not n or (isinstance(n, float) and math.isnan(n)):
         return math.nan, math.nan
-    alpha = 1 - confidence
-    if clusters >= 2:
+    if clusters >= 2:  # the normal tail area whose critical value is Student's t on clusters - 1 df
         alpha = float(2 * norm.sf(student_t.ppf(1 - alpha / 2, clusters - 1)))
     lo, hi = proportion_confint(successes, n, alpha=alpha, method="wilson")
     return float(lo), float(hi)

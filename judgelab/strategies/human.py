@@ -85,7 +85,7 @@ def human_gap_table(ann: pd.DataFrame, sv: pd.DataFrame, pairs: pd.DataFrame, *,
                      "constant_slot": constant, "excluded": excluded})
     k = ann[ann["annotator"].isin(kept)]
     n_md, n = int((k["decoded"] == "markdown").sum()), len(k)
-    lo, hi = wilson_interval(n_md, n, confidence=1 - alpha)
+    lo, hi = wilson_interval(n_md, n, alpha=alpha)
     agree = []
     for a, b in combinations(kept, 2):
         m = ann[ann["annotator"] == a].merge(ann[ann["annotator"] == b], on="pair_id")

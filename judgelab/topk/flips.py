@@ -156,7 +156,7 @@ def flip_rate(pair_ids: Sequence[Any] | pd.Series, verdicts: Sequence[str] | pd.
     else:
         n_eff = n / design_effect(est, ratio_cluster_variance(d, c), int(n))
         status = "ok"
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=1 - alpha, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, alpha=alpha, clusters=k)
     return {**out, "flip_rate": est, "ci_low": lo, "ci_high": hi, "n_effective": n_eff, "status": status}
 
 

@@ -2,7 +2,7 @@
 
 * :func:`paired_comparison` -- two methods scored on the same units (oracles, or oracle x
   seed runs): mean difference, paired t-test (scipy.stats.ttest_rel) and a paired
-  bootstrap 95% CI of the mean difference (scipy.stats.bootstrap over units, percentile
+  bootstrap CI at level 1 - alpha (95 % by default) of the mean difference (scipy.stats.bootstrap over units, percentile
   method, the same resampled units for both methods).
 * :func:`spearman` -- Spearman's rho across judges (scipy.stats.spearmanr).
 
@@ -42,8 +42,9 @@ def no_variance_reason(d: np.ndarray) -> str:
 
 
 def paired_comparison(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 2000, seed: int = 0,
-                      confidence: float = 1 - DEFAULT_ALPHA) -> dict[str, float | int | str]:
-    """``a - b`` on paired units: mean, paired-bootstrap CI, paired t statistic and p-value.
+                      alpha: float = DEFAULT_ALPHA) -> dict[str, float | int | str]:
+    """``a - b`` on paired units: mean, paired-bootstrap CI at level ``1 - alpha``, paired t statistic
+    and p-value.
 
     ``status`` is ``ok`` when the test ran, else ``no_variance`` (:func:`no_variance_reason`, with
     ``reason``): then ``t`` and ``p`` are NaN, and the interval of a constant difference is that
@@ -66,7 +67,7 @@ def paired_comparison(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 2000, 
         return out
     t = stats.ttest_rel(a, b)
     res = stats.bootstrap((a, b), lambda x, y, axis=-1: np.mean(x - y, axis=axis), paired=True,
-                          n_resamples=n_resamples, confidence_level=confidence, method="percentile",
+                          n_resamples=n_resamples, confidence_level=1 - alpha, method="percentile",
                           random_state=np.random.default_rng(seed))
     out.update(t=float(t.statistic), p=float(t.pvalue), ci_low=float(res.confidence_interval.low),
                ci_high=float(res.confidence_interval.high))

@@ -63,8 +63,9 @@ def _design(votes: pd.DataFrame, index: dict[str, int]) -> tuple[np.ndarray, np.
 
 
 def bradley_terry_scores(votes: pd.DataFrame, elo: EloConfig, *, n_boot: int = 1000, seed: int = 0,
-                         confidence: float = 1 - DEFAULT_ALPHA) -> pd.DataFrame:
-    """Bradley-Terry strengths of every voted model on the Elo scale, with bootstrap CIs."""
+                         alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+    """Bradley-Terry strengths of every voted model on the Elo scale, with bootstrap CIs at level
+    ``1 - alpha``."""
     models = sorted(set(votes["model_a"]) | set(votes["model_b"]))
     index = {m: i for i, m in enumerate(models)}
     win, lose, wt = _design(votes, index)
@@ -86,7 +87,7 @@ def bradley_terry_scores(votes: pd.DataFrame, elo: EloConfig, *, n_boot: int = 1
             ww, ll, wwt = _design(votes.iloc[sample], index)
             return to_elo(fit_bradley_terry(ww, ll, len(models), weights=wwt))
 
-        res = stats.bootstrap((idx,), stat, vectorized=False, n_resamples=n_boot, confidence_level=confidence,
+        res = stats.bootstrap((idx,), stat, vectorized=False, n_resamples=n_boot, confidence_level=1 - alpha,
                               method="percentile", random_state=np.random.default_rng(seed))
         out["elo_ci_low"] = res.confidence_interval.low
         out["elo_ci_high"] = res.confidence_interval.high

@@ -281,15 +281,15 @@ def test_wilson_uses_the_effective_n_the_level_and_students_t_on_clusters():
     from statsmodels.stats.proportion import proportion_confint
 
     s = C.CardSettings(alpha=0.1)
-    assert wilson_interval(0.3 * 40.0, 40.0, confidence=s.confidence) == pytest.approx(
+    assert wilson_interval(0.3 * 40.0, 40.0, alpha=s.alpha) == pytest.approx(
         proportion_confint(12, 40, alpha=0.1, method="wilson"))
     from scipy.stats import norm, t
 
     a = float(2 * norm.sf(t.ppf(0.95, 4)))
-    assert wilson_interval(12.0, 40.0, confidence=s.confidence, clusters=5) == pytest.approx(
+    assert wilson_interval(12.0, 40.0, alpha=s.alpha, clusters=5) == pytest.approx(
         proportion_confint(12, 40, alpha=a, method="wilson"))
-    assert wilson_interval(12.0, 40.0, confidence=s.confidence, clusters=1) == wilson_interval(
-        12.0, 40.0, confidence=s.confidence)
+    assert wilson_interval(12.0, 40.0, alpha=s.alpha, clusters=1) == wilson_interval(
+        12.0, 40.0, alpha=s.alpha)
 
 
 def test_binomial_mde_is_statsmodels_cohen_h_turned_into_a_proportion():
@@ -458,7 +458,7 @@ def test_share_row_without_a_null_is_descriptive_and_with_one_is_a_binomial_test
     assert (d.test, d.n, d.n_items, d.share, d.note) == ("none", 8, 4, 0.4, "n")
     assert d.estimate == 0.75 and np.isnan(d.null_value) and np.isnan(d.p_value)
     est, _, n_eff, k = K._share_stats(np.array([1, 1, 1, 0, 1, 1, 0, 1.0]), items[:8], 1.0)
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, alpha=s.alpha, clusters=k)
     assert (d.ci_low, d.ci_high) == (lo, hi)
     from scipy.stats import norm
 
@@ -638,7 +638,7 @@ def test_position_row_is_b_with_the_score_test_on_items():
     row = RS._position_row(shown, parsed, items, s, one_order=False)
     y = np.array([1, 1, 1, 0, 0.5, 1, 1, 0, 1.0])
     est, _, n_eff, k = K._share_stats(y, items[parsed], K.DEFF_FLOOR)
-    lo, hi = wilson_interval(est * n_eff, n_eff, confidence=s.confidence, clusters=k)
+    lo, hi = wilson_interval(est * n_eff, n_eff, alpha=s.alpha, clusters=k)
     assert (row.n, row.n_items, row.null_value, row.test) == (9, 5, 0.0, "score")
     assert row.estimate == pytest.approx(2 * est - 1) and row.estimate == pytest.approx(2 * y.mean() - 1)
     assert (row.ci_low, row.ci_high) == (pytest.approx(2 * lo - 1), pytest.approx(2 * hi - 1))
@@ -1201,7 +1201,7 @@ def test_panel_rows_for_two_judges_per_view_and_none_for_one():
     assert C._panel_rows(t.drop(columns="judge"), JS) == []
     out = C._panel_rows(two, JS)
     assert [d["view"] for d in out] == ["lenient", "strict"]
-    k = judges_kappa(two, n_resamples=50, confidence=0.95, seed=0)
+    k = judges_kappa(two, n_resamples=50, alpha=0.05, seed=0)
     d = out[0]
     assert (d["judge"], d["family"], d["metric"], d["simulated"]) == (PANEL_JUDGE, "panel", "judges_kappa", False)
     assert d["estimate"] == k["estimate"] and d["n"] == k["n"] and d["n_parsed"] == k["n"]
@@ -1209,7 +1209,7 @@ def test_panel_rows_for_two_judges_per_view_and_none_for_one():
     two.loc[0, "status"] = "fallback"
     strict = C._panel_rows(two, JS)[1]
     blank = (two["status"] == "fallback").to_numpy()
-    assert strict["n"] == judges_kappa(two, n_resamples=50, confidence=0.95, seed=0, blank=blank)["n"]
+    assert strict["n"] == judges_kappa(two, n_resamples=50, alpha=0.05, seed=0, blank=blank)["n"]
     only = C._panel_rows(two, C.CardSettings(min_decisive=2, n_resamples=50, views=("strict",)))
     assert [d["view"] for d in only] == ["strict"]
 
@@ -1642,20 +1642,20 @@ def test_the_panel_row_is_judges_kappa_under_the_cards_own_settings():
                      for j in ("j", "k", "m")], ignore_index=True)
     s = C.CardSettings(min_decisive=2, n_resamples=40, alpha=0.2, seed=11, views=("lenient",))
     (d,) = C._panel_rows(two, s)
-    k = judges_kappa(two, n_resamples=40, confidence=0.8, seed=11)
+    k = judges_kappa(two, n_resamples=40, alpha=0.2, seed=11)
     for field in ("estimate", "ci_low", "ci_high", "se", "n", "n_items"):
         assert d[field] == pytest.approx(k[field], nan_ok=True), field
     assert np.isfinite(d["ci_low"]) and d["n_items"] == k["n_items"] > 0
     pair = two[two["judge"] != "m"]  # two judges: Cohen's kappa, with its analytic standard error
     (d2,) = C._panel_rows(pair, s)
-    k2 = judges_kappa(pair, n_resamples=40, confidence=0.8, seed=11)
+    k2 = judges_kappa(pair, n_resamples=40, alpha=0.2, seed=11)
     assert np.isfinite(k2["se"]) and d2["se"] == pytest.approx(k2["se"])
     assert d["note"] == k["note"]
-    other_seed = judges_kappa(two, n_resamples=40, confidence=0.8, seed=12)
+    other_seed = judges_kappa(two, n_resamples=40, alpha=0.2, seed=12)
     assert (other_seed["ci_low"], other_seed["ci_high"]) != (k["ci_low"], k["ci_high"])  # the seed matters here
-    default_level = judges_kappa(two, n_resamples=40, confidence=0.95, seed=11)
+    default_level = judges_kappa(two, n_resamples=40, alpha=0.05, seed=11)
     assert default_level["ci_low"] < k["ci_low"]
-    default_resamples = judges_kappa(two, confidence=0.8, seed=11)
+    default_resamples = judges_kappa(two, alpha=0.2, seed=11)
     assert (default_resamples["ci_low"], default_resamples["se"]) != (k["ci_low"], k["se"])
     assert d["status"] == C._finish(M.CardRow("judges_kappa", estimate=k["estimate"], ci_low=k["ci_low"],
                                               ci_high=k["ci_high"], se=k["se"], n=k["n"], n_items=k["n_items"],

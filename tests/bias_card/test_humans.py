@@ -104,7 +104,7 @@ def test_ppi_rows_use_one_label_per_pair_and_only_partial_labels():
     pairs = np.repeat([f"p{i}" for i in range(40)], 2)
     verdict = np.tile(["B", "A"], 40)
     human = np.where(np.arange(80) < 20, np.where(np.arange(80) % 4 < 2, "B", "A"), "")
-    rows = {m: (r, note) for m, r, note in ppi_rows(pairs, verdict, human, 0.95)}
+    rows = {m: (r, note) for m, r, note in ppi_rows(pairs, verdict, human, alpha=0.05)}
     r, note = rows["ppi_win_rate"]
     assert r.n_labelled == 10 and r.n_unlabelled == 30 and note.startswith("PPI++ (ppi-python), 10 of 40 pairs")
     assert set(rows) == {"ppi_win_rate", "ppi_share_A", "ppi_share_B", "ppi_share_tie"}
@@ -541,7 +541,7 @@ def test_a_pair_takes_the_label_of_its_first_labelled_row():
     pairs = np.array(["p", "p", "q", "q", "r", "r", "s", "s"])
     verdict = np.array(["B", "B", "A", "A", "B", "A", "A", "B"])
     human = np.array(["B", "A", "", "A", "tie", "tie", "", ""])
-    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, 0.95)}
+    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, alpha=0.05)}
     r = rows["ppi_share_B"]
     assert (r.n_labelled, r.n_unlabelled) == (3, 1)
     # labels per pair: p -> B (first row), q -> A (its only labelled row), r -> tie
@@ -576,7 +576,7 @@ def test_judges_kappa_row_fields_exactly():
     rng = np.random.default_rng(4)
     base = rng.choice(["A", "B", "tie"], 60, p=[0.45, 0.45, 0.1])
     j2 = np.where(rng.random(60) < 0.3, rng.choice(["A", "B"], 60), base)
-    two = judges_kappa(_panel({"j1": list(base), "j2": list(j2)}), confidence=0.9)
+    two = judges_kappa(_panel({"j1": list(base), "j2": list(j2)}), alpha=0.1)
     tab = pd.crosstab(pd.Categorical(base, ["A", "B", "tie"]), pd.Categorical(j2, ["A", "B", "tie"]),
                       dropna=False).to_numpy()
     ref = cohens_kappa(tab, return_results=True)
@@ -626,7 +626,7 @@ def test_repetition_instances_of_an_empty_log_and_fleiss_on_one_unit():
             np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]])))
 
 
-def _reference_fleiss_ci(counts, items, n_resamples, confidence, seed):
+def _reference_fleiss_ci(counts, items, n_resamples, alpha, seed):
     """The item-cluster percentile bootstrap written the slow way: resample items with the same draws,
     stack their units, statsmodels' Fleiss kappa per resample."""
     from statsmodels.stats.inter_rater import fleiss_kappa
@@ -638,17 +638,17 @@ def _reference_fleiss_ci(counts, items, n_resamples, confidence, seed):
         units = np.concatenate([counts[items == i] for i in row])
         p = units.sum(0) / units.sum()
         kaps.append(np.nan if (p ** 2).sum() >= 1 else fleiss_kappa(units))
-    a = (1 - confidence) / 2
+    a = alpha / 2
     return tuple(np.nanquantile(kaps, [a, 1 - a]))
 
 
-@pytest.mark.parametrize("n_items, confidence, seed", [(2, 0.95, 0), (7, 0.9, 3), (12, 0.8, 8)])
-def test_fleiss_bootstrap_equals_the_slow_reference(n_items, confidence, seed):
+@pytest.mark.parametrize("n_items, alpha, seed", [(2, 0.05, 0), (7, 0.1, 3), (12, 0.2, 8)])
+def test_fleiss_bootstrap_equals_the_slow_reference(n_items, alpha, seed):
     rng = np.random.default_rng(n_items)
     items = np.repeat(np.arange(n_items), 2)
     counts = np.array([rng.multinomial(4, [0.5, 0.35, 0.15]) for _ in items], dtype=float)
-    got = fleiss_ci(counts, items, n_resamples=60, alpha=1 - confidence, seed=seed)
-    assert got == pytest.approx(_reference_fleiss_ci(counts, items, 60, confidence, seed))
+    got = fleiss_ci(counts, items, n_resamples=60, alpha=alpha, seed=seed)
+    assert got == pytest.approx(_reference_fleiss_ci(counts, items, 60, alpha, seed))
     assert math.isfinite(got[0]) and got[0] < got[1]
 
 
@@ -656,7 +656,7 @@ def test_ppi_rows_win_rate_target_and_confidence():
     pairs = np.array(["p", "p", "q", "q", "r", "r", "s", "s", "u", "u"])
     verdict = np.array(["B", "B", "A", "A", "B", "A", "A", "B", "tie", "B"])
     human = np.array(["B", "", "A", "", "tie", "", "", "", "B", ""])
-    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, 0.8)}
+    rows = {m: r for m, r, _ in ppi_rows(pairs, verdict, human, alpha=0.2)}
     ref = ppi_mean(np.array([1.0, 0.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.5, 0.75]), np.array([0.5]), alpha=0.2)
     w = rows["ppi_win_rate"]
     assert (w.estimate, w.ci_low, w.ci_high) == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high))
@@ -857,7 +857,7 @@ def test_ppi_rows_of_a_fully_labelled_log_say_so_without_a_fit(n_pairs):
 
     pairs = np.repeat([f"p{i}" for i in range(n_pairs)], 2)
     verdict = np.array(["A", "B"] * n_pairs)
-    rows = ppi_rows(pairs, verdict, np.array(["B", "B"] * n_pairs), 0.95)
+    rows = ppi_rows(pairs, verdict, np.array(["B", "B"] * n_pairs), alpha=0.05)
     assert [m for m, _, _ in rows] == list(PPI_METRICS)
     for _, r, note in rows:
         assert (r.n_labelled, r.n_unlabelled) == (n_pairs, 0) and math.isnan(r.estimate)
@@ -865,5 +865,5 @@ def test_ppi_rows_of_a_fully_labelled_log_say_so_without_a_fit(n_pairs):
         assert r.reason == ("1 human label(s): at least 2 are needed" if n_pairs == 1 else
                             "every unit is human-labelled: the labelled mean is the answer")
     # one pair unlabelled: the full path, with a number
-    part = ppi_rows(pairs, verdict, np.array(["B", "B"] * (n_pairs - 1) + ["", ""]), 0.95)
+    part = ppi_rows(pairs, verdict, np.array(["B", "B"] * (n_pairs - 1) + ["", ""]), alpha=0.05)
     assert all(r.n_unlabelled == 1 for _, r, _ in part)

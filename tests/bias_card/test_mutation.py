@@ -119,10 +119,10 @@ def test_share_stats_effective_n_one_verdict_per_item_copies_and_anticorrelated_
 
 def test_wilson_uses_student_t_on_items_minus_one_from_two_items():
     for k, z in ((0, Z95), (1, Z95), (2, student_t.ppf(0.975, 1)), (8, student_t.ppf(0.975, 7))):
-        lo, hi = wilson_interval(0.3 * 40.0, 40.0, confidence=S.confidence, clusters=k)
+        lo, hi = wilson_interval(0.3 * 40.0, 40.0, alpha=S.alpha, clusters=k)
         elo, ehi = wilson_by_hand(0.3, 40.0, z)
         assert (lo, hi) == (pytest.approx(elo, rel=1e-9), pytest.approx(ehi, rel=1e-9)), k
-    lo, hi = wilson_interval(0.3 * 40.0, 40.0, confidence=CardSettings(alpha=0.2).confidence, clusters=5)
+    lo, hi = wilson_interval(0.3 * 40.0, 40.0, alpha=0.2, clusters=5)
     elo, ehi = wilson_by_hand(0.3, 40.0, student_t.ppf(0.9, 4))
     assert (lo, hi) == (pytest.approx(elo), pytest.approx(ehi))
 

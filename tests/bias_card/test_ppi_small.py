@@ -74,7 +74,7 @@ def test_ppi_rows_carry_the_labels_per_side_and_the_notes():
     pairs = np.array([f"p{i}" for i in range(30)])
     verdict = np.array(["B"] * 15 + ["A"] * 15)
     human = np.array(["B", "B", "A", "tie"] + [""] * 26)
-    rows = ppi_rows(pairs, verdict, human, 0.95)
+    rows = ppi_rows(pairs, verdict, human, alpha=0.05)
     assert [m for m, _, _ in rows] == list(PPI_METRICS)
     assert all(r.labels_per_side == (1, 2) for _, r, _ in rows)
     win = dict((m, (r, note)) for m, r, note in rows)["ppi_win_rate"]

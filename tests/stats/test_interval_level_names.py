@@ -5,8 +5,7 @@ judgelab/ that takes it is called ``alpha`` (the interval is at ``1 - alpha``, t
 The scan reads the source (ast): a parameter or dataclass field named ``alpha``, ``confidence``,
 ``level``, ``confidence_level``, ``conf_level`` or ``ci_level`` is checked, as is the first argument
 of a ``setting(...)`` field named ``alpha``.  Names that mean something else are listed with the
-reason; names still spelt the old way while another module is being rewritten are listed as
-pending.  Each listed entry must still exist and still need its listing, so the lists shrink.
+reason; each listed entry must still exist, so the list never outlives its reason.
 """
 
 from __future__ import annotations
@@ -31,17 +30,6 @@ OTHER_CONCEPT = {
     ("judgelab/workflow/__init__.py", "setup_logging", "level"): "a logging level",
 }
 
-#: the same entries, still spelt ``confidence`` (= 1 - alpha) until the module that calls or owns
-#: them is rewritten: their default is ``1 - DEFAULT_ALPHA``
-PENDING = {
-    ("judgelab/stats/intervals.py", "wilson_interval", "confidence"): "bias_card/rows_share.py passes confidence=",
-    ("judgelab/bias_card/humans.py", "kappa_of_codes", "confidence"): "bias_card/rows_human.py passes it by position",
-    ("judgelab/bias_card/humans.py", "ppi_rows", "confidence"): "bias_card/rows_human.py passes it by position",
-    ("judgelab/bias_card/reliability.py", "judges_kappa", "confidence"): "bias_card/card.py passes confidence=",
-    ("judgelab/topk/stats.py", "paired_comparison", "confidence"): "topk/ is rewritten in parallel",
-    ("judgelab/uda/human.py", "bradley_terry_scores", "confidence"): "uda/ is rewritten in parallel",
-}
-
 
 def _numeric_literal(node: ast.expr) -> bool:
     """A number written out (``0.05``, ``1 - 0.05``, ``-1``), whatever arithmetic joins the numbers."""
@@ -56,11 +44,6 @@ def _numeric_literal(node: ast.expr) -> bool:
 
 def _is_default_alpha(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Name) and node.id == "DEFAULT_ALPHA"
-
-
-def _is_one_minus_default(node: ast.expr | None) -> bool:
-    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant)
-            and node.left.value == 1 and _is_default_alpha(node.right))
 
 
 @cache
@@ -99,10 +82,6 @@ def problems(params: tuple[tuple[str, str, str, ast.expr | None], ...]) -> list[
         shown = ast.unparse(default) if default is not None else "no default"
         if key in OTHER_CONCEPT:
             continue
-        if key in PENDING:
-            if name != "alpha" and default is not None and not _is_one_minus_default(default):
-                bad.append(f"{rel}: {owner}({name}={shown}): a pending {name} defaults to 1 - DEFAULT_ALPHA")
-            continue
         if name in OTHER_NAMES:
             bad.append(f"{rel}: {owner}({name}={shown}): name the interval's level alpha (interval at 1 - alpha)")
         elif default is not None and not _is_default_alpha(default):
@@ -115,13 +94,10 @@ def test_every_interval_level_is_alpha_defaulting_to_the_one_constant():
     assert problems(level_parameters()) == []
 
 
-def test_each_listed_exception_still_exists_and_still_needs_its_listing():
-    found = {(rel, owner, name): d for rel, owner, name, d in level_parameters()}
-    for key in (*OTHER_CONCEPT, *PENDING):
+def test_each_listed_exception_still_exists():
+    found = {(rel, owner, name) for rel, owner, name, _ in level_parameters()}
+    for key in OTHER_CONCEPT:
         assert key in found, f"{key} is listed but no longer in judgelab/: drop it from the list"
-    for key in PENDING:
-        if key[2] == "alpha":  # pending only for its literal default
-            assert not _is_default_alpha(found[key]), f"{key} defaults to DEFAULT_ALPHA now: drop it"
 
 
 def test_the_one_constant_is_defined_once_and_is_five_percent():
