@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # length_controlled imports scikit-learn
 #: the corrections ``--corrections`` may name (all by default)
 CORRECTION_NAMES = ("lc", "style", "bias_aware")
 
+
 @dataclass
 class BoardSettings:
     """What a leaderboard is computed with.  Its statistic options are declared once, with the

@@ -180,7 +180,7 @@ def _alpaca_files(data_root: Path) -> list[Path]:
 
 @pytest.mark.slow
 def test_the_wired_in_correction_is_in_the_leaderboard_and_its_report(tmp_path: Path, data_root: Path):
-    """The page's diff applies to this checkout's ``judgelab/board/table.py`` and, applied to a copy
+    """The page's diff applies to this checkout's ``judgelab/board/settings.py`` and ``table.py`` and, applied to a copy
     of the package, gives ``judgelab leaderboard --corrections close_lengths`` the trial's numbers."""
     copy = tmp_path / "checkout"
     shutil.copytree(REPO / "judgelab", copy / "judgelab", ignore=shutil.ignore_patterns("__pycache__"))
@@ -189,7 +189,7 @@ def test_the_wired_in_correction_is_in_the_leaderboard_and_its_report(tmp_path: 
     applied = subprocess.run(["git", "apply", "--verbose", str(tmp_path / "close_lengths.diff")], cwd=copy,
                              capture_output=True, text=True)
     assert applied.returncode == 0, ("the diff of docs/architecture.md no longer applies to "
-                                     f"judgelab/board/table.py; rewrite it:\n{applied.stderr}")
+                                     f"judgelab/board/settings.py and table.py; rewrite it:\n{applied.stderr}")
     files = _alpaca_files(data_root)
     env = {**os.environ, "PYTHONPATH": str(copy), "HF_HUB_OFFLINE": "1", "JUDGELAB_PROGRESS": "0", "MPLBACKEND": "Agg"}
     proc = subprocess.run([sys.executable, "-m", "judgelab.cli", "leaderboard", "--format", "alpaca_eval",

@@ -400,7 +400,8 @@ def test_not_run_markers_give_a_reason_and_stay_few():
     for c in skipped:
         assert len(c.not_run_reason) > 10, f"{c.where}: 'not run by the test' needs a reason"
     # installs, benchmarks, mutation runs, services and templates with placeholders only: everything else is run
-    assert len(skipped) < 30, [c.where for c in skipped]
+    # (32: the audit benchmark's real-shape run joined its two short-shape runs)
+    assert len(skipped) < 32, [c.where for c in skipped]
     for c in skipped:
         assert re.search(r"install|benchmark|mutation|minutes|hours|placeholder|daemon|server", c.not_run_reason), (
             c.where, c.not_run_reason)
