@@ -262,6 +262,7 @@ def run_requests(
     if planning:
         _plan_log(judge, label, _plan_rule(cache), keys, planned, todo, stored, errors)
     new_keys = set(todo)
+    name, backend, model, simulated = judge.name, judge.spec.backend, judge.spec.model, judge.simulated
     out = []
     for k, req in zip(keys, requests, strict=True):
         if k in errors:
@@ -274,11 +275,11 @@ def run_requests(
         c = stored[k]
         p = parse_answer(req, c.raw_text)
         out.append(JudgeResponse(
-            key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+            key=k, judge=name, backend=backend, model=model,
             kind=req.kind.value, raw_text=c.raw_text, value=p.value, status=p.status,
             parse_method=p.method, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
             latency_s=c.latency_s, cost_usd=c.cost_usd, logprobs=c.logprobs,
-            cached=k not in new_keys, simulated=judge.simulated, meta=dict(req.meta),
+            cached=k not in new_keys, simulated=simulated, meta=dict(req.meta),
         ))
     return out
 

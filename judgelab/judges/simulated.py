@@ -257,13 +257,17 @@ class SimProfile:
 # deterministic randomness from the request
 
 
+#: a digest's first 32 bytes as eight little-endian 32-bit words
+_EIGHT_WORDS = struct.Struct("<8I").unpack
+
+
 class _Draws:
     """Uniforms derived from a hash: the same request always draws the same numbers."""
 
     __slots__ = ("_vals",)
 
     def __init__(self, digest: bytes) -> None:
-        self._vals = [(v + 0.5) / 2**32 for v in struct.unpack("<8I", digest[:32])]
+        self._vals = [(v + 0.5) / 4294967296.0 for v in _EIGHT_WORDS(digest[:32])]
 
     def __getitem__(self, i: int) -> float:
         return self._vals[i]
