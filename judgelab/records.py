@@ -119,19 +119,37 @@ def canonical_json_utf8(obj: Any) -> bytes:
     return canonical_json(obj).encode("utf-8")
 
 
+#: ``"key":`` in UTF-8 of the keys of the mappings a key hashes (a request's slots and truth
+#: have a handful of keys, written for every request); bounded, emptied when full
+_KEY_JSON: dict[str, bytes] = {}
+_KEY_JSON_MAX = 4096
+
+
 def _texts_json(obj: Any, out: list[bytes]) -> bool:
     t = type(obj)
     if t is str:
         out.append(_text_json(obj))
     elif t is dict:
-        if any(type(k) is not str for k in obj):
-            return False
-        out.append(b"{")
-        for i, k in enumerate(sorted(obj)):
-            out.append((("," if i else "") + _json_str(k) + ":").encode("utf-8"))
-            if not _texts_json(obj[k], out):
+        # sorted first, as json sorts them (mixed int and str keys raise its TypeError); a key
+        # other than a str is left to json, which writes it as a string
+        sep = b"{"
+        for k in sorted(obj):
+            if type(k) is not str:
                 return False
-        out.append(b"}")
+            kj = _KEY_JSON.get(k)
+            if kj is None:
+                if len(_KEY_JSON) >= _KEY_JSON_MAX:
+                    _KEY_JSON.clear()
+                kj = _KEY_JSON[k] = (_json_str(k) + ":").encode("utf-8")
+            out.append(sep)
+            out.append(kj)
+            sep = b","
+            v = obj[k]
+            if type(v) is str:  # (the common value, without a call)
+                out.append(_text_json(v))
+            elif not _texts_json(v, out):
+                return False
+        out.append(b"}" if sep == b"," else b"{}")
     elif t is list:
         out.append(b"[")
         for i, v in enumerate(obj):

@@ -99,6 +99,27 @@ class Judge(ABC):
         return request.key(ident, include_truth=self.reads_truth, payload_utf8=payload_utf8,
                            identity_utf8=self._identity_utf8(ident))
 
+    def keys(self, requests: Sequence[JudgeRequest], payloads_utf8: Sequence[bytes] | None = None) -> list[str]:
+        """:meth:`key` of each request (``payloads_utf8``: their payloads' JSON, as for :meth:`key`),
+        with the judge's identity made once for the batch rather than once per request (a plan
+        keys 45,000 requests per judge of a paper-size uda tournament).  A backend with its own
+        :meth:`key` is asked request by request."""
+        payloads = [None] * len(requests) if payloads_utf8 is None else payloads_utf8
+        if type(self).key is not Judge.key:
+            return [self.key(r, p) for r, p in zip(requests, payloads, strict=True)]
+        ident = self.identity()
+        ident_utf8 = self._identity_utf8(ident)
+        truth = self.reads_truth
+        out = []
+        for r, p in zip(requests, payloads, strict=True):
+            controls = self.output_controls(r)
+            if controls:
+                full = {**ident, "controls": controls}
+                out.append(r.key(full, include_truth=truth, payload_utf8=p, identity_utf8=self._identity_utf8(full)))
+            else:
+                out.append(r.key(ident, include_truth=truth, payload_utf8=p, identity_utf8=ident_utf8))
+        return out
+
     def _identity_utf8(self, ident: dict[str, Any]) -> bytes:
         """``canonical_json(ident)`` in UTF-8, remembered for the judge's last identity: a plan keys
         tens of thousands of requests per judge with one identity.  The identity is recognised by

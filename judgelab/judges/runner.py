@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from tqdm.auto import tqdm
 
@@ -63,30 +63,29 @@ def _prompt_chars(req: JudgeRequest) -> int:
     return sum(len(m.content) for m in req.messages) + 2 * (len(req.messages) - 1)
 
 
-def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], requests: Sequence[JudgeRequest],
-              payload_shas: Sequence[str], todo: dict[str, JudgeRequest], stored: dict[str, CachedCall],
-              errors: dict[str, str]) -> None:
+def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], planned: Sequence[PlannedPayload],
+              todo: dict[str, JudgeRequest], stored: dict[str, CachedCall], errors: dict[str, str]) -> None:
     """Append one JSON line per distinct call this job needs to the plan log (one ``write``
     per job on an ``O_APPEND`` file, so parallel jobs do not interleave lines).
 
     Every distinct call is logged, also those the stand-in cache already held (``new``
     false): a call two studies share is asked once, by whichever job runs first, but it is
     needed by both, and ``judgelab plan`` counts it under each study that needs it.  ``rule``:
-    the job's rule (:func:`_plan_rule`), the log's study column."""
+    the job's rule (:func:`_plan_rule`), the log's study column.  What a line says of its
+    payload (hash, task, limit, prompt length) is written once per payload
+    (:attr:`PlannedPayload.log_fields`), shared by every judge asked it."""
     import json
 
     lines = []
     seen: set[str] = set()
     # what every line of this job shares, as JSON once; each line adds its own fields
     head = json.dumps({"judge": judge.name, "label": label or "", "rule": rule})[:-1]
-    for k, req, sha in zip(keys, requests, payload_shas, strict=True):
+    for k, p in zip(keys, planned, strict=True):
         if k in seen:
             continue
         seen.add(k)
         c = stored.get(k)
-        lines.append(f'{head}, "payload_sha": "{sha}", "task": "{req.output_task}", '
-                     f'"max_tokens_param": {json.dumps(req.params.get("max_tokens"))}, '
-                     f'"chars_in": {_prompt_chars(req)}, '
+        lines.append(f'{head}, {p.log_fields}, '
                      f'"tokens_out": {"null" if c is None or k in errors else int(c.tokens_out)}, '
                      f'"new": {"true" if k in todo else "false"}}}')
     if lines:
@@ -97,12 +96,28 @@ def _plan_log(judge: Judge, label: str | None, rule: str, keys: Sequence[str], r
             os.close(fd)
 
 
+class PlannedPayload(NamedTuple):
+    """What a plan derives from one request payload, alike for every judge asked it
+    (:func:`_plan_payload`)."""
+
+    #: ``canonical_json(req.payload())`` in UTF-8: what the cache key hashes (:meth:`JudgeRequest.key`)
+    data: bytes
+    #: its SHA-256, the plan log's ``payload_sha``
+    sha: str
+    #: ``req.payload()``, what the stand-ins' cache stores with each answer (one dict shared by the
+    #: judges asked it; nothing changes a stored payload)
+    payload: dict[str, Any]
+    #: the plan log's fields of the payload: ``"payload_sha": ..., "task": ..., "max_tokens_param":
+    #: ..., "chars_in": ...`` (:func:`_plan_log`)
+    log_fields: str
+
+
 #: A plan asks the same payload of many judges (each judge of a study judges the same pairs):
-#: its UTF-8 JSON and hash, made once per distinct payload (by its fields; bounded, emptied
+#: its :class:`PlannedPayload`, made once per distinct payload (by its fields; bounded, emptied
 #: when full: the bound holds one judge's calls of a paper-size uda tournament, 45,000 pairs,
 #: so the next judge's same payloads are found).  Only while planning: a run asks each
 #: payload of few judges.
-_PLAN_PAYLOADS: dict[tuple[Any, ...], tuple[bytes, str]] = {}
+_PLAN_PAYLOADS: dict[tuple[Any, ...], PlannedPayload] = {}
 _PLAN_PAYLOADS_MAX = 65536
 
 
@@ -114,16 +129,36 @@ def _params_key(params: dict[str, Any]) -> Any:
     return canonical_json(params)
 
 
-def _plan_payload(req: JudgeRequest) -> tuple[bytes, str]:
-    """(``canonical_json(req.payload())`` in UTF-8, its SHA-256) of a request, once per payload."""
-    fields = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, _params_key(req.params),
-              tuple((m.role, m.content) for m in req.messages))
+#: :data:`_PLAN_PAYLOADS` found by the request's list of messages itself (judges' copies of one
+#: request share it, e.g. :func:`judgelab.uda.tournament.pair_requests`) and its other payload fields:
+#: the list is kept with its entry, so its ``id`` names no other list meanwhile
+_PLAN_PAYLOADS_BY_LIST: dict[tuple[Any, ...], tuple[list[Any], PlannedPayload]] = {}
+
+
+def _plan_payload(req: JudgeRequest) -> PlannedPayload:
+    """The :class:`PlannedPayload` of a request, made once per payload."""
+    params, messages = req.params, req.messages
+    head = (req.kind, req.fmt, req.score_ids, req.task, req.json_mode, _params_key(params) if params else ())
+    by_list = _PLAN_PAYLOADS_BY_LIST.get((id(messages), *head))
+    if by_list is not None and by_list[0] is messages:
+        return by_list[1]
+    fields = (*head, tuple((m.role, m.content) for m in messages))
     got = _PLAN_PAYLOADS.get(fields)
     if got is None:
+        import json
+
         if len(_PLAN_PAYLOADS) >= _PLAN_PAYLOADS_MAX:
             _PLAN_PAYLOADS.clear()
-        data = canonical_json(req.payload()).encode("utf-8")
-        got = _PLAN_PAYLOADS[fields] = (data, hashlib.sha256(data).hexdigest())
+        payload = req.payload()
+        data = canonical_json(payload).encode("utf-8")
+        sha = hashlib.sha256(data).hexdigest()
+        got = _PLAN_PAYLOADS[fields] = PlannedPayload(
+            data, sha, payload,
+            f'"payload_sha": "{sha}", "task": "{req.output_task}", '
+            f'"max_tokens_param": {json.dumps(params.get("max_tokens"))}, "chars_in": {_prompt_chars(req)}')
+    if len(_PLAN_PAYLOADS_BY_LIST) >= _PLAN_PAYLOADS_MAX:
+        _PLAN_PAYLOADS_BY_LIST.clear()
+    _PLAN_PAYLOADS_BY_LIST[(id(messages), *head)] = (messages, got)
     return got
 
 
@@ -167,18 +202,21 @@ def run_requests(
     """
     started = time.time()
     planning = bool(os.environ.get(PLAN_LOG_ENV))
+    planned: list[PlannedPayload] = []
     if planning:  # a plan logs each payload's hash: its JSON is made once for the key and the hash
-        payloads = [_plan_payload(r) for r in requests]
-        keys = [judge.key(r, p) for r, (p, _) in zip(requests, payloads, strict=True)]
-        payload_shas = [sha for _, sha in payloads]
-        del payloads
+        planned = [_plan_payload(r) for r in requests]
+        keys = judge.keys(requests, [p.data for p in planned])
     else:
-        keys = [judge.key(r) for r in requests]
+        keys = judge.keys(requests)
     stored: dict[str, CachedCall] = cache.get_many(keys)
     todo: dict[str, JudgeRequest] = {}
-    for k, r in zip(keys, requests, strict=True):
+    #: the payload a new call's cache row stores: the plan's shared one, or the request's own
+    todo_payload: dict[str, dict[str, Any]] = {}
+    for i, (k, r) in enumerate(zip(keys, requests, strict=True)):
         if k not in stored and k not in todo:
             todo[k] = r
+            if planning:
+                todo_payload[k] = planned[i].payload
     hits = sum(1 for k in keys if k in stored)
     errors: dict[str, str] = {}
     desc = f"{judge.name}" + (f" [{label}]" if label else "")
@@ -202,7 +240,7 @@ def run_requests(
                     bad.append((k, judge.name, judge.spec.backend, judge.spec.model, err))
                     continue
                 call = answered_call(judge, k, req, ans)
-                good.append((call, req.payload()))
+                good.append((call, todo_payload[k] if planning else req.payload()))
                 stored[k] = call
             cache.put_many(good)
             cache.record_failures(bad)
@@ -222,8 +260,9 @@ def run_requests(
                 f"rerun to retry the failed ones"
             )
     if planning:
-        _plan_log(judge, label, _plan_rule(cache), keys, requests, payload_shas, todo, stored, errors)
+        _plan_log(judge, label, _plan_rule(cache), keys, planned, todo, stored, errors)
     new_keys = set(todo)
+    name, backend, model, simulated = judge.name, judge.spec.backend, judge.spec.model, judge.simulated
     out = []
     for k, req in zip(keys, requests, strict=True):
         if k in errors:
@@ -236,11 +275,11 @@ def run_requests(
         c = stored[k]
         p = parse_answer(req, c.raw_text)
         out.append(JudgeResponse(
-            key=k, judge=judge.name, backend=judge.spec.backend, model=judge.spec.model,
+            key=k, judge=name, backend=backend, model=model,
             kind=req.kind.value, raw_text=c.raw_text, value=p.value, status=p.status,
             parse_method=p.method, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
             latency_s=c.latency_s, cost_usd=c.cost_usd, logprobs=c.logprobs,
-            cached=k not in new_keys, simulated=judge.simulated, meta=dict(req.meta),
+            cached=k not in new_keys, simulated=simulated, meta=dict(req.meta),
         ))
     return out
 

@@ -257,13 +257,17 @@ class SimProfile:
 # deterministic randomness from the request
 
 
+#: a digest's first 32 bytes as eight little-endian 32-bit words
+_EIGHT_WORDS = struct.Struct("<8I").unpack
+
+
 class _Draws:
     """Uniforms derived from a hash: the same request always draws the same numbers."""
 
     __slots__ = ("_vals",)
 
     def __init__(self, digest: bytes) -> None:
-        self._vals = [(v + 0.5) / 2**32 for v in struct.unpack("<8I", digest[:32])]
+        self._vals = [(v + 0.5) / 4294967296.0 for v in _EIGHT_WORDS(digest[:32])]
 
     def __getitem__(self, i: int) -> float:
         return self._vals[i]
@@ -497,13 +501,37 @@ class SimulatedJudge(Judge):
     def answer(self, requests: Sequence[JudgeRequest]) -> list[RawAnswer]:
         out = []
         markers = self._markers()
+        shared = _shared_cues_memo()
+        salt = self._salt[:64]
+        keyed = hashlib.blake2b(key=salt, digest_size=32)  # copied per request: the key block is hashed once
+        default_temp = self.spec.sampling.get("temperature", 0.0)
+        refusal_rate, per_token = self.profile.refusal_rate, self.profile.seconds_per_output_token
         for req in requests:
+            temp = float(req.params.get("temperature", default_temp))
+            if req.kind is OutputKind.PAIRWISE and temp <= 0:
+                # the common case, a verdict at temperature 0: what the prompt tells every judge
+                # alike is read once per prompt (_SharedCues), and the prompt is hashed part by part
+                # rather than joined (the same bytes: blake2b of their concatenation)
+                h = keyed.copy()
+                chars = -2
+                for m in req.messages:
+                    if chars >= 0:
+                        h.update(b"\n\n")
+                    h.update(m.content.encode())
+                    chars += len(m.content) + 2
+                d = _Draws(h.digest())
+                if d[5] < refusal_rate:
+                    text = REFUSAL_TEXT
+                else:
+                    text = self._pairwise_shared(req, _shared_cues(req, shared, markers), d, None, temp)
+                n_out = len(text) // 4 + 1
+                out.append(RawAnswer(text, chars // 4 + 1, n_out, n_out * per_token))
+                continue
             prompt = req.prompt_text()
             encoded = prompt.encode()
-            d = _Draws(hashlib.blake2b(encoded, key=self._salt[:64], digest_size=32).digest())
-            temp = float(req.params.get("temperature", self.spec.sampling.get("temperature", 0.0)))
+            d = _Draws(hashlib.blake2b(encoded, key=salt, digest_size=32).digest())
             if temp > 0:  # per-sample noise: same item, different temperature -> new draw
-                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=self._salt[:64], digest_size=32).digest())
+                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=salt, digest_size=32).digest())
             else:
                 d2 = None
             if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
@@ -551,21 +579,25 @@ class SimulatedJudge(Judge):
     def preference_logit(self, req: JudgeRequest, prompt: str, *,
                          style: str | EllipsisType | None = ...) -> tuple[float, dict[str, float]]:
         """The deterministic part of the preference for slot A, and the cues it read."""
+        if style is ...:
+            style = self.prompt_style(prompt)
+        return self._logit(req, _read_shared_cues(req, prompt, style))
+
+    def _logit(self, req: JudgeRequest, shared: _SharedCues) -> tuple[float, dict[str, float]]:
+        """:meth:`preference_logit` from what the prompt tells every judge alike (``shared``)."""
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
-        fa, fb = text_features(a), text_features(b)
-        c, competence, _ = self.decision_params(prompt, style=style)
+        c, competence, _ = self.decision_params("", style=shared.style)
         cues = {
-            "len": length_log_ratio(a, b),
-            "md": fa.markdown - fb.markdown,
-            "sent": fa.sentiment - fb.sentiment,
+            "len": shared.len,
+            "md": shared.md,
+            "sent": shared.sent,
             "own": self._own(a, req) - self._own(b, req),
         }
         z = c["position"] + c["verbosity"] * cues["len"] + c["markdown"] * cues["md"]
         z += c["sentiment"] * cues["sent"] + c["self_preference"] * cues["own"]
-        if "%" in prompt:
-            cue = bandwagon_cue(prompt)
-            if cue is not None:
-                z += c["bandwagon"] * cue[1] * (1.0 if cue[0] == "A" else -1.0)
+        if shared.bandwagon is not None:
+            cue = shared.bandwagon
+            z += c["bandwagon"] * cue[1] * (1.0 if cue[0] == "A" else -1.0)
         z += competence * _quality_gap(req.truth)
         return z, cues
 
@@ -598,8 +630,12 @@ class SimulatedJudge(Judge):
 
     def _pairwise(self, req: JudgeRequest, prompt: str, d: _Draws, d2: _Draws | None, temp: float, *,
                   style: str | None) -> str:
-        z, cues = self.preference_logit(req, prompt, style=style)
-        margin = self.decision_params(prompt, style=style)[2] if req.fmt in _TIE_FORMATS else 0.0
+        return self._pairwise_shared(req, _read_shared_cues(req, prompt, style), d, d2, temp)
+
+    def _pairwise_shared(self, req: JudgeRequest, shared: _SharedCues, d: _Draws, d2: _Draws | None,
+                         temp: float) -> str:
+        z, cues = self._logit(req, shared)
+        margin = self.decision_params("", style=shared.style)[2] if req.fmt in _TIE_FORMATS else 0.0
         noisy = z + _logistic(d[0])
         if d2 is not None:
             noisy += temp * self.profile.sample_noise * _logistic(d2[0])
@@ -607,7 +643,7 @@ class SimulatedJudge(Judge):
         reasoning = _reasoning(cues, verdict)
         if d[6] < self.profile.malformed_rate:
             return _malformed_pairwise(req.fmt, d[7], reasoning)
-        writer = PROMPT_STYLES.get(style).writer if style is not None else None
+        writer = shared.writer
         if writer is not None:
             return writer(req.fmt, verdict, reasoning, d)
         return _write_pairwise(req.fmt, verdict, reasoning)
@@ -665,6 +701,60 @@ class SimulatedJudge(Judge):
         if d[6] < self.profile.malformed_rate:
             return "<think>The evaluation may or may not be biased.</think>"
         return f"<think>I check whether the evaluation follows a superficial cue. {SIMULATED_TEXT_NOTE}</think> {ans.capitalize()}"
+
+
+@dataclass(frozen=True)
+class _SharedCues:
+    """What a pairwise prompt and its slots tell every simulated judge alike: the prompt's style
+    (and the style's answer writer), the slots' length, markdown and sentiment contrasts, and a
+    bandwagon statement in the prompt.  The judge-specific part (its coefficients, its own answer,
+    its draws) is :meth:`SimulatedJudge._logit`."""
+
+    style: str | None
+    writer: Callable[..., str] | None
+    len: float
+    md: float
+    sent: float
+    bandwagon: tuple[str, float] | None
+
+
+def _read_shared_cues(req: JudgeRequest, prompt: str, style: str | None) -> _SharedCues:
+    a, b = req.slots.get("A", ""), req.slots.get("B", "")
+    fa, fb = text_features(a), text_features(b)
+    return _SharedCues(style=style, writer=PROMPT_STYLES.get(style).writer if style is not None else None,
+                       len=length_log_ratio(a, b), md=fa.markdown - fb.markdown, sent=fa.sentiment - fb.sentiment,
+                       bandwagon=bandwagon_cue(prompt) if "%" in prompt else None)
+
+
+#: The shared cues of recent pairwise prompts, by the prompt's message texts and its slots, for the
+#: registered prompt styles they were read with: a plan asks ten judges the same 45,000 pairs of a
+#: paper-size uda tournament, and the cues are read once per pair (bounded, emptied when full;
+#: emptied when the styles change).
+_SHARED_CUES: dict[str, Any] = {"styles": None, "cues": {}}
+_SHARED_CUES_MAX = 65536
+#: in a memo key, between a prompt's message texts and its slots
+_SLOTS = object()
+
+
+def _shared_cues_memo() -> dict[tuple[Any, ...], _SharedCues]:
+    """The memo of :data:`_SHARED_CUES` for the registered prompt styles (a new one when they changed)."""
+    styles = [(name, PROMPT_STYLES.get(name)) for name in PROMPT_STYLES]
+    if _SHARED_CUES["styles"] != styles:
+        _SHARED_CUES["styles"], _SHARED_CUES["cues"] = styles, {}
+    return _SHARED_CUES["cues"]
+
+
+def _shared_cues(req: JudgeRequest, memo: dict[tuple[Any, ...], _SharedCues],
+                 markers: list[tuple[str, str]]) -> _SharedCues:
+    """The :class:`_SharedCues` of a pairwise request, read once per prompt and slots."""
+    key = (*(m.content for m in req.messages), _SLOTS, req.slots.get("A", ""), req.slots.get("B", ""))
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= _SHARED_CUES_MAX:
+            memo.clear()
+        prompt = req.prompt_text()
+        got = memo[key] = _read_shared_cues(req, prompt, _style_of(prompt, markers))
+    return got
 
 
 def _style_of(prompt: str, markers: Sequence[tuple[str, str]]) -> str | None:

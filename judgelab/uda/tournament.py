@@ -71,7 +71,7 @@ from judgelab.judges.base import Judge
 from judgelab.judges.pairwise import VERDICT_COLUMNS
 from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
-from judgelab.records import CallStatus, JudgeRequest
+from judgelab.records import CallStatus, JudgeRequest, JudgeResponse
 from judgelab.registry import Registry
 from judgelab.simworld.uda import synthetic_prompts, write_answer
 from judgelab.uda import prompts as uda_prompts
@@ -490,25 +490,41 @@ def judge_tournament(judge: Judge, table: pd.DataFrame, cache: CallStore, *, own
     # 2. every ordered pair, paper 000's judging prompt
     vreqs = pair_requests(table, own, judge.spec.family, template, skeletons)
     vresp = run_requests(judge, vreqs, cache, label=f"{label or dataset}:pairs", max_error_rate=max_error_rate)
-    rows = []
-    for req, r in zip(vreqs, vresp, strict=True):
-        m = req.meta
-        v = r.value if r.status.has_value else None
-        rows.append({
-            "pair_id": f"{m['prompt_id']}|{m['model_a']}|{m['model_b']}", "order": "AB", "judge": judge.name,
-            "backend": judge.spec.backend, "model": judge.spec.model, "family": judge.spec.family,
-            "template": template, "verdict_shown": v or "", "verdict": v or "", "expected_verdict": m["gold"],
-            "correct": bool(v is not None and v == m["gold"]), "status": r.status.value,
-            "parse_method": r.parse_method, "raw_text": r.raw_text or "", "tokens_in": r.tokens_in,
-            "tokens_out": r.tokens_out, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
-            "simulated": judge.simulated, "judge_seed": seed, "key": r.key, "bias_type": "none",
-            "category": "", "dataset": dataset, "prompt_id": m["prompt_id"], "model_a": m["model_a"],
-            "model_b": m["model_b"], "score_a": SCORE_OF_VERDICT.get(v, np.nan) if v else np.nan,
-        })
-    verdicts = pd.DataFrame(rows, columns=UDA_VERDICT_COLUMNS)
+    verdicts = _verdict_table(judge, vreqs, vresp, template=template, seed=seed, dataset=dataset)
     cat = table.drop_duplicates("prompt_id").set_index("prompt_id")["category"]
     verdicts["category"] = verdicts["prompt_id"].map(cat).fillna("")
     return answers, verdicts
+
+
+def _verdict_table(judge: Judge, reqs: list[JudgeRequest], resps: list[JudgeResponse], *, template: str, seed: int,
+                   dataset: str) -> pd.DataFrame:
+    """One judge's verdicts on every ordered pair (:data:`UDA_VERDICT_COLUMNS`, ``category`` left
+    empty), built column by column: a paper-size tournament has 45,000 rows per judge, and a
+    table from one dict per row costs more than the judge's plan itself."""
+    n = len(reqs)
+    if n == 0:  # (columns of no values would read as floats)
+        return pd.DataFrame([], columns=UDA_VERDICT_COLUMNS)
+    metas = [r.meta for r in reqs]
+    values = [r.value if r.status.has_value else None for r in resps]
+    gold = [m["gold"] for m in metas]
+    prompt_id, model_a, model_b = [m["prompt_id"] for m in metas], [m["model_a"] for m in metas], \
+        [m["model_b"] for m in metas]
+    shown = [v or "" for v in values]
+    cols: dict[str, Any] = {
+        "pair_id": [f"{p}|{a}|{b}" for p, a, b in zip(prompt_id, model_a, model_b, strict=True)],
+        "order": ["AB"] * n, "judge": [judge.name] * n, "backend": [judge.spec.backend] * n,
+        "model": [judge.spec.model] * n, "family": [judge.spec.family] * n, "template": [template] * n,
+        "verdict_shown": shown, "verdict": list(shown), "expected_verdict": gold,
+        "correct": [bool(v is not None and v == g) for v, g in zip(values, gold, strict=True)],
+        "status": [r.status.value for r in resps], "parse_method": [r.parse_method for r in resps],
+        "raw_text": [r.raw_text or "" for r in resps], "tokens_in": [r.tokens_in for r in resps],
+        "tokens_out": [r.tokens_out for r in resps], "cost_usd": [r.cost_usd for r in resps],
+        "latency_s": [r.latency_s for r in resps], "simulated": [judge.simulated] * n, "judge_seed": [seed] * n,
+        "key": [r.key for r in resps], "bias_type": ["none"] * n, "category": [""] * n, "dataset": [dataset] * n,
+        "prompt_id": prompt_id, "model_a": model_a, "model_b": model_b,
+        "score_a": [SCORE_OF_VERDICT.get(v, np.nan) if v else np.nan for v in values],
+    }
+    return pd.DataFrame(cols, columns=UDA_VERDICT_COLUMNS)
 
 
 # ---------------------------------------------------------------------------------

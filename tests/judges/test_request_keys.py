@@ -8,6 +8,7 @@ Also: a verdict parsed once per distinct answer equals the verdict parsed anew.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -115,7 +116,38 @@ def test_a_plan_makes_each_payloads_json_once_and_tells_payloads_apart():
                 JudgeRequest(messages=[Message("user", "s"), Message("user", "a long question " * 40)], fmt="json"),
                 JudgeRequest(**base, truth={"gold": "A"}, meta={"i": 1})]  # truth and meta: not in the payload
     got = [_plan_payload(r) for r in variants]
-    for r, (data, sha) in zip(variants, got, strict=True):
-        assert data == canonical_json(r.payload()).encode("utf-8") and sha == sha256_hex(canonical_json(r.payload()))
-    assert len({sha for _, sha in got}) == len(variants) - 1  # only the last repeats the first payload
-    assert got[-1] == got[0]
+    for r, planned in zip(variants, got, strict=True):
+        assert planned.data == canonical_json(r.payload()).encode("utf-8")
+        assert planned.sha == sha256_hex(canonical_json(r.payload()))
+        assert planned.payload == r.payload()
+        logged = json.loads("{" + planned.log_fields + "}")
+        assert logged == {"payload_sha": planned.sha, "task": r.output_task,
+                          "max_tokens_param": r.params.get("max_tokens"), "chars_in": len(r.prompt_text())}
+    assert len({p.sha for p in got}) == len(variants) - 1  # only the last repeats the first payload
+    assert got[-1] is got[0]
+
+
+@pytest.mark.parametrize("entry", [
+    {"name": "sim", "backend": "simulated", "model": "m", "family": "openai", "sampling": {"temperature": 0.0}},
+    {"name": "api", "backend": "openai", "model": "gpt-x", "sampling": {"temperature": 0.0, "max_tokens": 300},
+     "drop_params": ["seed"], "output_limits": {"cot": 2048}, "options": {"api_key_env": "NO_SUCH_KEY"}},
+])
+def test_a_batch_of_keys_is_each_requests_key(entry, monkeypatch):
+    """``Judge.keys`` (the identity made once per batch) gives each request's own ``Judge.key``:
+    with output controls that differ by request (a real backend) and with truth in the key (simulated)."""
+    from judgelab.config import JudgeSpec
+    from judgelab.judges import make_judge
+    from judgelab.judges.runner import _plan_payload
+
+    monkeypatch.setenv("NO_SUCH_KEY", "not-a-key")  # (the judge is built, never asked)
+    judge = make_judge(JudgeSpec.from_dict(entry))
+    reqs = [JudgeRequest(messages=[Message("user", f"q{i} " * (i * 40))], fmt="json", task=task, params=params,
+                         slots={"A": "a" * i, "B": "b"}, truth={"gold": "A", "i": i})
+            for i, (task, params) in enumerate([(None, {}), ("cot", {}), ("verdict", {"max_tokens": 17}),
+                                                (None, {"temperature": 0.5}), ("cot", {})])]
+    one_by_one = [judge.key(r) for r in reqs]
+    assert judge.keys(reqs) == one_by_one
+    assert judge.keys(reqs, [_plan_payload(r).data for r in reqs]) == one_by_one
+    assert len(set(one_by_one)) == len(reqs)
+    if entry["backend"] == "openai":  # the controls are in the key: the cot request is keyed apart from its twin
+        assert judge.output_controls(reqs[1]) != judge.output_controls(reqs[0])

@@ -35,12 +35,12 @@ MARKER = re.compile(r"^<!-- protocol-count: (?P<config>\S+) (?P<targets>.+?) -->
 ANSWER_STEERED = {"rbd_loop", "rbd_loop_label_only", "scoring_responses", "scoring_references"}
 STEERED_MAX = 3
 TOLERANCE = 0.10
-#: CPU seconds (this process and its children): the idle target is 30 s, the suite shares its machine
+#: CPU seconds (this process and its children): the idle target is 30 s, the suite shares its machine.
+#: paper-uda (478,930 calls) and paper-rbd (145,254) take about 46 and 40 CPU-s here, still over the
+#: target (docs/benchmarks-plan.md), so this bound catches a regression rather than certifying it
 CPU_LIMIT_S = 60.0
-#: paper-uda plans 478,930 calls; it takes about 64 CPU-s idle, over the issue's 30 s target (open:
-#: answering each distinct pair payload once for all ten stand-ins is the next step), so its bound
-#: here is its own, to catch a regression rather than to certify the target
-CPU_LIMIT_BY_CONFIG = {"config/judges/paper-uda.yaml": 120.0}
+#: configs with a bound of their own (none now)
+CPU_LIMIT_BY_CONFIG: dict[str, float] = {}
 
 
 @dataclass(frozen=True)
