@@ -399,9 +399,13 @@ def test_not_run_markers_give_a_reason_and_stay_few():
     skipped = [c for c in COMMANDS if c.not_run_reason is not None]
     for c in skipped:
         assert len(c.not_run_reason) > 10, f"{c.where}: 'not run by the test' needs a reason"
-    # installs, benchmarks, mutation runs, services and templates with placeholders only: everything else is run
-    # (32: the audit benchmark's real-shape run joined its two short-shape runs)
-    assert len(skipped) < 32, [c.where for c in skipped]
+    # installs, benchmarks, mutation runs, services and templates with placeholders only: everything else is run.
+    # The benchmark pages hold the measuring commands, each skipped as a benchmark; the guides stay few.
+    in_guides = [c for c in skipped if not c.where.startswith("docs/benchmarks")]
+    assert len(in_guides) < 30, [c.where for c in in_guides]
+    for c in skipped:
+        if c.where.startswith("docs/benchmarks"):
+            assert re.search(r"benchmark|mutation|minutes|hours", c.not_run_reason), (c.where, c.not_run_reason)
     for c in skipped:
         assert re.search(r"install|benchmark|mutation|minutes|hours|placeholder|daemon|server", c.not_run_reason), (
             c.where, c.not_run_reason)
