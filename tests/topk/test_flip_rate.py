@@ -245,3 +245,41 @@ def test_each_ask_shows_its_pools_question_and_items_with_their_planted_truth(it
                              "gold": "A" if ta > tb else "B" if ta < tb else "tie"}
         assert req.params["temperature"] == 0.9
     assert {r.truth["gold"] for r in reqs} >= {"A", "B"}
+
+
+def test_without_two_usable_answers_or_with_every_ask_disagreeing_the_rate_says_why():
+    """No pair with two usable answers: no rate, no interval, a status saying so. Every two asks of every
+    pair disagreeing: rate 1, the interval on one unit per pair (as the deterministic judge's at 0,
+    mirrored), and a status naming that case, not the deterministic one."""
+    none = flip_rate(["x", "x", "y"], ["A", "", "B"])
+    assert (none["n_pairs_usable"], none["n_comparisons"], none["n_flipped"]) == (0, 0, 0)
+    assert all(np.isnan(none[k]) for k in ("flip_rate", "ci_low", "ci_high", "n_effective"))
+    assert none["status"] == "no pair has two usable answers: no flip rate"
+    every = flip_rate(["x", "x", "y", "y", "z", "z"], ["A", "B", "B", "tie", "tie", "A"])
+    agree = flip_rate(["x", "x", "y", "y", "z", "z"], ["A", "A", "B", "B", "tie", "tie"])
+    assert (every["flip_rate"], every["n_effective"], agree["flip_rate"], agree["n_effective"]) == (1.0, 3, 0.0, 3)
+    assert every["status"] == "no variance: every two asks disagree; interval on one unit per pair"
+    assert agree["status"].startswith("no variance: every pair got the same verdict")
+    assert every["ci_high"] == 1.0 and every["ci_low"] == pytest.approx(1 - agree["ci_high"])
+
+
+def test_the_planted_rate_is_nan_without_a_sampling_model_or_answers(items, tmp_path):
+    """A judge that is not simulated (or has no sampling model), an empty table and a table without a usable
+    comparison have no planted rate."""
+    spec = JudgeSpec.from_dict(study_judge_entry(entry(sample_noise=1.0), {"temperature": 0.0}, False))
+    judge = make_judge(spec)
+    reqs = flip_requests(items, flip_pairs(items, 3, seed=1), template="ab_letter", quality_scale=0.2,
+                         repeats=2, temperature=1.0)
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        table = collect_flips(judge, reqs, cache, template="ab_letter", label=None)
+    assert 0 <= planted_flip_rate(judge, reqs, table) < 1
+    assert np.isnan(planted_flip_rate(judge, reqs, table.iloc[:0]))
+    assert np.isnan(planted_flip_rate(judge, reqs, table.assign(verdict="")))  # no usable comparison
+
+    class Real:  # a judge of a real backend: no sampling model
+        simulated = False
+
+    assert np.isnan(planted_flip_rate(Real(), reqs, table))  # type: ignore[arg-type]
+    bare = Real()
+    bare.simulated = True
+    assert np.isnan(planted_flip_rate(bare, reqs, table))  # type: ignore[arg-type]
