@@ -25,6 +25,7 @@ from judgelab.rbd.tables import (
     NO_VARIANCE,
     final_verdicts,
     mean_difference,
+    simulated_of,
     size_gains,
     table3,
     table3_wide,
@@ -209,3 +210,15 @@ def test_item_outcomes_agree_with_table2_at_every_t(tmp_path, bias):
         for metric, col in (("accuracy", "acc"), ("consistency", "consistency")):
             assert _outcomes(f, "initial", metric).mean() == pytest.approx(t2.loc[T, f"{col}_without"])
             assert _outcomes(f, "final", metric).mean() == pytest.approx(t2.loc[T, f"{col}_with"])
+
+
+def test_a_loop_is_simulated_when_any_of_its_calls_or_its_evaluators_verdicts_are():
+    """simulated_of: one flag per (evaluator, detector) loop, True when any of the loop's detector or
+    re-prompt calls came from the simulated panel or the evaluator's own verdicts are simulated."""
+    calls = pd.DataFrame({"loop_evaluator": ["e1", "e1", "e1", "e2", "e2", "e3"],
+                          "detector": ["d1", "d1", "d2", "d1", "d1", "d1"],
+                          "simulated": [False, True, False, 0, 0, False]})
+    flags = simulated_of(calls, {"e2": False, "e3": True})
+    assert flags == {("e1", "d1"): True, ("e1", "d2"): False, ("e2", "d1"): False, ("e3", "d1"): True}
+    assert all(type(v) is bool for v in flags.values())
+    assert simulated_of(calls.iloc[:0], {"e1": True}) == {}

@@ -29,10 +29,10 @@ from scipy import stats
 
 from judgelab.config import ConfigError, default_config_paths, load_config
 from judgelab.datasets import sources
-from judgelab.scoring.gold_candidates import RECORDED_GPT4, table2
+from judgelab.scoring.gold_candidates import RECORDED_GPT4, TABLE2_COLUMNS, table2
 from judgelab.scoring.human import absent_table2_rows, absent_table3_rows, log_absent, with_absent
 from judgelab.scoring.items import items_frame, load_items
-from judgelab.scoring.metrics import correlation_tables, gold_frame, table3_wide
+from judgelab.scoring.metrics import TABLE3_COLUMNS, correlation_tables, gold_frame, table3_wide
 from judgelab.scoring.plan import ScoringStudy
 
 N_ROWS = 40
@@ -207,3 +207,52 @@ def test_a_set_not_marked_optional_is_not_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv(sources.ENV_VAR, str(tmp_path))
     study = _study(_config(optional_sets=False))
     assert study.absent == {} and "biggen" in study.datasets
+
+
+def test_absent_rows_are_every_cell_of_the_papers_tables_in_order_with_the_sets_line():
+    """Table 3: per absent set (sorted), per gold source (human, then gold judge), per judge (sorted), per
+    prompt (baseline first, the others in the metrics' order, an unknown prompt's family 'other'), one empty
+    row with n 0 and the set's own line; a set without a prompt list gets the baseline alone. Table 2: per
+    set, each gold candidate once (first-seen order) with the gold protocol, then the recorded GPT-4 scores,
+    all against human scores and not simulated."""
+    absent = {"zset": "line z", "aset": "line a"}
+    rows3 = absent_table3_rows(absent, ["j2", "j1"], {"zset": ["zz", "random", "baseline"]})
+    expected = [(d, g, j, v, fam) for d, vs in (("aset", [("baseline", "baseline")]),
+                                               ("zset", [("baseline", "baseline"), ("random", "rubric_order"),
+                                                         ("zz", "other")]))
+                for g in ("human", "gold_judge") for j in ("j1", "j2") for v, fam in vs]
+    assert list(rows3.columns) == TABLE3_COLUMNS
+    assert list(rows3[["dataset", "gold_source", "judge", "variant", "perturbation"]].itertuples(
+        index=False, name=None)) == expected
+    assert (rows3["n"] == 0).all() and (rows3["n_unparsed"] == 0).all()
+    assert list(rows3["reason"]) == [absent[d] for d, *_ in expected]
+    assert rows3.drop(columns=[*TABLE3_COLUMNS[:7], "reason"]).isna().all().all()
+
+    rows2 = absent_table2_rows(absent, ["g2", "g1", "g2"])
+    assert list(rows2.columns) == TABLE2_COLUMNS
+    assert list(rows2[["dataset", "candidate", "source"]].itertuples(index=False, name=None)) == [
+        (d, c, s) for d in ("aset", "zset")
+        for c, s in (("g2", "gold_protocol"), ("g1", "gold_protocol"), (RECORDED_GPT4, "recorded"))]
+    assert (rows2["reference_source"] == "human").all() and rows2["simulated"].eq(False).all()
+    assert (rows2["n"] == 0).all() and (rows2["n_unparsed"] == 0).all()
+    assert list(rows2["reason"]) == ["line a"] * 3 + ["line z"] * 3
+    assert rows2[["rho", "rho_ci_low", "rho_ci_high", "r", "r_ci_low", "r_ci_high"]].isna().all().all()
+
+
+def test_absent_rows_follow_the_tables_own_rows_and_nothing_is_added_when_none_is_absent(caplog):
+    """with_absent keeps the table's rows first and its columns; an empty table takes the absent rows in its
+    columns; no absent set adds nothing. log_absent says each absent set's line once, sorted by set."""
+    table = pd.DataFrame({"dataset": ["x"], "candidate": ["c"], "n": [5], "extra": [1.0]})
+    rows2 = absent_table2_rows({"b": "line b"}, ["g"])
+    joined = with_absent(table, rows2)
+    assert list(joined.columns) == list(table.columns) and list(joined["dataset"]) == ["x", "b", "b"]
+    assert list(joined["n"]) == [5, 0, 0] and list(joined.index) == [0, 1, 2]
+    assert with_absent(table, rows2.iloc[:0]) is table
+    empty = with_absent(pd.DataFrame(columns=["reason", "dataset"]), rows2)
+    assert list(empty.columns) == ["reason", "dataset"] and list(empty["reason"]) == ["line b"] * 2
+    assert list(with_absent(pd.DataFrame(), rows2).columns) == TABLE2_COLUMNS
+    with caplog.at_level(logging.INFO, logger="judgelab.scoring.human"):
+        log_absent({"b": "line b", "a": "line a"})
+    assert [r.getMessage() for r in caplog.records] == [
+        "line a; its Table 2 / Table 3 cells are left empty", "line b; its Table 2 / Table 3 cells are left empty"]
+    assert all(r.levelno == logging.INFO for r in caplog.records)
