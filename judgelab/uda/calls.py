@@ -16,7 +16,6 @@ import pandas as pd
 from judgelab.datasets.sources import SOURCES, resolve_data_path, source_path
 from judgelab.io import read_table, read_verdicts
 from judgelab.uda.elo import EloConfig
-from judgelab.uda.human import bradley_terry_scores, load_votes
 from judgelab.uda.tournament import (
     build_tournament,
     generate_answers,
@@ -36,6 +35,8 @@ def human(job: Any, ctx: StepContext) -> None:
     A plan (``ctx.loads_models`` false, it fits nothing it does not need) takes the strengths
     without the bootstrap: the stand-ins read only the strengths, and refitting the model
     ``n_boot`` times for intervals no call depends on would be most of a small plan's time."""
+    from judgelab.uda.human import bradley_terry_scores, load_votes  # scipy.stats: only this step needs it
+
     p = job.params
     path = source_path(p.votes) if p.votes in SOURCES else resolve_data_path(p.votes)
     table = bradley_terry_scores(load_votes(path), EloConfig.from_dict(p.elo),

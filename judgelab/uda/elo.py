@@ -41,7 +41,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 
 @dataclass(frozen=True)
@@ -162,6 +161,8 @@ def gather_outcomes(scores: np.ndarray, sched: Schedule) -> np.ndarray:
 def elo_forward(K: np.ndarray, s: np.ndarray, sched: Schedule, c: float, initial: float, n_judges: int,
                 keep_p: bool, trajectory: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Run the recursion. K, s: (S, M, H) float64 (K = 0 where there is no comparison)."""
+    from scipy.special import expit  # here, not at the top: the query jobs import this module's config only
+
     R = np.full((n_judges, sched.n_models + 1), initial, dtype=np.float64)
     S = sched.n_rounds
     P = np.empty_like(K) if keep_p else None
