@@ -432,6 +432,17 @@ def test_table4_every_cell_from_the_planted_verdicts():
     assert flagged.loc["Vanilla", "simulated"].all() and flagged.loc["Ours", "simulated"].all()
 
 
+def test_table4_names_a_baseline_by_its_verdicts_judge_even_with_one_verdict():
+    final, _ = _table4_world()
+    one = pd.DataFrame(baseline_rows("one-model", "bandwagon", "bandwagon", {2: (None, False)}, True))
+    assert len(one) == 1
+    t4 = table4(final, evaluator="ev", detector="det", bias_sets=T4_SETS, baselines={"one": ("fine_tuned", one)},
+                sim_flags={}, verdict_flags={}).set_index(["bias_type", "method"])
+    row = t4.loc[("bandwagon", "one")]
+    assert (row["judge"], row["n"], row["value"], bool(row["simulated"])) == ("one-model", 1, 0.0, True)
+    assert t4.loc[("verbosity", "one"), "judge"] == "one-model" and t4.loc[("verbosity", "one"), "n"] == 0
+
+
 def test_table4_without_the_evaluators_items_is_empty_with_its_columns():
     final, baselines = _table4_world()
     for evaluator, detector in (("nobody", "det"), ("ev", "none")):
