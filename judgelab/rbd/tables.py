@@ -278,8 +278,9 @@ def table4(final: pd.DataFrame, *, evaluator: str, detector: str, bias_sets: Map
 
 
 def wide(table: pd.DataFrame, index: Sequence[str], column: str, value: str) -> pd.DataFrame:
-    """A long table as the paper prints it: one row per ``index``, one column per ``column``
-    value (in first-seen order), cells ``value`` to 3 places."""
+    """A long table as the paper prints it: one row per ``index`` and one column per ``column``
+    value (both in first-seen order, the paper's), cells ``value`` to 3 places (a repeated cell keeps
+    its first value)."""
     if table.empty:
         return pd.DataFrame(columns=list(index))
     order = list(dict.fromkeys(table[column]))
