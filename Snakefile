@@ -12,8 +12,13 @@ import sys
 from snakemake.utils import min_version
 
 from judgelab.config import validate_workflow_config
+from judgelab.workflow.scheduling import one_pending_reevaluation
 
 min_version("8.20")
+
+# the scheduler loop wakes when a job ends or a rate-limit timespan passes, not once per second per
+# finished job (judgelab/workflow/scheduling.py says why)
+one_pending_reevaluation()
 
 
 configfile: "config/judges/simulated.yaml"
