@@ -122,10 +122,12 @@ declare -A TESTS=(
   [judgelab/scoring/human.py]="tests/scoring/test_human_sets.py"
   [judgelab/rbd/tables.py]="tests/rbd/test_tables_planted.py tests/rbd/test_tables_baselines.py tests/rbd/test_tables_reproduction.py tests/rbd/test_tables_config.py"
   [judgelab/reproduction/rbd.py]="tests/reproduction/test_rbd.py tests/rbd/test_tables_reproduction.py"
-  [judgelab/reproduction/scoring.py]="tests/reproduction/test_scoring.py"
+  [judgelab/reproduction/scoring.py]="tests/reproduction/test_scoring_units.py tests/reproduction/test_scoring.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
   [judgelab/reproduction/topk.py]="tests/reproduction/test_topk.py"
   [judgelab/reproduction/uda.py]="tests/reproduction/test_uda.py"
   [judgelab/reproduction/__init__.py]="tests/reproduction/test_verdicts.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
+  [judgelab/reproduction/strategies.py]="tests/reproduction/test_extract.py tests/reproduction/test_verdicts.py"
+  [judgelab/reproduction/_tables.py]="tests/reproduction/test__tables_units.py tests/reproduction/test_extract.py tests/reproduction/test_rbd.py tests/reproduction/test_scoring.py tests/reproduction/test_topk.py tests/reproduction/test_uda.py tests/reproduction/test_verdicts.py"
   [judgelab/bias_card/power.py]="tests/bias_card/test_power_units.py tests/bias_card/test_power.py::test_items_scale_with_the_square_of_mde_over_delta tests/bias_card/test_power.py::test_holm_level_counts_the_rows_the_probe_would_detect_first tests/bias_card/test_power.py::test_a_planted_pilot_from_assumptions_is_marked_simulated tests/bias_card/test_power.py::test_the_command_from_a_log_and_from_assumptions tests/bias_card/test_power.py::test_a_pilot_without_a_tested_row_is_one_line"
   [judgelab/verdict_import/inspect_log.py]="tests/verdict_import/test_inspect_units.py tests/verdict_import/test_tools_presets.py"
   [judgelab/verdict_import/promptfoo_log.py]="tests/verdict_import/test_promptfoo_units.py tests/verdict_import/test_tools_presets.py"
@@ -137,6 +139,8 @@ declare -A TESTS=(
   [judgelab/compare/report.py]="tests/compare/test_report_units.py"
   [judgelab/compare/command.py]="tests/compare/test_command_units.py"
 )
+# Modules with functions called at import time (the reproduction rows' builders): each mutant imports afresh.
+FRESH_IMPORT="judgelab/reproduction/scoring.py"
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
   judgelab/parsing.py judgelab/cache/__init__.py
@@ -183,6 +187,9 @@ for m in "${modules[@]}"; do
 done
 
 mkdir -p "$MUTATION_DIR"
+# the tests find the papers' text beside the checkout (tests.conftest.REPO/../shared/papers); a workspace
+# is $MUTATION_DIR/<module>, so the same `shared` must sit beside it, else those tests skip and kill nothing
+if [[ -d "$REPO/../shared" && ! -e "$MUTATION_DIR/shared" ]]; then ln -s "$(cd "$REPO/.." && pwd)/shared" "$MUTATION_DIR/shared"; fi
 summary="$(mktemp "$MUTATION_DIR/summary.XXXXXX")"
 printf 'module\tkilled\ttotal\tpercent\tequivalent\tpercent_non_equivalent\tsurvived\tno_tests\ttimeout\tskipped\tnot_checked\n' >"$summary"
 status=0
@@ -223,6 +230,12 @@ pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q", "-o", "
 also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks"]
 use_git_change_detection = false
 EOF
+  # a module whose functions run at import time (rows built by helpers): mutmut's workers fork from a process
+  # that imported it already, so such a mutant never runs; a fork server that imports nothing makes each
+  # mutant's tests import the package afresh, with the mutant in place (slower: one import per mutant)
+  if [[ " $FRESH_IMPORT " == *" $mod "* ]]; then
+    printf 'process_isolation = "forkserver"\nforkserver_warmup = "none"\n' >>"$ws/pyproject.toml"
+  fi
   echo "=== mutation: $mod  (tests: $tests)  workspace: $ws"
   log="$ws/mutmut-run.log"
   if ! (cd "$ws" && "$MUTMUT" run --max-children "$MUTATION_JOBS" "${rerun[@]}" >"$log" 2>&1); then
