@@ -126,7 +126,7 @@ declare -A TESTS=(
   [judgelab/reproduction/topk.py]="tests/reproduction/test_topk.py"
   [judgelab/reproduction/uda.py]="tests/reproduction/test_uda.py"
   [judgelab/reproduction/__init__.py]="tests/reproduction/test_verdicts.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
-  [judgelab/reproduction/strategies.py]="tests/reproduction/test_extract.py tests/reproduction/test_verdicts.py"
+  [judgelab/reproduction/strategies.py]="tests/reproduction/test_strategies_units.py tests/reproduction/test_extract.py tests/reproduction/test_verdicts.py"
   [judgelab/reproduction/_tables.py]="tests/reproduction/test__tables_units.py tests/reproduction/test_extract.py tests/reproduction/test_rbd.py tests/reproduction/test_scoring.py tests/reproduction/test_topk.py tests/reproduction/test_uda.py tests/reproduction/test_verdicts.py"
   [judgelab/bias_card/power.py]="tests/bias_card/test_power_units.py tests/bias_card/test_power.py::test_items_scale_with_the_square_of_mde_over_delta tests/bias_card/test_power.py::test_holm_level_counts_the_rows_the_probe_would_detect_first tests/bias_card/test_power.py::test_a_planted_pilot_from_assumptions_is_marked_simulated tests/bias_card/test_power.py::test_the_command_from_a_log_and_from_assumptions tests/bias_card/test_power.py::test_a_pilot_without_a_tested_row_is_one_line"
   [judgelab/verdict_import/inspect_log.py]="tests/verdict_import/test_inspect_units.py tests/verdict_import/test_tools_presets.py"
@@ -187,9 +187,6 @@ for m in "${modules[@]}"; do
 done
 
 mkdir -p "$MUTATION_DIR"
-# the tests find the papers' text beside the checkout (tests.conftest.REPO/../shared/papers); a workspace
-# is $MUTATION_DIR/<module>, so the same `shared` must sit beside it, else those tests skip and kill nothing
-if [[ -d "$REPO/../shared" && ! -e "$MUTATION_DIR/shared" ]]; then ln -s "$(cd "$REPO/.." && pwd)/shared" "$MUTATION_DIR/shared"; fi
 summary="$(mktemp "$MUTATION_DIR/summary.XXXXXX")"
 printf 'module\tkilled\ttotal\tpercent\tequivalent\tpercent_non_equivalent\tsurvived\tno_tests\ttimeout\tskipped\tnot_checked\n' >"$summary"
 status=0
@@ -202,6 +199,9 @@ for mod in "${expanded[@]}"; do
   slug="${mod//\//_}"; slug="${slug%.py}"
   ws="$MUTATION_DIR/$slug"
   mkdir -p "$ws"
+  # the tests find the papers' text beside the checkout (tests.conftest.REPO/../shared/papers); mutmut runs
+  # them in $ws/mutants, so the checkout's `shared` must sit in $ws, else those tests skip and kill nothing
+  if [[ -d "$REPO/../shared" && ! -e "$ws/shared" ]]; then ln -s "$(cd "$REPO/.." && pwd)/shared" "$ws/shared"; fi
   exec 9>"$ws.lock"
   flock -n 9 || { echo "mutation.sh: $mod is being mutated by another run ($ws.lock)" >&2; status=1; continue; }
   rerun=()
@@ -227,7 +227,7 @@ source_paths = ["judgelab"]
 only_mutate = ["$mod"]
 pytest_add_cli_args_test_selection = [${tlist%, }]
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q", "-o", "addopts="]
-also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks"]
+also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks", "docs"]
 use_git_change_detection = false
 EOF
   # a module whose functions run at import time (rows built by helpers): mutmut's workers fork from a process
