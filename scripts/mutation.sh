@@ -139,8 +139,6 @@ declare -A TESTS=(
   [judgelab/compare/report.py]="tests/compare/test_report_units.py"
   [judgelab/compare/command.py]="tests/compare/test_command_units.py"
 )
-# Modules with functions called at import time (the reproduction rows' builders): each mutant imports afresh.
-FRESH_IMPORT="judgelab/reproduction/scoring.py"
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
   judgelab/parsing.py judgelab/cache/__init__.py
@@ -230,12 +228,6 @@ pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q", "-o", "
 also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks", "docs"]
 use_git_change_detection = false
 EOF
-  # a module whose functions run at import time (rows built by helpers): mutmut's workers fork from a process
-  # that imported it already, so such a mutant never runs; a fork server that imports nothing makes each
-  # mutant's tests import the package afresh, with the mutant in place (slower: one import per mutant)
-  if [[ " $FRESH_IMPORT " == *" $mod "* ]]; then
-    printf 'process_isolation = "forkserver"\nforkserver_warmup = "none"\n' >>"$ws/pyproject.toml"
-  fi
   echo "=== mutation: $mod  (tests: $tests)  workspace: $ws"
   log="$ws/mutmut-run.log"
   if ! (cd "$ws" && "$MUTMUT" run --max-children "$MUTATION_JOBS" "${rerun[@]}" >"$log" 2>&1); then
