@@ -22,6 +22,8 @@ from judgelab.reproduction.scoring import PAPER_ITEMS
 from judgelab.scoring.gold_candidates import TABLE2_COLUMNS
 from judgelab.scoring.metrics import TABLE3_COLUMNS
 from judgelab.workflow import provenance
+from tests.conftest import REPO
+from tests.reproduction.test_papers import paper_text
 
 REAL = {"name": "gpt-4o", "backend": "openai", "model": "gpt-4o", "options": {"api_key_env": None}}
 GOLD = {"name": "gpt-4.1", "backend": "openai", "model": "gpt-4.1", "options": {"api_key_env": None}}
@@ -154,3 +156,47 @@ def test_write_table_keeps_the_rows_simulated_cell(tmp_path):
     t = reproduce("scoring", root, [root / "table3.csv"], {"gpt-4o": REAL, "gpt-4.1": GOLD},
                   {"gold_judge": "gpt-4.1"}).set_index("cell")
     assert t.loc[MT_RHO, "provenance"] == "simulated"
+
+
+def test_the_row_builders_locate_each_number_in_the_paper_and_the_extractor_reads_it(tmp_path):
+    """Rows rebuilt by the module's builders (``_row`` for Table 3, ``_table2`` for Table 2) from each
+    row's own cell, number, quote and parameters: the table's caption is in paper 004, the reference is
+    the paper section holding it and the table, the quote is the paper's, and a table planted with the
+    paper's value at the row's parameters gives that value back, from the row's judge."""
+    from judgelab.reproduction import scoring
+
+    papers = REPO.parent / "shared" / "papers"
+    if not papers.is_dir():
+        pytest.skip(f"paper texts not available: place them at {papers}")
+    text = paper_text(papers, scoring.PAPER)
+    lines = {ln.strip() for ln in text.splitlines()}
+    rebuilt = [scoring._table2(r.cell, r.printed, r.params["dataset"], r.params["stat"]) if r.metric == "table2"
+               else scoring._row(r.cell, r.printed, r.quote, r.params["dataset"], r.params["variant"], r.params["stat"],
+                                 r.judges[0], r.params["gold"])
+               for r in scoring.ROWS]
+    for row in rebuilt:
+        section, _, table = row.reference.rpartition(", ")
+        assert table == row.table_or_figure and section in lines, row.reference
+        assert any(ln.startswith(f"{row.table_or_figure}: ") for ln in lines), row.table_or_figure
+        assert row.quote in text and row.printed in row.quote
+        assert row.metric == row.table_or_figure.lower().replace(" ", "")
+    t3: dict[tuple, dict] = {}
+    t2: dict[tuple, dict] = {}
+    for row in rebuilt:  # one table row per (set, reference, variant, judge), each stat in its own column
+        p, v = row.params, row.value
+        cells = {p["stat"]: v, f"{p['stat']}_ci_low": v - 0.01, f"{p['stat']}_ci_high": v + 0.01}
+        if row.metric == "table2":
+            t2.setdefault((p["dataset"], row.judges[0]), _t2(p["dataset"], row.judges[0], 0.0,
+                                                              PAPER_ITEMS[p["dataset"]])).update(cells)
+        else:
+            key = (p["dataset"], p["gold"], p["variant"], row.judges[0])
+            t3.setdefault(key, {**_t3(p["dataset"], p["gold"], 0.0, PAPER_ITEMS[p["dataset"]]), "judge": row.judges[0],
+                                "variant": p["variant"]}).update(cells)
+    entries = {j: {**REAL, "name": j} for j in {r.judges[0] for r in rebuilt} | {"gpt-4.1"}}
+    files = [_csv(tmp_path / "table3.csv", list(t3.values()), TABLE3_COLUMNS),
+             _csv(tmp_path / "table2.csv", list(t2.values()), TABLE2_COLUMNS)]
+    extract = scoring.extractor(tmp_path, files, {"gold_judge": "gpt-4.1"})
+    for row in rebuilt:
+        run = extract(row)
+        assert run.value == pytest.approx(row.value) and not run.missing and not run.incomparable, (row.cell, run)
+        assert run.judges[0] == row.judges[0] and set(run.judges) <= set(entries)
