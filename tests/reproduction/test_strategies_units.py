@@ -131,3 +131,16 @@ def test_rows_without_a_value_say_what_was_looked_for(tmp_path):
     s1 = _csv(tmp_path / "tables/replay_s1.csv", [{"dataset": "other", "judge": "replay-gpt-4o", "delta_pp": -9.0}])
     t = reproduce("strategies", tmp_path, [agreement, s1], ENTRIES).set_index("cell")
     assert t.loc[S1, "reason"] == "this run has no value: no replayed judge standing for gpt-4o among none"
+
+
+def test_a_missing_replayed_judge_leaves_the_row_to_the_replayed_judges_present(tmp_path):
+    """No replayed GPT-4o: the row has no value, and its provenance is that of the replayed judges that
+    were there (replayed), not of every configured judge (a simulated one among them)."""
+    replay = {"backend": "replay", "model": "m", "options": {"source": "llmbar", "dataset": "llmbar_natural",
+                                                          "prompt_template": "output_ab", "path": "x.json"}}
+    entries = {"replay-gpt-4": {**replay, "name": "replay-gpt-4"},
+               "sim-gpt-4o": {"name": "sim-gpt-4o", "backend": "simulated", "model": "s",
+                              "options": {"profile": {"competence": 2.0}}}}
+    f = _csv(tmp_path / "tables/replay_s1.csv", [{"dataset": "llmbar_natural", "judge": "replay-gpt-4", "delta_pp": -2.0}])
+    row = reproduce("strategies", tmp_path, [f], entries).set_index("cell").loc[S1]
+    assert math.isnan(row["run_value"]) and row["provenance"] == "replayed", row["provenance"]
