@@ -188,3 +188,67 @@ def test_the_flip_row_names_its_judge_and_an_empty_table(tmp_path):
     row = reproduce("topk", tmp_path, None, ENTRIES).set_index("cell").loc[FLIP]
     assert row["run_value"] == pytest.approx(100 * float(summary["flip_rate"].iloc[0]))
     assert row["provenance"] == "simulated" and "temperature" not in row["reason"]
+
+
+SIM = {"name": "sim-judge", "backend": "simulated", "model": "s", "options": {"profile": {"competence": 2.0}}}
+
+
+def test_a_row_without_a_value_keeps_the_provenance_of_the_judges_it_looked_at(tmp_path):
+    """A row without a value still has the provenance of the judges it would have come from (the focus
+    judge, the table's judges), not of every configured judge -- a simulated one among them would make it
+    simulated; only a row that names no judge falls back to all of them."""
+    entries = {**ENTRIES, "sim-judge": SIM}
+    t2 = _csv(tmp_path, "tables/table2_correctness.csv", [{"judge": "gpt-4o-mini", "delta": 0.1, "ci_low": 0.0,
+                                                          "ci_high": 0.2}])
+    t1 = _t1(tmp_path, [{"judge": "gpt-4o-mini", "c_verbosity": 0.5}])
+    t3 = _csv(tmp_path, "tables/table3_budget.csv", [{"judge": "gpt-4o-mini", "model": "aware", "rule": "topk",
+                                                      "budget": 60, "recall": 0.7}])
+    t = reproduce("topk", tmp_path, [t2, t1, t3], entries).set_index("cell")
+    for cell in (GAIN, COEF):  # no Llama: the table's judges
+        assert math.isnan(t.loc[cell, "run_value"]) and t.loc[cell, "provenance"] == "real", cell
+    # no focus judge at all: no judge named, every configured one counts (a simulated one among them)
+    assert t.loc[B120, "provenance"] == "simulated"
+    # the focus judge without its row, without a coefficient column, without a flip table row: the focus judge's
+    t = reproduce("topk", tmp_path, [t2, t3], entries, {"focus": LLAMA}).set_index("cell")
+    assert t.loc[GAIN, "provenance"] == "real" and t.loc[B120, "provenance"] == "real"
+    assert t.loc[POOLED, "provenance"] == "real"  # no pooled row: the table's judges
+    t1 = _t1(tmp_path, [{"judge": "sim-judge", "naive_recall": 0.5}])
+    t = reproduce("topk", tmp_path, [t1], {"sim-judge": SIM, LLAMA: ENTRIES[LLAMA]}, {"focus": "sim-judge"})
+    assert t.set_index("cell").loc[COEF, "provenance"] == "simulated"
+    (tmp_path / "flip_rate").mkdir()
+    (tmp_path / "flip_rate/gpt-4o-mini.csv").write_text("judge,flip_rate,ci_low,ci_high,temperature\n")
+    t = reproduce("topk", tmp_path, [tmp_path / "flip_rate/gpt-4o-mini.csv"], entries).set_index("cell")
+    assert t.loc[FLIP, "provenance"] == "real"
+
+
+def test_the_focus_judges_coefficient_and_gain_carry_its_name_and_interval(tmp_path):
+    files = [_t2(tmp_path), _t1(tmp_path)]
+    t = _table(tmp_path, files, {"focus": LLAMA})
+    assert (t.loc[GAIN, "run_ci_low"], t.loc[GAIN, "run_ci_high"]) == pytest.approx((0.35, 0.45))
+    assert t.loc[COEF, "verdict"] == "reproduced", t.loc[COEF, "reason"]  # the focus judge stands for Llama
+
+
+def test_an_infinite_standard_error_gives_no_interval(tmp_path):
+    f = _t1(tmp_path, [{"judge": LLAMA, "c_verbosity": 0.99, "c_verbosity_se": float("inf")}])
+    row = _table(tmp_path, [f], {"focus": LLAMA}).loc[COEF]
+    assert row["run_value"] == pytest.approx(0.99)
+    assert math.isnan(row["run_ci_low"]) and math.isnan(row["run_ci_high"])
+
+
+def test_the_spearman_row_needs_no_judge_column_in_table_1(tmp_path):
+    t1 = _csv(tmp_path, "tables/table1_judges.csv", [{"c_verbosity": 0.1}] * 16)
+    sp = _csv(tmp_path, "tables/spearman.csv", [{"x": "naive_recall", "y": "delta", "rho": -0.5}])
+    row = _table(tmp_path, [t1, sp]).loc[RHO]
+    assert row["run_value"] == pytest.approx(-0.5)
+    assert row["reason"].startswith("other judges than the paper's (paper: llama-3.1-8b, qwen-2.5-7b, "
+                                    "gemini-2.5-flash-lite, gpt-4o-mini, deepseek-chat; run: none)"), row["reason"]
+
+
+def test_a_flip_row_without_a_table_or_a_rate_says_why(tmp_path):
+    t = _table(tmp_path, [])
+    assert t.loc[FLIP, "reason"] == ("this run has no value: no flip-rate table in this run (topk.flip_rate.judges "
+                                     "is empty or the rule topk_flip_rate did not run)")
+    f = _csv(tmp_path, "flip_rate/gpt-4o-mini.csv", [{"judge": "gpt-4o-mini", "flip_rate": float("nan"),
+                                                      "ci_low": float("nan"), "ci_high": float("nan"),
+                                                      "temperature": 1.0, "status": ""}])
+    assert _table(tmp_path, [f]).loc[FLIP, "reason"] == "this run has no value: no flip rate"
