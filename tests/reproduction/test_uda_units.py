@@ -177,3 +177,58 @@ def test_heldout_split_takes_the_first_transfer_onto_a_held_out_run_set():
     assert heldout_split(uda, ["a", "d"]) is None
     assert heldout_split({"datasets": uda["datasets"]}, ["a", "b"]) is None  # no transfer at all
     assert heldout_split({"transfer": uda["transfer"]}, ["a", "b"]) is None  # no dataset specs
+
+
+SIM = {"name": "sim-x", "backend": "simulated", "model": "s", "options": {"profile": {"competence": 2.0}}}
+
+
+def test_a_row_without_a_value_keeps_the_provenance_of_the_sets_judges(tmp_path):
+    """The set's judges (the std table's ``judge_ids``: the paper's ten, real) decide the provenance of a
+    row without a value -- not every configured judge, a simulated one among them."""
+    entries = {**REAL, "sim-x": SIM}
+    held = "ah_held"
+    files = [_std(tmp_path, "arena_hard", list(PAPER_JUDGES)), _std(tmp_path, held, list(PAPER_JUDGES)),
+             _methods(tmp_path, "arena_hard", [("other", "mean_inter_judge_std", 1.0)]),
+             _self_pref(tmp_path, [{"method": "baseline", "judge": "claude-3.5", "deviation_pct": 1.0}]),
+             _csv(tmp_path, f"{held}/tables/methods.csv", [{"method": "other", "std_reduction_pct": 1.0}])]
+    t = reproduce("uda", tmp_path, files, entries, {"heldout": {"set": held, "source": "arena_hard"}}).set_index("cell")
+    for cell in (STD0, SELF, H_STD):
+        assert math.isnan(t.loc[cell, "run_value"]) and t.loc[cell, "provenance"] == "real", cell
+
+
+def test_a_std_table_without_judge_ids_or_a_simulated_column_still_gives_the_rows(tmp_path):
+    root = tmp_path
+    path = root / "arena_hard/tables/std.csv"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame([{"method": "baseline", **{m: 1.0 for m in PAPER_JUDGES}, "mean": 1.0}]).to_csv(path, index=False)
+    files = [str(path), _methods(root, "arena_hard", [("baseline", "mean_inter_judge_std", _paper(STD0))])]
+    row = reproduce("uda", root, files, REAL).set_index("cell").loc[STD0]
+    # no judges named: all configured ones (the paper's ten, real) give the provenance; which judges scored
+    # is unknown, so the value is not the paper judges'
+    assert row["run_value"] == pytest.approx(_paper(STD0)) and row["provenance"] == "real"
+    assert row["verdict"] == "not comparable" and "; run: none)" in row["reason"], row["reason"]
+
+
+def test_the_held_out_rows_follow_the_std_tables_simulated_flag(tmp_path):
+    held, source = "ah_held", "ah_train"
+    files = [_std(tmp_path, held, list(PAPER_JUDGES), simulated=True),
+             _csv(tmp_path, f"{held}/tables/methods.csv", [{"method": f"uda [from {source}]", "std_reduction_pct": 60.0}])]
+    t = reproduce("uda", tmp_path, files, REAL, {"heldout": {"set": held, "source": source}}).set_index("cell")
+    assert t.loc[H_STD, "provenance"] == "simulated"
+
+
+def test_self_preference_names_a_tournament_that_is_not_the_papers(tmp_path):
+    std = _std(tmp_path, "arena_hard", ["gpt-4o", "m2"])
+    f = _self_pref(tmp_path, [{"method": "baseline", "judge": "gpt-4o", "deviation_pct": _paper(SELF),
+                               "simulated": False}])
+    row = reproduce("uda", tmp_path, [std, f], REAL).set_index("cell").loc[SELF]
+    assert row["verdict"] == "not comparable"
+    assert row["reason"].startswith("arena_hard: 2 answer models, not the paper's ten judges answering (9 of them "
+                                    "absent) ("), row["reason"]
+
+
+def test_without_a_split_the_held_out_rows_name_the_setting_they_need(tmp_path):
+    t = reproduce("uda", tmp_path, [], REAL).set_index("cell")
+    assert t.loc[H_STD, "reason"] == (
+        "this run has no value: this run has no held-out Arena-Hard split (no uda.datasets.<set>.prompt_split with "
+        "part: heldout that a uda.transfer applies the adapter to)")
