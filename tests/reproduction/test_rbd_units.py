@@ -61,3 +61,96 @@ def test_no_scored_detector_says_so(tmp_path):
     assert math.isnan(row["run_value"])
     assert row["reason"] == ("this run has no value: no fine-tuned RBD detector with a scored test set in "
                              "detectors/metrics.csv")
+
+
+EVAL8 = ("gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "claude-3-5-haiku", "deepseek-v3", "llama-3.1-8b",
+         "llama-3.1-70b", "llama-3.1-405b")
+ENTRIES = {j: {**REAL, "name": j} for j in (*EVAL8, "rbd-8b")}
+BIASES = ("verbosity", "position", "bandwagon", "sentiment")
+T2_WITHOUT = "GPT-4o, verbosity: accuracy without RBD"
+T2_WITH = "GPT-4o, verbosity: accuracy with RBD-8B"
+MEAN_ACC = "RBD-8B: mean accuracy gain over evaluators and the four biases (pp)"
+
+
+def _evaluation(root, n_items: dict[str, int] | None = None, share: float = 0.313, simulated: bool = False) -> str:
+    """evaluation.csv: the eight evaluators' rows (n_items per set) and the pooled ``(all)`` row holding the share."""
+    rows = []
+    for b in BIASES:
+        n = (n_items or {}).get(b, 500)
+        rows += [{"set": b, "judge": j, "n_items": n - k, "bias_share": 0.9, "bias_ci_low": 0.8, "bias_ci_high": 1.0,
+                  "simulated": simulated} for k, j in enumerate(EVAL8)]
+        rows.append({"set": b, "judge": "(all)", "n_items": 9999, "bias_share": share, "bias_ci_low": share - 0.02,
+                     "bias_ci_high": share + 0.02, "simulated": simulated, "reason": ""})
+    return _csv(root, "evaluation.csv", rows)
+
+
+def test_the_share_row_reads_the_pooled_row_in_percent_over_the_evaluators(tmp_path):
+    f = _evaluation(tmp_path)
+    row = reproduce("rbd", tmp_path, [f], ENTRIES).set_index("cell").loc[VERB]
+    assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((31.3, 29.3, 33.3))
+    # the eight evaluators at the paper's 500 items (the largest n_items of theirs, not the pooled row's)
+    assert (row["provenance"], row["verdict"]) == ("real", "reproduced"), row["reason"]
+    f = _evaluation(tmp_path, {"verbosity": 101}, simulated=True)
+    row = reproduce("rbd", tmp_path, [f], ENTRIES).set_index("cell").loc[VERB]
+    assert row["provenance"] == "simulated"
+    f = _evaluation(tmp_path, {"verbosity": 101})
+    row = reproduce("rbd", tmp_path, [f], ENTRIES).set_index("cell").loc[VERB]
+    assert row["reason"].startswith("101 evaluated items per set, the paper's 500 ("), row["reason"]
+
+
+def test_a_set_without_rows_is_named(tmp_path):
+    f = _csv(tmp_path, "evaluation.csv", [{"set": "position", "judge": "(all)", "n_items": 5, "bias_share": 0.1,
+                                           "bias_ci_low": 0.0, "bias_ci_high": 0.2}])
+    t = reproduce("rbd", tmp_path, [f], ENTRIES).set_index("cell")
+    assert t.loc[VERB, "reason"] == "this run has no value: no verbosity row in evaluation.csv"
+    # a set with only the pooled row: its value, from no evaluator the paper names
+    pos = t.loc["share of biased examples, position (%)"]
+    assert pos["run_value"] == pytest.approx(10.0) and "; run: none)" in pos["reason"], pos["reason"]
+
+
+def _loop(root, rows: list[dict]) -> str:
+    base = {"prompting": "rbd", "detector": "rbd-8b", "iterations": 3, "consistency_without": 0.5,
+            "consistency_with": 0.6}
+    return _csv(root, "loop/table2.csv", [{**base, **r} for r in rows])
+
+
+def test_the_loop_rows_read_the_rbd_detector_at_the_largest_t(tmp_path):
+    ev = _evaluation(tmp_path)
+    rows = [{"judge": "gpt-4o", "set": "verbosity", "acc_without": 0.716, "acc_with": 0.912},
+            {"judge": "gpt-4o", "set": "verbosity", "acc_without": 0.1, "acc_with": 0.2, "iterations": 1},
+            {"judge": "gpt-4o", "set": "verbosity", "acc_without": 0.3, "acc_with": 0.4, "prompting": "zero_shot"},
+            {"judge": "gpt-4o", "set": "position", "acc_without": 0.5, "acc_with": 0.6}]
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, rows)], ENTRIES).set_index("cell")
+    assert t.loc[T2_WITHOUT, "run_value"] == pytest.approx(0.716) and t.loc[T2_WITH, "run_value"] == pytest.approx(0.912)
+    assert t.loc[T2_WITH, "verdict"] == "reproduced", t.loc[T2_WITH, "reason"]
+    # the mean gain over the four bias sets' rows at the largest T, in points
+    assert t.loc[MEAN_ACC, "run_value"] == pytest.approx(100 * ((0.912 - 0.716) + (0.6 - 0.5)) / 2)
+
+
+def test_the_mean_gain_leaves_out_other_sets_and_unscored_rows(tmp_path):
+    ev = _evaluation(tmp_path)
+    rows = [{"judge": "gpt-4o", "set": "verbosity", "acc_without": 0.5, "acc_with": 0.7},
+            {"judge": "gpt-4o", "set": "llmbar_verbosity", "acc_without": 0.0, "acc_with": 1.0},
+            {"judge": "gpt-4o", "set": "position", "acc_without": float("nan"), "acc_with": 0.9}]
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, rows)], ENTRIES).set_index("cell")
+    assert t.loc[MEAN_ACC, "run_value"] == pytest.approx(20.0)
+    only_other = [{"judge": "gpt-4o", "set": "llmbar_verbosity", "acc_without": 0.0, "acc_with": 1.0}]
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, only_other)], ENTRIES).set_index("cell")
+    assert t.loc[MEAN_ACC, "reason"] == "this run has no value: no scored RBD row on the four bias sets"
+
+
+def test_loop_rows_without_a_value_name_what_is_missing(tmp_path):
+    ev = _evaluation(tmp_path)
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, [{"judge": "gpt-4o", "set": "x", "acc_without": 0.1,
+                                                          "acc_with": 0.2, "prompting": "zero_shot"}])],
+                  ENTRIES).set_index("cell")
+    assert t.loc[T2_WITH, "reason"] == ("this run has no value: no fine-tuned RBD detector in this run's loop "
+                                        "(rbd.loop.detectors)")
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, [{"judge": "claude-3-5-haiku", "set": "verbosity",
+                                                          "acc_without": 0.1, "acc_with": 0.2}])],
+                  ENTRIES).set_index("cell")
+    assert t.loc[T2_WITH, "reason"] == "this run has no value: no evaluator standing for gpt-4o in loop/table2.csv"
+    t = reproduce("rbd", tmp_path, [ev, _loop(tmp_path, [{"judge": "gpt-4o", "set": "position",
+                                                          "acc_without": 0.1, "acc_with": 0.2}])],
+                  ENTRIES).set_index("cell")
+    assert t.loc[T2_WITH, "reason"] == "this run has no value: no verbosity row for gpt-4o in loop/table2.csv"
