@@ -154,3 +154,103 @@ def test_loop_rows_without_a_value_name_what_is_missing(tmp_path):
                                                           "acc_without": 0.1, "acc_with": 0.2}])],
                   ENTRIES).set_index("cell")
     assert t.loc[T2_WITH, "reason"] == "this run has no value: no verbosity row for gpt-4o in loop/table2.csv"
+
+
+T3_VERB = "LLMBar, verbosity, average over evaluators: accuracy with RBD-14B"
+T4_PROMPT = "LLaMA-3.1-70B, verbosity: accuracy under the in-context debiasing prompt (Prompt)"
+T4_PROM = "Prometheus2-8x7B, bandwagon: accuracy"
+T5_LABEL = "GPT-4o, verbosity: accuracy with RBD-8B's bias label only"
+F6_ACC15 = "RBD-1.5B: average accuracy gain over evaluators and bias types (pp)"
+
+
+def _sizes(root, rows: list[tuple[str, str, float]]) -> str:
+    return _csv(root, "tables/fig6_sizes.csv", [
+        {"size": s, "detector": d, "acc_gain": g, "acc_gain_ci_low": g - 0.01, "acc_gain_ci_high": g + 0.01,
+         "consistency_gain": g, "consistency_gain_ci_low": g - 0.01, "consistency_gain_ci_high": g + 0.01}
+        for s, d, g in rows])
+
+
+def test_table3_reads_the_average_with_the_sizes_detector_over_the_sets_evaluators(tmp_path):
+    sizes = _sizes(tmp_path, [("8B", "rbd-8b", 0.1), ("14B", "rbd-14b", 0.15)])
+    rows = [{"set": "llmbar_verbosity", "judge": j, "detector": d, "acc_with": v, "acc_with_ci_low": v - 0.05,
+             "acc_with_ci_high": v + 0.05}
+            for d, v in (("rbd-8b", 0.5), ("rbd-14b", 0.792)) for j in (*EVAL8, "AVERAGE")]
+    rows.append({"set": "llmbar_bandwagon", "judge": "extra-judge", "detector": "rbd-14b", "acc_with": 0.1,
+                 "acc_with_ci_low": 0.0, "acc_with_ci_high": 0.2})
+    t3 = _csv(tmp_path, "tables/table3.csv", rows)
+    t = reproduce("rbd", tmp_path, [sizes, t3], ENTRIES).set_index("cell")
+    row = t.loc[T3_VERB]
+    assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((0.792, 0.742, 0.842))
+    assert (row["provenance"], row["verdict"]) == ("real", "reproduced"), row["reason"]
+    band = t.loc["LLMBar, bandwagon, average over evaluators: accuracy with RBD-14B"]
+    assert band["reason"] == ("this run has no value: no llmbar_bandwagon average with a 14B detector in "
+                              "tables/table3.csv")
+    # an empty average carries the table's reason
+    rows = [{**r, "acc_with": float("nan"), "reason": "no evaluator scored"} if r["judge"] == "AVERAGE" else r
+            for r in rows]
+    t = reproduce("rbd", tmp_path, [sizes, _csv(tmp_path, "tables/table3.csv", rows)], ENTRIES).set_index("cell")
+    assert t.loc[T3_VERB, "reason"] == "this run has no value: no evaluator scored"
+
+
+def _table4(root, rows: list[dict]) -> str:
+    base = {"set": "verbosity", "n": 500, "ci_low": 0.0, "ci_high": 1.0, "simulated": False, "reason": ""}
+    return _csv(root, "tables/table4.csv", [{**base, **r} for r in rows])
+
+
+def test_table4_finds_the_fine_tuned_judge_by_name_in_any_case(tmp_path):
+    ev = _evaluation(tmp_path)
+    t4 = _table4(tmp_path, [
+        {"bias_type": "bandwagon", "kind": "fine_tuned", "method": "Skywork", "judge": "skywork", "value": 0.9},
+        {"bias_type": "verbosity", "kind": "fine_tuned", "method": "Prometheus-2", "judge": "prometheus-2-8x7b",
+         "value": 0.8},
+        {"bias_type": "bandwagon", "kind": "fine_tuned", "method": "Prometheus-2", "judge": "prometheus-2-8x7b",
+         "value": 0.014, "ci_low": 0.0, "ci_high": 0.05, "set": "bandwagon"}])
+    entries = {**ENTRIES, "prometheus-2-8x7b": {**REAL, "name": "prometheus-2-8x7b"}}
+    t = reproduce("rbd", tmp_path, [ev, t4], entries).set_index("cell")
+    row = t.loc[T4_PROM]
+    assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((0.014, 0.0, 0.05))
+    assert (row["provenance"], row["verdict"]) == ("real", "reproduced"), row["reason"]
+    assert t.loc[T4_PROMPT, "reason"] == ("this run has no value: no prompt baseline on verbosity in "
+                                          "tables/table4.csv (rbd.tables.baselines)")
+    t4 = _table4(tmp_path, [{"bias_type": "bandwagon", "kind": "fine_tuned", "method": "Skywork", "judge": "skywork",
+                             "value": 0.9}])
+    t = reproduce("rbd", tmp_path, [ev, t4], entries).set_index("cell")
+    assert t.loc[T4_PROM, "reason"] == ("this run has no value: no fine_tuned baseline prometheus on bandwagon in "
+                                        "tables/table4.csv (rbd.tables.baselines)")
+
+
+def test_a_left_out_baseline_keeps_its_judges_provenance(tmp_path):
+    ev = _evaluation(tmp_path)
+    t4 = _table4(tmp_path, [{"bias_type": "verbosity", "kind": "prompt", "method": "icl", "judge": "llama-3.1-70b",
+                             "value": float("nan"), "reason": "left out"}])
+    sim = {"name": "sim-x", "backend": "simulated", "model": "s", "options": {"profile": {"competence": 2.0}}}
+    t = reproduce("rbd", tmp_path, [ev, t4], {**ENTRIES, "sim-x": sim}).set_index("cell")
+    assert t.loc[T4_PROMPT, "reason"] == "this run has no value: left out"
+    assert t.loc[T4_PROMPT, "provenance"] == "real"
+
+
+def test_table5_reads_another_evaluator_when_gpt_4o_is_absent_and_says_so(tmp_path):
+    ev = _evaluation(tmp_path)
+    t5 = _csv(tmp_path, "tables/table5.csv", [
+        {"judge": j, "bias_type": "verbosity", "set": "verbosity", "label_only": v, "label_only_ci_low": v - 0.04,
+         "label_only_ci_high": v + 0.04, "reasoning": 0.9, "reasoning_ci_low": 0.85, "reasoning_ci_high": 0.95}
+        for j, v in (("llama-3.1-70b", 0.6), ("claude-3-5-haiku", 0.7))])
+    row = reproduce("rbd", tmp_path, [ev, t5], ENTRIES).set_index("cell").loc[T5_LABEL]
+    assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((0.6, 0.56, 0.64))
+    assert row["reason"].startswith("other judges than the paper's (paper: gpt-4o; run: llama-3.1-70b)"), row["reason"]
+
+
+def test_fig6_reads_the_sizes_gain_in_points_over_the_loops_evaluators(tmp_path):
+    ev = _evaluation(tmp_path)
+    sizes = _sizes(tmp_path, [("1.5B", "rbd-1.5b", 0.065), ("14B", "rbd-14b", 0.2)])
+    loop = _loop(tmp_path, [{"judge": j, "detector": d, "set": "verbosity", "acc_without": 0.5, "acc_with": 0.6}
+                            for j in EVAL8 for d in ("rbd-1.5b", "rbd-14b")])
+    entries = {**ENTRIES, "rbd-1.5b": {**REAL, "name": "rbd-1.5b"}}
+    t = reproduce("rbd", tmp_path, [ev, sizes, loop], entries).set_index("cell")
+    row = t.loc[F6_ACC15]
+    assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((6.5, 5.5, 7.5))
+    assert (row["provenance"], row["verdict"]) == ("real", "reproduced"), row["reason"]
+    sizes = _sizes(tmp_path, [("14B", "rbd-14b", 0.2)])
+    t = reproduce("rbd", tmp_path, [ev, sizes, loop], entries).set_index("cell")
+    assert t.loc[F6_ACC15, "reason"] == ("this run has no value: no 1.5B detector in tables/fig6_sizes.csv "
+                                         "(rbd.detectors[i].size)")
