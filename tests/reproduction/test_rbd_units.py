@@ -172,23 +172,37 @@ def _sizes(root, rows: list[tuple[str, str, float]]) -> str:
 
 def test_table3_reads_the_average_with_the_sizes_detector_over_the_sets_evaluators(tmp_path):
     sizes = _sizes(tmp_path, [("8B", "rbd-8b", 0.1), ("14B", "rbd-14b", 0.15)])
-    rows = [{"set": "llmbar_verbosity", "judge": j, "detector": d, "acc_with": v, "acc_with_ci_low": v - 0.05,
-             "acc_with_ci_high": v + 0.05}
-            for d, v in (("rbd-8b", 0.5), ("rbd-14b", 0.792)) for j in (*EVAL8, "AVERAGE")]
-    rows.append({"set": "llmbar_bandwagon", "judge": "extra-judge", "detector": "rbd-14b", "acc_with": 0.1,
-                 "acc_with_ci_low": 0.0, "acc_with_ci_high": 0.2})
+    # the evaluators' rows hold other values than the average; a simulated judge is on another set only
+    rows = [{"set": "llmbar_verbosity", "judge": j, "detector": d, "acc_with": v - (j != "AVERAGE") * 0.2,
+             "acc_with_ci_low": v - 0.05, "acc_with_ci_high": v + 0.05, "simulated": False}
+            for d, v in (("rbd-8b", 0.5), ("rbd-14b", 0.792)) for j in ("AVERAGE", *EVAL8)]
+    rows.append({"set": "llmbar_bandwagon", "judge": "sim-x", "detector": "rbd-14b", "acc_with": 0.1,
+                 "acc_with_ci_low": 0.0, "acc_with_ci_high": 0.2, "simulated": False})
+    entries = {**ENTRIES, "sim-x": {"name": "sim-x", "backend": "simulated", "model": "s",
+                                    "options": {"profile": {"competence": 2.0}}}}
     t3 = _csv(tmp_path, "tables/table3.csv", rows)
-    t = reproduce("rbd", tmp_path, [sizes, t3], ENTRIES).set_index("cell")
+    t = reproduce("rbd", tmp_path, [sizes, t3], entries).set_index("cell")
     row = t.loc[T3_VERB]
     assert (row["run_value"], row["run_ci_low"], row["run_ci_high"]) == pytest.approx((0.792, 0.742, 0.842))
     assert (row["provenance"], row["verdict"]) == ("real", "reproduced"), row["reason"]
+    # the average's simulated flag makes it simulated
+    flagged = [{**r, "simulated": r["judge"] == "AVERAGE"} for r in rows]
+    t = reproduce("rbd", tmp_path, [sizes, _csv(tmp_path, "tables/table3.csv", flagged)], entries).set_index("cell")
+    assert t.loc[T3_VERB, "provenance"] == "simulated"
+    t3 = _csv(tmp_path, "tables/table3.csv", rows)
+    # no 14B detector among the sizes: no average with it
+    t = reproduce("rbd", tmp_path, [_sizes(tmp_path, [("8B", "rbd-8b", 0.1)]), t3], entries).set_index("cell")
+    assert t.loc[T3_VERB, "reason"] == ("this run has no value: no llmbar_verbosity average with a 14B detector in "
+                                        "tables/table3.csv")
+    sizes = _sizes(tmp_path, [("8B", "rbd-8b", 0.1), ("14B", "rbd-14b", 0.15)])
+    t = reproduce("rbd", tmp_path, [sizes, t3], entries).set_index("cell")
     band = t.loc["LLMBar, bandwagon, average over evaluators: accuracy with RBD-14B"]
     assert band["reason"] == ("this run has no value: no llmbar_bandwagon average with a 14B detector in "
                               "tables/table3.csv")
     # an empty average carries the table's reason
     rows = [{**r, "acc_with": float("nan"), "reason": "no evaluator scored"} if r["judge"] == "AVERAGE" else r
             for r in rows]
-    t = reproduce("rbd", tmp_path, [sizes, _csv(tmp_path, "tables/table3.csv", rows)], ENTRIES).set_index("cell")
+    t = reproduce("rbd", tmp_path, [sizes, _csv(tmp_path, "tables/table3.csv", rows)], entries).set_index("cell")
     assert t.loc[T3_VERB, "reason"] == "this run has no value: no evaluator scored"
 
 
@@ -254,3 +268,19 @@ def test_fig6_reads_the_sizes_gain_in_points_over_the_loops_evaluators(tmp_path)
     t = reproduce("rbd", tmp_path, [ev, sizes, loop], entries).set_index("cell")
     assert t.loc[F6_ACC15, "reason"] == ("this run has no value: no 1.5B detector in tables/fig6_sizes.csv "
                                          "(rbd.detectors[i].size)")
+
+
+def test_a_set_the_evaluation_does_not_hold_is_said_to_have_no_evaluated_items(tmp_path):
+    ev = _evaluation(tmp_path)
+    t4 = _table4(tmp_path, [{"bias_type": "verbosity", "kind": "prompt", "method": "icl", "judge": "llama-3.1-70b",
+                             "value": 0.576, "set": "llmbar_verbosity"}])
+    row = reproduce("rbd", tmp_path, [ev, t4], ENTRIES).set_index("cell").loc[T4_PROMPT]
+    assert row["reason"].startswith("0 evaluated items per set, the paper's 500 ("), row["reason"]
+
+
+def test_a_main_detector_outside_the_loop_leaves_the_loops_rbd_rows(tmp_path):
+    ev = _evaluation(tmp_path)
+    loop = _loop(tmp_path, [{"judge": "gpt-4o", "set": "verbosity", "acc_without": 0.716, "acc_with": 0.912}])
+    for main in ("rbd-absent", "rbd-8b", None):
+        t = reproduce("rbd", tmp_path, [ev, loop], ENTRIES, {"main_detector": main}).set_index("cell")
+        assert t.loc[T2_WITH, "run_value"] == pytest.approx(0.912), main
