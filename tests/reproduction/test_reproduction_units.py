@@ -100,6 +100,8 @@ def test_the_precision_band_tolerates_rounding_only():
     # 0.1 + 0.2 - 0.3 is 5.6e-17 off in binary: inside the band's tolerance
     assert assign_verdict("real", 0.3, 0.0, RunValue(value=0.1 + 0.2))[0] == "reproduced"
     assert assign_verdict("real", 0.3, 0.0, RunValue(value=0.3 + 1e-9))[0] == "not reproduced"
+    # the band is closed at its edge, tolerance included
+    assert assign_verdict("real", 0.0, 0.0, RunValue(value=1e-12))[0] == "reproduced"
 
 
 def test_what_a_row_without_a_value_or_a_planted_row_says():
@@ -121,6 +123,8 @@ def test_judges_mismatch_names_the_lacking_paper_judges_for_real_and_replayed_va
     assert judges_mismatch(row, RunValue(judges=("replay-gpt-4o",)), "replayed") == (
         "other judges than the paper's (paper: Claude-3; run: replay-gpt-4o)")
     assert judges_mismatch(row, RunValue(), "real") == "other judges than the paper's (paper: gpt-4o, Claude-3; run: none)"
+    assert judges_mismatch(row, RunValue(judges=("a", "b")), "real") == (
+        "other judges than the paper's (paper: gpt-4o, Claude-3; run: a, b)")
     assert judges_mismatch(row, RunValue(judges=("gpt-4o", "sim-claude-3")), "real") == ""
     for prov in ("simulated", "planted"):
         assert judges_mismatch(row, RunValue(), prov) == ""
@@ -160,6 +164,11 @@ def test_build_table_writes_the_row_and_leaves_a_non_finite_value_empty():
     assert (b["provenance"], b["verdict"]) == ("real", "reproduced")
 
 
+def test_a_table_without_rows_still_has_the_columns():
+    t = build_table("strategies", "003", [], lambda r: RunValue(), {})
+    assert t.empty and list(t.columns) == list(COLUMNS)
+
+
 def test_missing_keeps_the_judges_it_would_have_come_from():
     run = missing("why", ["a", "b"])
     assert (run.missing, run.judges, math.isnan(run.value)) == ("why", ("a", "b"), True)
@@ -179,6 +188,7 @@ def test_an_unknown_study_names_the_known_ones(tmp_path):
     for focus, value in (("j1", 0.4), ("j2", 0.1)):
         t = reproduce("topk", tmp_path, [t2], {}, {"focus": focus}).set_index("cell")
         assert t.loc[cell, "run_value"] == value
+        assert set(t["study"]) == {"topk"} and set(t["paper"]) == {"002"}
 
 
 def test_the_writer_without_provenance_writes_the_columns_alone(tmp_path):
@@ -188,3 +198,8 @@ def test_the_writer_without_provenance_writes_the_columns_alone(tmp_path):
     back = pd.read_csv(out, dtype={"paper": str})
     assert list(back.columns) == list(COLUMNS)
     assert back["paper"].iloc[0] == "003" and back["verdict"].iloc[0] == "reproduced"
+
+
+def test_an_unknown_provenance_names_the_known_ones():
+    with pytest.raises(ValueError, match=r"^unknown provenance 'sim' \(one of planted, simulated, replayed, real\)$"):
+        assign_verdict("sim", 0.5, 0.005, RunValue(value=0.5))
