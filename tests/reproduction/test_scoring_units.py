@@ -171,15 +171,19 @@ def test_the_row_builders_locate_each_number_in_the_paper_and_the_extractor_read
     text = paper_text(papers, scoring.PAPER)
     lines = {ln.strip() for ln in text.splitlines()}
     rebuilt = [scoring._table2(r.cell, r.printed, r.params["dataset"], r.params["stat"]) if r.metric == "table2"
+               # against the gold judge by default, as the module builds its rows
                else scoring._row(r.cell, r.printed, r.quote, r.params["dataset"], r.params["variant"], r.params["stat"],
-                                 r.judges[0], r.params["gold"])
+                                 r.judges[0], **({"gold": "human"} if r.params["gold"] == "human" else {}))
                for r in scoring.ROWS]
+    assert {r.params.get("gold") for r in rebuilt} == {"gold_judge", "human", None}
+    page = (REPO / "docs" / "studies" / "scoring.md").read_text(encoding="utf-8").split("\n## Reproduction\n", 1)[1]
     for row in rebuilt:
         section, _, table = row.reference.rpartition(", ")
         assert table == row.table_or_figure and section in lines, row.reference
         assert any(ln.startswith(f"{row.table_or_figure}: ") for ln in lines), row.table_or_figure
         assert row.quote in text and row.printed in row.quote
         assert row.metric == row.table_or_figure.lower().replace(" ", "")
+        assert f"| {row.table_or_figure} | {row.cell} |" in page, row.cell
     t3: dict[tuple, dict] = {}
     t2: dict[tuple, dict] = {}
     for row in rebuilt:  # one table row per (set, reference, variant, judge), each stat in its own column

@@ -65,7 +65,7 @@ def _budget(root, with_se: bool = True) -> str:
     for judge in JUDGES:
         for model in ("naive", "aware"):
             for rule in ("round_robin", "topk"):
-                for budget in (60, 120):
+                for budget in (60, 120, 200):
                     recall = {(LLAMA, "aware", "topk", 120): 0.80, (LLAMA, "aware", "round_robin", 120): 0.61}.get(
                         (judge, model, rule, budget), 0.3)
                     rows.append({"judge": judge, "model": model, "estimator": model, "rule": rule, "budget": budget,
@@ -252,3 +252,19 @@ def test_a_flip_row_without_a_table_or_a_rate_says_why(tmp_path):
                                                       "ci_low": float("nan"), "ci_high": float("nan"),
                                                       "temperature": 1.0, "status": ""}])
     assert _table(tmp_path, [f]).loc[FLIP, "reason"] == "this run has no value: no flip rate"
+
+
+def test_a_value_comes_without_a_missing_reason(tmp_path):
+    """The extractor's contract (:class:`judgelab.reproduction.RunValue`): ``missing`` says why there is no
+    value, so a row with a value has none -- here every row the tables cover, the flip rate included."""
+    from judgelab.reproduction import topk
+
+    t1 = _t1(tmp_path, [{"judge": j, "c_verbosity": 0.5, "c_verbosity_se": 0.1} for j in [*BIASED, *"abcdefghijk"]])
+    sp = _csv(tmp_path, "tables/spearman.csv", [{"x": "naive_recall", "y": "delta", "rho": -0.8}])
+    flip = _csv(tmp_path, "flip_rate/gpt-4o-mini.csv", [{"judge": "gpt-4o-mini", "flip_rate": 0.08, "ci_low": 0.05,
+                                                         "ci_high": 0.1, "temperature": 1.0, "status": "ok"}])
+    files = [_t2(tmp_path), t1, _budget(tmp_path), _ablation(tmp_path), sp, flip]
+    extract = topk.extractor(tmp_path, files, {"focus": LLAMA})
+    runs = {row.cell: extract(row) for row in ROWS}
+    bad = {cell: run for cell, run in runs.items() if not (math.isfinite(run.value) and run.missing == "")}
+    assert not bad, bad

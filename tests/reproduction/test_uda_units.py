@@ -232,3 +232,26 @@ def test_without_a_split_the_held_out_rows_name_the_setting_they_need(tmp_path):
     assert t.loc[H_STD, "reason"] == (
         "this run has no value: this run has no held-out Arena-Hard split (no uda.datasets.<set>.prompt_split with "
         "part: heldout that a uda.transfer applies the adapter to)")
+
+
+def test_a_value_comes_without_a_missing_reason(tmp_path):
+    """The extractor's contract (:class:`judgelab.reproduction.RunValue`): ``missing`` says why there is no
+    value, so a row with a value has none -- here every row the tables cover."""
+    from judgelab.reproduction import uda
+
+    held, source = "ah_held", "arena_hard"
+    files = [_std(tmp_path, s, list(PAPER_JUDGES)) for s in ("arena_hard", "mt_bench", held)]
+    files += [_methods(tmp_path, "arena_hard", [("baseline", "mean_inter_judge_std", 150.0),
+                                                ("uda", "std_reduction_pct", 50.0)]),
+              _csv(tmp_path, "mt_bench/tables/methods.csv", [
+                  {"method": m, "std_reduction_pct": 60.0, "mean_pearson_reference": 0.8,
+                   "consensus_pearson_reference": 0.9}
+                  for m in ("baseline", "uda [from arena_hard]", "uda_ablated [from arena_hard]")]),
+              _self_pref(tmp_path, [{"method": "baseline", "judge": "gpt-4o", "deviation_pct": -30.0}]),
+              _csv(tmp_path, f"{held}/tables/methods.csv", [{"method": f"uda [from {source}]",
+                                                            "std_reduction_pct": 60.0}]),
+              _csv(tmp_path, f"{held}/tables/alignment.csv", [{"judge": "Average", "method": f"uda [from {source}]",
+                                                              "pearson_consensus": 0.88}])]
+    extract = uda.extractor(tmp_path, files, {"heldout": {"set": held, "source": source}})
+    runs = {row.cell: extract(row) for row in ROWS}
+    assert all(math.isfinite(run.value) and run.missing == "" for run in runs.values()), runs
