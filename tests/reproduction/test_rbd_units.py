@@ -284,3 +284,30 @@ def test_a_main_detector_outside_the_loop_leaves_the_loops_rbd_rows(tmp_path):
     for main in ("rbd-absent", "rbd-8b", None):
         t = reproduce("rbd", tmp_path, [ev, loop], ENTRIES, {"main_detector": main}).set_index("cell")
         assert t.loc[T2_WITH, "run_value"] == pytest.approx(0.912), main
+
+
+def test_a_value_comes_without_a_missing_reason(tmp_path):
+    """The extractor's contract (:class:`judgelab.reproduction.RunValue`): ``missing`` says why there is no
+    value, so a row with a value has none -- here every row the tables cover."""
+    from judgelab.reproduction import rbd
+
+    ev = _evaluation(tmp_path)
+    loop = _loop(tmp_path, [{"judge": j, "detector": d, "set": b, "acc_without": 0.5, "acc_with": 0.6}
+                            for j in EVAL8 for d in ("rbd-1.5b", "rbd-8b", "rbd-14b") for b in BIASES])
+    sizes = _sizes(tmp_path, [("1.5B", "rbd-1.5b", 0.065), ("14B", "rbd-14b", 0.2)])
+    t3 = _csv(tmp_path, "tables/table3.csv", [
+        {"set": s, "judge": j, "detector": "rbd-14b", "acc_with": 0.7, "acc_with_ci_low": 0.6, "acc_with_ci_high": 0.8}
+        for s in ("llmbar_verbosity", "llmbar_bandwagon") for j in ("AVERAGE", *EVAL8)])
+    t4 = _table4(tmp_path, [
+        {"bias_type": "verbosity", "kind": "prompt", "method": "icl", "judge": "llama-3.1-70b", "value": 0.5},
+        {"bias_type": "bandwagon", "kind": "fine_tuned", "method": "prometheus", "judge": "prometheus", "value": 0.1,
+         "set": "bandwagon"}])
+    t5 = _csv(tmp_path, "tables/table5.csv", [
+        {"judge": "gpt-4o", "bias_type": "verbosity", "set": "verbosity", "label_only": 0.7, "label_only_ci_low": 0.6,
+         "label_only_ci_high": 0.8, "reasoning": 0.9, "reasoning_ci_low": 0.85, "reasoning_ci_high": 0.95}])
+    metrics = _csv(tmp_path, "detectors/metrics.csv", [_metric("rbd-14b", 42, 41)])
+    files = [ev, loop, sizes, t3, t4, t5, metrics]
+    extract = rbd.extractor(tmp_path, files, {"main_detector": "rbd-8b"})
+    runs = {row.cell: extract(row) for row in rbd.ROWS}
+    bad = {cell: run for cell, run in runs.items() if not (math.isfinite(run.value) and run.missing == "")}
+    assert not bad, bad
