@@ -268,3 +268,15 @@ def test_a_value_comes_without_a_missing_reason(tmp_path):
     runs = {row.cell: extract(row) for row in ROWS}
     bad = {cell: run for cell, run in runs.items() if not (math.isfinite(run.value) and run.missing == "")}
     assert not bad, bad
+
+
+def test_the_focus_judges_provenance_stays_on_its_rows_without_a_value(tmp_path):
+    # a real focus judge beside a simulated one: its Table 1 without a coefficient column stays real
+    t1 = _t1(tmp_path, [{"judge": LLAMA, "naive_recall": 0.5}])
+    entries = {"sim-judge": SIM, LLAMA: ENTRIES[LLAMA]}
+    assert reproduce("topk", tmp_path, [t1], entries, {"focus": LLAMA}).set_index("cell").loc[COEF, "provenance"] == "real"
+    # a simulated focus judge without a budget row: simulated, its own provenance
+    t3 = _csv(tmp_path, "tables/table3_budget.csv", [{"judge": "sim-judge", "model": "aware", "rule": "topk",
+                                                      "budget": 60, "recall": 0.7}])
+    t = reproduce("topk", tmp_path, [t3], entries, {"focus": "sim-judge"}).set_index("cell")
+    assert math.isnan(t.loc[B120, "run_value"]) and t.loc[B120, "provenance"] == "simulated"
