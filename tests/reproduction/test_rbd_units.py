@@ -311,3 +311,84 @@ def test_a_value_comes_without_a_missing_reason(tmp_path):
     runs = {row.cell: extract(row) for row in rbd.ROWS}
     bad = {cell: run for cell, run in runs.items() if not (math.isfinite(run.value) and run.missing == "")}
     assert not bad, bad
+
+
+def test_of_many_equally_accurate_detectors_the_first_in_the_table_is_the_best(tmp_path):
+    import numpy as np
+
+    # twenty detectors, two accuracies: the first at the top one (numpy's argmax: the first occurrence)
+    correct = np.random.default_rng(0).choice([80, 83], 20)
+    rows = [_metric(f"rbd-{i:02d}", int(c) // 2, int(c) - int(c) // 2) for i, c in enumerate(correct)]
+    f = _csv(tmp_path, "detectors/metrics.csv", rows)
+    from judgelab.reproduction import rbd
+
+    row = next(r for r in rbd.ROWS if r.cell == DET)
+    assert rbd.extractor(tmp_path, [f])(row).judges == (f"rbd-{int(np.argmax(correct)):02d}",)
+
+
+def test_the_judges_of_a_value_are_the_sets_and_the_detectors_evaluators(tmp_path):
+    """The run judges a value came from: the evaluators of the row's set (never the pooled or average row,
+    never another set's), the evaluators of the size's detector (not another detector's)."""
+    from judgelab.reproduction import rbd
+
+    ev = _csv(tmp_path, "evaluation.csv", [
+        *({"set": "verbosity", "judge": j, "n_items": 500, "bias_share": 0.3, "bias_ci_low": 0.2,
+           "bias_ci_high": 0.4} for j in ("gpt-4o", "(all)")),
+        {"set": "position", "judge": "claude-3-5-haiku", "n_items": 500, "bias_share": 0.1, "bias_ci_low": 0.0,
+         "bias_ci_high": 0.2}])
+    t3 = _csv(tmp_path, "tables/table3.csv", [
+        {"set": s, "judge": j, "detector": "rbd-14b", "acc_with": 0.7, "acc_with_ci_low": 0.6, "acc_with_ci_high": 0.8}
+        for s, j in (("llmbar_verbosity", "AVERAGE"), ("llmbar_verbosity", "gpt-4o"), ("llmbar_bandwagon", "x"))])
+    sizes = _sizes(tmp_path, [("1.5B", "rbd-1.5b", 0.065), ("14B", "rbd-14b", 0.2)])
+    loop = _loop(tmp_path, [{"judge": j, "detector": d, "set": "verbosity", "acc_without": 0.5, "acc_with": 0.6}
+                            for j, d in (("gpt-4o", "rbd-1.5b"), ("llama-3.1-8b", "rbd-14b"))])
+    extract = rbd.extractor(tmp_path, [ev, t3, sizes, loop])
+    by_cell = {r.cell: r for r in rbd.ROWS}
+    assert extract(by_cell[VERB]).judges == ("gpt-4o",)
+    assert extract(by_cell[T3_VERB]).judges == ("gpt-4o",)
+    assert extract(by_cell[F6_ACC15]).judges == ("rbd-1.5b", "gpt-4o")
+
+
+def test_sets_of_another_size_are_named_on_the_gain_rows(tmp_path):
+    """The mean-gain and Fig. 6 rows pool the four bias sets: each set of another size than the paper's
+    500 is named once, in the sets' order of size notes; at the paper's size the rows are comparable."""
+    def folder(n_items: dict[str, int]) -> list[str]:
+        ev = _evaluation(tmp_path, n_items)
+        loop = _loop(tmp_path, [{"judge": j, "detector": d, "set": b, "acc_without": 0.5, "acc_with": 0.685,
+                                 "consistency_without": 0.5, "consistency_with": 0.609}
+                                for j in EVAL8 for d in ("rbd-8b", "rbd-1.5b") for b in BIASES])
+        return [ev, loop, _sizes(tmp_path, [("1.5B", "rbd-1.5b", 0.065)])]
+
+    entries = {**ENTRIES, "rbd-1.5b": {**REAL, "name": "rbd-1.5b"}}
+    t = reproduce("rbd", tmp_path, folder({}), entries, {"main_detector": "rbd-8b"}).set_index("cell")
+    for cell in (MEAN_ACC, F6_ACC15):
+        assert (t.loc[cell, "provenance"], t.loc[cell, "verdict"]) == ("real", "reproduced"), t.loc[cell, "reason"]
+    t = reproduce("rbd", tmp_path, folder({"sentiment": 102, "position": 101}), entries,
+                  {"main_detector": "rbd-8b"}).set_index("cell")
+    for cell in (MEAN_ACC, F6_ACC15):
+        assert t.loc[cell, "reason"].startswith(
+            "101 evaluated items per set, the paper's 500; 102 evaluated items per set, the paper's 500 ("), cell
+    # a loop row of a set of another size
+    t = reproduce("rbd", tmp_path, folder({"verbosity": 101}), entries, {"main_detector": "rbd-8b"}).set_index("cell")
+    assert t.loc[T2_WITH, "reason"].startswith("101 evaluated items per set, the paper's 500 ("), t.loc[T2_WITH, "reason"]
+
+
+def test_an_empty_share_carries_the_tables_reason(tmp_path):
+    f = _csv(tmp_path, "evaluation.csv", [{"set": "verbosity", "judge": "(all)", "n_items": 0, "bias_share": float("nan"),
+                                           "bias_ci_low": float("nan"), "bias_ci_high": float("nan"),
+                                           "reason": "no labelled item"}])
+    assert reproduce("rbd", tmp_path, [f], ENTRIES).set_index("cell").loc[VERB, "reason"] == (
+        "this run has no value: no labelled item")
+
+
+def test_loop_rows_without_a_value_keep_their_judges_provenance(tmp_path):
+    ev = _evaluation(tmp_path)
+    sim = {"name": "sim-x", "backend": "simulated", "model": "s", "options": {"profile": {"competence": 2.0}}}
+    entries = {**ENTRIES, "sim-x": sim}
+    # gpt-4o's only bias-set row is unscored: no verbosity row for the loop row, no gain for the mean
+    loop = _loop(tmp_path, [{"judge": "gpt-4o", "set": "llmbar_x", "acc_without": 0.1, "acc_with": 0.2},
+                            {"judge": "gpt-4o", "set": "position", "acc_without": float("nan"), "acc_with": 0.2}])
+    t = reproduce("rbd", tmp_path, [ev, loop], entries).set_index("cell")
+    assert math.isnan(t.loc[T2_WITH, "run_value"]) and t.loc[T2_WITH, "provenance"] == "real"
+    assert math.isnan(t.loc[MEAN_ACC, "run_value"]) and t.loc[MEAN_ACC, "provenance"] == "real"
+    assert t.loc[MEAN_ACC, "reason"] == "this run has no value: no scored RBD row on the four bias sets"
