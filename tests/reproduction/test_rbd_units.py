@@ -393,3 +393,12 @@ def test_loop_rows_without_a_value_keep_their_judges_provenance(tmp_path):
     assert math.isnan(t.loc[T2_WITH, "run_value"]) and t.loc[T2_WITH, "provenance"] == "real"
     assert math.isnan(t.loc[MEAN_ACC, "run_value"]) and t.loc[MEAN_ACC, "provenance"] == "real"
     assert t.loc[MEAN_ACC, "reason"] == "this run has no value: no scored RBD row on the four bias sets"
+
+
+def test_a_simulated_detector_row_is_planted(tmp_path):
+    """The simulated detectors' label skills are set from Fig. 5: a metrics row the table marks simulated is
+    planted (never reproduced), whatever backend the config names for it."""
+    rows = [{**_metric("rbd-14b", 42, 41), "simulated": True}]
+    f = _csv(tmp_path, "detectors/metrics.csv", rows)
+    row = reproduce("rbd", tmp_path, [f], {"rbd-14b": REAL}).set_index("cell").loc[DET]
+    assert (row["provenance"], row["verdict"]) == ("planted", "not comparable")
