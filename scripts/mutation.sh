@@ -121,11 +121,13 @@ declare -A TESTS=(
   [judgelab/topk/flips.py]="tests/topk/test_flip_rate.py"
   [judgelab/scoring/human.py]="tests/scoring/test_human_sets.py"
   [judgelab/rbd/tables.py]="tests/rbd/test_tables_units.py tests/rbd/test_tables_planted.py tests/rbd/test_tables_baselines.py tests/rbd/test_tables_reproduction.py tests/rbd/test_tables_config.py"
-  [judgelab/reproduction/rbd.py]="tests/reproduction/test_rbd.py tests/rbd/test_tables_reproduction.py"
-  [judgelab/reproduction/scoring.py]="tests/reproduction/test_scoring.py"
-  [judgelab/reproduction/topk.py]="tests/reproduction/test_topk.py"
-  [judgelab/reproduction/uda.py]="tests/reproduction/test_uda.py"
-  [judgelab/reproduction/__init__.py]="tests/reproduction/test_verdicts.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
+  [judgelab/reproduction/rbd.py]="tests/reproduction/test_rbd_units.py tests/reproduction/test_rbd.py tests/reproduction/test_extract.py tests/rbd/test_tables_reproduction.py"
+  [judgelab/reproduction/scoring.py]="tests/reproduction/test_scoring_units.py tests/reproduction/test_scoring.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
+  [judgelab/reproduction/topk.py]="tests/reproduction/test_topk_units.py tests/reproduction/test_topk.py tests/reproduction/test_extract.py"
+  [judgelab/reproduction/uda.py]="tests/reproduction/test_uda_units.py tests/reproduction/test_uda.py tests/reproduction/test_extract.py"
+  [judgelab/reproduction/__init__.py]="tests/reproduction/test_reproduction_units.py tests/reproduction/test_verdicts.py tests/reproduction/test_extract.py tests/reproduction/test_papers.py"
+  [judgelab/reproduction/strategies.py]="tests/reproduction/test_strategies_units.py tests/reproduction/test_extract.py tests/reproduction/test_verdicts.py"
+  [judgelab/reproduction/_tables.py]="tests/reproduction/test__tables_units.py tests/reproduction/test_extract.py tests/reproduction/test_rbd.py tests/reproduction/test_scoring.py tests/reproduction/test_topk.py tests/reproduction/test_uda.py tests/reproduction/test_verdicts.py"
   [judgelab/bias_card/power.py]="tests/bias_card/test_power_units.py tests/bias_card/test_power.py::test_items_scale_with_the_square_of_mde_over_delta tests/bias_card/test_power.py::test_holm_level_counts_the_rows_the_probe_would_detect_first tests/bias_card/test_power.py::test_a_planted_pilot_from_assumptions_is_marked_simulated tests/bias_card/test_power.py::test_the_command_from_a_log_and_from_assumptions tests/bias_card/test_power.py::test_a_pilot_without_a_tested_row_is_one_line"
   [judgelab/verdict_import/inspect_log.py]="tests/verdict_import/test_inspect_units.py tests/verdict_import/test_tools_presets.py"
   [judgelab/verdict_import/promptfoo_log.py]="tests/verdict_import/test_promptfoo_units.py tests/verdict_import/test_tools_presets.py"
@@ -195,6 +197,9 @@ for mod in "${expanded[@]}"; do
   slug="${mod//\//_}"; slug="${slug%.py}"
   ws="$MUTATION_DIR/$slug"
   mkdir -p "$ws"
+  # the tests find the papers' text beside the checkout (tests.conftest.REPO/../shared/papers); mutmut runs
+  # them in $ws/mutants, so the checkout's `shared` must sit in $ws, else those tests skip and kill nothing
+  if [[ -d "$REPO/../shared" && ! -e "$ws/shared" ]]; then ln -s "$(cd "$REPO/.." && pwd)/shared" "$ws/shared"; fi
   exec 9>"$ws.lock"
   flock -n 9 || { echo "mutation.sh: $mod is being mutated by another run ($ws.lock)" >&2; status=1; continue; }
   rerun=()
@@ -220,7 +225,7 @@ source_paths = ["judgelab"]
 only_mutate = ["$mod"]
 pytest_add_cli_args_test_selection = [${tlist%, }]
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q", "-o", "addopts="]
-also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks"]
+also_copy = ["config", "rules", "workflow_scripts", "data", "report", "Snakefile", "envs", "profiles", "scripts", "benchmarks", "docs"]
 use_git_change_detection = false
 EOF
   echo "=== mutation: $mod  (tests: $tests)  workspace: $ws"

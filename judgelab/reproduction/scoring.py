@@ -52,7 +52,7 @@ def _row(cell: str, printed: str, quote: str, dataset: str, variant: str, stat: 
 
 
 def _table2(cell: str, printed: str, dataset: str, stat: str) -> PaperValue:
-    return PaperValue("Table 2", cell, printed, "Golden Scores, Table 2", _TABLE2_GPT41, "table2",
+    return PaperValue("Table 2", cell, printed, "Datasets, Table 2", _TABLE2_GPT41, "table2",
                       {"dataset": dataset, "stat": stat, "candidate": GOLD}, (GOLD,))
 
 

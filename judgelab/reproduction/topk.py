@@ -114,9 +114,11 @@ def extractor(root: str | Path, available: Iterable[str | Path] | None = None,
         t = float(r["temperature"])
         note = f"temperature {t:g}, the paper's {row.params['temperature']:g}" if t != row.params["temperature"] else ""
         v = float(r["flip_rate"]) * 100
+        status = r.get("status")  # an empty cell reads back from the CSV as NaN, not as ""
+        why = status.strip() if isinstance(status, str) and status.strip() else "no flip rate"
         return RunValue(value=v, ci_low=float(r["ci_low"]) * 100, ci_high=float(r["ci_high"]) * 100,
                         judges=(judge,), table_simulated=flag(r.get("simulated")), incomparable=note,
-                        missing="" if math.isfinite(v) else str(r.get("status") or "no flip rate"))
+                        missing="" if math.isfinite(v) else why)
 
     def extract(row: PaperValue) -> RunValue:
         p = row.params
