@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -174,6 +175,14 @@ class Message:
     role: str
     content: str
 
+    @cached_property
+    def content_utf8(self) -> bytes:
+        """``content`` in UTF-8, encoded once per message (kept beside the fields, not one of them:
+        equality, ``asdict`` and the payload are unchanged).  A simulated judge hashes every prompt
+        it answers, and a plan asks the same messages of each judge of a study (a paper-size uda
+        tournament: ten judges, 45,000 pairs), so a long prompt is encoded once, not per judge."""
+        return self.content.encode("utf-8")
+
 
 @dataclass
 class JudgeRequest:
@@ -241,7 +250,8 @@ class JudgeRequest:
         return body
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False,
-            payload_utf8: bytes | None = None, identity_utf8: bytes | None = None) -> str:
+            payload_utf8: bytes | None = None, identity_utf8: bytes | None = None,
+            slots_utf8: bytes | None = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
@@ -249,14 +259,15 @@ class JudgeRequest:
         is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
         plan also hashes on its own and shares between judges) is made once, not per use
         (``tests/judges/test_request_keys.py`` checks the equality with the whole object's hash);
-        ``identity_utf8``: the identity's JSON likewise, when the caller has it."""
+        ``identity_utf8``: the identity's JSON likewise, when the caller has it, and ``slots_utf8``
+        the slots' (``canonical_json_utf8(slots)``: a plan's judges share a pair's slots)."""
         h = hashlib.sha256(b'{"judge":')
         h.update(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
         h.update(b',"request":')
         h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:
             h.update(b',"slots":')
-            h.update(canonical_json_utf8(self.slots))
+            h.update(canonical_json_utf8(self.slots) if slots_utf8 is None else slots_utf8)
             h.update(b',"truth":')
             h.update(canonical_json_utf8(self.truth))
         h.update(b"}")

@@ -285,7 +285,26 @@ _NORMAL = NormalDist()
 _TIE_FORMATS = {"json", "brackets", "labelled"}
 
 
+#: :func:`_reasoning`'s sentences by what they depend on: the side of each cue past its threshold,
+#: and the verdict (27 texts at most; a plan's stand-ins write one per pairwise answer)
+_REASONING: dict[tuple[int, int, str], str] = {}
+
+
+def _side(cue: float) -> int:
+    """+1 / -1 where a cue's size passes :func:`_reasoning`'s threshold (0.3) toward A / B, else 0."""
+    return 1 if cue > 0.3 else (-1 if cue < -0.3 else 0)
+
+
 def _reasoning(cues: dict[str, float], verdict: str) -> str:
+    """The one-line reasoning of a pairwise answer (:func:`_write_reasoning`), once per distinct text."""
+    key = (_side(cues.get("len", 0.0)), _side(cues.get("md", 0.0)), verdict)
+    text = _REASONING.get(key)
+    if text is None:
+        text = _REASONING[key] = _write_reasoning(cues, verdict)
+    return text
+
+
+def _write_reasoning(cues: dict[str, float], verdict: str) -> str:
     parts = []
     if abs(cues.get("len", 0.0)) > 0.3:
         parts.append(f"Response {'A' if cues['len'] > 0 else 'B'} is more detailed")
@@ -517,7 +536,7 @@ class SimulatedJudge(Judge):
                 for m in req.messages:
                     if chars >= 0:
                         h.update(b"\n\n")
-                    h.update(m.content.encode())
+                    h.update(m.content_utf8)
                     chars += len(m.content) + 2
                 d = _Draws(h.digest())
                 if d[5] < refusal_rate:
@@ -602,7 +621,7 @@ class SimulatedJudge(Judge):
         return z, cues
 
     def _own(self, text: str, req: JudgeRequest) -> float:
-        sim = family_signature_score(text, self.spec.family)
+        sim = _signature_score(text, self.spec.family)
         own = req.truth.get("own_answers", {}).get(self.spec.family) if req.truth else None
         if own:
             sim = max(sim, _cached_cosine(text, own))
@@ -778,6 +797,13 @@ def _quality_gap(truth: dict[str, Any]) -> float:
 @lru_cache(maxsize=65536)
 def _cached_cosine(a: str, b: str) -> float:
     return bow_cosine(a, b)
+
+
+@lru_cache(maxsize=65536)
+def _signature_score(text: str, family: str) -> float:
+    """:func:`family_signature_score`, once per text and family: a judge reads each answer of a
+    tournament in every pair it is shown in (18 ordered pairs per answer of a ten-model prompt)."""
+    return family_signature_score(text, family)
 
 
 _REF = re.compile(r"Reference Answer\s*\(Score\s+([^)\s]+)\s*\)", re.IGNORECASE)
