@@ -70,7 +70,7 @@ from judgelab.datasets.features import (
 from judgelab.judges import BACKENDS
 from judgelab.judges.base import Judge
 from judgelab.parsing import SCORE_IDS, score_id
-from judgelab.records import JudgeRequest, OutputKind, RawAnswer
+from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer
 from judgelab.registry import Registry, UnknownEntryError
 
 T = TypeVar("T")
@@ -259,6 +259,20 @@ class SimProfile:
 
 #: a digest's first 32 bytes as eight little-endian 32-bit words
 _EIGHT_WORDS = struct.Struct("<8I").unpack
+
+
+def _feed_prompt(h: Any, messages: Sequence[Message]) -> int:
+    """Feed ``h`` the UTF-8 of the prompt (:meth:`JudgeRequest.prompt_text`: the messages' texts
+    joined by blank lines) part by part, without joining them: the same bytes, as UTF-8 encodes a
+    text piece by piece; each message's UTF-8 is made once (:attr:`Message.content_utf8`), and a
+    plan asks the same messages of many judges.  Returns the prompt's length in characters."""
+    chars = -2
+    for m in messages:
+        if chars >= 0:
+            h.update(b"\n\n")
+        h.update(m.content_utf8)
+        chars += len(m.content) + 2
+    return chars
 
 
 class _Draws:
@@ -532,12 +546,7 @@ class SimulatedJudge(Judge):
                 # alike is read once per prompt (_SharedCues), and the prompt is hashed part by part
                 # rather than joined (the same bytes: blake2b of their concatenation)
                 h = keyed.copy()
-                chars = -2
-                for m in req.messages:
-                    if chars >= 0:
-                        h.update(b"\n\n")
-                    h.update(m.content_utf8)
-                    chars += len(m.content) + 2
+                chars = _feed_prompt(h, req.messages)
                 d = _Draws(h.digest())
                 if d[5] < refusal_rate:
                     text = REFUSAL_TEXT
@@ -547,16 +556,22 @@ class SimulatedJudge(Judge):
                 out.append(RawAnswer(text, chars // 4 + 1, n_out, n_out * per_token))
                 continue
             prompt = req.prompt_text()
-            encoded = prompt.encode()
-            d = _Draws(hashlib.blake2b(encoded, key=salt, digest_size=32).digest())
+            # the draws: blake2b of the prompt's UTF-8 (d) and of "temperature|params" before it (d2),
+            # fed part by part (:func:`_feed_prompt`)
+            h = keyed.copy()
+            _feed_prompt(h, req.messages)
+            d = _Draws(h.digest())
             if temp > 0:  # per-sample noise: same item, different temperature -> new draw
-                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=salt, digest_size=32).digest())
+                h = keyed.copy()
+                h.update(f"{temp}|{req.params}".encode())
+                _feed_prompt(h, req.messages)
+                d2: _Draws | None = _Draws(h.digest())
             else:
                 d2 = None
             if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
                 text = REFUSAL_TEXT
-            elif req.kind is OutputKind.PAIRWISE:
-                text = self._pairwise(req, prompt, d, d2, temp, style=_style_of(prompt, markers))
+            elif req.kind is OutputKind.PAIRWISE:  # (the shared cues are the prompt's, as _pairwise reads them)
+                text = self._pairwise_shared(req, _shared_cues(req, shared, markers), d, d2, temp)
             elif req.kind is OutputKind.SCORE:
                 text = self._score(req, prompt, d, d2, temp)
             elif req.kind is OutputKind.LABEL:
