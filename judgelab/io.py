@@ -468,7 +468,8 @@ def table_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     a NumPy scalar in an object column becomes the Python one); a text column's cells are Python
     strings or its missing value, a float, which boxing leaves as they are
     (``tests/test_io_table_rows.py`` compares the two on mixed tables)."""
-    from pandas.core.dtypes.cast import maybe_box_native
+    # pandas' own boxing of a record's cell (what to_dict applies; not in pandas' stubs)
+    from pandas.core.dtypes.cast import maybe_box_native  # type: ignore[attr-defined]
 
     columns = df.columns.tolist()
     if not columns:

@@ -170,6 +170,13 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def key_prefix(identity_utf8: bytes) -> Any:
+    """A SHA-256 fed the part of a request key (:meth:`JudgeRequest.key`) before the request's
+    payload: ``{"judge":`` the judge's identity (``identity_utf8``: its ``canonical_json`` in UTF-8)
+    ``,"request":``.  With sorted keys, the key's object is written in that order."""
+    return hashlib.sha256(b'{"judge":' + identity_utf8 + b',"request":')
+
+
 @dataclass(frozen=True)
 class Message:
     role: str
@@ -251,7 +258,7 @@ class JudgeRequest:
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False,
             payload_utf8: bytes | None = None, identity_utf8: bytes | None = None,
-            slots_utf8: bytes | None = None) -> str:
+            slots_utf8: bytes | None = None, judge_prefix: Any = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
@@ -260,10 +267,14 @@ class JudgeRequest:
         plan also hashes on its own and shares between judges) is made once, not per use
         (``tests/judges/test_request_keys.py`` checks the equality with the whole object's hash);
         ``identity_utf8``: the identity's JSON likewise, when the caller has it, and ``slots_utf8``
-        the slots' (``canonical_json_utf8(slots)``: a plan's judges share a pair's slots)."""
-        h = hashlib.sha256(b'{"judge":')
-        h.update(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
-        h.update(b',"request":')
+        the slots' (``canonical_json_utf8(slots)``: a plan's judges share a pair's slots).
+        ``judge_prefix``: a SHA-256 already fed what comes before the payload (:func:`key_prefix` of
+        this ``identity``), copied rather than fed again: a judge keys each of its requests with one
+        identity."""
+        if judge_prefix is None:
+            h = key_prefix(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
+        else:
+            h = judge_prefix.copy()
         h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:
             h.update(b',"slots":')

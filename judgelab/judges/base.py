@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
-from judgelab.records import JudgeRequest, RawAnswer, canonical_json
+from judgelab.records import JudgeRequest, RawAnswer, canonical_json, key_prefix
 from judgelab.registry import BackendTraits
 
 
@@ -110,7 +110,7 @@ class Judge(ABC):
         if type(self).key is not Judge.key:
             return [self.key(r, p) for r, p in zip(requests, payloads, strict=True)]
         ident = self.identity()
-        ident_utf8 = self._identity_utf8(ident)
+        prefix = key_prefix(self._identity_utf8(ident))  # copied for each request without controls
         truth = self.reads_truth
         slots = [None] * len(requests) if slots_utf8 is None or not truth else slots_utf8
         out = []
@@ -121,7 +121,7 @@ class Judge(ABC):
                 out.append(r.key(full, include_truth=truth, payload_utf8=p, identity_utf8=self._identity_utf8(full),
                                  slots_utf8=sl))
             else:
-                out.append(r.key(ident, include_truth=truth, payload_utf8=p, identity_utf8=ident_utf8, slots_utf8=sl))
+                out.append(r.key(ident, include_truth=truth, payload_utf8=p, slots_utf8=sl, judge_prefix=prefix))
         return out
 
     def _identity_utf8(self, ident: dict[str, Any]) -> bytes:

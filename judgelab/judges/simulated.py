@@ -278,13 +278,14 @@ def _feed_prompt(h: Any, messages: Sequence[Message]) -> int:
 class _Draws:
     """Uniforms derived from a hash: the same request always draws the same numbers."""
 
-    __slots__ = ("_vals",)
+    __slots__ = ("_words",)
 
     def __init__(self, digest: bytes) -> None:
-        self._vals = [(v + 0.5) / 4294967296.0 for v in _EIGHT_WORDS(digest[:32])]
+        # the words as drawn; each uniform is made when read (a pairwise answer reads three of eight)
+        self._words = _EIGHT_WORDS(digest[:32])
 
     def __getitem__(self, i: int) -> float:
-        return self._vals[i]
+        return (self._words[i] + 0.5) / 4294967296.0
 
 
 def _logistic(u: float) -> float:
@@ -621,11 +622,13 @@ class SimulatedJudge(Judge):
         """:meth:`preference_logit` from what the prompt tells every judge alike (``shared``)."""
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
         c, competence, _ = self.decision_params("", style=shared.style)
+        family = self.spec.family
+        own = req.truth.get("own_answers", {}).get(family) if req.truth else None  # (as _own reads it)
         cues = {
             "len": shared.len,
             "md": shared.md,
             "sent": shared.sent,
-            "own": self._own(a, req) - self._own(b, req),
+            "own": _own_similarity(a, family, own) - _own_similarity(b, family, own),
         }
         z = c["position"] + c["verbosity"] * cues["len"] + c["markdown"] * cues["md"]
         z += c["sentiment"] * cues["sent"] + c["self_preference"] * cues["own"]
@@ -636,11 +639,10 @@ class SimulatedJudge(Judge):
         return z, cues
 
     def _own(self, text: str, req: JudgeRequest) -> float:
-        sim = _signature_score(text, self.spec.family)
+        """How much ``text`` resembles this judge family's own answers: its signature phrases, or
+        the request's own answer of the family (``truth["own_answers"]``) where that is closer."""
         own = req.truth.get("own_answers", {}).get(self.spec.family) if req.truth else None
-        if own:
-            sim = max(sim, _cached_cosine(text, own))
-        return sim
+        return _own_similarity(text, self.spec.family, own)
 
     def sample_probabilities(self, req: JudgeRequest) -> tuple[float, float, float]:
         """(P(A), P(tie), P(B)) of one more sample of this pairwise request at its temperature.
@@ -815,10 +817,13 @@ def _cached_cosine(a: str, b: str) -> float:
 
 
 @lru_cache(maxsize=65536)
-def _signature_score(text: str, family: str) -> float:
-    """:func:`family_signature_score`, once per text and family: a judge reads each answer of a
-    tournament in every pair it is shown in (18 ordered pairs per answer of a ten-model prompt)."""
-    return family_signature_score(text, family)
+def _own_similarity(text: str, family: str, own: str | None) -> float:
+    """:meth:`SimulatedJudge._own`, once per text, family and own answer: a judge reads each answer
+    of a tournament in every pair it is shown in (18 ordered pairs per answer of a ten-model prompt)."""
+    sim = family_signature_score(text, family)
+    if own:
+        sim = max(sim, _cached_cosine(text, own))
+    return sim
 
 
 _REF = re.compile(r"Reference Answer\s*\(Score\s+([^)\s]+)\s*\)", re.IGNORECASE)
