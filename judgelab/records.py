@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
 from typing import Any
 
 
@@ -182,13 +181,18 @@ class Message:
     role: str
     content: str
 
-    @cached_property
+    @property
     def content_utf8(self) -> bytes:
         """``content`` in UTF-8, encoded once per message (kept beside the fields, not one of them:
         equality, ``asdict`` and the payload are unchanged).  A simulated judge hashes every prompt
         it answers, and a plan asks the same messages of each judge of a study (a paper-size uda
-        tournament: ten judges, 45,000 pairs), so a long prompt is encoded once, not per judge."""
-        return self.content.encode("utf-8")
+        tournament: ten judges, 45,000 pairs), so a long prompt is encoded once, not per judge.
+        (Kept by hand rather than by ``functools.cached_property``, which takes a lock on each
+        first read before Python 3.12: a plan reads the UTF-8 of some 200,000 new messages.)"""
+        got: bytes | None = self.__dict__.get("_content_utf8")
+        if got is None:
+            got = self.__dict__["_content_utf8"] = self.content.encode("utf-8")
+        return got
 
 
 @dataclass

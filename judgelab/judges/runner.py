@@ -143,7 +143,7 @@ def _plan_payload(req: JudgeRequest) -> PlannedPayload:
     by_list = _PLAN_PAYLOADS_BY_LIST.get((id(messages), *head))
     if by_list is not None and by_list[0] is messages:
         return by_list[1]
-    fields = (*head, tuple((m.role, m.content) for m in messages))
+    fields = (*head, tuple([(m.role, m.content) for m in messages]))
     got = _PLAN_PAYLOADS.get(fields)
     if got is None:
         import json
