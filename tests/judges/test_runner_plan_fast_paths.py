@@ -230,7 +230,8 @@ def test_slots_json_is_made_once_per_distinct_slots_and_never_anothers():
     from judgelab.records import canonical_json_utf8
 
     slots: list[dict[str, Any]] = [{"A": a, "B": b} for a in TEXTS for b in TEXTS] + [{}, {"A": "x"}, {"B": "x", "A": "y"},
-                                                               {"A": "x", "B": 3}, {"1": "x", "2": LONG}]
+                                                               {"A": "x", "B": 3}, {"1": "x", "2": LONG},
+                                                               {"A": "x", "B": LONG}]  # (the same texts, other slots)
     for s in slots * 2:
         assert _plan_slots(s) == canonical_json_utf8(s) == canonical_json(s).encode("utf-8")
     shared = {"A": LONG, "B": "b"}
@@ -256,3 +257,14 @@ def test_the_reasoning_sentence_is_written_as_before_for_every_side():
                 assert simulated._reasoning(cues, verdict) == _write_reasoning(cues, verdict)
     assert simulated._reasoning({}, "A") == _write_reasoning({}, "A")
 
+
+
+def test_each_uniform_is_the_plain_draw_of_its_word():
+    """A uniform made when read is the one made with all eight: (word + 0.5) / 2**32, bit for bit."""
+    from judgelab.judges.simulated import _Draws
+
+    for data in (b"", LONG.encode("utf-8"), b"\x00" * 64):
+        for salt in (b"j|0", b"x" * 80):
+            digest = hashlib.blake2b(data, key=salt[:64], digest_size=32).digest()
+            draws, plain = _Draws(digest), plain_draws(data, salt)
+            assert [draws[i] for i in range(8)] == plain and draws[-1] == plain[-1]
