@@ -43,7 +43,7 @@ def mixed() -> pd.DataFrame:
         "text": ["a", None, "ü 😀", ""], "int": [1, 2, 3, -4], "float": [1.5, np.nan, -0.0, 1e300],
         "bool": [True, False, True, False], "list": [[1, 2], np.int64(3), None, np.float64(0.5)],
         "nullable": pd.array([1, None, 3, 4], dtype="Int64"), "flag": pd.array([True, None, False, True], dtype="boolean"),
-        "when": pd.to_datetime(["2020-01-01", None, "2021-06-01", "2022-01-01"]),
+        "when": pd.to_datetime(pd.Series(["2020-01-01", None, "2021-06-01", "2022-01-01"])),
         "cat": pd.Categorical(["x", "y", "x", None]), "obj_text": pd.Series(["p", "q", None, "r"], dtype=object),
     })
 

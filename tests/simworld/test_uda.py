@@ -37,8 +37,9 @@ def test_answers_are_the_plain_draws():
     for family in [*sorted(FAMILY_SIGNATURES)[:4], "no-such-family"]:
         for i, prompt in enumerate(prompts):
             for markdown in (False, True):
-                kw = {"sentences": 1 + i % 5, "markdown": markdown, "seed": 17 * i}
-                assert uda.write_answer(prompt, family, **kw) == plain_answer(prompt, family, **kw)
+                n, seed = 1 + i % 5, 17 * i
+                assert uda.write_answer(prompt, family, sentences=n, markdown=markdown, seed=seed) \
+                    == plain_answer(prompt, family, sentences=n, markdown=markdown, seed=seed)
 
 
 def test_the_vocabulary_is_the_plain_draw_and_a_callers_own_copy():
