@@ -169,10 +169,30 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def key_prefix(identity_utf8: bytes) -> Any:
+    """A SHA-256 fed the part of a request key (:meth:`JudgeRequest.key`) before the request's
+    payload: ``{"judge":`` the judge's identity (``identity_utf8``: its ``canonical_json`` in UTF-8)
+    ``,"request":``.  With sorted keys, the key's object is written in that order."""
+    return hashlib.sha256(b'{"judge":' + identity_utf8 + b',"request":')
+
+
 @dataclass(frozen=True)
 class Message:
     role: str
     content: str
+
+    @property
+    def content_utf8(self) -> bytes:
+        """``content`` in UTF-8, encoded once per message (kept beside the fields, not one of them:
+        equality, ``asdict`` and the payload are unchanged).  A simulated judge hashes every prompt
+        it answers, and a plan asks the same messages of each judge of a study (a paper-size uda
+        tournament: ten judges, 45,000 pairs), so a long prompt is encoded once, not per judge.
+        (Kept by hand rather than by ``functools.cached_property``, which takes a lock on each
+        first read before Python 3.12: a plan reads the UTF-8 of some 200,000 new messages.)"""
+        got: bytes | None = self.__dict__.get("_content_utf8")
+        if got is None:
+            got = self.__dict__["_content_utf8"] = self.content.encode("utf-8")
+        return got
 
 
 @dataclass
@@ -241,7 +261,8 @@ class JudgeRequest:
         return body
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False,
-            payload_utf8: bytes | None = None, identity_utf8: bytes | None = None) -> str:
+            payload_utf8: bytes | None = None, identity_utf8: bytes | None = None,
+            slots_utf8: bytes | None = None, judge_prefix: Any = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
@@ -249,14 +270,19 @@ class JudgeRequest:
         is its members' JSON in this order, so the payload's JSON (``payload_utf8``, which a
         plan also hashes on its own and shares between judges) is made once, not per use
         (``tests/judges/test_request_keys.py`` checks the equality with the whole object's hash);
-        ``identity_utf8``: the identity's JSON likewise, when the caller has it."""
-        h = hashlib.sha256(b'{"judge":')
-        h.update(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
-        h.update(b',"request":')
+        ``identity_utf8``: the identity's JSON likewise, when the caller has it, and ``slots_utf8``
+        the slots' (``canonical_json_utf8(slots)``: a plan's judges share a pair's slots).
+        ``judge_prefix``: a SHA-256 already fed what comes before the payload (:func:`key_prefix` of
+        this ``identity``), copied rather than fed again: a judge keys each of its requests with one
+        identity."""
+        if judge_prefix is None:
+            h = key_prefix(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
+        else:
+            h = judge_prefix.copy()
         h.update(canonical_json(self.payload()).encode("utf-8") if payload_utf8 is None else payload_utf8)
         if include_truth:
             h.update(b',"slots":')
-            h.update(canonical_json_utf8(self.slots))
+            h.update(canonical_json_utf8(self.slots) if slots_utf8 is None else slots_utf8)
             h.update(b',"truth":')
             h.update(canonical_json_utf8(self.truth))
         h.update(b"}")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgelab.config import ConfigError, JudgeSpec
-from judgelab.records import JudgeRequest, RawAnswer, canonical_json
+from judgelab.records import JudgeRequest, RawAnswer, canonical_json, key_prefix
 from judgelab.registry import BackendTraits
 
 
@@ -99,25 +99,29 @@ class Judge(ABC):
         return request.key(ident, include_truth=self.reads_truth, payload_utf8=payload_utf8,
                            identity_utf8=self._identity_utf8(ident))
 
-    def keys(self, requests: Sequence[JudgeRequest], payloads_utf8: Sequence[bytes] | None = None) -> list[str]:
-        """:meth:`key` of each request (``payloads_utf8``: their payloads' JSON, as for :meth:`key`),
-        with the judge's identity made once for the batch rather than once per request (a plan
-        keys 45,000 requests per judge of a paper-size uda tournament).  A backend with its own
-        :meth:`key` is asked request by request."""
+    def keys(self, requests: Sequence[JudgeRequest], payloads_utf8: Sequence[bytes] | None = None,
+             slots_utf8: Sequence[bytes | None] | None = None) -> list[str]:
+        """:meth:`key` of each request (``payloads_utf8``: their payloads' JSON, as for :meth:`key`;
+        ``slots_utf8``: their slots' JSON, as for :meth:`JudgeRequest.key`, read only by a judge that
+        :attr:`reads_truth`), with the judge's identity made once for the batch rather than once per
+        request (a plan keys 45,000 requests per judge of a paper-size uda tournament).  A backend
+        with its own :meth:`key` is asked request by request."""
         payloads = [None] * len(requests) if payloads_utf8 is None else payloads_utf8
         if type(self).key is not Judge.key:
             return [self.key(r, p) for r, p in zip(requests, payloads, strict=True)]
         ident = self.identity()
-        ident_utf8 = self._identity_utf8(ident)
+        prefix = key_prefix(self._identity_utf8(ident))  # copied for each request without controls
         truth = self.reads_truth
+        slots = [None] * len(requests) if slots_utf8 is None or not truth else slots_utf8
         out = []
-        for r, p in zip(requests, payloads, strict=True):
+        for r, p, sl in zip(requests, payloads, slots, strict=True):
             controls = self.output_controls(r)
             if controls:
                 full = {**ident, "controls": controls}
-                out.append(r.key(full, include_truth=truth, payload_utf8=p, identity_utf8=self._identity_utf8(full)))
+                out.append(r.key(full, include_truth=truth, payload_utf8=p, identity_utf8=self._identity_utf8(full),
+                                 slots_utf8=sl))
             else:
-                out.append(r.key(ident, include_truth=truth, payload_utf8=p, identity_utf8=ident_utf8))
+                out.append(r.key(ident, include_truth=truth, payload_utf8=p, slots_utf8=sl, judge_prefix=prefix))
         return out
 
     def _identity_utf8(self, ident: dict[str, Any]) -> bytes:

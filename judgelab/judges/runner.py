@@ -39,6 +39,7 @@ from judgelab.records import (
     OutputKind,
     RawAnswer,
     canonical_json,
+    canonical_json_utf8,
     join_reasoning,
 )
 
@@ -142,7 +143,7 @@ def _plan_payload(req: JudgeRequest) -> PlannedPayload:
     by_list = _PLAN_PAYLOADS_BY_LIST.get((id(messages), *head))
     if by_list is not None and by_list[0] is messages:
         return by_list[1]
-    fields = (*head, tuple((m.role, m.content) for m in messages))
+    fields = (*head, tuple([(m.role, m.content) for m in messages]))
     got = _PLAN_PAYLOADS.get(fields)
     if got is None:
         import json
@@ -159,6 +160,28 @@ def _plan_payload(req: JudgeRequest) -> PlannedPayload:
     if len(_PLAN_PAYLOADS_BY_LIST) >= _PLAN_PAYLOADS_MAX:
         _PLAN_PAYLOADS_BY_LIST.clear()
     _PLAN_PAYLOADS_BY_LIST[(id(messages), *head)] = (messages, got)
+    return got
+
+
+#: ``canonical_json_utf8`` of recent requests' slots, by their texts (each judge of a study is
+#: shown the same pairs: a paper-size uda tournament shows ten judges the same 45,000), made once
+#: per distinct slots while planning; bounded like :data:`_PLAN_PAYLOADS`
+_PLAN_SLOTS: dict[tuple[tuple[str, str], ...], bytes] = {}
+
+
+def _plan_slots(slots: dict[str, Any]) -> bytes:
+    """``canonical_json_utf8(slots)``, made once per distinct slots.  Slots of texts only (the
+    common case: a slot name -> the text shown there) are found by their items; any other value
+    is written anew (its JSON is the plain one's by construction)."""
+    items = tuple(slots.items())
+    for k, v in items:
+        if type(k) is not str or type(v) is not str:
+            return canonical_json_utf8(slots)
+    got = _PLAN_SLOTS.get(items)
+    if got is None:
+        if len(_PLAN_SLOTS) >= _PLAN_PAYLOADS_MAX:
+            _PLAN_SLOTS.clear()
+        got = _PLAN_SLOTS[items] = canonical_json_utf8(slots)
     return got
 
 
@@ -205,7 +228,8 @@ def run_requests(
     planned: list[PlannedPayload] = []
     if planning:  # a plan logs each payload's hash: its JSON is made once for the key and the hash
         planned = [_plan_payload(r) for r in requests]
-        keys = judge.keys(requests, [p.data for p in planned])
+        keys = judge.keys(requests, [p.data for p in planned],
+                          [_plan_slots(r.slots) for r in requests] if judge.reads_truth else None)
     else:
         keys = judge.keys(requests)
     stored: dict[str, CachedCall] = cache.get_many(keys)

@@ -70,7 +70,7 @@ from judgelab.datasets.features import (
 from judgelab.judges import BACKENDS
 from judgelab.judges.base import Judge
 from judgelab.parsing import SCORE_IDS, score_id
-from judgelab.records import JudgeRequest, OutputKind, RawAnswer
+from judgelab.records import JudgeRequest, Message, OutputKind, RawAnswer
 from judgelab.registry import Registry, UnknownEntryError
 
 T = TypeVar("T")
@@ -261,16 +261,31 @@ class SimProfile:
 _EIGHT_WORDS = struct.Struct("<8I").unpack
 
 
+def _feed_prompt(h: Any, messages: Sequence[Message]) -> int:
+    """Feed ``h`` the UTF-8 of the prompt (:meth:`JudgeRequest.prompt_text`: the messages' texts
+    joined by blank lines) part by part, without joining them: the same bytes, as UTF-8 encodes a
+    text piece by piece; each message's UTF-8 is made once (:attr:`Message.content_utf8`), and a
+    plan asks the same messages of many judges.  Returns the prompt's length in characters."""
+    chars = -2
+    for m in messages:
+        if chars >= 0:
+            h.update(b"\n\n")
+        h.update(m.content_utf8)
+        chars += len(m.content) + 2
+    return chars
+
+
 class _Draws:
     """Uniforms derived from a hash: the same request always draws the same numbers."""
 
-    __slots__ = ("_vals",)
+    __slots__ = ("_words",)
 
     def __init__(self, digest: bytes) -> None:
-        self._vals = [(v + 0.5) / 4294967296.0 for v in _EIGHT_WORDS(digest[:32])]
+        # the words as drawn; each uniform is made when read (a pairwise answer reads three of eight)
+        self._words = _EIGHT_WORDS(digest[:32])
 
     def __getitem__(self, i: int) -> float:
-        return self._vals[i]
+        return (self._words[i] + 0.5) / 4294967296.0
 
 
 def _logistic(u: float) -> float:
@@ -285,7 +300,26 @@ _NORMAL = NormalDist()
 _TIE_FORMATS = {"json", "brackets", "labelled"}
 
 
+#: :func:`_reasoning`'s sentences by what they depend on: the side of each cue past its threshold,
+#: and the verdict (27 texts at most; a plan's stand-ins write one per pairwise answer)
+_REASONING: dict[tuple[int, int, str], str] = {}
+
+
+def _side(cue: float) -> int:
+    """+1 / -1 where a cue's size passes :func:`_reasoning`'s threshold (0.3) toward A / B, else 0."""
+    return 1 if cue > 0.3 else (-1 if cue < -0.3 else 0)
+
+
 def _reasoning(cues: dict[str, float], verdict: str) -> str:
+    """The one-line reasoning of a pairwise answer (:func:`_write_reasoning`), once per distinct text."""
+    key = (_side(cues.get("len", 0.0)), _side(cues.get("md", 0.0)), verdict)
+    text = _REASONING.get(key)
+    if text is None:
+        text = _REASONING[key] = _write_reasoning(cues, verdict)
+    return text
+
+
+def _write_reasoning(cues: dict[str, float], verdict: str) -> str:
     parts = []
     if abs(cues.get("len", 0.0)) > 0.3:
         parts.append(f"Response {'A' if cues['len'] > 0 else 'B'} is more detailed")
@@ -513,12 +547,7 @@ class SimulatedJudge(Judge):
                 # alike is read once per prompt (_SharedCues), and the prompt is hashed part by part
                 # rather than joined (the same bytes: blake2b of their concatenation)
                 h = keyed.copy()
-                chars = -2
-                for m in req.messages:
-                    if chars >= 0:
-                        h.update(b"\n\n")
-                    h.update(m.content.encode())
-                    chars += len(m.content) + 2
+                chars = _feed_prompt(h, req.messages)
                 d = _Draws(h.digest())
                 if d[5] < refusal_rate:
                     text = REFUSAL_TEXT
@@ -528,16 +557,22 @@ class SimulatedJudge(Judge):
                 out.append(RawAnswer(text, chars // 4 + 1, n_out, n_out * per_token))
                 continue
             prompt = req.prompt_text()
-            encoded = prompt.encode()
-            d = _Draws(hashlib.blake2b(encoded, key=salt, digest_size=32).digest())
+            # the draws: blake2b of the prompt's UTF-8 (d) and of "temperature|params" before it (d2),
+            # fed part by part (:func:`_feed_prompt`)
+            h = keyed.copy()
+            _feed_prompt(h, req.messages)
+            d = _Draws(h.digest())
             if temp > 0:  # per-sample noise: same item, different temperature -> new draw
-                d2 = _Draws(hashlib.blake2b(f"{temp}|{req.params}".encode() + encoded, key=salt, digest_size=32).digest())
+                h = keyed.copy()
+                h.update(f"{temp}|{req.params}".encode())
+                _feed_prompt(h, req.messages)
+                d2: _Draws | None = _Draws(h.digest())
             else:
                 d2 = None
             if d[5] < self.profile.refusal_rate and req.kind is not OutputKind.TEXT:
                 text = REFUSAL_TEXT
-            elif req.kind is OutputKind.PAIRWISE:
-                text = self._pairwise(req, prompt, d, d2, temp, style=_style_of(prompt, markers))
+            elif req.kind is OutputKind.PAIRWISE:  # (the shared cues are the prompt's, as _pairwise reads them)
+                text = self._pairwise_shared(req, _shared_cues(req, shared, markers), d, d2, temp)
             elif req.kind is OutputKind.SCORE:
                 text = self._score(req, prompt, d, d2, temp)
             elif req.kind is OutputKind.LABEL:
@@ -587,11 +622,13 @@ class SimulatedJudge(Judge):
         """:meth:`preference_logit` from what the prompt tells every judge alike (``shared``)."""
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
         c, competence, _ = self.decision_params("", style=shared.style)
+        family = self.spec.family
+        own = req.truth.get("own_answers", {}).get(family) if req.truth else None  # (as _own reads it)
         cues = {
             "len": shared.len,
             "md": shared.md,
             "sent": shared.sent,
-            "own": self._own(a, req) - self._own(b, req),
+            "own": _own_similarity(a, family, own) - _own_similarity(b, family, own),
         }
         z = c["position"] + c["verbosity"] * cues["len"] + c["markdown"] * cues["md"]
         z += c["sentiment"] * cues["sent"] + c["self_preference"] * cues["own"]
@@ -602,11 +639,10 @@ class SimulatedJudge(Judge):
         return z, cues
 
     def _own(self, text: str, req: JudgeRequest) -> float:
-        sim = family_signature_score(text, self.spec.family)
+        """How much ``text`` resembles this judge family's own answers: its signature phrases, or
+        the request's own answer of the family (``truth["own_answers"]``) where that is closer."""
         own = req.truth.get("own_answers", {}).get(self.spec.family) if req.truth else None
-        if own:
-            sim = max(sim, _cached_cosine(text, own))
-        return sim
+        return _own_similarity(text, self.spec.family, own)
 
     def sample_probabilities(self, req: JudgeRequest) -> tuple[float, float, float]:
         """(P(A), P(tie), P(B)) of one more sample of this pairwise request at its temperature.
@@ -778,6 +814,16 @@ def _quality_gap(truth: dict[str, Any]) -> float:
 @lru_cache(maxsize=65536)
 def _cached_cosine(a: str, b: str) -> float:
     return bow_cosine(a, b)
+
+
+@lru_cache(maxsize=65536)
+def _own_similarity(text: str, family: str, own: str | None) -> float:
+    """:meth:`SimulatedJudge._own`, once per text, family and own answer: a judge reads each answer
+    of a tournament in every pair it is shown in (18 ordered pairs per answer of a ten-model prompt)."""
+    sim = family_signature_score(text, family)
+    if own:
+        sim = max(sim, _cached_cosine(text, own))
+    return sim
 
 
 _REF = re.compile(r"Reference Answer\s*\(Score\s+([^)\s]+)\s*\)", re.IGNORECASE)

@@ -134,7 +134,7 @@ def build_cases(items: Sequence[RbdItem], labels: pd.DataFrame, evaluator_models
     """Every labelled (item, evaluator) pair as a detector case (b_i known)."""
     by = {(i.item_id, i.variant): i for i in items}
     out = []
-    for r in labels[labels["b"] != ""].to_dict("records"):
+    for r in table_rows(labels[labels["b"] != ""]):
         b_item = by.get((r["item_id"], "D_bias"))
         if b_item is None:
             continue

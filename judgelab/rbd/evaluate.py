@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.cache import CallStore
+from judgelab.io import table_rows
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
@@ -138,8 +139,8 @@ def bias_labels(verdicts: pd.DataFrame, label_rules: dict[str, str]) -> pd.DataF
         rule = label_rules.get(str(set_name), "eq1")
         # each variant's rows by item (one per item), as records: a row lookup per item in pandas
         # (.loc) costs more than the rest of this loop together
-        d = {r["item_id"]: r for r in g[g["variant"] == "D"].to_dict("records")}
-        b = {r["item_id"]: r for r in g[g["variant"] == "D_bias"].to_dict("records")}
+        d = {r["item_id"]: r for r in table_rows(g[g["variant"] == "D"])}
+        b = {r["item_id"]: r for r in table_rows(g[g["variant"] == "D_bias"])}
         if len(d) + len(b) != int(g["variant"].isin(["D", "D_bias"]).sum()):
             raise ValueError(f"set {set_name}, judge {judge}: an item has two verdicts of one variant")
         for iid in sorted(b):

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.cache import CallStore
-from judgelab.io import any_true
+from judgelab.io import any_true, table_rows
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import run_requests
 from judgelab.rbd import metrics as M
@@ -90,7 +90,7 @@ def loop_items(items: Sequence[RbdItem], verdicts: pd.DataFrame, *, evaluator: s
                sets: Sequence[str], split: str = "test") -> list[LoopItem]:
     """The evaluator's evaluated items of ``sets`` in ``split``, with its verdicts on D and D_bias."""
     v = verdicts[verdicts["judge"] == evaluator]
-    verdict_of = {(r["item_id"], r["variant"]): int(r["verdict"]) for r in v.to_dict("records")}
+    verdict_of = {(r["item_id"], r["variant"]): int(r["verdict"]) for r in table_rows(v)}
     by = {(i.item_id, i.variant): i for i in items if i.set in sets}
     out = []
     for (iid, variant), b_item in sorted(by.items()):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -72,8 +73,22 @@ def _seed_of(*parts: object) -> int:
 
 def family_vocabulary(family: str, size: int = 12) -> list[str]:
     """Adjectives a family's answers favour: a fixed, family-specific draw from the word bank."""
+    return list(_family_vocabulary(family, size))
+
+
+@lru_cache(maxsize=256)
+def _family_vocabulary(family: str, size: int) -> np.ndarray:
+    """:func:`family_vocabulary` as the array :func:`write_answer` draws from, drawn once per family
+    (a paper-size uda plan writes 10,000 answers); read-only, as it is shared."""
     rng = np.random.default_rng(_seed_of("vocab", family))
-    return [str(w) for w in rng.choice(_WORD_BANK, size=size, replace=False)]
+    vocab = np.array([str(w) for w in rng.choice(_WORD_BANK, size=size, replace=False)])
+    vocab.flags.writeable = False
+    return vocab
+
+
+#: :data:`_NOUNS` as the array ``rng.choice`` makes of it (the same draws: it draws indices)
+_NOUNS_ARRAY = np.array(_NOUNS)
+_NOUNS_ARRAY.flags.writeable = False
 
 
 def synthetic_prompts(n: int, seed: int) -> list[str]:
@@ -100,12 +115,12 @@ def write_answer(prompt: str, family: str, *, sentences: int = 5, markdown: bool
     """A family-signed answer to ``prompt`` (see module docstring)."""
     rng = np.random.default_rng(_seed_of("answer", family, seed, prompt))
     sig = FAMILY_SIGNATURES.get(family, ("Here is an answer.", "That is all."))
-    vocab = family_vocabulary(family)
+    vocab = _family_vocabulary(family, 12)
     topic = _topic_words(prompt)
     lines = []
     for _ in range(max(1, int(sentences))):
         adj1, adj2 = rng.choice(vocab, size=2, replace=False)
-        n1, n2 = rng.choice(_NOUNS, size=2, replace=False)
+        n1, n2 = rng.choice(_NOUNS_ARRAY, size=2, replace=False)
         t = topic[int(rng.integers(len(topic)))]
         lines.append(f"A {adj1} {n1} for {t} keeps the {adj2} {n2} in view.")
     if markdown:
