@@ -50,7 +50,8 @@ def binary_entropy(p: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Posterior:
-    """What a rule may read: the acquisition model's fit and membership probabilities."""
+    """What a rule may read: the acquisition model's fit and membership probabilities (the fit
+    without its identifiability check, which no rule reads)."""
 
     fit: Fit
     membership: np.ndarray
@@ -263,7 +264,7 @@ def run_active(
         if rule.needs_posterior and t % settings.refit_every == 0:
             ok = ~np.isnan(y[:t])
             comp = Comparisons(first[:t][ok], second[:t][ok], y[:t][ok])
-            fit = fit_bias_aware(comp, n_items, X, options=settings.options, x0=beta, warn=False)
+            fit = fit_bias_aware(comp, n_items, X, options=settings.options, x0=beta, warn=False, identify=False)
             beta = fit.beta
             n_refits += 1
             post = Posterior(fit, fit.membership(settings.k, settings.n_samples, rng), settings.k)

@@ -54,6 +54,7 @@ from judgelab.ranking.bias_aware import (
     FitOptions,
     fit_bias_aware,
     naive_options,
+    one_blas_thread,
     residualize,
     swap_majority,
     top_k_indices,
@@ -68,9 +69,7 @@ def single_threaded_blas() -> Iterator[None]:
     The model's matrices are ~30 x 30; a multi-threaded BLAS spends more time waking
     threads than computing, and on a shared 2-core machine that costs ~50x.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         yield
 
 
