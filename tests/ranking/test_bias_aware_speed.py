@@ -123,3 +123,16 @@ def test_a_fit_without_its_identifiability_check_has_the_same_numbers(hierarchic
     np.testing.assert_array_equal(bare.beta, full.beta)
     np.testing.assert_array_equal(bare.cov, full.cov)
     assert (bare.tau2, bare.nll, bare.n_iter) == (full.tau2, full.nll, full.n_iter)
+
+
+def test_the_weighted_gram_matrix_is_the_one_multiply_builds_bit_for_bit():
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        comp, n_items, X, options, pair_X = _random_design(rng)
+        Z = sparse_design_matrix(comp, n_items, X, options, pair_X)
+        w = rng.random(len(comp))
+        w[rng.random(len(comp)) < 0.2] = 0.0  # a saturated comparison weighs exactly nothing
+        want = np.asarray((Z.T @ sparse.csr_array(Z.multiply(w[:, None]))).toarray())
+        got = bias_aware._gram(Z, w)
+        assert got.tobytes() == want.tobytes()
+        assert bias_aware._gram(Z).tobytes() == np.asarray((Z.T @ Z).toarray()).tobytes()
