@@ -50,7 +50,8 @@ def binary_entropy(p: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Posterior:
-    """What a rule may read: the acquisition model's fit and membership probabilities."""
+    """What a rule may read: the acquisition model's fit and membership probabilities (the fit
+    without its identifiability check, which no rule reads)."""
 
     fit: Fit
     membership: np.ndarray
@@ -81,6 +82,10 @@ class AcquisitionRule:
 
     name: str = ""
     needs_posterior: bool = True
+    #: False for a rule that reads no top-k membership probabilities (``Posterior.membership``
+    #: is then NaN): the loop still draws the posterior samples' normals, so the run's later
+    #: draws stay where they were, but skips the factor, the product and the top-k counts.
+    needs_membership: bool = True
 
     def start(self, space: PairSpace, rng: np.random.Generator) -> None:
         """Called once per run before the first choice."""
@@ -124,6 +129,7 @@ class ScoreRule(AcquisitionRule):
             raise ValueError(f"rule {name!r}: factors must be a non-empty subset of {FACTORS}")
         self.name = name
         self.factors = tuple(factors)
+        self.needs_membership = "boundary" in self.factors
         self.scores: np.ndarray | None = None
 
     def rescore(self, post: Posterior, space: PairSpace) -> None:
@@ -236,6 +242,16 @@ class ActiveRun:
 Oracle = Callable[[int, int], float]
 
 
+def unread_membership(n_items: int, k: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """What a rule that reads no membership gets: NaN, after the very draws
+    :func:`~judgelab.ranking.bias_aware.topk_membership` takes from ``rng`` (``n_samples x n_items``
+    standard normals, none when ``k`` is not between 0 and ``n_items``), so the presentation
+    orders and tie-breaks after it are the ones a full membership estimate leaves."""
+    if 0 < k < n_items:
+        rng.standard_normal((n_samples, n_items))
+    return np.full(n_items, np.nan)
+
+
 def run_active(
     oracle: Oracle,
     n_items: int,
@@ -263,10 +279,14 @@ def run_active(
         if rule.needs_posterior and t % settings.refit_every == 0:
             ok = ~np.isnan(y[:t])
             comp = Comparisons(first[:t][ok], second[:t][ok], y[:t][ok])
-            fit = fit_bias_aware(comp, n_items, X, options=settings.options, x0=beta, warn=False)
+            fit = fit_bias_aware(comp, n_items, X, options=settings.options, x0=beta, warn=False, identify=False)
             beta = fit.beta
             n_refits += 1
-            post = Posterior(fit, fit.membership(settings.k, settings.n_samples, rng), settings.k)
+            if rule.needs_membership:
+                membership = fit.membership(settings.k, settings.n_samples, rng)
+            else:
+                membership = unread_membership(n_items, settings.k, settings.n_samples, rng)
+            post = Posterior(fit, membership, settings.k)
             rule.rescore(post, space)
         m = rule.choose(space, rng)
         space.open[m] = False

@@ -47,7 +47,9 @@ reported as *weak*.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, cast
 
@@ -58,7 +60,7 @@ from scipy.optimize import OptimizeResult, minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
 
@@ -282,18 +284,37 @@ def sparse_design_matrix(comp: Comparisons, n_items: int, X: np.ndarray | None, 
                          pair_X: np.ndarray | None = None) -> sparse.csr_array:
     """:func:`design_matrix` built sparse: a comparison row holds +1, -1 and its few bias entries,
     so the design of 10,000 items costs a few numbers per comparison, not 10,000 (the dense form
-    of 40,000 comparisons would be 3 GiB)."""
+    of 40,000 comparisons would be 3 GiB).
+
+    The CSR arrays are written directly, as ``sparse.hstack`` of the blocks would lay them out (a
+    row's two item entries in column order, then its nonzero covariate differences, its nonzero
+    comparison covariates and the position column; zeros not stored): the active loops build one
+    design per refit, and stacking the blocks costs more than the fit's own products.  The layout
+    is the one the products have always summed in, so every fit's numbers stay the same to the bit
+    (``tests/ranking/test_bias_aware_speed.py`` compares the arrays with the stacked blocks)."""
     n = len(comp)
-    rows = np.arange(n)
-    blocks = [sparse.csr_array((np.r_[np.ones(n), -np.ones(n)], (np.r_[rows, rows], np.r_[comp.first, comp.second])),
-                               shape=(n, n_items))]
-    if X is not None and options.covariates:
-        blocks.append(sparse.csr_array(np.asarray(X[comp.first] - X[comp.second], float)))
+    first, second = comp.first, comp.second
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    cols = [lo, hi]
+    vals = [np.where(first == lo, 1.0, -1.0), np.where(first == lo, -1.0, 1.0)]
+    blocks = [X[first] - X[second]] if X is not None and options.covariates else []
     if pair_X is not None and options.covariates:
-        blocks.append(sparse.csr_array(np.asarray(pair_X, float)))
+        blocks.append(pair_X)
+    offset = n_items
+    for block in blocks:
+        block = np.asarray(block, float)
+        for m in range(block.shape[1]):
+            cols.append(np.full(n, offset + m))
+            vals.append(block[:, m])
+        offset += block.shape[1]
     if options.position:
-        blocks.append(sparse.csr_array(np.ones((n, 1))))
-    return sparse.hstack(blocks, format="csr")
+        cols.append(np.full(n, offset))
+        vals.append(np.ones(n))
+        offset += 1
+    col, val = np.column_stack(cols), np.column_stack(vals)
+    stored = val != 0.0
+    indptr = np.r_[0, np.cumsum(stored.sum(axis=1))]
+    return sparse.csr_array((val[stored], col[stored], indptr), shape=(n, offset))
 
 
 def param_names(n_items: int, covariate_names: list[str], options: FitOptions) -> list[str]:
@@ -581,9 +602,14 @@ def _sparse(Z: Design) -> sparse.csr_array:
 
 
 def _gram(Z: Design, w: np.ndarray | None = None) -> np.ndarray:
-    """``Z' diag(w) Z`` (``w`` = 1 when None), dense, computed on the sparse design."""
+    """``Z' diag(w) Z`` (``w`` = 1 when None), dense, computed on the sparse design.
+
+    ``diag(w) Z`` is ``Z``'s nonzeros each times its row's weight, on ``Z``'s own index arrays:
+    the same matrix, entry for entry, that ``Z.multiply(w[:, None])`` builds through a COO copy
+    and a conversion back, at a fraction of the cost (the active loop forms it at every refit)."""
     Zs = _sparse(Z)
-    Zw = Zs if w is None else sparse.csr_array(Zs.multiply(np.asarray(w)[:, None]))
+    Zw = Zs if w is None else sparse.csr_array(
+        (Zs.data * np.repeat(np.asarray(w, float), np.diff(Zs.indptr)), Zs.indices, Zs.indptr), shape=Zs.shape)
     return np.asarray((Zs.T @ Zw).toarray())
 
 
@@ -654,18 +680,37 @@ class SparsePosterior:
         return np.column_stack([self.column(j) for j in range(self.n_params)])
 
 
+#: The thread-pool controller and the number of loaded modules it was made at (:func:`one_blas_thread`).
+_CONTROLLER: tuple[int, ThreadpoolController] | None = None
+
+
+def one_blas_thread() -> AbstractContextManager[object]:
+    """A context in which BLAS runs on one thread (``threadpool_limits(limits=1, user_api="blas")``).
+
+    ``threadpool_limits`` scans every loaded shared library (``/proc/self/maps``) each time it is
+    entered, about 2 ms: a good share of a small fit, and the active loops enter it thousands of
+    times.  The scan is kept and redone only when the set of imported modules has changed (a new
+    module may have loaded a BLAS), threadpoolctl's own rule for its cached controller."""
+    global _CONTROLLER
+    n_modules = len(sys.modules)
+    if _CONTROLLER is None or _CONTROLLER[0] != n_modules:
+        _CONTROLLER = (n_modules, ThreadpoolController())
+    return _CONTROLLER[1].limit(limits=1, user_api="blas")
+
+
 def _map(design: Design, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float) -> OptimizeResult:
     Z = _sparse(design)
+    ZT = Z.T  # the transpose's view made once, not at each of L-BFGS's evaluations
 
     def f(beta: np.ndarray) -> tuple[float, np.ndarray]:
         eta = Z @ beta
         nll = float(np.sum(np.logaddexp(0.0, eta) - y * eta) + 0.5 * beta @ (prior * beta))
-        grad = Z.T @ (expit(eta) - y) + prior * beta
+        grad = ZT @ (expit(eta) - y) + prior * beta
         return nll, grad
 
     # one BLAS thread: L-BFGS-B's steps are small vector operations that a thread pool on a shared
     # machine slows several times over
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return minimize(f, x0, jac=True, method="L-BFGS-B", options={"gtol": gtol, "ftol": 1e-12, "maxiter": 2000})
 
 
@@ -680,12 +725,15 @@ def fit_bias_aware(
     warn: bool = True,
     pair_X: np.ndarray | None = None,
     pair_names: list[str] | None = None,
+    identify: bool = True,
 ) -> Fit:
     """MAP of Eq. (2) with its Laplace posterior; the naive model when ``options.naive``.
 
     ``x0`` warm-starts L-BFGS (a previous fit's ``beta``; ignored if its length differs).
     With ``warn`` an :class:`IdentifiabilityWarning` is issued for every bias term the
-    revealed design cannot (or can barely) identify.
+    revealed design cannot (or can barely) identify.  ``identify=False`` skips that check
+    (``identifiability`` and ``vif`` stay empty, nothing is warned): the active loop's refits
+    read only the posterior, and the check costs about a tenth of a refit.
     """
     if pair_X is not None and options.covariates:
         pair_X = np.asarray(pair_X, dtype=float).reshape(len(comp), -1)
@@ -732,7 +780,7 @@ def fit_bias_aware(
         # still reports ``used`` (the tau^2 that produced its estimates), not ``new``
         tau2, start = new, beta
     d = len(cov_names)
-    status, vif = identifiability(Z, n_items, names, X) if n_bias else ({}, {})
+    status, vif = identifiability(Z, n_items, names, X) if n_bias and identify else ({}, {})
     fit = Fit(
         theta=beta[:n_items].copy(),
         c=beta[n_items : n_items + d].copy() if options.covariates else np.zeros(0),

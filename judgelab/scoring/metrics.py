@@ -123,8 +123,11 @@ def rank_rows(a: np.ndarray) -> np.ndarray:
     if len(vals) > 64:
         return stats.rankdata(a, axis=-1, nan_policy="omit")
     pos = np.searchsorted(vals, np.where(ok, a, vals[0]))
-    counts = (pos[..., None] == np.arange(len(vals))) & ok[..., None]  # (..., n, V)
-    counts = counts.sum(axis=-2)  # (..., V)
+    # counts[..., v] = #(ranked values equal to vals[v]) in that row: one bincount over
+    # (row, value) codes, not a (..., n, V) indicator array summed over n
+    n_rows = int(np.prod(a.shape[:-1], dtype=np.int64))
+    codes = np.arange(n_rows).reshape((*a.shape[:-1], 1)) * len(vals) + pos
+    counts = np.bincount(codes[ok], minlength=n_rows * len(vals)).reshape((*a.shape[:-1], len(vals)))
     avg = np.cumsum(counts, axis=-1) - counts + (counts + 1) / 2.0
     return np.where(ok, np.take_along_axis(avg, pos, axis=-1), np.nan)
 

@@ -54,6 +54,7 @@ from judgelab.ranking.bias_aware import (
     FitOptions,
     fit_bias_aware,
     naive_options,
+    one_blas_thread,
     residualize,
     swap_majority,
     top_k_indices,
@@ -68,9 +69,7 @@ def single_threaded_blas() -> Iterator[None]:
     The model's matrices are ~30 x 30; a multi-threaded BLAS spends more time waking
     threads than computing, and on a shared 2-core machine that costs ~50x.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         yield
 
 
@@ -152,23 +151,48 @@ EstimatorFn = Callable[[Comparisons, PoolOracle, TopkSettings], Estimate]
 ESTIMATORS: Registry[EstimatorFn] = Registry("top-k estimator")
 
 
+#: the last few cold-start fits, by their inputs (:func:`_fit`)
+_FITS: dict[tuple, Fit] = {}
+_FITS_KEPT = 8
+
+
+def _fit(comp: Comparisons, pool: PoolOracle, options: FitOptions) -> Fit:
+    """``fit_bias_aware`` from a cold start on ``comp``, remembered for equal inputs.
+
+    Estimators reuse each other's fits: ``resid`` and ``gated`` refit the naive model, ``gated``
+    the bias-aware one, on the very comparisons the ``naive`` and ``aware`` rows fitted.  A cold
+    fit is a deterministic function of its inputs, so the one kept is the one a refit would
+    return, to the bit.  The key holds the comparisons' and covariates' bytes, so a different
+    pool or revealed set never matches."""
+    X = pool.X if options.covariates else None
+    key = (options, pool.n_items, comp.first.tobytes(), comp.second.tobytes(), comp.y.tobytes(),
+           None if X is None else (X.shape, X.dtype.str, np.ascontiguousarray(X).tobytes()),
+           tuple(pool.covariate_names) if X is not None else ())
+    fit = _FITS.get(key)
+    if fit is None:
+        if len(_FITS) >= _FITS_KEPT:
+            _FITS.pop(next(iter(_FITS)))
+        fit = _FITS[key] = fit_bias_aware(comp, pool.n_items, X, options=options,
+                                          covariate_names=pool.covariate_names if X is not None else None,
+                                          warn=False)
+    return fit
+
+
 @ESTIMATORS.register("naive")
 def _naive(comp: Comparisons, pool: PoolOracle, s: TopkSettings) -> Estimate:
-    fit = fit_bias_aware(comp, pool.n_items, options=naive_options(s.options()), warn=False)
+    fit = _fit(comp, pool, naive_options(s.options()))
     return Estimate(fit.theta, fit)
 
 
 @ESTIMATORS.register("aware")
 def _aware(comp: Comparisons, pool: PoolOracle, s: TopkSettings) -> Estimate:
-    fit = fit_bias_aware(comp, pool.n_items, pool.X, options=s.options(), covariate_names=pool.covariate_names,
-                         warn=False)
+    fit = _fit(comp, pool, s.options())
     return Estimate(fit.theta, fit)
 
 
 @ESTIMATORS.register("aware_hier")
 def _aware_hier(comp: Comparisons, pool: PoolOracle, s: TopkSettings) -> Estimate:
-    fit = fit_bias_aware(comp, pool.n_items, pool.X, options=s.options(hierarchical=True),
-                         covariate_names=pool.covariate_names, warn=False)
+    fit = _fit(comp, pool, s.options(hierarchical=True))
     return Estimate(fit.theta, fit)
 
 
