@@ -112,7 +112,7 @@ def end_job_process() -> None:
     A job process exits right after its outputs are written and closed. What Python does at a normal
     exit after the ``atexit`` handlers -- destroying every module and freeing every object of pandas,
     scipy, torch one by one -- changes nothing on disk and costs about a quarter of a second of CPU per
-    job (``docs/benchmarks.md``, the default DAG); with two hundred jobs per run that is most of a
+    job (``docs/benchmarks.md``, "The scheduler's timers and the jobs' teardown"); with two hundred jobs per run that is most of a
     minute. So: the ``atexit`` handlers (``logging.shutdown`` flushes and closes the job's log), the
     standard streams flushed, then ``os._exit(0)``. Only on success: an error still leaves through
     ``sys.exit``/the traceback, with its status."""

@@ -6,7 +6,8 @@ that wakes the loop again one timespan later, so that rate-limited jobs get thei
 (``JobScheduler._schedule_reevalutation``).  Each finished job also wakes the loop, and that pass
 starts a timer of its own, so the timers form chains that never merge: after ``n`` finished jobs
 the loop wakes about ``n`` times a second, each pass checking every ready job's inputs.  The passes
-grow with the square of the job count (measured in ``docs/benchmarks.md``, "The scheduler";
+grow with the square of the job count (measured in ``docs/benchmarks.md``, "The scheduler's timers and
+the jobs' teardown";
 ``tests/workflow/test_scheduling.py`` counts them).
 Upstream discussion: snakemake/snakemake pull request 3744 ("Do not release lock when job
 finished"), open.
