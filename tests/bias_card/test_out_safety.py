@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -180,9 +181,12 @@ def test_ctrl_c_of_a_real_process_is_one_line(tmp_path):
     out = tmp_path / "audit"
     fd, lock = _acquire(out)
     try:
+        # SIGINT as a terminal delivers it: a suite started in the background (`cmd &` in a script) hands
+        # its children SIGINT ignored, and Python keeps an inherited ignore
         proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_audit(out)], cwd=REPO, text=True,
                                 stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"})
+                                env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"},
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         first = proc.stderr.readline()
         assert f"{out} is being written by another run (pid {os.getpid()}); waiting for it" in first
         proc.send_signal(2)
