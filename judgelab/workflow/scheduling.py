@@ -71,14 +71,8 @@ def one_pending_reevaluation(scheduler_class: Any = None) -> bool:
     return True
 
 
-_LOCKS_GUARD = threading.Lock()
-
-
 def _lock_of(scheduler: Any) -> threading.Lock:
     """A lock of this scheduler's own for the pending flag (Snakemake's lock is held by the loop
-    while it schedules, so the timer must not wait on it)."""
-    with _LOCKS_GUARD:
-        lock = scheduler.__dict__.get("_judgelab_reevaluation_lock")
-        if lock is None:
-            lock = scheduler.__dict__["_judgelab_reevaluation_lock"] = threading.Lock()
-        return lock
+    while it schedules, so the timer must not wait on it); ``dict.setdefault`` makes one atomically."""
+    lock: threading.Lock = scheduler.__dict__.setdefault("_judgelab_reevaluation_lock", threading.Lock())
+    return lock
