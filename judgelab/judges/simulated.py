@@ -623,7 +623,7 @@ class SimulatedJudge(Judge):
         a, b = req.slots.get("A", ""), req.slots.get("B", "")
         c, competence, _ = self.decision_params("", style=shared.style)
         family = self.spec.family
-        own = req.truth.get("own_answers", {}).get(family) if req.truth else None  # (as _own reads it)
+        own = req.truth.get("own_answers", {}).get(family) if req.truth else None
         cues = {
             "len": shared.len,
             "md": shared.md,
@@ -637,12 +637,6 @@ class SimulatedJudge(Judge):
             z += c["bandwagon"] * cue[1] * (1.0 if cue[0] == "A" else -1.0)
         z += competence * _quality_gap(req.truth)
         return z, cues
-
-    def _own(self, text: str, req: JudgeRequest) -> float:
-        """How much ``text`` resembles this judge family's own answers: its signature phrases, or
-        the request's own answer of the family (``truth["own_answers"]``) where that is closer."""
-        own = req.truth.get("own_answers", {}).get(self.spec.family) if req.truth else None
-        return _own_similarity(text, self.spec.family, own)
 
     def sample_probabilities(self, req: JudgeRequest) -> tuple[float, float, float]:
         """(P(A), P(tie), P(B)) of one more sample of this pairwise request at its temperature.
@@ -818,8 +812,10 @@ def _cached_cosine(a: str, b: str) -> float:
 
 @lru_cache(maxsize=65536)
 def _own_similarity(text: str, family: str, own: str | None) -> float:
-    """:meth:`SimulatedJudge._own`, once per text, family and own answer: a judge reads each answer
-    of a tournament in every pair it is shown in (18 ordered pairs per answer of a ten-model prompt)."""
+    """How much ``text`` resembles a judge family's own answers: its signature phrases, or the
+    request's own answer of the family (``truth["own_answers"]``) where that is closer. Cached per
+    text, family and own answer: a judge reads each answer of a tournament in every pair it is
+    shown in (18 ordered pairs per answer of a ten-model prompt)."""
     sim = family_signature_score(text, family)
     if own:
         sim = max(sim, _cached_cosine(text, own))

@@ -82,13 +82,13 @@ def _family_vocabulary(family: str, size: int) -> np.ndarray:
     (a paper-size uda plan writes 10,000 answers); read-only, as it is shared."""
     rng = np.random.default_rng(_seed_of("vocab", family))
     vocab = np.array([str(w) for w in rng.choice(_WORD_BANK, size=size, replace=False)])
-    vocab.flags.writeable = False
+    vocab.setflags(write=False)
     return vocab
 
 
 #: :data:`_NOUNS` as the array ``rng.choice`` makes of it (the same draws: it draws indices)
 _NOUNS_ARRAY = np.array(_NOUNS)
-_NOUNS_ARRAY.flags.writeable = False
+_NOUNS_ARRAY.setflags(write=False)
 
 
 def synthetic_prompts(n: int, seed: int) -> list[str]:
