@@ -262,7 +262,7 @@ class JudgeRequest:
 
     def key(self, identity: dict[str, Any], *, include_truth: bool = False,
             payload_utf8: bytes | None = None, identity_utf8: bytes | None = None,
-            slots_utf8: bytes | None = None, judge_prefix: Any = None) -> str:
+            slots_utf8: bytes | None = None, judge_prefix: Any = None, truth_utf8: bytes | None = None) -> str:
         """Cache key: hash of the backend identity (backend, model, sampling) and payload.
 
         The hash is of ``canonical_json({"judge": identity, "request": payload[, "slots",
@@ -274,7 +274,9 @@ class JudgeRequest:
         the slots' (``canonical_json_utf8(slots)``: a plan's judges share a pair's slots).
         ``judge_prefix``: a SHA-256 already fed what comes before the payload (:func:`key_prefix` of
         this ``identity``), copied rather than fed again: a judge keys each of its requests with one
-        identity."""
+        identity.  ``truth_utf8``: the truth's JSON (``canonical_json_utf8(truth)``), when the caller
+        has it (the judges a plan asks one request share its truth).
+        """
         if judge_prefix is None:
             h = key_prefix(canonical_json(identity).encode("utf-8") if identity_utf8 is None else identity_utf8)
         else:
@@ -284,7 +286,7 @@ class JudgeRequest:
             h.update(b',"slots":')
             h.update(canonical_json_utf8(self.slots) if slots_utf8 is None else slots_utf8)
             h.update(b',"truth":')
-            h.update(canonical_json_utf8(self.truth))
+            h.update(canonical_json_utf8(self.truth) if truth_utf8 is None else truth_utf8)
         h.update(b"}")
         return h.hexdigest()
 

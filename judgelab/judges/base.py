@@ -100,10 +100,11 @@ class Judge(ABC):
                            identity_utf8=self._identity_utf8(ident))
 
     def keys(self, requests: Sequence[JudgeRequest], payloads_utf8: Sequence[bytes] | None = None,
-             slots_utf8: Sequence[bytes | None] | None = None) -> list[str]:
+             slots_utf8: Sequence[bytes | None] | None = None,
+             truths_utf8: Sequence[bytes | None] | None = None) -> list[str]:
         """:meth:`key` of each request (``payloads_utf8``: their payloads' JSON, as for :meth:`key`;
-        ``slots_utf8``: their slots' JSON, as for :meth:`JudgeRequest.key`, read only by a judge that
-        :attr:`reads_truth`), with the judge's identity made once for the batch rather than once per
+        ``slots_utf8`` and ``truths_utf8``: their slots' and truth's JSON, as for
+        :meth:`JudgeRequest.key`, read only by a judge that :attr:`reads_truth`), with the judge's identity made once for the batch rather than once per
         request (a plan keys 45,000 requests per judge of a paper-size uda tournament).  A backend
         with its own :meth:`key` is asked request by request."""
         payloads = [None] * len(requests) if payloads_utf8 is None else payloads_utf8
@@ -113,15 +114,17 @@ class Judge(ABC):
         prefix = key_prefix(self._identity_utf8(ident))  # copied for each request without controls
         truth = self.reads_truth
         slots = [None] * len(requests) if slots_utf8 is None or not truth else slots_utf8
+        truths = [None] * len(requests) if truths_utf8 is None or not truth else truths_utf8
         out = []
-        for r, p, sl in zip(requests, payloads, slots, strict=True):
+        for r, p, sl, tr in zip(requests, payloads, slots, truths, strict=True):
             controls = self.output_controls(r)
             if controls:
                 full = {**ident, "controls": controls}
                 out.append(r.key(full, include_truth=truth, payload_utf8=p, identity_utf8=self._identity_utf8(full),
-                                 slots_utf8=sl))
+                                 slots_utf8=sl, truth_utf8=tr))
             else:
-                out.append(r.key(ident, include_truth=truth, payload_utf8=p, slots_utf8=sl, judge_prefix=prefix))
+                out.append(r.key(ident, include_truth=truth, payload_utf8=p, slots_utf8=sl, judge_prefix=prefix,
+                                 truth_utf8=tr))
         return out
 
     def _identity_utf8(self, ident: dict[str, Any]) -> bytes:

@@ -185,6 +185,25 @@ def _plan_slots(slots: dict[str, Any]) -> bytes:
     return got
 
 
+#: ``canonical_json_utf8`` of recent requests' truth, by the dict itself: a study may ask one
+#: request object of several judges (rbd's evaluators judge each item's one request, its loop
+#: detectors prompted alike one case's), truth included.  Kept with its entry, so its ``id`` names
+#: no other dict meanwhile; bounded like :data:`_PLAN_PAYLOADS`.  Only while planning, where nothing
+#: changes a request's truth after it is asked (as nothing changes its messages,
+#: :data:`_PLAN_PAYLOADS_BY_LIST`).
+_PLAN_TRUTHS: dict[int, tuple[dict[str, Any], bytes]] = {}
+
+
+def _plan_truth(truth: dict[str, Any]) -> bytes:
+    """``canonical_json_utf8(truth)``, made once per truth dict asked."""
+    got = _PLAN_TRUTHS.get(id(truth))
+    if got is None:
+        if len(_PLAN_TRUTHS) >= _PLAN_PAYLOADS_MAX:
+            _PLAN_TRUTHS.clear()
+        got = _PLAN_TRUTHS[id(truth)] = (truth, canonical_json_utf8(truth))
+    return got[1]
+
+
 def answered_call(judge: Judge, key: str, req: JudgeRequest, ans: RawAnswer,
                   cost_usd: float | None = None) -> CachedCall:
     """The cache row of an answer: what a live call stores, and what ``judgelab batch-import``
@@ -229,7 +248,8 @@ def run_requests(
     if planning:  # a plan logs each payload's hash: its JSON is made once for the key and the hash
         planned = [_plan_payload(r) for r in requests]
         keys = judge.keys(requests, [p.data for p in planned],
-                          [_plan_slots(r.slots) for r in requests] if judge.reads_truth else None)
+                          [_plan_slots(r.slots) for r in requests] if judge.reads_truth else None,
+                          [_plan_truth(r.truth) for r in requests] if judge.reads_truth else None)
     else:
         keys = judge.keys(requests)
     stored: dict[str, CachedCall] = cache.get_many(keys)

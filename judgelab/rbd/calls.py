@@ -40,12 +40,14 @@ from judgelab.rbd.evaluate import (
     call_fields,
     evaluate_items,
     evaluation_summary,
+    evaluator_request,
     select_items,
 )
 from judgelab.rbd.loop import LoopDetector, loop_items, run_loop
 from judgelab.rbd.prompts import DETECTOR_PROMPTS
-from judgelab.rbd.sets import SET_BUILDERS, BuildContext, items_frame, items_from_frame
+from judgelab.rbd.sets import SET_BUILDERS, BuildContext, RbdItem, items_frame, items_from_frame
 from judgelab.rbd.supervision import collect_traces
+from judgelab.records import JudgeRequest
 from judgelab.workflow.calls import RuleCalls, StepContext
 
 log = logging.getLogger("rbd_supervision")
@@ -96,7 +98,8 @@ def evaluate(job: Any, ctx: StepContext) -> None:
     for path in job.input:
         its += select_items(_items(path, ctx), p.max_items)
     table = evaluate_items(ctx.judge(p.judge, where=f"judge {job.wildcards.judge}"), its, ctx.cache,
-                           label="rbd evaluation", max_error_rate=p.max_error_rate)
+                           label="rbd evaluation", max_error_rate=p.max_error_rate,
+                           requests=_evaluator_requests(its, ctx))
     ctx.write_table(table, job.output[0])
 
 
@@ -109,7 +112,8 @@ def baseline(job: Any, ctx: StepContext) -> None:
     for path in job.input.sets:
         its += [i for i in select_items(_items(path, ctx), p.max_items) if i.split == "test"]
     table = evaluate_items(ctx.judge(p.judge, where=f"rbd.tables.baselines ({job.wildcards.baseline})"), its,
-                           ctx.cache, label="rbd baseline", max_error_rate=p.max_error_rate, icl=bool(p.icl))
+                           ctx.cache, label="rbd baseline", max_error_rate=p.max_error_rate, icl=bool(p.icl),
+                           requests=_evaluator_requests(its, ctx, icl=bool(p.icl)))
     ctx.write_table(table, job.output[0])
 
 
@@ -293,6 +297,21 @@ def log_audit(job: Any, ctx: StepContext) -> None:
     ctx.write_table(calls, job.output.calls)
     ctx.write_table(summary, job.output.summary)
     ctx.write_table(skipped, job.output.skipped)
+
+
+def _evaluator_requests(items: list[RbdItem], ctx: StepContext, *, icl: bool = False) -> list[JudgeRequest]:
+    """Each item's :func:`~judgelab.rbd.evaluate.evaluator_request`, built once per context: in a
+    plan every evaluator judges the items :func:`_items` read once, and a request depends on its
+    item alone, so the evaluators share one (and the plan its payload's JSON).  Found by the item
+    object's ``id``: the memo keeps the item, so no other object has that ``id`` meanwhile."""
+    built: dict[int, tuple[RbdItem, JudgeRequest]] = ctx.memo.setdefault(("rbd evaluator requests", icl), {})
+    out = []
+    for i in items:
+        got = built.get(id(i))
+        if got is None:
+            got = built[id(i)] = (i, evaluator_request(i, icl=icl))
+        out.append(got[1])
+    return out
 
 
 def _items(path: str, ctx: StepContext) -> list[Any]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import pandas as pd
@@ -98,10 +98,21 @@ class DetectorCase:
 
 
 CASE_COLUMNS = [f.name for f in fields(DetectorCase)]
+_CASE_LISTS = ("options", "swapped_options", "verdict")
+
+
+def case_record(case: DetectorCase) -> dict[str, Any]:
+    """``asdict(case)``: each field, its lists copied, without ``asdict``'s recursive deep copy of
+    every string (a case's fields are strings and lists of strings or ints; a plan writes tens of
+    thousands of cases and traces)."""
+    d = {k: getattr(case, k) for k in CASE_COLUMNS}
+    for k in _CASE_LISTS:
+        d[k] = list(d[k])
+    return d
 
 
 def cases_frame(cases: Sequence[DetectorCase]) -> pd.DataFrame:
-    return pd.DataFrame([asdict(c) for c in cases], columns=CASE_COLUMNS)
+    return pd.DataFrame([case_record(c) for c in cases], columns=CASE_COLUMNS)
 
 
 def cases_from_frame(df: pd.DataFrame) -> list[DetectorCase]:
@@ -160,7 +171,7 @@ def balanced_test_set(cases: Sequence[DetectorCase], size: int, seed: int,
         ids = {c.case_id for c in chosen}
         chosen += [c for c in pool if c.case_id not in ids][: max(0, want - len(chosen))]
         out += chosen
-    return [DetectorCase(**{**asdict(c), "subset": "test"}) for c in out]
+    return [DetectorCase(**{**case_record(c), "subset": "test"}) for c in out]
 
 
 def split_cases(cases: Sequence[DetectorCase], *, bias_sets: dict[str, str], supervision_evaluators: Sequence[str],

@@ -99,10 +99,15 @@ def call_fields(judge: Judge, resp: JudgeResponse, status: str, method: str) -> 
 
 
 def evaluate_items(judge: Judge, items: Sequence[RbdItem], cache: CallStore, *, label: str | None = None,
-                   max_error_rate: float | None = 0.0, icl: bool = False) -> pd.DataFrame:
+                   max_error_rate: float | None = 0.0, icl: bool = False,
+                   requests: Sequence[JudgeRequest] | None = None) -> pd.DataFrame:
     """Ask ``judge`` about every item (each variant is one request); the verdict table
-    (``template`` names the ICL arm ``<template>+icl``)."""
-    reqs = [evaluator_request(i, icl=icl) for i in items]
+    (``template`` names the ICL arm ``<template>+icl``).  ``requests``: the items'
+    :func:`evaluator_request` (with ``icl``), when the caller has them already (a plan's evaluators
+    judge the same items: :func:`judgelab.rbd.calls.evaluate`)."""
+    reqs = [evaluator_request(i, icl=icl) for i in items] if requests is None else list(requests)
+    if len(reqs) != len(items):
+        raise ValueError(f"{len(reqs)} requests for {len(items)} items")
     responses = run_requests(judge, reqs, cache, label=label, max_error_rate=max_error_rate)
     rows = []
     for item, resp in zip(items, responses, strict=True):

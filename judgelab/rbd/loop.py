@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -151,6 +151,21 @@ class LoopDetector:
 FEEDBACK = ("reasoning", "label")
 
 
+def _detector_case_request(built: dict[tuple[Any, ...], tuple[DetectorCase, JudgeRequest]], key: tuple[Any, ...],
+                           item: LoopItem, verdict: Sequence[int], det: LoopDetector
+                           ) -> tuple[DetectorCase, JudgeRequest]:
+    """The detector case of ``item`` with ``verdict`` and its request, from ``built`` when an
+    earlier round or detector made them under ``key`` (the item, the verdict, the prompt's
+    detector fields: everything :func:`~judgelab.rbd.detector.detector_request` reads), else made
+    and kept.  A request is shared by the detectors asked it, as :func:`run_requests` allows (it
+    reads a request, never changes it)."""
+    got = built.get(key)
+    if got is None:
+        c = item.case.with_verdict(verdict, item.truth(verdict))
+        got = built[key] = (c, detector_request(c, det.spec, det.examples))
+    return got
+
+
 def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequence[LoopItem], cache: CallStore, *,
              max_iterations: int, max_error_rate: float | None = 0.0, feedback: str = "reasoning"
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -164,7 +179,12 @@ def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequenc
     if feedback not in FEEDBACK:
         raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
     traj, calls, item_rows = [], [], []
+    #: each item's detector case and request by (item, verdict shown, the prompt's detector
+    #: fields): the same for every detector prompted alike (a config's sized detectors share one
+    #: prompting) and for a verdict a re-prompt left as it was, so each is built once per call
+    built: dict[tuple[Any, ...], tuple[DetectorCase, JudgeRequest]] = {}
     for det in detectors:
+        prompt_fields = (det.spec.prompting, det.spec.max_words, tuple(det.examples))
         current = {k: list(it.case.verdict) for k, it in enumerate(items)}
         active = {k for k, v in current.items() if all(x >= 0 for x in v)}
         for it in items:
@@ -176,8 +196,12 @@ def run_loop(evaluator: Judge, detectors: Sequence[LoopDetector], items: Sequenc
             ks = sorted(active)
             if not ks:
                 break
-            cases = [items[k].case.with_verdict(current[k], items[k].truth(current[k])) for k in ks]
-            reqs = [detector_request(c, det.spec, det.examples) for c in cases]
+            cases, reqs = [], []
+            for k in ks:
+                c, req = _detector_case_request(built, (k, tuple(current[k]), prompt_fields), items[k], current[k],
+                                                det)
+                cases.append(c)
+                reqs.append(req)
             d_resp = run_requests(det.judge, reqs, cache, label=f"rbd loop t={t}", max_error_rate=max_error_rate)
             flagged = []
             for k, c, r in zip(ks, cases, d_resp, strict=True):

@@ -16,7 +16,6 @@ columns of :data:`judgelab.rbd.evaluate.CALL_COLUMNS` (the teacher's call).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 
 import pandas as pd
 
@@ -24,7 +23,7 @@ from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import run_requests
 from judgelab.parsing import split_think
-from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase, case_info
+from judgelab.rbd.detector import CASE_COLUMNS, DetectorCase, case_info, case_record
 from judgelab.rbd.evaluate import CALL_COLUMNS, call_fields
 from judgelab.rbd.prompts import BIAS_TYPES, teacher_messages
 from judgelab.records import JudgeRequest, Message, OutputKind
@@ -59,7 +58,7 @@ def collect_traces(teacher: Judge, cases: Sequence[DetectorCase], cache: CallSto
         lab = str(p.value) if p.status.has_value else ""
         reasoning = split_think(resp.raw_text or "")[0]
         rows.append({
-            **asdict(c), "teacher_label": lab, "reasoning": reasoning,
+            **case_record(c), "teacher_label": lab, "reasoning": reasoning,
             "kept": bool(lab == c.truth and reasoning.strip()),
             **call_fields(teacher, resp, p.status.value if resp.status.value != "error" else "error", p.method),
         })

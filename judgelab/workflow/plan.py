@@ -209,27 +209,38 @@ def _describe(job: Any) -> str:
 
 
 class _JobsGC:
-    """Keep Python's cycle collector to each job's own objects while a plan runs its jobs.
+    """Keep Python's cycle collector to each job's own objects, once, while a plan runs its jobs.
 
     A plan keeps what its jobs leave (the stand-ins' cache, the memos of shared payloads:
     millions of objects in a paper-size plan), and the collector's full passes would walk them
     all again and again as they pile up (a sixth of a paper-size plan's time).  So the objects
     alive when the jobs start and after each job (:meth:`job_done`) are frozen
-    (:func:`gc.freeze`): the collector skips them.  Nothing is lost: what they make unreachable
-    later is mostly acyclic (requests, answers, payload JSON), freed by its reference count at
-    once; a garbage cycle among them waits until the jobs end, when they are unfrozen and
-    collected as usual (a paper-size plan peaks at the same memory either way)."""
+    (:func:`gc.freeze`): the collector skips them.  Within a job the automatic passes are off too:
+    one job can make millions of objects that live until it ends (a paper-size uda tournament's
+    requests, answers and rows, an rbd evaluator's loop), and the passes would walk each of them
+    in every young generation and in each full pass as they pile up (a tenth of an rbd or uda plan's
+    time, with the freezing at job ends); one pass at each job's end (:meth:`job_done`) walks what
+    the job left once and collects its garbage cycles before that is frozen.  Nothing is lost:
+    what the jobs make unreachable is mostly acyclic (requests, answers, payload JSON), freed by
+    its reference count at once; a garbage cycle waits until its job ends, or, among frozen
+    objects, until the jobs end, when they are unfrozen and collected as usual (a paper-size plan
+    peaks at the same memory either way)."""
 
     def __enter__(self) -> _JobsGC:
+        self._enabled = gc.isenabled()
         gc.freeze()
+        gc.disable()
         return self
 
     @staticmethod
     def job_done() -> None:
+        gc.collect()
         gc.freeze()
 
     def __exit__(self, *exc: object) -> None:
         gc.unfreeze()
+        if self._enabled:  # as it was: a caller that turned the collector off keeps it off
+            gc.enable()
 
 
 def plan_calls(config: dict[str, Any], workdir: Path, targets: Sequence[str] = (), *,

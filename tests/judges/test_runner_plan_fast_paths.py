@@ -32,7 +32,7 @@ from judgelab.datasets.features import (
     text_features,
 )
 from judgelab.judges import make_judge, simulated
-from judgelab.judges.runner import _plan_payload, _plan_slots
+from judgelab.judges.runner import _plan_payload, _plan_slots, _plan_truth
 from judgelab.judges.simulated import (
     _TIE_FORMATS,
     GENERATORS,
@@ -206,7 +206,8 @@ def test_a_plans_keys_and_answers_are_the_plain_ones(entry):
     assert isinstance(judge, SimulatedJudge)
     reqs = requests()
     simulated._SHARED_CUES["cues"].clear()
-    fast = judge.keys(reqs, [_plan_payload(r).data for r in reqs], [_plan_slots(r.slots) for r in reqs])
+    fast = judge.keys(reqs, [_plan_payload(r).data for r in reqs], [_plan_slots(r.slots) for r in reqs],
+                      [_plan_truth(r.truth) for r in reqs])
     assert fast == [plain_key(judge, r) for r in reqs]
     assert judge.keys(reqs) == fast  # (no shortcut given: the same)
     for _ in range(2):  # the second time from every memo
@@ -222,8 +223,8 @@ def test_a_real_backends_keys_are_the_plain_ones(monkeypatch):
         "drop_params": ["seed"], "output_limits": {"cot": 2048}, "options": {"api_key_env": "NO_SUCH_KEY"}}))
     reqs = requests()
     reqs[1].task = "cot"
-    assert judge.keys(reqs, [_plan_payload(r).data for r in reqs], [_plan_slots(r.slots) for r in reqs]) \
-        == [plain_key(judge, r) for r in reqs]
+    assert judge.keys(reqs, [_plan_payload(r).data for r in reqs], [_plan_slots(r.slots) for r in reqs],
+                      [_plan_truth(r.truth) for r in reqs]) == [plain_key(judge, r) for r in reqs]
 
 
 def test_slots_json_is_made_once_per_distinct_slots_and_never_anothers():
@@ -268,3 +269,38 @@ def test_each_uniform_is_the_plain_draw_of_its_word():
             digest = hashlib.blake2b(data, key=salt[:64], digest_size=32).digest()
             draws, plain = _Draws(digest), plain_draws(data, salt)
             assert [draws[i] for i in range(8)] == plain and draws[-1] == plain[-1]
+
+
+def test_truth_json_is_made_once_per_truth_dict_and_never_anothers():
+    """A truth dict shared by the judges asked one request is written once; another dict, equal or
+    not, and a dict made after the first is gone (its ``id`` may be the first's) get their own."""
+    from judgelab.records import canonical_json_utf8
+
+    truths: list[dict[str, Any]] = [{}, {"gold": "A"}, {"gold": "B"}, {"label": "yes", "rbd": {"chosen": [0, 1]}},
+                                    {"quality_a": 0.1, "quality_b": 1e-300, "own_answers": {"f": LONG}},
+                                    {"gen": {"task": "rbd_detect"}, "label": "no", "rbd": {"chosen": [-1]}}]
+    for t in truths * 2:
+        assert _plan_truth(t) == canonical_json_utf8(t) == canonical_json(t).encode("utf-8")
+    shared = {"label": "yes", "text": LONG}
+    assert _plan_truth(shared) is _plan_truth(shared)  # the same dict: written once
+    for i in range(50):  # dicts made and dropped in turn (an id freed is given to the next): each its own JSON
+        t = {"gold": "AB"[i % 2], "n": i}
+        got = _plan_truth(t)
+        assert got == canonical_json(t).encode("utf-8")
+        del t, got
+
+
+def test_a_plans_run_requests_gives_the_plain_keys_for_requests_judges_share(tmp_path, monkeypatch):
+    """``run_requests`` while planning (its payload, slots and truth JSON made once and shared by the
+    judges asked one request object) keys and answers every request as the plain path does."""
+    from judgelab.cache import CallCache
+    from judgelab.judges.runner import PLAN_LOG_ENV, run_requests
+
+    monkeypatch.setenv(PLAN_LOG_ENV, str(tmp_path / "plan.jsonl"))
+    reqs = requests()
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        for entry in JUDGES[:4]:
+            judge = make_judge(JudgeSpec.from_dict(entry))
+            resp = run_requests(judge, reqs, cache, max_error_rate=None)
+            assert [r.key for r in resp] == [plain_key(judge, r) for r in reqs]
+            assert [r.raw_text for r in resp] == [plain_answer(judge, r)[0] for r in reqs]

@@ -35,6 +35,7 @@ from judgelab.rbd.detector import (
     build_cases,
     case_for,
     case_info,
+    case_record,
     cases_frame,
     cases_from_frame,
     classifier_texts,
@@ -122,6 +123,20 @@ def test_cases_survive_a_parquet_round_trip(tmp_path):
     assert all(type(o) is str for c in back for o in c.options + c.swapped_options)
     assert all(type(v) is int for c in back for v in c.verdict)
     assert list(cases_frame([]).columns) == CASE_COLUMNS
+
+
+def test_case_record_is_asdict_with_its_own_lists():
+    """``case_record`` (what the cases and traces tables are written from) is ``asdict``: every field
+    in order, the lists copies a later change to the case does not reach."""
+    cases = build_cases(sample_items(), LABELS, {"ev": "m"})
+    cases += [c.with_verdict([-1] * len(c.verdict), "no") for c in cases]
+    for c in cases:
+        rec = case_record(c)
+        assert rec == asdict(c) and list(rec) == CASE_COLUMNS
+        for k in ("options", "swapped_options", "verdict"):
+            assert rec[k] is not getattr(c, k)
+    # cases_frame and the balanced test set are unchanged by it
+    assert cases_frame(cases).to_dict("records") == [asdict(c) for c in cases]
 
 
 def test_case_text_is_truncated_and_a_new_verdict_makes_a_new_case():

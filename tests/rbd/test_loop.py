@@ -209,3 +209,62 @@ def test_rerun_of_the_loop_asks_nothing(tmp_path):
     with CallCache(tmp_path / "c.sqlite") as cache:
         after = {r["judge"]: r["new_calls"] for r in cache.stats()}
     assert before == after and before["det"] > 0 and before["ev"] > 0  # the second run asked nothing
+
+
+def test_detector_requests_built_once_give_the_loop_of_requests_built_each_round(tmp_path, monkeypatch):
+    """``run_loop`` builds each item's detector case and request once per verdict shown and per
+    detector prompt (``_detector_case_request``), shared by the detectors prompted alike and by the
+    rounds that show a verdict again; the loop must be the one whose every round builds its own:
+    the same trajectory, items and calls (keys included) with detectors prompted alike and not
+    (another prompt, other few-shot examples, truncated options) and an evaluator that keeps
+    some flagged verdicts (shown again the next round) and changes others."""
+    from judgelab.rbd import loop as loop_mod
+    from judgelab.rbd.detector import detector_request
+    from judgelab.rbd.prompts import FewShotExample
+
+    items = pair_items(40) + pair_items(20, set_name="position", bias="position")
+    sets = ["verbosity", "position"]
+    ev = sim("ev", stubbornness=0.5, keep_correct=0.6)
+    verdicts = pd.concat([verdict_table(items[:80], "ev", set(range(0, 40, 2))),
+                          verdict_table(items[80:], "ev", set(range(0, 20, 3)))])
+    shots = [FewShotExample(bias_type=b, instruction=f"q {b}", choices="Output (a): x\n\nOutput (b): y",
+                            judgement="Output (a)", label=lab, reasoning=f"why {b}")
+             for b, lab in (("verbosity", "Yes"), ("position", "Yes"), ("verbosity", "No"), ("position", "No"))]
+
+    def detectors():
+        return [LoopDetector(DetectorSpec(name="d1", judge={}), sim("d1", label_recall=0.9, label_specificity=0.5)),
+                LoopDetector(DetectorSpec(name="d2", judge={}), sim("d2", label_recall=0.7, label_specificity=0.7)),
+                LoopDetector(DetectorSpec(name="d3", prompting="ablated", judge={}), sim("d3", label_recall=0.8)),
+                LoopDetector(DetectorSpec(name="d4", prompting="few_shot_labels", judge={}), sim("d4"), shots),
+                LoopDetector(DetectorSpec(name="d5", prompting="few_shot_labels", judge={}), sim("d5"), shots[::-1]),
+                LoopDetector(DetectorSpec(name="d6", judge={}, max_words=3), sim("d6", label_recall=0.9))]
+
+    built = []
+
+    def counted(case, spec, examples=()):
+        built.append(case.case_id)
+        return detector_request(case, spec, examples)
+
+    def run(name):
+        li = loop_items(items, verdicts, evaluator="ev", evaluator_model=ev.spec.model, sets=sets)
+        with CallCache(tmp_path / f"{name}.sqlite") as cache:
+            return run_loop(ev, detectors(), li, cache, max_iterations=3)
+
+    monkeypatch.setattr(loop_mod, "detector_request", counted)
+    fast = run("fast")
+    n_fast = len(built)
+
+    def each_round(built_memo, key, item, verdict, det):  # the plain path: built anew every round
+        c = item.case.with_verdict(verdict, item.truth(verdict))
+        return c, loop_mod.detector_request(c, det.spec, det.examples)
+
+    built.clear()
+    monkeypatch.setattr(loop_mod, "_detector_case_request", each_round)
+    plain = run("plain")
+    for a, b in zip(fast, plain, strict=True):  # the calls' keys and answers among them
+        pd.testing.assert_frame_equal(a, b)
+    calls = fast[2]
+    n_detector_calls = int((calls["role"] == "detector").sum())
+    assert len(built) == n_detector_calls  # the plain path builds one request per detector call
+    assert n_fast <= n_detector_calls - 60  # d2 asked d1's 60 first-round requests (and rounds share some)
+    assert (calls["iteration"] > 1).any() and (calls["role"] == "evaluator").any()
