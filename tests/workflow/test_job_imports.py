@@ -5,8 +5,9 @@ rule script imports, every job of the rule pays again: ``scipy.stats`` about 0.6
 ``scipy.special`` about 0.15 (docs/benchmarks.md, "The default DAG").  The scoring study's item,
 generation and query jobs need a seed function of ``scoring.metrics``, not the scipy rank fallback
 beside it; the data-import job needs the verdict importer, not the logistic that only a scored log
-reaches; the uda figures need the method names of ``uda.metrics``, not its correlation.  Those
-load where they are used.  The probe runs each script as its job process would, up to the call of
+reaches; the uda figures need the method names of ``uda.metrics``, not its correlation; the topk
+jobs that ask a judge need the study's pipeline module, not the intervals and tests of the fits
+that later rules make.  Those load where they are used.  The probe runs each script as its job process would, up to the call of
 ``run_step``/``run_script``.
 """
 
@@ -27,6 +28,12 @@ LIGHT = {
     "scoring_generate": ("scipy",),
     "audit_logs_import": ("scipy",),
     "uda_figures": ("scipy",),
+    # the topk query jobs ask judges and fit nothing: no interval (bias_aware's norm), no t-test
+    # (topk.stats); their simulated judges still load scipy.optimize (simulated.coefficient_for_bias)
+    "topk_query": ("scipy.stats",),
+    "topk_llmbar_query": ("scipy.stats",),
+    "topk_llmbar_pairs": ("scipy.stats",),
+    "topk_items": ("scipy.stats",),
 }
 
 PROBE = """
