@@ -59,7 +59,6 @@ from scipy.linalg import blas, cho_factor, cholesky, lapack
 from scipy.optimize import OptimizeResult, minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
-from scipy.stats import norm
 from threadpoolctl import ThreadpoolController
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
@@ -225,6 +224,8 @@ class Fit:
 
     def interval(self, name: str, alpha: float = DEFAULT_ALPHA) -> tuple[float, float]:
         """Laplace (Wald) interval of one parameter at level ``1 - alpha``."""
+        from scipy.stats import norm  # here: the topk query jobs import this module and fit nothing
+
         z = float(norm.ppf(1 - alpha / 2))
         est, se = self.estimate(name), self.se(name)
         return est - z * se, est + z * se

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
 
@@ -65,6 +64,8 @@ def paired_comparison(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 2000, 
         if n >= 2:
             out.update(ci_low=float(d.mean()), ci_high=float(d.mean()))
         return out
+    from scipy import stats  # here: the topk query jobs import this module and compare nothing
+
     t = stats.ttest_rel(a, b)
     res = stats.bootstrap((a, b), lambda x, y, axis=-1: np.mean(x - y, axis=axis), paired=True,
                           n_resamples=n_resamples, confidence_level=1 - alpha, method="percentile",
@@ -80,5 +81,7 @@ def spearman(x: ArrayLike, y: ArrayLike) -> dict[str, float]:
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3 or np.all(x[ok] == x[ok][0]) or np.all(y[ok] == y[ok][0]):
         return {"rho": np.nan, "p": np.nan, "n": int(ok.sum())}
+    from scipy import stats
+
     r = stats.spearmanr(x[ok], y[ok])
     return {"rho": float(r.statistic), "p": float(r.pvalue), "n": int(ok.sum())}

@@ -51,7 +51,6 @@ from typing import overload
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgelab.stats.unscored import REASON
 
@@ -75,6 +74,8 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     ok = ~(np.isnan(x) | np.isnan(y))
     if ok.sum() < 3 or np.std(x[ok]) == 0 or np.std(y[ok]) == 0:
         return float("nan")
+    from scipy import stats  # here: the study's jobs that compute no correlation need no scipy.stats
+
     return float(stats.pearsonr(x[ok], y[ok]).statistic)
 
 

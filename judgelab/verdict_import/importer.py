@@ -60,7 +60,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy.special import expit
 
 from judgelab.datasets.features import text_feature_arrays
 from judgelab.io import InputError, table_tuples
@@ -456,7 +455,10 @@ def _target(spec: VerdictSpec, rec: dict[str, Any], ctx: _Ctx) -> tuple[str, flo
             d = sc[1] - sc[0]
             label = "" if spec.label is None else _label_text(get_field(spec.label, rec, ctx))
             # P(B preferred) under Bradley-Terry, the model reward models are trained on
-            # (scipy's logistic: no overflow for score gaps of any size)
+            # (scipy's logistic: no overflow for score gaps of any size; imported here, where a
+            # scored log needs it: parsing the Snakefile imports this module, tests/workflow/test_parse_imports.py)
+            from scipy.special import expit
+
             pref = float(expit(d))
             return ("B" if d > 0 else "A" if d < 0 else "tie"), pref, "scores", label, True
     if spec.label is not None:
