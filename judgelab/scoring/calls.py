@@ -12,8 +12,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.scoring.generation import generation_levels, run_generation_review, tasks_for
-from judgelab.scoring.items import items_frame, load_items, mark_sample, study_items
-from judgelab.scoring.metrics import stable_seed
+from judgelab.scoring.items import items_frame, load_items, mark_sample, stable_seed, study_items
 from judgelab.scoring.prompt import get_variant
 from judgelab.scoring.query import judge_scores
 from judgelab.workflow.calls import RuleCalls, StepContext

@@ -47,8 +47,7 @@ from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
 from judgelab.judges.runner import run_requests
 from judgelab.records import JudgeRequest, Message, OutputKind
-from judgelab.scoring.items import ScoringItem
-from judgelab.scoring.metrics import stable_seed
+from judgelab.scoring.items import ScoringItem, stable_seed
 from judgelab.scoring.prompt import Rubric
 from judgelab.simworld.scoring import SIM_LEVEL_TASK, simulated_level
 

@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.io import any_true
-from judgelab.scoring.items import majority_score
-from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices, stable_seed
+from judgelab.scoring.items import majority_score, stable_seed
+from judgelab.scoring.metrics import CORRELATIONS, bootstrap_indices
 from judgelab.stats.intervals import DEFAULT_ALPHA
 from judgelab.stats.unscored import no_value_reason
 

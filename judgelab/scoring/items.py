@@ -60,6 +60,7 @@ in_sample            the item is in the seeded sample the judges score
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from collections import Counter
@@ -74,6 +75,15 @@ import pandas as pd
 from judgelab.io import InputError, iter_jsonl, table_rows
 from judgelab.registry import Registry
 from judgelab.scoring.prompt import Rubric, parse_prometheus_prompt
+
+
+def stable_seed(*parts: object) -> int:
+    """A seed from the pipeline seed and names (Python's hash() is salted per process).
+
+    Here, beside the items, rather than in :mod:`judgelab.scoring.metrics`: the query and
+    generation jobs seed their samples with it, and metrics loads ``scipy.stats``, which those
+    jobs do not need."""
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "little")
 
 
 @dataclass

@@ -63,7 +63,6 @@ baseline score, or no valid score under any of the family's variants.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Callable, Sequence
 from itertools import combinations
@@ -74,18 +73,13 @@ import pandas as pd
 
 from judgelab.io import any_true, table_tuples
 from judgelab.registry import Registry
-from judgelab.scoring.items import majority_score
+from judgelab.scoring.items import majority_score, stable_seed
 from judgelab.scoring.prompt import VARIANTS
 from judgelab.stats.intervals import DEFAULT_ALPHA, wilson_interval
 from judgelab.stats.unscored import blank, no_gold_reason, no_value_reason
 
 SCORES = (-1, 1, 2, 3, 4, 5)
 FLUCTUATION_FAMILIES = ("rubric_order", "score_ids", "reference", "all")
-
-
-def stable_seed(*parts: object) -> int:
-    """A seed from the pipeline seed and names (Python's hash() is salted per process)."""
-    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "little")
 
 
 # -- correlation over NaN-masked rows (vectorised over bootstrap resamples) ------------------

@@ -32,3 +32,28 @@ def test_a_dry_run_of_the_default_dag_loads_no_statistics_library(tmp_path):
     loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
     assert loaded[-1] == "LOADED ", (loaded[-1], "a planner imports a statistics module at parse time")
+
+
+JOB_PROBE = """
+import sys
+import judgelab.workflow, judgelab.strategies.calls, judgelab.scoring.calls, judgelab.uda.calls, judgelab.verdict_import
+from judgelab.config import JudgeSpec
+from judgelab.judges import make_judge
+judge = make_judge(JudgeSpec.from_dict({{"name": "j", "backend": "simulated", "model": "sim", "family": "openai",
+    "options": {{"profile": {{"biases": {{"position": 0.3, "verbosity": -0.2}}}}}}}}))
+assert judge.coef["position"] > 0
+print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def test_a_query_job_with_a_simulated_judge_loads_no_scipy(tmp_path):
+    # the judge-calling jobs of strategies, scoring and uda (about seventy in the default DAG) load
+    # their step module and build a judge; scipy's optimize/special/stats added 0.4-0.8 CPU-s to each
+    # (a simulated judge's bias inversion used scipy's brentq; the seeds lived beside the metrics)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    heavy = ("scipy", *HEAVY)
+    done = subprocess.run([sys.executable, "-c", JOB_PROBE.format(heavy=heavy)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    assert loaded[-1] == "LOADED ", loaded[-1]
