@@ -54,7 +54,6 @@ from judgelab.stats.unscored import blank, no_value_reason
 from judgelab.uda import metrics
 from judgelab.uda.data import TournamentData, from_tables
 from judgelab.uda.embeddings import EmbeddingConfig, embed_texts, make_embedder
-from judgelab.uda.human import human_reference
 
 if TYPE_CHECKING:  # torch is imported only by the steps that train or apply adapters
     from judgelab.uda.elo import EloConfig
@@ -178,6 +177,10 @@ def reference_scores(spec: dict[str, Any], tournament: pd.DataFrame, human: pd.D
     if kind == "human_bt":
         if human is None:
             raise ValueError("reference human_bt needs the human Bradley-Terry table")
+        # imported here: the human votes' module loads scipy.stats, which the embedding and
+        # training jobs (which import this module) do not need
+        from judgelab.uda.human import human_reference
+
         return human_reference(human, models, spec.get("human_aliases")), "human_bt"
     if kind == "model_quality":
         q = tournament.drop_duplicates("model").set_index("model")["model_quality"].reindex(models)

@@ -57,3 +57,22 @@ def test_a_query_job_with_a_simulated_judge_loads_no_scipy(tmp_path):
     loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
     assert loaded[-1] == "LOADED ", loaded[-1]
+
+
+UDA_PROBE = """
+import sys
+import judgelab.workflow, judgelab.uda.calls, judgelab.uda.study, judgelab.uda.training, judgelab.uda.metrics
+import judgelab.plots.uda
+print("LOADED", ",".join(m for m in sys.modules if m == "scipy" or m.startswith("scipy.")))
+"""
+
+
+def test_the_uda_training_and_figure_jobs_load_no_scipy(tmp_path):
+    # uda_train and uda_figures import the study's modules for their names; scipy.stats (the human
+    # votes' bootstrap, the Pearson of the tables) is loaded where it is used
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", UDA_PROBE], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    assert loaded[-1] == "LOADED ", loaded[-1]
