@@ -1,8 +1,8 @@
 """The topk study's step functions: one per rule of ``rules/topk.smk`` that ``judgelab plan`` runs
 (:mod:`judgelab.workflow.calls`), each run as the rule's job by ``workflow_scripts/topk_*.py``
-(:func:`judgelab.workflow.run_step`), through the functions of :mod:`judgelab.topk.pipeline`
-(oracle collection, probes, LLMBar, the live ranking, whose next queries follow the answers so
-far).  Evaluation, tables and figures are later rules.
+(:func:`judgelab.workflow.run_step`), through the functions of :mod:`judgelab.topk.oracle` (oracle
+collection, probes, LLMBar) and :mod:`judgelab.topk.pipeline` (items, the live ranking, whose next
+queries follow the answers so far, flip rates).  Evaluation, tables and figures are later rules.
 """
 
 from __future__ import annotations
@@ -11,12 +11,17 @@ from typing import Any
 
 from judgelab.datasets.pairs import load_pairs
 from judgelab.io import read_table
-from judgelab.topk.pipeline import flip_rate_tables, llmbar_pairs, llmbar_query, make_items, query_judge, rank_pool
+from judgelab.topk.oracle import llmbar_query, query_judge
 from judgelab.workflow.calls import RuleCalls, StepContext
+
+# The query steps come from judgelab.topk.oracle; the other steps import judgelab.topk.pipeline
+# (the fits, scipy.stats) when they run, so a query job does not load it.
 
 
 def items(job: Any, ctx: StepContext) -> None:
     """topk_items: item pools of known quality and the bias-probe pairs."""
+    from judgelab.topk.pipeline import make_items
+
     pools, probes = make_items(job.params.cfg, job.params.provenance["seed"])
     ctx.write_table(pools, job.output.pools, names_judges=False)
     ctx.write_table(probes, job.output.probes, names_judges=False)
@@ -24,6 +29,8 @@ def items(job: Any, ctx: StepContext) -> None:
 
 def llmbar(job: Any, ctx: StepContext) -> None:
     """topk_llmbar_pairs: the configured LLMBar subsets as one pairs table."""
+    from judgelab.topk.pipeline import llmbar_pairs
+
     ctx.write_table(llmbar_pairs(job.params.cfg), job.output[0], names_judges=False)
 
 
@@ -48,6 +55,8 @@ def llmbar_replay(job: Any, ctx: StepContext) -> None:
 def rank(job: Any, ctx: StepContext) -> None:
     """topk_rank: rank one of the user's items files live with one judge, until the posterior
     stopping rule or the budget (:mod:`judgelab.topk.live`; its queries follow the answers)."""
+    from judgelab.topk.pipeline import rank_pool
+
     q = job.params.q
     tables = rank_pool(q["judge"], q["cfg"], job.input.pool_file, job.wildcards.pool, ctx.cache, q["max_error_rate"])
     for name in ("ranking", "queries", "trace", "summary"):
@@ -57,6 +66,8 @@ def rank(job: Any, ctx: StepContext) -> None:
 def flip_rate(job: Any, ctx: StepContext) -> None:
     """topk_flip_rate: one judge asked the sampled pairs again and again at temperature 1; its
     repeated verdicts and its flip rate with an interval (:mod:`judgelab.topk.flips`)."""
+    from judgelab.topk.pipeline import flip_rate_tables
+
     q = job.params.q
     verdicts, summary = flip_rate_tables(q["judge"], q["cfg"], read_table(job.input.pools), ctx.cache,
                                          q["max_error_rate"], int(job.params.seed))

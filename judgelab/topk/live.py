@@ -60,7 +60,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from judgelab.cache import CallStore
 from judgelab.judges.base import Judge
@@ -68,9 +67,9 @@ from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request
 from judgelab.ranking.acquisition import PairSpace, Posterior, make_rule
 from judgelab.ranking.bias_aware import Comparisons, Fit, FitOptions, fit_bias_aware, naive_options, top_k_indices
-from judgelab.records import JudgeResponse
 from judgelab.stats.unscored import blank, no_value_reason
 from judgelab.topk.gate import anchor_agreement
+from judgelab.topk.oracle import label_from_response
 from judgelab.topk.userpool import UserPool
 
 log = logging.getLogger(__name__)
@@ -135,17 +134,6 @@ class LiveResult:
     @property
     def stopped_by_rule(self) -> bool:
         return self.stop_reason == "posterior"
-
-
-def label_from_response(resp: JudgeResponse, soft: bool) -> float:
-    """y for the shown order: 1 / 0 for A / B; ``sigma(logp_A - logp_B)`` for a logit verdict
-    when ``soft``; NaN without a usable A/B verdict (tie, unparsed, refusal, error)."""
-    if not resp.status.has_value or resp.value not in ("A", "B"):
-        return math.nan
-    lp = resp.logprobs or {}
-    if soft and "A" in lp and "B" in lp and math.isfinite(lp["A"]) and math.isfinite(lp["B"]):
-        return float(expit(lp["A"] - lp["B"]))
-    return 1.0 if resp.value == "A" else 0.0
 
 
 def expected_recall(p: np.ndarray, chosen: np.ndarray) -> float:

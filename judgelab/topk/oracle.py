@@ -31,28 +31,40 @@ items (:func:`planted_bias`).  ``c_verb`` and ``c_pos`` are the panel's b-scores
 their reference contrasts (:func:`judgelab.judges.simulated.coefficient_for_bias`); the
 elaboration clauses make an item about 2.8x longer, the verbosity reference contrast, so
 ``c`` is close to the coefficient the configured b-score gives on that contrast.
+
+The study's judge-calling steps (:func:`query_judge`, :func:`llmbar_query`) live here too, apart
+from the fits of :mod:`judgelab.topk.pipeline`, so that a query job does not load scipy's
+optimisers and statistics.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
-from typing import Any
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
-from judgelab.cache import CallStore
+from judgelab.cache import CallCache, CallStore
+from judgelab.config import JudgeSpec
+from judgelab.datasets.pairs import Pair, pair_from_row
+from judgelab.io import table_rows
+from judgelab.judges import make_judge
 from judgelab.judges.base import Judge
-from judgelab.judges.pairwise import VERDICT_COLUMNS
+from judgelab.judges.pairwise import VERDICT_COLUMNS, judge_pairs
 from judgelab.judges.runner import run_requests
 from judgelab.prompts import pairwise_request, to_original_frame
-from judgelab.records import JudgeRequest
+from judgelab.records import JudgeRequest, JudgeResponse
 from judgelab.registry import backend_traits
-from judgelab.topk.experiment import PoolOracle
 from judgelab.topk.items import covariate_matrix, pools
-from judgelab.topk.live import label_from_response
+
+if TYPE_CHECKING:
+    from judgelab.topk.experiment import PoolOracle
 
 ORACLE_COLUMNS = [*VERDICT_COLUMNS, "oracle", "first_item", "second_item", "y", "y_soft"]
 
@@ -131,6 +143,8 @@ def pool_oracles(oracle_table: pd.DataFrame, items: pd.DataFrame, covariates: Se
 
     The cost per call is the mean recorded cost (for the cost-quality frontier).
     """
+    from judgelab.topk.experiment import PoolOracle  # the fits' module (scipy): not for a query job
+
     out = []
     by_pool = dict(tuple(oracle_table.groupby("oracle", sort=True)))
     for pool in pools(items):
@@ -168,3 +182,80 @@ def planted_bias(judge: Judge, items: pd.DataFrame, covariates: Sequence[str]) -
     if "markdown" in covariates:
         out["c[markdown]"] = float(coef["markdown"])
     return out
+
+
+def label_from_response(resp: JudgeResponse, soft: bool) -> float:
+    """y for the shown order: 1 / 0 for A / B; ``sigma(logp_A - logp_B)`` for a logit verdict
+    when ``soft``; NaN without a usable A/B verdict (tie, unparsed, refusal, error)."""
+    if not resp.status.has_value or resp.value not in ("A", "B"):
+        return math.nan
+    lp = resp.logprobs or {}
+    if soft and "A" in lp and "B" in lp and math.isfinite(lp["A"]) and math.isfinite(lp["B"]):
+        return float(expit(lp["A"] - lp["B"]))
+    return 1.0 if resp.value == "A" else 0.0
+
+
+# -- the judge-calling steps (rules topk_query, topk_llmbar_replay) --------------------------
+#
+# Here rather than in judgelab.topk.pipeline: a query job then loads the oracle and the judge, not
+# the study's fits and statistics (scipy.stats, scipy.optimize; about 0.8 CPU-s a job).
+
+
+@contextmanager
+def opened_cache(cache: str | os.PathLike[str] | CallStore) -> Iterator[CallStore]:
+    """The call cache a rule function works through: the file ``cache`` names (a run), or
+    ``cache`` itself when it is open already (``judgelab plan`` passes its own, in memory)."""
+    if isinstance(cache, (str, os.PathLike)):
+        with CallCache(cache) as opened:
+            yield opened
+    else:
+        yield cache
+
+
+def judge_pools(items: pd.DataFrame, cfg: Mapping[str, Any], judge: str) -> pd.DataFrame:
+    """The pools ``judge`` answers: the first ``topk.oracles_per_judge[judge]`` of them (paper 002
+    collects 1-10 oracles per judge, fewer for the costly ones: Table 1's n), else every pool.  The
+    evaluation then sees only those (:func:`judgelab.topk.oracle.pool_oracles` skips pools without
+    verdicts)."""
+    n = (cfg.get("oracles_per_judge") or {}).get(judge)
+    return items if n is None else items[items["oracle"] < int(n)]
+
+
+def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
+                cache_path: str | CallStore, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Oracle collection and the bias probes for one judge, through the call cache."""
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    items = judge_pools(items, cfg, str(entry["name"]))
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    try:
+        with opened_cache(cache_path) as cache:
+            oracle = collect_oracle(judge, items, cache, template=cfg["template"],
+                                    quality_scale=float(cfg["quality_scale"]), label="topk oracle",
+                                    max_error_rate=max_error_rate)
+            probe = judge_pairs(judge, probes, cache, template=cfg["template"], label="topk probes",
+                                max_error_rate=max_error_rate)
+    finally:
+        judge.close()
+    return oracle, probe
+
+
+def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str | CallStore,
+                 max_error_rate: float | None) -> pd.DataFrame:
+    """One judge on every LLMBar pair, both orders; a replayed judge only on the subset it
+    was recorded on, with its recorded prompt template."""
+    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
+    opts = entry.get("options") or {}
+    if backend_traits(entry).recorded:
+        pairs = pairs[pairs["category"] == opts.get("dataset")]
+    named = (cfg.get("llmbar") or {}).get("judges")
+    if named is not None and entry["name"] not in named:
+        pairs = pairs.iloc[:0]  # not an LLMBar judge (topk.llmbar.judges): its table is empty, nothing asked
+    template = opts.get("prompt_template", cfg["template"])
+    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
+    plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(table_rows(pairs))]
+    try:
+        with opened_cache(cache_path) as cache:
+            return judge_pairs(judge, plist, cache, template=template, label="topk llmbar",
+                               max_error_rate=max_error_rate)
+    finally:
+        judge.close()

@@ -6,21 +6,18 @@
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from judgelab.cache import CallCache, CallStore
+from judgelab.cache import CallStore
 from judgelab.config import ConfigError, JudgeSpec
-from judgelab.datasets.pairs import Pair, load_pairset, pair_from_row, pairs_frame
+from judgelab.datasets.pairs import load_pairset, pair_from_row, pairs_frame
 from judgelab.io import any_true, table_rows
 from judgelab.judges import make_judge
-from judgelab.judges.pairwise import judge_pairs
 from judgelab.ranking.bias_aware import FitOptions
-from judgelab.registry import backend_traits, is_simulated
+from judgelab.registry import is_simulated
 from judgelab.simworld.topk import Scenario, SyntheticJudge
 from judgelab.topk import llmbar as llmbar_mod
 from judgelab.topk import tables as T
@@ -34,7 +31,7 @@ from judgelab.topk.experiment import (
 from judgelab.topk.flips import collect_flips, flip_pairs, flip_requests, flip_summary, planted_flip_rate
 from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.live import LiveSettings, rank_live, result_tables
-from judgelab.topk.oracle import collect_oracle, planted_bias, pool_oracles, study_judge_entry
+from judgelab.topk.oracle import judge_pools, opened_cache, planted_bias, pool_oracles, study_judge_entry
 from judgelab.topk.probes import planted_probabilities, probe_pairs, probe_summary
 from judgelab.topk.synthetic import run_synthetic, synthetic_summary
 from judgelab.topk.userpool import load_user_pool
@@ -72,45 +69,7 @@ def make_items(cfg: dict[str, Any], seed: int) -> tuple[pd.DataFrame, pd.DataFra
     return items, pairs_frame(probes)
 
 
-# -- rule topk_query -----------------------------------------------------------------
-
-
-@contextmanager
-def _opened(cache: str | os.PathLike[str] | CallStore) -> Iterator[CallStore]:
-    """The call cache a rule function works through: the file ``cache`` names (a run), or
-    ``cache`` itself when it is open already (``judgelab plan`` passes its own, in memory)."""
-    if isinstance(cache, (str, os.PathLike)):
-        with CallCache(cache) as opened:
-            yield opened
-    else:
-        yield cache
-
-
-def judge_pools(items: pd.DataFrame, cfg: Mapping[str, Any], judge: str) -> pd.DataFrame:
-    """The pools ``judge`` answers: the first ``topk.oracles_per_judge[judge]`` of them (paper 002
-    collects 1-10 oracles per judge, fewer for the costly ones: Table 1's n), else every pool.  The
-    evaluation then sees only those (:func:`judgelab.topk.oracle.pool_oracles` skips pools without
-    verdicts)."""
-    n = (cfg.get("oracles_per_judge") or {}).get(judge)
-    return items if n is None else items[items["oracle"] < int(n)]
-
-
-def query_judge(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataFrame, probes: list[Pair],
-                cache_path: str | CallStore, max_error_rate: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Oracle collection and the bias probes for one judge, through the call cache."""
-    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
-    items = judge_pools(items, cfg, str(entry["name"]))
-    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
-    try:
-        with _opened(cache_path) as cache:
-            oracle = collect_oracle(judge, items, cache, template=cfg["template"],
-                                    quality_scale=float(cfg["quality_scale"]), label="topk oracle",
-                                    max_error_rate=max_error_rate)
-            probe = judge_pairs(judge, probes, cache, template=cfg["template"], label="topk probes",
-                                max_error_rate=max_error_rate)
-    finally:
-        judge.close()
-    return oracle, probe
+# -- rule topk_query: judgelab.topk.oracle.query_judge --------------------------------
 
 
 # -- rule topk_evaluate --------------------------------------------------------------
@@ -189,28 +148,6 @@ def llmbar_pairs(cfg: dict[str, Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def llmbar_query(entry: dict[str, Any], cfg: dict[str, Any], pairs: pd.DataFrame, cache_path: str | CallStore,
-                 max_error_rate: float | None) -> pd.DataFrame:
-    """One judge on every LLMBar pair, both orders; a replayed judge only on the subset it
-    was recorded on, with its recorded prompt template."""
-    e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
-    opts = entry.get("options") or {}
-    if backend_traits(entry).recorded:
-        pairs = pairs[pairs["category"] == opts.get("dataset")]
-    named = (cfg.get("llmbar") or {}).get("judges")
-    if named is not None and entry["name"] not in named:
-        pairs = pairs.iloc[:0]  # not an LLMBar judge (topk.llmbar.judges): its table is empty, nothing asked
-    template = opts.get("prompt_template", cfg["template"])
-    judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
-    plist = [pair_from_row(r, where=f"LLMBar pairs row {i}") for i, r in enumerate(table_rows(pairs))]
-    try:
-        with _opened(cache_path) as cache:
-            return judge_pairs(judge, plist, cache, template=template, label="topk llmbar",
-                               max_error_rate=max_error_rate)
-    finally:
-        judge.close()
-
-
 def llmbar_table(verdicts: pd.DataFrame, pairs: pd.DataFrame, cfg: dict[str, Any], seed: int) -> pd.DataFrame:
     rows = []
     for (ds, judge), g in verdicts.groupby(["category", "judge"], sort=True):
@@ -249,7 +186,7 @@ def rank_pool(entry: dict[str, Any], cfg: dict[str, Any], items_path: str, pool_
     e = study_judge_entry(entry, cfg.get("sampling") or {}, bool(cfg.get("logit_verdicts", True)))
     judge = make_judge(JudgeSpec.from_dict(e, where=f"judge {entry['name']}"))
     try:
-        with single_threaded_blas(), _opened(cache_path) as cache:
+        with single_threaded_blas(), opened_cache(cache_path) as cache:
             res = rank_live(pool, judge, cache, live_settings(cfg), template=cfg["template"],
                             quality_scale=float(r.get("quality_scale", 1.0)), label=f"topk rank {pool_name}",
                             max_error_rate=max_error_rate)
@@ -359,7 +296,7 @@ def flip_rate_tables(entry: dict[str, Any], cfg: dict[str, Any], items: pd.DataF
     reqs = flip_requests(items, pairs, template=cfg["template"], quality_scale=float(cfg["quality_scale"]),
                          repeats=repeats, temperature=temperature, seed=None if own_seed is None else int(own_seed))
     try:
-        with _opened(cache_path) as cache:
+        with opened_cache(cache_path) as cache:
             table = collect_flips(judge, reqs, cache, template=cfg["template"], max_error_rate=max_error_rate)
         planted = planted_flip_rate(judge, reqs, table)
     finally:

@@ -29,7 +29,8 @@ from judgelab.judges import make_judge
 from judgelab.judges.simulated import SimulatedJudge
 from judgelab.records import CallStatus, JudgeResponse
 from judgelab.topk.experiment import single_threaded_blas
-from judgelab.topk.live import CovariateQualityWarning, LiveSettings, label_from_response, rank_live, result_tables
+from judgelab.topk.live import CovariateQualityWarning, LiveSettings, rank_live, result_tables
+from judgelab.topk.oracle import label_from_response
 from judgelab.topk.userpool import load_user_pool
 from tests.conftest import REPO
 

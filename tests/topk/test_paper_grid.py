@@ -17,8 +17,7 @@ from judgelab.cache import CallCache
 from judgelab.config import ConfigError, JudgeSpec, default_config_paths, load_config
 from judgelab.topk.experiment import single_threaded_blas
 from judgelab.topk.items import PoolDesign, build_items, load_banks
-from judgelab.topk.oracle import pool_oracles
-from judgelab.topk.pipeline import judge_pools, llmbar_query, query_judge
+from judgelab.topk.oracle import judge_pools, llmbar_query, pool_oracles, query_judge
 from judgelab.topk.plan import plan_topk
 from tests.conftest import REPO
 

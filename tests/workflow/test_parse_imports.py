@@ -59,6 +59,25 @@ def test_a_query_job_with_a_simulated_judge_loads_no_scipy(tmp_path):
     assert loaded[-1] == "LOADED ", loaded[-1]
 
 
+TOPK_PROBE = """
+import sys
+import judgelab.workflow, judgelab.topk.calls, judgelab.datasets.pairs
+print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def test_a_topk_query_job_loads_no_fits(tmp_path):
+    # topk_query and topk_llmbar_replay (twelve jobs) ask a judge; the study's fits (scipy.optimize,
+    # scipy.sparse, scipy.stats) belong to topk_evaluate and later rules
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    heavy = ("scipy.optimize", "scipy.sparse", *HEAVY)
+    done = subprocess.run([sys.executable, "-c", TOPK_PROBE.format(heavy=heavy)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    assert loaded[-1] == "LOADED ", loaded[-1]
+
+
 UDA_PROBE = """
 import sys
 import judgelab.workflow, judgelab.uda.calls, judgelab.uda.study, judgelab.uda.training, judgelab.uda.metrics
