@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -159,16 +161,28 @@ def _logs(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "old.csv", tmp_path / "new.csv"
 
 
-def test_the_command_writes_one_set(tmp_path, capsys):
-    old, new = _logs(tmp_path)
-    out = tmp_path / "cmp"
-    assert cli.main(["compare", "--format", "judgelab", "--before", str(old), "--after", str(new), "--out", str(out),
-                     "--pair-resamples", "20", "--views", "lenient"]) == 0
+@pytest.fixture(scope="module")
+def one_set(tmp_path_factory) -> tuple[Path, Path, str]:
+    """``judgelab compare --before --after`` run once on :func:`_logs`: the logs' folder, the set and what
+    the command printed (read by the command's test and the report's)."""
+    tmp = tmp_path_factory.mktemp("one_set")
+    old, new = _logs(tmp)
+    out = tmp / "cmp"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        rc = cli.main(["compare", "--format", "judgelab", "--before", str(old), "--after", str(new), "--out", str(out),
+                       "--pair-resamples", "20", "--views", "lenient"])
+    assert rc == 0
+    return tmp, out, printed.getvalue()
+
+
+def test_the_command_writes_one_set(one_set, tmp_path):
+    logs, out, text = one_set
+    old, new = logs / "old.csv", logs / "new.csv"
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
         "compare.csv", "compare.md", "compare.png", "report.html", "unmatched.csv"]
     table = pd.read_csv(out / "compare.csv")
     assert "position_preference" in set(table["metric"]) and table["simulated"].all() is not False
-    text = capsys.readouterr().out
     assert "30 items matched" in text and "position_preference" in text
     assert "new vs old" in (out / "compare.md").read_text().splitlines()[0]
     # two judges of one log give the same table as two logs
@@ -196,15 +210,12 @@ def test_bad_invocations_are_one_line(tmp_path, capsys, argv, msg):
     assert not (tmp_path / "o").exists()
 
 
-def test_the_report_renders_in_headless_chromium(tmp_path):
+def test_the_report_renders_in_headless_chromium(one_set, tmp_path):
     from tests.plots.test_html_report import _not_blank, chromium, render
 
     if chromium() is None:
         pytest.skip("chromium is not installed (scripts/install-services.sh)")
-    old, new = _logs(tmp_path)
-    assert cli.main(["compare", "--format", "judgelab", "--before", str(old), "--after", str(new), "--out",
-                     str(tmp_path / "cmp"), "--pair-resamples", "20", "--views", "lenient"]) == 0
-    page = tmp_path / "cmp" / "report.html"
+    page = one_set[1] / "report.html"
     r = render(page, tmp_path / "run")
     assert r.console == [], r.console
     assert "data:image/png;base64," in page.read_text() and "SIMULATED" in page.read_text()

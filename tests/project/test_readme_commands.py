@@ -26,6 +26,9 @@ page that forgets to activate, or uses ``$JUDGELAB_DATA`` before exporting it, f
   whole DAG the command asks for: config merge, roles, schema, targets).  ``judgelab plan`` plans
   its DAG the same way (``snakemake -n`` with its config files and targets; its stand-in run is
   ``tests/workflow/test_plan.py``'s).  Real runs are measured once and their times sit in the docs' tables.
+  Dry runs that plan the same DAG (same setup lines, program, config files in order, options and
+  targets; ``--cores`` aside) run once, as the first page's (:func:`run_key`): the same plan shown on
+  three pages is one plan.
 * ``judgelab``: exactly as written.  Where a command names the reader's own files (an AlpacaEval
   ``annotations.json``, Arena-Hard judgments, a mapped CSV log, a pairs file) the test writes
   stand-ins in the published layouts first (:data:`STAND_INS`).
@@ -51,6 +54,7 @@ command cannot go untested silently.
 from __future__ import annotations
 
 import argparse
+import compileall
 import csv
 import importlib.util
 import os
@@ -555,11 +559,30 @@ def _cache(wd: Path) -> None:
     assert rc == 0 and (wd / "results" / "cache" / "calls.sqlite").exists(), out[-2000:]
 
 
+#: files a docs command writes that a later command reads (path -> the command that writes it)
+MADE_BY = {"out/style_coefficients.json":
+           "judgelab leaderboard --format alpaca_eval ../shared/data/alpaca_eval/results --out out/"}
+#: those files as the writing command left them in its own scratch copy, once it has run in this session
+_MADE: dict[str, bytes] = {}
+
+
+def _keep_what_later_commands_read(c: Command, wd: Path) -> None:
+    """After ``c`` ran well: the files of :data:`MADE_BY` it writes, kept for the stand-ins."""
+    for path, cmd in MADE_BY.items():
+        if c.setup == ("source .venv/bin/activate",) and _norm(c.segments[0]) == cmd and (wd / path).is_file():
+            _MADE[path] = (wd / path).read_bytes()
+
+
 def _style_reference(wd: Path) -> None:
-    """``out/style_coefficients.json``: what the leaderboard page's first command leaves, run first."""
-    rc, out = run_shell(wd, "source .venv/bin/activate && judgelab leaderboard --format alpaca_eval "
-                            "../shared/data/alpaca_eval/results --out out/", clean_env(wd))
-    assert rc == 0 and (wd / "out" / "style_coefficients.json").exists(), out[-2000:]
+    """``out/style_coefficients.json``: what the leaderboard page's first command leaves -- its file from its
+    own run in this session, else that command run first here."""
+    path = "out/style_coefficients.json"
+    if path in _MADE:
+        (wd / path).parent.mkdir(parents=True, exist_ok=True)
+        (wd / path).write_bytes(_MADE[path])
+        return
+    rc, out = run_shell(wd, f"source .venv/bin/activate && {MADE_BY[path]}", clean_env(wd))
+    assert rc == 0 and (wd / path).exists(), out[-2000:]
 
 
 # the reader's own files that docs commands name, or what an earlier run leaves -> a stand-in
@@ -570,10 +593,12 @@ STAND_INS = {"annotations.json": _alpaca_eval, "arena-hard-v2.0/": _arena_hard_v
              "out/style_coefficients.json": _style_reference}
 
 
-def _scratch(tmp_path: Path, c: Command, data_root: Path) -> Path:
-    """A copy of the checkout at ``tmp/wf`` with ``.venv`` linked in and the public data at ``tmp/shared/data``
-    (``../shared/data`` seen from the checkout, as on the machine the docs describe)."""
-    wd = tmp_path / "wf"
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    """The checkout's parts, copied once per module (without the checkout's bytecode) and judgelab's
+    bytecode compiled from these very files: every command's scratch copy is a fresh copy of this, so its
+    imports read bytecode that matches its sources instead of compiling them again in each command."""
+    wd = tmp_path_factory.mktemp("checkout") / "wf"
     wd.mkdir()
     for part in WORKFLOW_PARTS:
         src = REPO / part
@@ -581,6 +606,16 @@ def _scratch(tmp_path: Path, c: Command, data_root: Path) -> Path:
             shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         elif src.exists():
             shutil.copy2(src, wd / part)
+    assert compileall.compile_dir(str(wd / "judgelab"), quiet=1)
+    return wd
+
+
+def _scratch(tmp_path: Path, c: Command, data_root: Path, checkout: Path) -> Path:
+    """A copy of the checkout at ``tmp/wf`` with ``.venv`` linked in and the public data at ``tmp/shared/data``
+    (``../shared/data`` seen from the checkout, as on the machine the docs describe).  ``checkout`` is
+    the module's copy (:func:`checkout`); ``copytree`` keeps modification times, which the bytecode checks."""
+    wd = tmp_path / "wf"
+    shutil.copytree(checkout, wd, symlinks=True)
     venv = REPO / ".venv" if (REPO / ".venv").exists() else Path(sys.prefix)
     os.symlink(venv.resolve(), wd / ".venv")
     (tmp_path / "shared").mkdir()
@@ -621,15 +656,124 @@ def _tail(out: str) -> str:
     return out[-4000:]
 
 
+def run_form(c: Command) -> str:
+    """What the test runs for a command of a kind in :data:`RUN`: the dry run of a ``snakemake`` or
+    ``judgelab plan`` command, else the command as written."""
+    return {"snakemake": _dry, "plan": _plan_as_dry_run}.get(classify(c), lambda t: t)(c.segments[0])
+
+
+#: the options of the docs' dry runs, and whether each takes values (``--configfile``: one or more)
+DRY_OPTIONS = {"-n": 0, "--unlock": 0, "--rerun-incomplete": 0, "--cores": 1, "--profile": 1,
+               "--configfile": -1, "--resources": -1, "--config": -1}
+
+
+def run_key(c: Command) -> tuple:
+    """Two commands with one key plan, or run, the same thing: the same setup lines and the same text,
+    or, for a dry run, the same program, config files in their order, other options and set of targets
+    (``--cores`` aside: it scales threads, and a dry run plans the same DAG at any count).  A dry run
+    with an option outside :data:`DRY_OPTIONS` is keyed by its text."""
+    run = run_form(c)
+    if classify(c) not in ("snakemake", "plan"):
+        return (c.setup, _norm(run))
+    words = shlex.split(run)
+    configs: list[str] = []
+    options: list[tuple[str, ...]] = []
+    targets: set[str] = set()
+    i, dashes = 1, False
+    while i < len(words):
+        w = words[i]
+        if dashes or not w.startswith("-"):
+            targets.add(w)
+        elif w == "--":
+            dashes = True
+        elif w not in DRY_OPTIONS:
+            return (c.setup, _norm(run))
+        elif DRY_OPTIONS[w] == 1:
+            if w != "--cores":
+                options.append((w, words[i + 1]))
+            i += 1
+        elif DRY_OPTIONS[w] == -1:
+            vals = []
+            while i + 1 < len(words) and not words[i + 1].startswith("-"):
+                vals.append(words[i + 1])
+                i += 1
+            if w == "--configfile":
+                configs += vals
+            else:
+                options.append((w, *vals))
+        else:
+            options.append((w,))
+        i += 1
+    return (c.setup, words[0], tuple(configs), tuple(sorted(options)), frozenset(targets))
+
+
+def distinct_runs(commands: list[Command]) -> tuple[list[Command], dict[str, list[str]]]:
+    """The first command of each :func:`run_key`, and for each the places of the others it stands for
+    (a paper config's plan is shown on its study page, in the benchmarks and in its header)."""
+    first: dict[tuple, Command] = {}
+    also: dict[str, list[str]] = {}
+    for c in commands:
+        key = run_key(c)
+        if key in first:
+            also[first[key].where].append(c.where)
+        else:
+            first[key] = c
+            also[c.where] = []
+    return list(first.values()), also
+
+
+RUNS, SAME_RUN = distinct_runs([c for c in COMMANDS if kind(c) in RUN])
+
+
+def test_commands_that_run_the_same_are_run_once():
+    """The key merges what plans the same and nothing else: the same plan shown on three pages, a plan's
+    dry run and the snakemake line it stands for; not other targets, configs in another order or other setup."""
+    lines = iter(range(1, 100))
+
+    def cmd(text: str, setup: tuple[str, ...] = ("source .venv/bin/activate",)) -> Command:
+        return Command(f"X:{next(lines)}", text, "", setup=setup)
+
+    same = [cmd("snakemake --cores 2 --configfile a.yaml -- t.csv u.csv"),
+            cmd("snakemake --cores 8 u.csv t.csv --configfile a.yaml"),
+            cmd("judgelab plan --configfile a.yaml t.csv u.csv")]
+    assert len({run_key(c) for c in same}) == 1
+    other = [cmd("snakemake --cores 2 --configfile a.yaml -- t.csv"),
+             cmd("snakemake --cores 2 --configfile b.yaml a.yaml -- t.csv u.csv"),
+             cmd("snakemake --cores 2 --configfile a.yaml b.yaml -- t.csv u.csv"),
+             cmd("snakemake --cores 2 --configfile a.yaml --resources api_slots=4 -- t.csv u.csv"),
+             cmd("snakemake --cores 2 --configfile a.yaml --unlock -- t.csv u.csv"),
+             cmd("snakemake --cores 2 --configfile a.yaml --forceall -- t.csv u.csv"),
+             cmd(".venv/bin/snakemake --cores 2 --configfile a.yaml -- t.csv u.csv"),
+             cmd("snakemake --cores 2 --configfile a.yaml -- t.csv u.csv", setup=())]
+    keys = [run_key(c) for c in same[:1] + other]
+    assert len(set(keys)) == len(keys)
+    runs, also = distinct_runs(same + other)
+    assert runs == same[:1] + other and also[same[0].where] == [c.where for c in same[1:]]
+    # every command to run is run, or stands with the one that runs for it
+    listed = [c.where for c in RUNS] + [w for ws in SAME_RUN.values() for w in ws]
+    assert sorted(listed) == sorted(c.where for c in COMMANDS if kind(c) in RUN)
+
+
+def test_a_file_a_later_command_reads_is_written_by_an_earlier_docs_command():
+    """The stand-in kept from a writing command's run is that command's file: the command is a docs
+    command, run (in its own scratch copy) before any command that reads the file."""
+    for path, cmd in MADE_BY.items():
+        writers = [i for i, c in enumerate(RUNS) if c.setup == ("source .venv/bin/activate",)
+                   and _norm(c.segments[0]) == cmd]
+        readers = [i for i, c in enumerate(RUNS) if path in c.text]
+        assert writers and readers and writers[0] < min(readers), (path, writers, readers)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("c", [c for c in COMMANDS if kind(c) in RUN], ids=_id)
-def test_command_runs_as_written(c: Command, tmp_path: Path, data_root: Path):
-    wd = _scratch(tmp_path, c, data_root)
+@pytest.mark.parametrize("c", RUNS, ids=_id)
+def test_command_runs_as_written(c: Command, tmp_path: Path, data_root: Path, checkout: Path):
+    wd = _scratch(tmp_path, c, data_root, checkout)
     text = c.segments[0]
     k = classify(c)
-    run = {"snakemake": _dry, "plan": _plan_as_dry_run}.get(k, lambda t: t)(text)
+    run = run_form(c)
     rc, out = run_shell(wd, script(c, run), clean_env(wd))
-    assert rc == 0, f"{c.where}: {run}\n{_tail(out)}"
+    assert rc == 0, f"{c.where} (and {SAME_RUN[c.where]}): {run}\n{_tail(out)}"
+    _keep_what_later_commands_read(c, wd)
     if k in ("snakemake", "plan"):
         # a plan (dry run), or --unlock's own answer (it plans nothing; -n leaves it a no-op elsewhere)
         expected = (("Unlocked working directory.",) if "--unlock" in shlex.split(text)
@@ -639,8 +783,9 @@ def test_command_runs_as_written(c: Command, tmp_path: Path, data_root: Path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("c", [c for c in COMMANDS if kind(c) == "needs"], ids=_id)
-def test_command_that_needs_something_fails_with_its_message(c: Command, tmp_path: Path, data_root: Path):
-    wd = _scratch(tmp_path, c, data_root)
+def test_command_that_needs_something_fails_with_its_message(c: Command, tmp_path: Path, data_root: Path,
+                                                            checkout: Path):
+    wd = _scratch(tmp_path, c, data_root, checkout)
     text = c.segments[0]
     keys = tuple(n for n in c.needs if n not in MISSING)
     tools = [n for n in c.needs if n in MISSING]
