@@ -47,7 +47,7 @@ def workdir(tmp_path: Path, data_root: Path) -> Path:
     for part in dict.fromkeys([*WORKFLOW_PARTS, "data"]):
         src = REPO / part
         if src.is_dir():
-            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, wd / part)
         else:
             shutil.copy2(src, wd / part)
     (wd / "small.yaml").write_text(SMALL)

@@ -103,7 +103,7 @@ def _workflow_copy(root: Path) -> Path:
     wd = root / "wf"
     wd.mkdir(parents=True)
     for part in ("judgelab", "rules", "envs"):
-        shutil.copytree(REPO / part, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(REPO / part, wd / part)
     shutil.copy2(REPO / "Snakefile", wd / "Snakefile")
     for part in ("config", "workflow_scripts", "report", "data", "pyproject.toml"):
         (wd / part).symlink_to(REPO / part)

@@ -36,12 +36,16 @@ def snakemake_bin() -> str:
 
 
 def copy_workflow(wd: Path, extra: tuple[str, ...] = ()) -> Path:
-    """A scratch copy of the workflow (and ``extra`` parts, e.g. profiles) in a new folder ``wd``."""
+    """A scratch copy of the workflow (and ``extra`` parts, e.g. profiles) in a new folder ``wd``.
+
+    The bytecode comes along (``copytree`` keeps the sources' times, so it stays valid): the jobs
+    import judgelab from the copy, and where PYTHONDONTWRITEBYTECODE is set each job would
+    otherwise compile the same modules again."""
     wd.mkdir(parents=True)
     for part in (*WORKFLOW_PARTS, *extra):
         src = REPO / part
         if src.is_dir():
-            shutil.copytree(src, wd / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, wd / part)
         elif src.exists():
             shutil.copy2(src, wd / part)
     return wd
