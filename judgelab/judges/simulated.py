@@ -331,7 +331,25 @@ def _write_reasoning(cues: dict[str, float], verdict: str) -> str:
     return "; ".join(parts) + f"; {tail}."
 
 
+#: :func:`_write_pairwise`'s answers by (format, verdict, reasoning): a few hundred texts at most
+#: (:data:`_REASONING`'s sentences, three verdicts, five formats), one string object each, so the
+#: answers a plan's stand-ins write by the hundred thousand share it (its hash, made once, is what
+#: the verdict parser's cache reads for each answer)
+_PAIRWISE_TEXT: dict[tuple[str, str, str], str] = {}
+_PAIRWISE_TEXT_MAX = 4096
+
+
 def _write_pairwise(fmt: str, verdict: str, reasoning: str) -> str:
+    key = (fmt, verdict, reasoning)
+    text = _PAIRWISE_TEXT.get(key)
+    if text is None:
+        if len(_PAIRWISE_TEXT) >= _PAIRWISE_TEXT_MAX:
+            _PAIRWISE_TEXT.clear()
+        text = _PAIRWISE_TEXT[key] = _format_pairwise(fmt, verdict, reasoning)
+    return text
+
+
+def _format_pairwise(fmt: str, verdict: str, reasoning: str) -> str:
     if fmt == "json":
         v = "tie" if verdict == "tie" else verdict
         return '{"reasoning": "' + reasoning + '", "verdict": "' + v + '"}'
@@ -777,7 +795,8 @@ def _shared_cues_memo() -> dict[tuple[Any, ...], _SharedCues]:
 def _shared_cues(req: JudgeRequest, memo: dict[tuple[Any, ...], _SharedCues],
                  markers: list[tuple[str, str]]) -> _SharedCues:
     """The :class:`_SharedCues` of a pairwise request, read once per prompt and slots."""
-    key = (*(m.content for m in req.messages), _SLOTS, req.slots.get("A", ""), req.slots.get("B", ""))
+    slots = req.slots
+    key = (*[m.content for m in req.messages], _SLOTS, slots.get("A", ""), slots.get("B", ""))
     got = memo.get(key)
     if got is None:
         if len(memo) >= _SHARED_CUES_MAX:

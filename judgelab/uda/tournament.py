@@ -447,8 +447,23 @@ def pair_requests(table: pd.DataFrame, own_answers: dict[str, str], family: str,
     judge's own answer for the simulated panel (real backends never see it).  ``skeletons``: the
     tournament's :func:`pair_skeletons` when the caller has them (built from ``table`` otherwise)."""
     base = pair_skeletons(table, template) if skeletons is None else skeletons
-    return [_judges_copy(r, truth={**r.truth, "own_answers": {family: own_answers.get(str(r.meta["prompt_id"]), "")}})
-            for r in base]
+    # A skeleton without truth of its own (a tournament without latent quality, as the paper's,
+    # which has none) gets its prompt's one truth dict, shared by the prompt's 90 pairs of a
+    # ten-model tournament: equal to a dict per pair, and a plan writes a truth dict's JSON once
+    # (``judgelab.judges.runner._plan_truth``).  Nothing changes a request's truth once built.
+    by_prompt: dict[str, dict[str, Any]] = {}
+    out = []
+    for r in base:
+        pid = str(r.meta["prompt_id"])
+        if r.truth:
+            truth = {**r.truth, "own_answers": {family: own_answers.get(pid, "")}}
+        else:
+            shared = by_prompt.get(pid)
+            if shared is None:
+                shared = by_prompt[pid] = {"own_answers": {family: own_answers.get(pid, "")}}
+            truth = shared
+        out.append(_judges_copy(r, truth=truth))
+    return out
 
 
 def _judges_copy(skeleton: JudgeRequest, truth: dict[str, Any]) -> JudgeRequest:

@@ -248,3 +248,28 @@ def test_slots_are_the_texts_in_the_prompt_and_cache_reuses(tmp_path):
         assert not r1[0].cached and r2[0].cached and r1[0].raw_text == r2[0].raw_text
         assert parse_pairwise(r2[0].raw_text, "json").value == r2[0].value
         assert cache.stats()[0]["hits"] == 1
+
+
+def test_a_pairwise_answer_written_once_per_text_is_the_one_written_anew():
+    """The stand-ins' pairwise answers come from a memo by (format, verdict, reasoning): every one is
+    the plainly formatted text, whatever was asked before it, and the memo's bound only empties it."""
+    from judgelab.judges import simulated as sim
+
+    fmts = ["json", "brackets", "output_ab", "labelled", "letter"]
+    reasonings = ["Both responses address the question; they are of equal quality.", "Response A is better.", ""]
+    asks = [(f, v, r) for r in reasonings for v in ("A", "B", "tie") for f in fmts]
+    sim._PAIRWISE_TEXT.clear()
+    for _ in range(2):  # the first round writes, the second reads the memo
+        for f, v, r in asks:
+            assert sim._write_pairwise(f, v, r) == sim._format_pairwise(f, v, r), (f, v, r)
+    assert len({sim._write_pairwise(f, v, r) for f, v, r in asks}) == len({sim._format_pairwise(*a) for a in asks})
+    old = sim._PAIRWISE_TEXT_MAX
+    try:
+        sim._PAIRWISE_TEXT_MAX = 3
+        sim._PAIRWISE_TEXT.clear()
+        for f, v, r in asks:
+            assert sim._write_pairwise(f, v, r) == sim._format_pairwise(f, v, r)
+            assert len(sim._PAIRWISE_TEXT) <= 3
+    finally:
+        sim._PAIRWISE_TEXT_MAX = old
+        sim._PAIRWISE_TEXT.clear()
