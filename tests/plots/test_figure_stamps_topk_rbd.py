@@ -2,7 +2,9 @@
 stamps every figure it draws; a real judge's tables draw figures with no stamp.
 
 The simulated slices run the study's rules in a scratch copy of the workflow (Snakemake, the
-simulated panel; ``slow``).  The real-judge side runs the study's own table and figure code on
+simulated panel; ``slow``): the slices of :mod:`tests.helpers.dag_slices`, built once per test run
+and shared with the tests of the studies' tables (``tests/topk/test_paper_grid.py``,
+``tests/rbd/test_tables_dag.py``).  The real-judge side runs the study's own table and figure code on
 a judge entry whose backend is a real one (``openai``; its answers are made offline, no key
 and no network: the figure code sees only the typed tables the rules write), each table written
 and read back through :func:`judgelab.io.write_table` / :func:`~judgelab.io.read_table` with the
@@ -27,10 +29,7 @@ from judgelab.io import read_table, write_table
 from judgelab.plots.stamp import STAMP_TEXT, figure_stamp
 from judgelab.workflow import provenance
 from tests.conftest import REPO
-from tests.workflow.test_pipeline import run_sm, workdir  # noqa: F401  (fixture)
-
-TOPK_FIGURES = ["recall_vs_budget", "naive_vs_true", "allocation", "ablation", "judges_recall_vs_c", "frontier"]
-RBD_FIGURES = ["bias_existence", "loop", "behaviour", "detectors", "detector_sizes"]
+from tests.helpers.dag_slices import RBD_FIGURES, TOPK_FIGURES, rbd_slice, topk_slice
 
 TOPK_SMALL = {
     "n_oracles": 1, "items": {"n_items": 8, "k": 2}, "k_values": [2], "seeds": [0], "budgets": [10, 20],
@@ -40,17 +39,7 @@ TOPK_SMALL = {
     "synthetic": {"n_oracles": 2, "seeds": [0], "strategies": ["aware/topk"],
                   "scenarios": {"biased": {"c": [1.0], "kappa": 0.5}}},
     "llmbar": {"n_folds": 2}, "rank": {"pools": {}},
-}
-RBD_SMALL = {
-    "n_items": 16, "max_eval_items": 8, "sets": ["verbosity", "position", "bandwagon", "sentiment", "diag_verbosity"],
-    "loop_sets": ["position"], "evaluators": ["sim-gpt-4o", "sim-unbiased"], "detector_test_size": 8,
-    "detector_diag_size": 4,
-    "detectors": [{"prompting": "rbd", "judge": {
-        "name": "sim-rbd-8b", "backend": "simulated", "model": "simulated/rbd-8b-like", "family": "deepseek",
-        "sampling": {"temperature": 0.0, "seed": 41},
-        "options": {"profile": {"label_recall": 0.8, "label_specificity": 0.86}}}}],
-    "loop": {"max_iterations": 2, "detectors": ["sim-rbd-8b"]},
-}
+}  # the real judge's in-process run below; the simulated slices are tests/helpers/dag_slices.py's
 
 
 def _merged(base: dict, over: dict) -> dict:
@@ -61,11 +50,6 @@ def _merged(base: dict, over: dict) -> dict:
     return out
 
 
-def _judges(*names: str) -> list[dict]:
-    return [j for j in yaml.safe_load((REPO / "config/judges/simulated.yaml").read_text())["judges"]
-            if j["name"] in names]
-
-
 def _stamps(folder: Path) -> dict[str, str | None]:
     return {p.stem: figure_stamp(p) for p in sorted(folder.glob("*.png"))}
 
@@ -74,18 +58,17 @@ def _stamps(folder: Path) -> dict[str, str | None]:
 
 
 @pytest.mark.slow
-def test_topk_simulated_slice_stamps_every_figure(workdir):  # noqa: F811
-    small = {"judges": _judges("sim-llama-3.3-70b", "sim-unbiased"), "replay_judges": [], "topk": TOPK_SMALL}
-    (workdir / "small.yaml").write_text(yaml.safe_dump(small, sort_keys=False))
-    run_sm(workdir, *[f"results/topk/figures/{f}.png" for f in TOPK_FIGURES], "-q", "--configfile", "small.yaml")
-    assert _stamps(workdir / "results/topk/figures") == dict.fromkeys(sorted(TOPK_FIGURES), STAMP_TEXT)
+def test_topk_simulated_slice_stamps_every_figure(tmp_path_factory, data_root):
+    """The topk slice of tests/helpers/dag_slices.py, built once for this test and tests/topk/test_paper_grid.py."""
+    wd = topk_slice(tmp_path_factory)
+    assert _stamps(wd / "results/topk/figures") == dict.fromkeys(sorted(TOPK_FIGURES), STAMP_TEXT)
 
 
 @pytest.mark.slow
-def test_rbd_simulated_slice_stamps_every_figure(workdir):  # noqa: F811
-    (workdir / "small.yaml").write_text(yaml.safe_dump({"rbd": RBD_SMALL}, sort_keys=False))
-    run_sm(workdir, *[f"results/rbd/figures/{f}.png" for f in RBD_FIGURES], "-q", "--configfile", "small.yaml")
-    assert _stamps(workdir / "results/rbd/figures") == dict.fromkeys(sorted(RBD_FIGURES), STAMP_TEXT)
+def test_rbd_simulated_slice_stamps_every_figure(tmp_path_factory, data_root):
+    """The rbd slice of tests/helpers/dag_slices.py, built once for this test and tests/rbd/test_tables_dag.py."""
+    wd = rbd_slice(tmp_path_factory)
+    assert _stamps(wd / "results/rbd/figures") == dict.fromkeys(sorted(RBD_FIGURES), STAMP_TEXT)
 
 
 # -- a real judge's tables -------------------------------------------------------------------------

@@ -6,38 +6,22 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
 from judgelab.io import read_table
 from judgelab.rbd.tables import TABLE3_COLUMNS, TABLE4_COLUMNS, TABLE5_COLUMNS
-from tests.workflow.test_pipeline import run_sm, workdir  # noqa: F401  (fixture)
+from tests.helpers.dag_slices import RBD_TABLES as TABLES
+from tests.helpers.dag_slices import rbd_slice
 
 pytestmark = pytest.mark.slow
 
 
-def _detector(name: str, size: str, seed: int, recall: float) -> dict:
-    return {"prompting": "rbd", "size": size, "judge": {
-        "name": name, "backend": "simulated", "model": f"simulated/{name}-like", "family": "deepseek",
-        "sampling": {"temperature": 0.0, "seed": seed},
-        "options": {"profile": {"label_recall": recall, "label_specificity": 0.9}}}}
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, data_root):
+    """The rbd slice of tests/helpers/dag_slices.py (its config: ``RBD``), shared with the figure-stamps test."""
+    return rbd_slice(tmp_path_factory)
 
 
-SMALL = {
-    "n_items": 24, "max_eval_items": 12,
-    "sets": ["verbosity", "position", "bandwagon", "sentiment", "llmbar_verbosity", "llmbar_bandwagon"],
-    "loop_sets": ["verbosity", "position", "bandwagon", "sentiment", "llmbar_verbosity", "llmbar_bandwagon"],
-    "evaluators": ["sim-gpt-4o", "sim-llama-3.3-70b"], "detector_test_size": 8,
-    "detectors": [_detector("sim-big", "14B", 41, 0.9), _detector("sim-small", "1.5B", 42, 0.5)],
-    "loop": {"max_iterations": 2, "detectors": ["sim-big", "sim-small"]},
-    "tables": {"feedback": {"evaluators": ["sim-gpt-4o"]}},
-}
-TABLES = ("table3", "table3_wide", "table4", "table4_wide", "table5", "table5_wide", "fig6_sizes")
-
-
-def test_table_rules_write_the_tables_from_the_loop(workdir):  # noqa: F811
-    (workdir / "small.yaml").write_text(yaml.safe_dump({"rbd": SMALL}, sort_keys=False))
-    run_sm(workdir, *[f"results/rbd/tables/{t}.csv" for t in TABLES], "results/rbd/loop/table2.csv", "-q",
-           "--configfile", "small.yaml")
+def test_table_rules_write_the_tables_from_the_loop(workdir):
     out = {t: read_table(workdir / f"results/rbd/tables/{t}.csv") for t in TABLES}
     t2 = read_table(workdir / "results/rbd/loop/table2.csv")
 

@@ -20,6 +20,7 @@ from judgelab.topk.items import PoolDesign, build_items, load_banks
 from judgelab.topk.oracle import judge_pools, llmbar_query, pool_oracles, query_judge
 from judgelab.topk.plan import plan_topk
 from tests.conftest import REPO
+from tests.helpers.dag_slices import topk_slice
 
 BANKS = REPO / "data" / "topk" / "statements.json"
 DESIGN = PoolDesign(n_items=16, k=4)
@@ -94,32 +95,13 @@ def test_a_bad_oracle_count_is_one_config_error(per_judge, message):
     plan_topk({"topk": _cfg(n_oracles=4, oracles_per_judge={"a": 4})}, _specs("a", "b"), {})
 
 
-SMALL_GRID = """
-topk:
-  n_oracles: 3
-  oracles_per_judge: {sim-gpt-4o: 1, sim-unbiased: 2}
-  seeds: [0]
-  budgets: [60]
-  strategies: [aware/topk, naive/topk]
-  focus_judge: sim-gpt-4o
-  focus_strategies: []
-  model: {n_samples: 200}
-  llmbar: {datasets: {llmbar_natural: llmbar/Natural}, judges: [sim-gpt-4o]}
-  synthetic: {n_oracles: 2, seeds: [0], strategies: [aware/topk]}
-"""
-
-
 @pytest.mark.slow
-def test_the_dag_gives_each_judge_its_pools_and_llmbar_to_the_named_judge(tmp_path, data_root):
+def test_the_dag_gives_each_judge_its_pools_and_llmbar_to_the_named_judge(tmp_path_factory, data_root):
     """The workflow passes both settings on: Table 1's n is each judge's pool count, the oracle
-    files hold only those pools, and the LLMBar summary has the named judge alone."""
-
-    from tests.workflow.test_pipeline import copy_workflow, run_sm
-
-    wd = copy_workflow(tmp_path / "wf")
-    (wd / "small.yaml").write_text(SMALL_GRID)
-    run_sm(wd, "results/topk/tables/table1_judges.csv", "results/topk/llmbar/summary.csv",
-           "--configfile", "small.yaml", "-q")
+    files hold only those pools, and the LLMBar summary has the named judge alone.  The slice
+    (``TOPK`` of tests/helpers/dag_slices.py: 3 pools, sim-gpt-4o given 1 and sim-unbiased 2, LLMBar
+    asked of sim-gpt-4o) is built once for this test and the figure-stamps test."""
+    wd = topk_slice(tmp_path_factory)
     t1 = pd.read_csv(wd / "results" / "topk" / "tables" / "table1_judges.csv").set_index("judge")
     assert t1.loc["sim-gpt-4o", "n_oracles"] == 1 and t1.loc["sim-unbiased", "n_oracles"] == 2
     assert (t1.drop(index=["sim-gpt-4o", "sim-unbiased"])["n_oracles"] == 3).all()
