@@ -18,6 +18,16 @@ HEAVY = ("scipy", "statsmodels", "torch", "sklearn", "matplotlib")
 #: the same without scipy as a whole, for jobs that need one of its parts
 HEAVY_BUT_SCIPY = tuple(m for m in HEAVY if m != "scipy")
 
+
+def _last_loaded_line(tmp_path, code: str) -> str:
+    """The last ``LOADED ...`` line that ``code`` prints, run in a fresh interpreter at the repository."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    return loaded[-1]
+
 PROBE = """
 import atexit, sys
 atexit.register(lambda: print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules)))
@@ -28,12 +38,8 @@ main()
 
 
 def test_a_dry_run_of_the_default_dag_loads_no_statistics_library(tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
-    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
-    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
-    assert loaded[-1] == "LOADED ", (loaded[-1], "a planner imports a statistics module at parse time")
+    last = _last_loaded_line(tmp_path, PROBE.format(heavy=HEAVY))
+    assert last == "LOADED ", (last, "a planner imports a statistics module at parse time")
 
 
 JOB_PROBE = """
@@ -53,13 +59,9 @@ def test_a_query_job_with_a_simulated_judge_loads_no_scipy_stats(tmp_path):
     # their step module and build a judge; scipy.stats added about 0.4 CPU-s to each (the seeds
     # lived beside the metrics). A simulated judge with planted biases inverts them with
     # scipy.optimize's brentq, so that part of scipy stays.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     heavy = ("scipy.stats", *HEAVY_BUT_SCIPY)
-    done = subprocess.run([sys.executable, "-c", JOB_PROBE.format(heavy=heavy)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
-    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
-    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
-    assert loaded[-1] == "LOADED ", loaded[-1]
+    last = _last_loaded_line(tmp_path, JOB_PROBE.format(heavy=heavy))
+    assert last == "LOADED ", last
 
 
 TOPK_PROBE = """
@@ -72,13 +74,9 @@ print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules))
 def test_a_topk_query_job_loads_no_fits(tmp_path):
     # topk_query and topk_llmbar_replay (twelve jobs) ask a judge; the study's fits (scipy.optimize,
     # scipy.sparse, scipy.stats) belong to topk_evaluate and later rules
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     heavy = ("scipy.optimize", "scipy.sparse", "scipy.stats", *HEAVY_BUT_SCIPY)
-    done = subprocess.run([sys.executable, "-c", TOPK_PROBE.format(heavy=heavy)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
-    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
-    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
-    assert loaded[-1] == "LOADED ", loaded[-1]
+    last = _last_loaded_line(tmp_path, TOPK_PROBE.format(heavy=heavy))
+    assert last == "LOADED ", last
 
 
 UDA_PROBE = """
@@ -92,9 +90,5 @@ print("LOADED", ",".join(m for m in sys.modules if m == "scipy" or m.startswith(
 def test_the_uda_training_and_figure_jobs_load_no_scipy(tmp_path):
     # uda_train and uda_figures import the study's modules for their names; scipy.stats (the human
     # votes' bootstrap, the Pearson of the tables) is loaded where it is used
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", UDA_PROBE], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
-    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
-    assert loaded[-1] == "LOADED ", loaded[-1]
+    last = _last_loaded_line(tmp_path, UDA_PROBE)
+    assert last == "LOADED ", last
