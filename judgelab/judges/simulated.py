@@ -111,14 +111,21 @@ def pairwise_probs(z: float, tie_margin: float) -> tuple[float, float, float]:
 
 
 def coefficient_for_bias(b: float, tie_margin: float, contrast: float) -> float:
-    """Invert :func:`bias_score`: the per-unit-cue logit coefficient giving score ``b``."""
+    """Invert :func:`bias_score`: the per-unit-cue logit coefficient giving score ``b``.
+
+    The score has a closed form, ``bias_score(x, d) = sinh x / (cosh x + cosh d)`` (multiply
+    both sigmoids out over ``e^x e^d``), and so has its inverse: writing
+    ``sinh x - b cosh x = sqrt(1 - b^2) sinh(x - atanh b)`` gives
+    ``x = atanh b + asinh(b cosh d / sqrt(1 - b^2))``.  Solved this way rather than by a root
+    finder: it is the exact root (a residual of about 1e-16 where ``brentq`` stopped within
+    1e-12), and a job that builds a simulated judge need not import ``scipy.optimize`` (about
+    0.35 CPU-s, in some hundred jobs of the default DAG)."""
     if not -1.0 < b < 1.0:
         raise ValueError(f"a bias score must lie strictly in (-1, 1), got {b}")
     if b == 0.0:
         return 0.0
-    from scipy.optimize import brentq
-
-    x = brentq(lambda s: bias_score(s, tie_margin) - abs(b), 0.0, 60.0, xtol=1e-12)
+    a = abs(b)
+    x = math.atanh(a) + math.asinh(a * math.cosh(tie_margin) / math.sqrt((1.0 - a) * (1.0 + a)))
     return math.copysign(x, b) / contrast
 
 

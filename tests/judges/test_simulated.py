@@ -10,6 +10,7 @@ A judge with no planted bias gets CIs that cover 0.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -138,6 +139,22 @@ def test_reference_contrast_gives_the_planted_score():
         for b in (-0.6, -0.1, 0.2, 0.76):
             c = coefficient_for_bias(b, 0.4, contrast)
             assert bias_score(c * contrast, 0.4) == pytest.approx(b, abs=1e-9), name
+
+
+@pytest.mark.parametrize("tie_margin", [0.0, 0.05, 0.4, 1.5, 6.0])
+def test_the_closed_form_inverse_is_the_root_across_margins_and_extremes(tie_margin):
+    # coefficient_for_bias solves sinh x / (cosh x + cosh d) = b in closed form: the score of the
+    # coefficient it returns is b to rounding, the sign follows b, and the coefficient grows with b
+    scores = [1e-12, 1e-6, 0.01, 0.3, 0.5, 0.9, 0.999, 1 - 1e-9]
+    coefs = [coefficient_for_bias(b, tie_margin, 1.0) for b in scores]
+    for b, c in zip(scores, coefs, strict=True):
+        assert bias_score(c, tie_margin) == pytest.approx(b, rel=1e-9, abs=1e-15)
+        assert coefficient_for_bias(-b, tie_margin, 2.0) == -c / 2.0
+    assert all(0.0 < lo < hi for lo, hi in itertools.pairwise(coefs))
+    assert coefficient_for_bias(0.0, tie_margin, 1.0) == 0.0
+    for bad in (1.0, -1.0, 1.5):
+        with pytest.raises(ValueError, match="strictly in"):
+            coefficient_for_bias(bad, tie_margin, 1.0)
 
 
 @pytest.mark.parametrize("kind", ["position", "markdown", "verbosity", "bandwagon"])
