@@ -29,7 +29,7 @@ CONFIGS = {
     "paper-scoring": ("config/judges/paper-scoring.yaml", ["results/scoring/table3.csv"]),
     "paper-topk": ("config/judges/paper-topk.yaml", ["results/topk/tables/table4_recall_at_k.csv"]),
     "paper-uda": ("config/judges/paper-uda.yaml", ["results/uda/summary.csv"]),
-    "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv"]),
+    "paper-rbd": ("config/judges/paper-rbd.yaml", ["results/rbd/loop/table2.csv", "results/rbd/tables/table3.csv"]),
     "default": (None, []),
 }
 PAPER = [n for n in CONFIGS if n != "default"]
