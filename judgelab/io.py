@@ -11,6 +11,8 @@ file metadata too.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import json
 import os
 import re
@@ -486,8 +488,26 @@ def table_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def table_tuples(df: pd.DataFrame, *, index: bool = True) -> Iterator[Any]:
     """``df.itertuples(index=index)``: rows whose fields are read by column name.  Typed ``Any``: pandas'
-    stubs type every field as any scalar (a date, bytes, an interval), which no caller's column holds."""
-    return df.itertuples(index=index)
+    stubs type every field as any scalar (a date, bytes, an interval), which no caller's column holds.
+
+    The same named tuples of the same values as pandas builds (its ``"Pandas"`` namedtuple with
+    ``rename=True``, over the index and the columns by position), except that a text column is read
+    through ``tolist()``: pandas' row iteration reads an Arrow-backed text column (every text column
+    of a table read back, pandas 3's ``str``) one boxed cell at a time, some fifteen times slower,
+    for the same Python strings and missing values.  Every other column is iterated as pandas
+    iterates it (a nullable integer column gives NumPy scalars there, Python ones from
+    ``tolist()``).  ``tests/test_io_table_rows.py`` compares the two on mixed tables."""
+    fields = list(df.columns)
+    columns: list[Any] = []
+    if index:
+        columns.append(df.index)
+        fields.insert(0, "Index")
+    for k, dtype in enumerate(df.dtypes.tolist()):  # by position: column names may repeat
+        column = df.iloc[:, k]
+        columns.append(column.tolist() if isinstance(dtype, pd.StringDtype) else column)
+    rows: Iterator[tuple[Any, ...]] = zip(*columns, strict=True) if columns else itertools.repeat((), len(df))
+    row = collections.namedtuple("Pandas", fields, rename=True)  # type: ignore[misc]  # pandas' own
+    return map(row._make, rows)
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:

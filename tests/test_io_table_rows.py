@@ -1,4 +1,5 @@
-"""``table_rows`` gives ``df.to_dict("records")``: the same rows, the same values of the same types.
+"""``table_rows`` gives ``df.to_dict("records")`` and ``table_tuples`` gives ``df.itertuples()``: the same
+rows, the same values of the same types.
 
 It is built column by column (a plan reads paper-size verdict tables as records), so each kind of
 column pandas boxes its own way is compared with pandas' records here: NumPy numbers, text with
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.io import read_table, table_rows, write_table
+from judgelab.io import read_table, table_rows, table_tuples, write_table
 
 
 def same(a: Any, b: Any) -> bool:
@@ -66,3 +67,33 @@ def test_no_rows_no_columns_and_duplicate_names():
     assert table_rows(pd.DataFrame(index=range(3))) == pd.DataFrame(index=range(3)).to_dict("records") == [{}] * 3
     dup = pd.DataFrame([[1, "a"], [2, "b"]], columns=["x", "x"])
     assert table_rows(dup) == [{"x": "a"}, {"x": "b"}]  # (pandas warns for duplicate names; the last wins)
+
+
+def assert_tuples(df: pd.DataFrame) -> None:
+    for index in (True, False):
+        ours, theirs = list(table_tuples(df, index=index)), list(df.itertuples(index=index))
+        assert len(ours) == len(theirs)
+        for t1, t2 in zip(ours, theirs, strict=True):
+            assert type(t1).__name__ == type(t2).__name__ == "Pandas"
+            assert t1._fields == t2._fields
+            assert all(same(a, b) for a, b in zip(t1, t2, strict=True)), (t1, t2)
+
+
+def test_table_tuples_are_pandas_rows_on_every_kind_of_column(tmp_path: Path):
+    df = mixed()
+    assert_tuples(df)
+    path = tmp_path / "t.parquet"
+    write_table(df.drop(columns=["list", "cat"]), path)
+    back = read_table(path)
+    assert any(isinstance(t, pd.StringDtype) for t in back.dtypes)  # the column read through tolist()
+    assert_tuples(back)
+    assert_tuples(back[back["int"] > 1])  # an index with gaps
+
+
+def test_table_tuples_rename_as_pandas_does_and_keep_empty_rows():
+    odd = pd.DataFrame([[1, "a", 2.0, "b"]], columns=["x", "x", "class", "_hidden"])  # repeated, keyword, underscore
+    assert_tuples(odd)
+    assert list(table_tuples(odd, index=False))[0]._fields == ("x", "_1", "_2", "_3")
+    assert_tuples(mixed().iloc[:0])
+    assert list(table_tuples(pd.DataFrame(index=range(3)), index=False)) == [(), (), ()]
+    assert [tuple(r) for r in table_tuples(pd.DataFrame(index=[4, 7]))] == [(4,), (7,)]
