@@ -279,7 +279,7 @@ def table2(items: pd.DataFrame, trajectory: pd.DataFrame, max_iterations: int) -
     """
     rows = []
     prompting = dict(zip(trajectory["detector"], trajectory["prompting"], strict=False))
-    traj = {k: g.sort_values("iteration").to_dict("records")
+    traj = {k: table_rows(g.sort_values("iteration"))
             for k, g in trajectory.groupby(["judge", "detector", "set"], sort=False)}
     for (judge, det, set_name), g in items.groupby(["judge", "detector", "set"], sort=True):
         bias = str(g["bias_type"].iloc[0])
@@ -331,7 +331,7 @@ def table2_wide(t2: pd.DataFrame) -> pd.DataFrame:
     for (det, cap, judge), g in t2.groupby(["detector", "iterations", "judge"], sort=True):
         for metric, label in (("acc", "accuracy"), ("consistency", "consistency")):
             row = {"detector": det, "iterations": int(cast("int", cap)), "judge": judge, "metric": label}
-            row.update({r["set"]: cell(r, metric) for r in g.to_dict("records")})
+            row.update({r["set"]: cell(r, metric) for r in table_rows(g)})
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -348,13 +348,13 @@ def behaviour(items: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
     which: the evaluator gave no verdict, the detector no label, it flagged no verdict, or no
     re-prompt gave a parsable verdict
     (:mod:`judgelab.stats.unscored`; empty when the rates exist)."""
-    gold = {(r["judge"], r["detector"], r["set"], r["item_id"]): list(r["gold"]) for r in items.to_dict("records")}
+    gold = {(r["judge"], r["detector"], r["set"], r["item_id"]): list(r["gold"]) for r in table_rows(items)}
     first = trajectory[trajectory["iteration"] == 1]
     rows = []
     groups = [((j, d, s), g) for (j, d, s), g in first.groupby(["judge", "detector", "set"], sort=True)]
     groups += [((j, d, "(all)"), g) for (j, d), g in first.groupby(["judge", "detector"], sort=True)]
     for (judge, det, set_name), g in groups:
-        recs = g.to_dict("records")
+        recs = table_rows(g)
         revised = [list(r["verdict_after"]) if r["flagged"] and r["revision_status"] in ("ok", "fallback") else None
                    for r in recs]
         b = M.stubbornness_overconfidence(

@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.io import InputError
+from judgelab.io import InputError, table_rows
 from judgelab.rbd.detector import DetectorCase, cases_frame
 from judgelab.rbd.evaluate import CALL_COLUMNS
 
@@ -124,7 +124,7 @@ def load_supervision_csv(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{p}: missing column(s) {missing}; the authors' layout has {list(REQUIRED)} "
                          f"plus {REASONING_COLUMNS[0]!r}")
     cases, labels, reasons = [], [], []
-    for i, row in enumerate(df.to_dict("records")):
+    for i, row in enumerate(table_rows(df)):
         case, label, reasoning = parse_row(row, f"{p} row {i + 2}")
         cases.append(case)
         labels.append(label)

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from judgelab.io import table_rows
 from judgelab.rbd import metrics as M
 from judgelab.rbd.prompts import BIAS_TYPES
 from judgelab.rbd.sets import EXTERNAL_BENCHMARKS, EXTERNAL_SETS
@@ -190,7 +191,7 @@ def table3_wide(t3: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["bias_type", "judge"])
     cols: list[str] = []
     cells: dict[tuple[str, str], dict[str, str]] = {}
-    for r in t3.to_dict("records"):
+    for r in table_rows(t3):
         wo, w = f"{r['benchmark']} w/o", f"{r['benchmark']} w/ {r['detector']}"
         for c in (wo, w):
             if c not in cols:

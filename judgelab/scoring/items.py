@@ -416,7 +416,7 @@ def apply_synthesised(items: list[ScoringItem], responses: pd.DataFrame) -> list
     its item leaves the study (nothing to grade), with a warning giving the count; the
     rejections are counted per level in ``generation_summary.csv``.
     """
-    by_group = {(r["dataset"], r["group_id"]): r for r in responses.to_dict("records")}
+    by_group = {(r["dataset"], r["group_id"]): r for r in table_rows(responses)}
     kept, dropped = [], []
     for it in items:
         if it.response:

@@ -131,12 +131,16 @@ def aggregate_strategies(
         ref_cost[(r.judge, r.question_key)] = (r.tokens_in / k, r.tokens_out / k, r.cost_usd / k)
     info = calls.drop_duplicates("judge").set_index("judge")
     rows = []
-    pair_rows = list(zip(pairs["pair_id"].astype(str), pairs["expected_verdict"], pairs["bias_type"],
-                         pairs["category"], qkeys, strict=True))
+    # the columns as lists: iterating an Arrow-backed text column boxes each cell (the same values)
+    pair_rows = list(zip(pairs["pair_id"].astype(str).tolist(), pairs["expected_verdict"].tolist(),
+                         pairs["bias_type"].tolist(), pairs["category"].tolist(), qkeys.tolist(), strict=True))
     for judge, names in judge_strategies.items():
         if judge not in info.index:
             raise KeyError(f"no calls table rows for judge {judge!r} in dataset {dataset!r}")
         ji = cast("pd.Series", info.loc[judge])  # one row: judges are unique in info's index
+        # the judge's columns of every row, read once per judge rather than once per row
+        judge_cells = {"backend": ji["backend"], "model": ji["model"], "family": ji["family"],
+                       "simulated": bool(ji["simulated"]), "judge_seed": int(ji["judge_seed"])}
         for sname in names:
             s = STRATEGIES.get(sname)
             specs = s.calls(settings)
@@ -168,8 +172,7 @@ def aggregate_strategies(
                     tin, tout, cost = tin + ti, tout + to, cost + c
                 final = s.aggregate(verdicts)
                 rows.append({
-                    "dataset": dataset, "pair_id": pid, "judge": judge, "backend": ji["backend"], "model": ji["model"],
-                    "family": ji["family"], "simulated": bool(ji["simulated"]), "judge_seed": int(ji["judge_seed"]),
+                    "dataset": dataset, "pair_id": pid, "judge": judge, **judge_cells,
                     "strategy": sname, "members": ",".join(who), "verdict": final or "", "expected_verdict": gold,
                     "correct": final == gold, "has_verdict": final is not None, "n_calls": len(comps) - missing,
                     "n_missing_calls": missing, **{f"n_{k}": v for k, v in counts.items()},

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.datasets.features import markdown_score, word_count
-from judgelab.io import InputError, iter_jsonl
+from judgelab.io import InputError, iter_jsonl, table_rows
 
 ITEM_KEYS = {"id", "text", "question", "responses", "covariates", "anchor", "true_quality"}
 RESPONSE_KEYS = {"prompt", "text", "covariates"}
@@ -190,7 +190,7 @@ def _csv_objects(p: Path) -> list[tuple[str, dict[str, Any]]]:
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(f"{p}: not a readable CSV ({exc})") from None
     out = []
-    for n, rec in enumerate(df.to_dict("records"), start=2):  # row 1 is the header
+    for n, rec in enumerate(table_rows(df), start=2):  # row 1 is the header
         obj: dict[str, Any] = {}
         covs: dict[str, Any] = {}
         for k, v in rec.items():
