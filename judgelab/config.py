@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from judgelab.records import DEFAULT_OUTPUT_LIMITS, OUTPUT_TASKS, canonical_json, sha256_hex
 from judgelab.registry import BACKENDS, backend_traits, is_simulated
 
@@ -134,15 +132,19 @@ def _batch_discount(price: dict[str, Any], where: str) -> float:
     return share
 
 
-#: libyaml's loader where PyYAML was built with it (the same documents, some ten times faster)
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A YAML file's top-level mapping, or one ConfigError line naming the file.
+
+    PyYAML is imported here, not with the module: every job of the workflow imports this module for
+    its config types and reads no YAML (Snakemake hands it the merged config), and the import costs
+    some 10-30 ms a process.  libyaml's loader is used where PyYAML was built with it (the same
+    documents, some ten times faster)."""
+    import yaml
+
     p = Path(path)
     try:
         with p.open(encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_YAML_LOADER)
+            data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {p}") from None
     except yaml.YAMLError as exc:

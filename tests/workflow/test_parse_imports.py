@@ -58,8 +58,8 @@ def test_a_query_job_with_a_simulated_judge_loads_no_scipy_stats_or_optimize(tmp
     # the judge-calling jobs of strategies, scoring and uda (about seventy in the default DAG) load
     # their step module and build a judge; scipy.stats added about 0.4 CPU-s to each (the seeds
     # lived beside the metrics), scipy.optimize about 0.35 (a root finder inverted the planted
-    # biases, where a closed form does)
-    heavy = ("scipy.optimize", "scipy.stats", *HEAVY_BUT_SCIPY)
+    # biases, where a closed form does); PyYAML is imported where a YAML file is read (a job reads none)
+    heavy = ("scipy.optimize", "scipy.stats", "yaml", *HEAVY_BUT_SCIPY)
     last = _last_loaded_line(tmp_path, JOB_PROBE.format(heavy=heavy))
     assert last == "LOADED ", last
 
