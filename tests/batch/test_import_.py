@@ -310,9 +310,10 @@ def test_an_anthropic_result_reads_its_blocks_usage_and_failures():
         return {"custom_id": "k", "result": {"type": "succeeded", "message": message}}
 
     got = _anthropic_answer(line(content=[{"type": "text", "text": "Ab"}, "junk", {"type": "thinking", "thinking": " "},
-                                          {"type": "text", "text": "cdefghij"}, {"type": "tool_use", "text": "no"}],
+                                          {"type": "text", "text": "cdefghijklm"}, {"type": "tool_use", "text": "no"}],
                                  stop_reason=None), REQ)
-    assert (got.text, got.tokens_in, got.tokens_out, got.finish_reason, got.reasoning) == ("Abcdefghij", 3, 2, None,
+    # 13 characters of prompt and of text: 3 tokens each by the rule of thumb (characters // 4)
+    assert (got.text, got.tokens_in, got.tokens_out, got.finish_reason, got.reasoning) == ("Abcdefghijklm", 3, 3, None,
                                                                                           None)
     assert isinstance(got.tokens_in, int) and isinstance(got.tokens_out, int)
     assert got.latency_s == 0.0 and got.logprobs is None and got.error is None
