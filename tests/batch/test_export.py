@@ -44,11 +44,13 @@ def _sha(req: JudgeRequest) -> str:
 
 @pytest.fixture
 def stand_in(tmp_path) -> Path:
-    """A plan's stand-in cache holding the three requests (as a simulated stand-in answered them)."""
+    """A plan's stand-in cache holding the three requests, each answered by two stand-ins (as for two
+    judges of one plan: one payload, two keys)."""
     path = tmp_path / "plan-cache.sqlite"
     with CallCache(path) as cache:
-        cache.put_many((CachedCall(f"{i:064x}", "stand-in", "simulated", "sim", "pairwise", "A", None, 1, 1, 0.0,
-                                   0.0, None), req.payload()) for i, req in enumerate(_requests()))
+        cache.put_many((CachedCall(f"{i + 100 * j:064x}", f"stand-in-{j}", "simulated", "sim", "pairwise", "A", None,
+                                   1, 1, 0.0, 0.0, None), req.payload())
+                       for j in range(2) for i, req in enumerate(_requests()))
     return path
 
 
@@ -61,7 +63,7 @@ def test_each_wanted_call_is_written_once_per_judge_with_its_key_body_and_params
     shas = [_sha(r) for r in reqs]
     # a judge without calls, one of a backend without batch jobs and one without a config entry come first:
     # each is passed over, and the judges after them are exported all the same
-    todo = {"idle": [], SIM: [shas[0]], "unlisted": [shas[1]], JUDGE: [shas[2], shas[0], shas[2]],
+    todo = {"idle": [], SIM: [shas[0]], "unlisted": [shas[1]], JUDGE: [shas[2], shas[0]],
             OTHER: [shas[1], shas[0], shas[2]]}
     batch = tmp_path / "new" / "batch"  # its parent is made too
     table = export_batches(batch, todo, stand_in, ENTRIES, tmp_path / "calls.sqlite", progress=False)
@@ -70,11 +72,11 @@ def test_each_wanted_call_is_written_once_per_judge_with_its_key_body_and_params
          "note": "not exported: 1 calls of backend 'simulated', which has no provider batch job (it runs live)"},
         {"judge": "unlisted", "backend": "unknown", "requests": 0, "openai_files": 0, "anthropic_files": 0,
          "note": "not exported: 1 calls of backend 'unknown', which has no provider batch job (it runs live)"},
-        {"judge": JUDGE, "backend": "openai", "requests": 3, "openai_files": 1, "anthropic_files": 1, "note": ""},
+        {"judge": JUDGE, "backend": "openai", "requests": 2, "openai_files": 1, "anthropic_files": 1, "note": ""},
         {"judge": OTHER, "backend": "openai", "requests": 3, "openai_files": 1, "anthropic_files": 1, "note": ""}]
     judges = {n: batch_judge(ENTRIES[n]) for n in (JUDGE, OTHER)}
     manifest = _lines(batch / MANIFEST)
-    want = {(JUDGE, 0), (JUDGE, 2), (OTHER, 0), (OTHER, 1), (OTHER, 2)}  # each (judge, call) once
+    want = {(JUDGE, 0), (JUDGE, 2), (OTHER, 0), (OTHER, 1), (OTHER, 2)}  # each (judge, call) once, not per stand-in
     assert sorted((m["judge"], shas.index(_sha(request_from_payload(m["request"])))) for m in manifest) == sorted(want)
     for name, judge in judges.items():
         mine = [m for m in manifest if m["judge"] == name]
