@@ -140,6 +140,8 @@ declare -A TESTS=(
   [judgelab/compare/board.py]="tests/compare/test_board_units.py"
   [judgelab/compare/report.py]="tests/compare/test_report_units.py"
   [judgelab/compare/command.py]="tests/compare/test_command_units.py"
+  [judgelab/batch/export.py]="tests/batch/test_export.py tests/batch/test_batch_files.py"
+  [judgelab/batch/import_.py]="tests/batch/test_import_.py tests/batch/test_batch_files.py"
 )
 # The listed estimator modules, in the order of a full run.
 DEFAULT_MODULES=(
