@@ -686,8 +686,14 @@ TEXT_COLUMNS = frozenset({
 })
 
 
-def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | set[str] | None = None) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | set[str] | None = None,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a parquet, CSV or TSV table (by suffix).
+
+    ``columns``: only those of the table's columns (in the table's order; a name the table lacks
+    is left out, as it would be absent from the whole table).  A parquet file reads only them
+    from disk: a step that needs a few columns of wide verdict tables (the raw answers among
+    them) need not decode the rest.
 
     The columns of :data:`BOOL_COLUMNS` are read as booleans (:func:`to_bool`), from CSV too.
     CSV/TSV: numbers and booleans are inferred as usual, but every column pandas
@@ -701,7 +707,15 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
     """
     p = Path(path)
     if p.suffix == ".parquet":
-        return _typed(pd.read_parquet(p), str(p))
+        if columns is None:
+            return _typed(pd.read_parquet(p), str(p))
+        import pyarrow.parquet as pq
+
+        wanted = set(columns)
+        return _typed(pd.read_parquet(p, columns=[c for c in pq.read_schema(p).names if c in wanted]), str(p))
+    if columns is not None:
+        whole = read_table(p, text_columns=text_columns)
+        return whole[[c for c in whole.columns if c in set(columns)]]
     sep = "\t" if p.suffix == ".tsv" else ","
     typed = pd.read_csv(p, sep=sep)
     raw = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False)
@@ -717,12 +731,14 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
     return typed
 
 
-def read_verdicts(paths: list[str] | tuple[str, ...], *, dataset_level: int | None = None) -> pd.DataFrame:
+def read_verdicts(paths: list[str] | tuple[str, ...], *, dataset_level: int | None = None,
+                  columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Concatenate verdict tables; ``dataset_level`` takes a ``dataset`` column from
-    that path component (e.g. -2 for ``.../verdicts/<dataset>/<judge>.parquet``)."""
+    that path component (e.g. -2 for ``.../verdicts/<dataset>/<judge>.parquet``);
+    ``columns``: read only those (:func:`read_table`)."""
     frames = []
     for p in paths:
-        df = read_table(p)  # parquet, or the CSV the CLI writes
+        df = read_table(p, columns=columns)  # parquet, or the CSV the CLI writes
         if dataset_level is not None:
             df["dataset"] = Path(p).parts[dataset_level]
         frames.append(df)

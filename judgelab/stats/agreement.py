@@ -106,6 +106,10 @@ def _position_and_parsing(g: pd.DataFrame) -> dict[str, float | int]:
     return out
 
 
+#: the verdict columns :func:`call_summary` reads (its rule reads no others of the wide verdict tables)
+CALL_SUMMARY_COLUMNS = ("judge", "backend", "model", "simulated", "status", "tokens_in", "tokens_out", "cost_usd")
+
+
 def call_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per judge: calls, outcome counts, parse-failure rate, tokens and cost.
 

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from judgelab.stats.agreement import STATUSES, call_summary, order_summary
+from judgelab.io import read_verdicts, write_table
+from judgelab.stats.agreement import CALL_SUMMARY_COLUMNS, STATUSES, call_summary, order_summary
 
 
 def _rows() -> pd.DataFrame:
@@ -117,6 +118,24 @@ def test_call_summary_by_hand():
     assert c["parse_failures"] == 0 and math.isnan(c["parse_failure_rate"])  # nothing answered
     assert (a["tokens_in"], a["tokens_out"], a["cost_usd"]) == (75, 18, pytest.approx(0.12))
     assert (b["tokens_in"], b["tokens_out"]) == (5, 1)
+
+
+def test_call_summary_reads_only_its_columns_and_gives_the_whole_tables_summary(tmp_path):
+    # its rule reads CALL_SUMMARY_COLUMNS of the verdict tables: the summary must equal the one of the
+    # whole tables, whatever else they hold (here the raw answer) and whichever column a table lacks
+    whole = _rows().assign(raw_text=lambda d: "answer of " + d["judge"])
+    paths = []
+    for judge, g in whole.groupby("judge"):
+        path = tmp_path / f"{judge}.parquet"
+        write_table(g.drop(columns=["simulated"]) if judge == "c" else g, path)  # c's table has no simulated
+        paths.append(str(path))
+    few = read_verdicts(paths, columns=CALL_SUMMARY_COLUMNS)
+    assert set(few.columns) == set(CALL_SUMMARY_COLUMNS) and "raw_text" not in few.columns
+    pd.testing.assert_frame_equal(call_summary(few), call_summary(read_verdicts(paths)))
+    csv = tmp_path / "a.csv"
+    write_table(whole[whole["judge"] == "a"], csv)
+    assert list(read_verdicts([str(csv)], columns=CALL_SUMMARY_COLUMNS).columns) == [
+        c for c in whole.columns if c in CALL_SUMMARY_COLUMNS]  # the table's order, from a CSV too
 
 
 def test_call_summary_counts_an_unparsed_only_judge():
