@@ -93,7 +93,7 @@ def test_table_tuples_are_pandas_rows_on_every_kind_of_column(tmp_path: Path):
 def test_table_tuples_rename_as_pandas_does_and_keep_empty_rows():
     odd = pd.DataFrame([[1, "a", 2.0, "b"]], columns=["x", "x", "class", "_hidden"])  # repeated, keyword, underscore
     assert_tuples(odd)
-    assert list(table_tuples(odd, index=False))[0]._fields == ("x", "_1", "_2", "_3")
+    assert next(table_tuples(odd, index=False))._fields == ("x", "_1", "_2", "_3")
     assert_tuples(mixed().iloc[:0])
     assert list(table_tuples(pd.DataFrame(index=range(3)), index=False)) == [(), (), ()]
     assert [tuple(r) for r in table_tuples(pd.DataFrame(index=[4, 7]))] == [(4,), (7,)]
