@@ -42,15 +42,20 @@ def test_a_dry_run_of_the_default_dag_loads_no_statistics_library(tmp_path):
     assert last == "LOADED ", (last, "a planner imports a statistics module at parse time")
 
 
-JOB_PROBE = """
-import sys
+def assert_loads_none(tmp_path, imports: str, heavy: tuple[str, ...]) -> None:
+    """Run ``imports`` (a job's imports and set-up) in a fresh interpreter: none of ``heavy`` is loaded."""
+    code = f"import sys\n{imports}\nprint('LOADED', ','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    last = _last_loaded_line(tmp_path, code)
+    assert last == "LOADED ", last
+
+
+QUERY_JOB = """
 import judgelab.workflow, judgelab.strategies.calls, judgelab.scoring.calls, judgelab.uda.calls, judgelab.verdict_import
 from judgelab.config import JudgeSpec
 from judgelab.judges import make_judge
-judge = make_judge(JudgeSpec.from_dict({{"name": "j", "backend": "simulated", "model": "sim", "family": "openai",
-    "options": {{"profile": {{"biases": {{"position": 0.3, "verbosity": -0.2}}}}}}}}))
+judge = make_judge(JudgeSpec.from_dict({"name": "j", "backend": "simulated", "model": "sim", "family": "openai",
+    "options": {"profile": {"biases": {"position": 0.3, "verbosity": -0.2}}}}))
 assert judge.coef["position"] > 0
-print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
 
@@ -59,24 +64,14 @@ def test_a_query_job_with_a_simulated_judge_loads_no_scipy_stats_or_optimize(tmp
     # their step module and build a judge; scipy.stats added about 0.4 CPU-s to each (the seeds
     # lived beside the metrics), scipy.optimize about 0.35 (a root finder inverted the planted
     # biases, where a closed form does); PyYAML is imported where a YAML file is read (a job reads none)
-    heavy = ("scipy.optimize", "scipy.stats", "yaml", *HEAVY_BUT_SCIPY)
-    last = _last_loaded_line(tmp_path, JOB_PROBE.format(heavy=heavy))
-    assert last == "LOADED ", last
-
-
-TOPK_PROBE = """
-import sys
-import judgelab.workflow, judgelab.topk.calls, judgelab.datasets.pairs
-print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules))
-"""
+    assert_loads_none(tmp_path, QUERY_JOB, ("scipy.optimize", "scipy.stats", "yaml", *HEAVY_BUT_SCIPY))
 
 
 def test_a_topk_query_job_loads_no_fits(tmp_path):
     # topk_query and topk_llmbar_replay (twelve jobs) ask a judge; the study's fits (scipy.optimize,
     # scipy.sparse, scipy.stats) belong to topk_evaluate and later rules
-    heavy = ("scipy.optimize", "scipy.sparse", "scipy.stats", *HEAVY_BUT_SCIPY)
-    last = _last_loaded_line(tmp_path, TOPK_PROBE.format(heavy=heavy))
-    assert last == "LOADED ", last
+    assert_loads_none(tmp_path, "import judgelab.workflow, judgelab.topk.calls, judgelab.datasets.pairs",
+                      ("scipy.optimize", "scipy.sparse", "scipy.stats", *HEAVY_BUT_SCIPY))
 
 
 UDA_PROBE = """
