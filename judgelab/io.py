@@ -706,16 +706,16 @@ def read_table(path: str | os.PathLike[str], *, text_columns: frozenset[str] | s
     (:func:`formula_safe`) read back as they were.
     """
     p = Path(path)
-    if p.suffix == ".parquet":
-        if columns is None:
-            return _typed(pd.read_parquet(p), str(p))
+    if columns is not None:  # the table's own columns among those asked, in its order
+        wanted = set(columns)
+        if p.suffix != ".parquet":
+            whole = read_table(p, text_columns=text_columns)
+            return whole[[c for c in whole.columns if c in wanted]]
         import pyarrow.parquet as pq
 
-        wanted = set(columns)
         return _typed(pd.read_parquet(p, columns=[c for c in pq.read_schema(p).names if c in wanted]), str(p))
-    if columns is not None:
-        whole = read_table(p, text_columns=text_columns)
-        return whole[[c for c in whole.columns if c in set(columns)]]
+    if p.suffix == ".parquet":
+        return _typed(pd.read_parquet(p), str(p))
     sep = "\t" if p.suffix == ".tsv" else ","
     typed = pd.read_csv(p, sep=sep)
     raw = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False)

@@ -98,17 +98,13 @@ class DetectorCase:
 
 
 CASE_COLUMNS = [f.name for f in fields(DetectorCase)]
-_CASE_LISTS = ("options", "swapped_options", "verdict")
 
 
 def case_record(case: DetectorCase) -> dict[str, Any]:
     """``asdict(case)``: each field, its lists copied, without ``asdict``'s recursive deep copy of
     every string (a case's fields are strings and lists of strings or ints; a plan writes tens of
     thousands of cases and traces)."""
-    d = {k: getattr(case, k) for k in CASE_COLUMNS}
-    for k in _CASE_LISTS:
-        d[k] = list(d[k])
-    return d
+    return {k: list(v) if isinstance(v := getattr(case, k), list) else v for k in CASE_COLUMNS}
 
 
 def cases_frame(cases: Sequence[DetectorCase]) -> pd.DataFrame:
