@@ -238,8 +238,8 @@ helper = subprocess.Popen([sys.executable, "-c", HELPER])
 while not (os.path.exists(tmp + "/orphan") and os.path.exists(tmp + "/grandchild")):
     time.sleep(0.05)
 pids = [open(tmp + "/" + n).read() for n in ("grandchild", "orphan")]
-print(watching, child.pid, helper.pid, *pids, flush=True)
-try:
+try:  # announced inside the try: a SIGTERM right after the line still runs the finally block
+    print(watching, child.pid, helper.pid, *pids, flush=True)
     time.sleep(600)
 finally:
     child.terminate(); child.wait()  # what a careless close() does: the leader only, not its group
