@@ -51,17 +51,19 @@ import sys
 import warnings
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 from scipy import sparse
 from scipy.linalg import blas, cho_factor, cholesky, lapack
-from scipy.optimize import OptimizeResult, minimize
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
+from scipy.special import expit, ndtri
 from threadpoolctl import ThreadpoolController
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 #: a design matrix, dense or (as the fits build it) sparse
 Design: TypeAlias = "np.ndarray | sparse.csr_array"
@@ -224,9 +226,9 @@ class Fit:
 
     def interval(self, name: str, alpha: float = DEFAULT_ALPHA) -> tuple[float, float]:
         """Laplace (Wald) interval of one parameter at level ``1 - alpha``."""
-        from scipy.stats import norm  # here: the topk query jobs import this module and fit nothing
-
-        z = float(norm.ppf(1 - alpha / 2))
+        # the normal quantile from scipy.special, the function scipy.stats.norm.ppf evaluates (the
+        # same float): the topk jobs that only read fits do not load scipy.stats (~0.7 CPU-s)
+        z = float(ndtri(1 - alpha / 2))
         est, se = self.estimate(name), self.se(name)
         return est - z * se, est + z * se
 
@@ -700,6 +702,8 @@ def one_blas_thread() -> AbstractContextManager[object]:
 
 
 def _map(design: Design, y: np.ndarray, prior: np.ndarray, x0: np.ndarray, gtol: float) -> OptimizeResult:
+    from scipy.optimize import minimize  # here: the topk jobs that fit nothing do not load it
+
     Z = _sparse(design)
     ZT = Z.T  # the transpose's view made once, not at each of L-BFGS's evaluations
 
@@ -839,5 +843,7 @@ def swap_majority(comp: Comparisons, n_items: int, lam: float = 1.0) -> np.ndarr
         yy, ww = y[keep], wts[keep]
         nll = float(np.sum(ww * (np.logaddexp(0.0, eta) - yy * eta)) + 0.5 * theta @ (prior * theta))
         return nll, Z.T @ (ww * (expit(eta) - yy)) + prior * theta
+
+    from scipy.optimize import minimize  # here: the topk jobs that fit nothing do not load it
 
     return minimize(f, np.zeros(n_items), jac=True, method="L-BFGS-B").x

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
 
@@ -76,6 +75,8 @@ def bias_score(
     b = float(sums.sum() / counts.sum())
     if n < 2 or np.all(sums / counts == b):
         return BiasEstimate(b, b, b, n)
+    from scipy import stats  # here: the rules that import this module and bootstrap nothing skip scipy.stats
+
     res = stats.bootstrap((sums, counts), _pooled, paired=True, vectorized=True, n_resamples=n_resamples,
                           confidence_level=1 - alpha, method="percentile",
                           random_state=np.random.default_rng(seed))

@@ -26,10 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
-from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
 
@@ -57,6 +53,9 @@ def mcnemar_test(b: int, c: int, *, correction: bool = True) -> McNemarResult:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return McNemarResult(int(b), int(c), math.nan, math.nan, NO_DISCORDANT)
+    # statsmodels and scipy are imported where used: a job that only counts pairs does not pay them
+    from statsmodels.stats.contingency_tables import mcnemar
+
     res = mcnemar(np.array([[0, b], [c, 0]]), exact=False, correction=correction)
     return McNemarResult(int(b), int(c), float(res.statistic), float(res.pvalue))
 
@@ -68,6 +67,8 @@ def mcnemar_exact_p(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return math.nan
+    from statsmodels.stats.contingency_tables import mcnemar
+
     return float(mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue)
 
 
@@ -86,6 +87,8 @@ def holm(pvalues: Sequence[float], alpha: float = DEFAULT_ALPHA) -> tuple[np.nda
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         return p, np.zeros(0, dtype=bool)
+    from statsmodels.stats.multitest import multipletests
+
     reject, adj, _, _ = multipletests(p, alpha=alpha, method="holm")
     return adj, reject
 
@@ -94,6 +97,8 @@ def mcnemar_sample_size(delta: float, psi: float, alpha: float = DEFAULT_ALPHA, 
     """Pairs needed to detect ``delta`` at discordance ``psi`` (Connor 1987)."""
     if not 0 < abs(delta) < math.sqrt(psi) <= 1:
         raise ValueError(f"need 0 < |delta| < sqrt(psi) <= 1, got delta={delta}, psi={psi}")
+    from scipy.stats import norm
+
     za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
     return (za * math.sqrt(psi) + zb * math.sqrt(psi - delta**2)) ** 2 / delta**2
 
@@ -106,4 +111,6 @@ def mcnemar_mde(n: int, psi: float, alpha: float = DEFAULT_ALPHA, power: float =
     f = lambda d: mcnemar_sample_size(d, psi, alpha, power) - n  # noqa: E731
     if f(hi) > 0:  # even the largest possible effect needs more pairs
         return float("nan")
+    from scipy.optimize import brentq
+
     return float(brentq(f, 1e-9, hi, xtol=1e-12))

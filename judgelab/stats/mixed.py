@@ -43,9 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logsumexp
-from scipy.stats import norm
 
 from judgelab.stats.intervals import DEFAULT_ALPHA
 
@@ -68,6 +66,8 @@ class MixedFit:
 
     def ci(self, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """Wald intervals of the coefficients at level ``1 - alpha``."""
+        from scipy.stats import norm  # here, as in the fits: importing this module loads no scipy.stats
+
         z = norm.ppf(1 - alpha / 2)
         return pd.DataFrame({"low": self.coef - z * self.se, "high": self.coef + z * self.se})
 
@@ -185,6 +185,8 @@ def logit_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment
         v, g = model.value_grad(th)
         return -v, -g
 
+    from scipy.optimize import minimize  # here: importing this module loads no optimizer
+
     bounds = [(-30.0, 30.0)] * X.shape[1] + [(-7.0, 3.0)]
     res = minimize(f, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
                    options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
@@ -204,6 +206,8 @@ def logit_random_intercept(df: pd.DataFrame, outcome: str = "correct", treatment
         se = np.full(k, np.nan)
     coef = pd.Series(th[:-1], index=names)
     se_s = pd.Series(se[:-1], index=names)
+    from scipy.stats import norm
+
     with np.errstate(divide="ignore", invalid="ignore"):
         p = wald_p(pd.Series(2 * norm.sf(np.abs(coef / se_s)), index=names), se_s)
     separated = separated_terms(X, y, names)

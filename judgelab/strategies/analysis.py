@@ -35,8 +35,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from judgelab.io import any_true, table_tuples
 from judgelab.stats.agreement import order_summary
@@ -64,6 +62,8 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 200
         return float("nan"), float("nan")
     if len(x) < 2 or np.all(x == x[0]):
         return float(x[0]), float(x[0])
+    from scipy import stats  # here: the strategy rules that bootstrap nothing do not load scipy.stats
+
     res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=1 - alpha, method="percentile",
                           random_state=rng if rng is not None else np.random.default_rng(0))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -92,6 +92,8 @@ def kappa(verdicts: Sequence[str], gold: Sequence[str]) -> float:
     table = table[np.ix_(keep, keep)]
     if table.shape[0] < 2:
         return float("nan")
+    from statsmodels.stats.inter_rater import cohens_kappa  # here: a slow import most strategy rules skip
+
     return float(cohens_kappa(table).kappa)
 
 

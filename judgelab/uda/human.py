@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgelab.io import InputError, iter_jsonl
 from judgelab.ranking.bradley_terry import fit_bradley_terry
@@ -81,6 +80,8 @@ def bradley_terry_scores(votes: pd.DataFrame, elo: EloConfig, *, n_boot: int = 1
         counts.append({"n_votes": n, "wins": wins, "losses": n - wins - ties, "ties": ties})
     out = pd.concat([out[["model"]], pd.DataFrame(counts), out[["theta", "elo"]]], axis=1)
     if n_boot > 0:
+        from scipy import stats  # here: the uda rules that import this module and bootstrap nothing skip it
+
         idx = np.arange(len(votes))
 
         def stat(sample: np.ndarray) -> np.ndarray:

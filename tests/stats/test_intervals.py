@@ -34,6 +34,25 @@ def test_equals_the_formula(n, frac, alpha):
     assert -1e-12 <= lo <= k / n + 1e-12 and k / n - 1e-12 <= hi <= 1 + 1e-12
 
 
+@given(n=st.one_of(st.integers(1, 100_000), st.floats(0.5, 1e5)), frac=st.floats(0, 1),
+       alpha=st.floats(1e-4, 0.9), clusters=st.sampled_from([0, 1, 2, 3, 7, 40, 1000]))
+def test_the_same_floats_as_statsmodels(n, frac, alpha, clusters):
+    """Restated over scipy.special, it gives statsmodels' two floats, bit for bit (the clustered
+    level through scipy.stats' t and normal, as the docstring says), so no table moves."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    k = frac * n if isinstance(n, float) else round(frac * n)
+    level = float(2 * norm.sf(student_t.ppf(1 - alpha / 2, clusters - 1))) if clusters >= 2 else alpha
+    want = tuple(float(x) for x in proportion_confint(k, n, alpha=level, method="wilson"))
+    got = wilson_interval(k, n, alpha=alpha, clusters=clusters)
+    assert all(type(x) is float for x in got)
+    assert [x if x == x else "nan" for x in got] == [x if x == x else "nan" for x in want]
+
+
+def test_a_count_above_its_sample_gives_nan_as_numpy_does():
+    assert all(math.isnan(x) for x in wilson_interval(3.0, 2.0))
+
+
 def test_degenerate_samples():
     assert all(math.isnan(x) for x in wilson_interval(0, 0))
     assert all(math.isnan(x) for x in wilson_interval(0.0, float("nan")))

@@ -87,3 +87,36 @@ def test_the_uda_training_and_figure_jobs_load_no_scipy(tmp_path):
     # votes' bootstrap, the Pearson of the tables) is loaded where it is used
     last = _last_loaded_line(tmp_path, UDA_PROBE)
     assert last == "LOADED ", last
+
+
+INTERVAL_JOB = """
+import judgelab.workflow, judgelab.stats.agreement, judgelab.stats.mcnemar, judgelab.stats.bias
+import judgelab.strategies.analysis, judgelab.uda.human
+from judgelab.stats.intervals import wilson_interval
+lo, hi = wilson_interval(12, 40, clusters=5)
+assert 0 < lo < 0.3 < hi < 1
+"""
+
+
+def test_a_job_that_reports_a_wilson_interval_loads_no_statsmodels_or_scipy_stats(tmp_path):
+    # nine rules of the default DAG (orders_summary, rbd_labels, scoring_stability, topk_flip_rate,
+    # ...) need only this interval: statsmodels.stats.proportion with scipy.stats was about 0.7 CPU-s
+    # of each; the modules that test and bootstrap import those where they use them
+    assert_loads_none(tmp_path, INTERVAL_JOB, ("statsmodels", "scipy.stats", "scipy.optimize", *HEAVY_BUT_SCIPY))
+
+
+TOPK_READ_JOB = """
+import numpy as np
+from judgelab.ranking.bias_aware import Fit, FitOptions
+import judgelab.topk.calls, judgelab.topk.pipeline
+fit = Fit(theta=np.zeros(2), c=np.zeros(0), kappa=0.0, cov=np.diag([4.0, 1.0]), names=["a", "b"], options=FitOptions(),
+          n_comparisons=3, tau2=1.0, converged=True, n_iter=1, nll=0.0)
+lo, hi = fit.interval("a")
+assert abs(hi - 1.959963984540054 * 2) < 1e-12 and lo == -hi
+"""
+
+
+def test_a_topk_job_that_reads_fits_loads_no_optimizer_or_scipy_stats(tmp_path):
+    # topk_items, topk_llmbar_pairs and topk_figures fit nothing: scipy.optimize is imported by the
+    # fits; a fit's Wald interval takes the normal quantile from scipy.special
+    assert_loads_none(tmp_path, TOPK_READ_JOB, ("scipy.optimize", "scipy.stats", "statsmodels", *HEAVY_BUT_SCIPY))
