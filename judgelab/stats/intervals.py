@@ -11,10 +11,11 @@ that reports an interval takes ``alpha`` and computes at ``1 - alpha``; its defa
 The interval is statsmodels' ``proportion_confint(method="wilson")``, float for float
 (``tests/stats/test_intervals.py`` asserts the same two floats over a grid of counts, sizes,
 levels and cluster counts).  Why it is restated here over :mod:`scipy.special` instead of called:
-importing ``statsmodels.stats.proportion`` loads ``scipy.stats`` with it, about 0.7 CPU-s, and
-nine rules of the default DAG import them for this interval alone (``docs/benchmarks.md``,
-"Quantiles from scipy.special").  The quantiles are the functions scipy's distributions evaluate
-(``norm.isf`` is ``-ndtri``, ``norm.sf`` is ``ndtr`` of the negation, ``t.ppf`` is ``stdtrit``),
+importing ``statsmodels.stats.proportion`` loads ``scipy.stats`` with it, about 0.6 CPU-s, and
+rules of the default DAG imported them for this interval alone (docs/benchmarks.md, "Quantiles
+from scipy.special, slow imports where they are used").  The quantiles are the functions scipy's
+distributions evaluate (``norm.isf`` is ``-ndtri``, ``norm.sf`` is ``ndtr`` of the negation,
+``t.ppf`` is ``stdtrit``),
 and the arithmetic is statsmodels', in its order.  Around it, what every caller needed: NaN for
 an empty sample (nothing to estimate, not an error), plain floats, and, for clustered data, the
 small-sample correction of cluster-robust inference
