@@ -61,6 +61,7 @@ declare -A TESTS=(
   [judgelab/stats/agreement.py]="tests/stats/test_agreement.py tests/datasets/test_real_files.py tests/orders/test_order_summary.py"
   [judgelab/stats/bias.py]="tests/stats/test_bias.py tests/strategies/test_stats.py"
   [judgelab/stats/mcnemar.py]="tests/stats/test_mcnemar.py tests/strategies/test_stats.py"
+  [judgelab/stats/intervals.py]="tests/stats/test_intervals.py"
   [judgelab/stats/clustered.py]="tests/bias_card/test_card_units.py tests/bias_card/test_mutation.py tests/bias_card/test_multiplicity.py tests/bias_card/test_unguarded.py tests/bias_card/test_degenerate.py"
   [judgelab/stats/multiplicity.py]="tests/bias_card/test_card_units.py tests/bias_card/test_mutation.py tests/bias_card/test_multiplicity.py tests/bias_card/test_unguarded.py tests/bias_card/test_degenerate.py"
   [judgelab/stats/gold_excess.py]="tests/bias_card/test_card_units.py tests/bias_card/test_mutation.py tests/bias_card/test_multiplicity.py tests/bias_card/test_unguarded.py tests/bias_card/test_degenerate.py"
