@@ -49,6 +49,19 @@ def test_the_same_floats_as_statsmodels(n, frac, alpha, clusters):
     assert [x if x == x else "nan" for x in got] == [x if x == x else "nan" for x in want]
 
 
+def test_the_edges_statsmodels_clips_or_zeroes():
+    """All successes at alpha 0.5: the raw upper end rounds to 1.0000000000000002 and is clipped to 1,
+    as statsmodels clips it; at alpha 1 the critical value is 0 and an all-or-nothing sample has a
+    zero-width interval (a square root of 0, not NaN)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    for k, n, alpha in ((2, 2, 0.5), (9, 9, 0.1), (0, 10, 1.0), (10, 10, 1.0)):
+        want = tuple(float(x) for x in proportion_confint(k, n, alpha=alpha, method="wilson"))
+        assert wilson_interval(k, n, alpha=alpha) == want
+    assert wilson_interval(2, 2, alpha=0.5)[1] == 1.0
+    assert wilson_interval(0, 10, alpha=1.0) == (0.0, 0.0)
+
+
 def test_a_count_above_its_sample_gives_nan_as_numpy_does():
     assert all(math.isnan(x) for x in wilson_interval(3.0, 2.0))
 
