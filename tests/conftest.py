@@ -29,6 +29,15 @@ def data_root() -> Path:
     return root
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the order below when pytest-xdist hands out files: by default ``--dist loadfile`` re-sorts
+    them by their number of tests (``--loadscope-reorder``), which put the files of a few long tests
+    (the real-model slices, the 10,000-model leaderboard, the SLURM run) behind the files of many short
+    ones, and one worker ran them alone at the end (docs/benchmarks.md, "The README's test command")."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``slow`` (subprocess pipelines, real models, servers) run first.
 

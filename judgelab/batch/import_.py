@@ -107,7 +107,8 @@ def _openai_error(obj: Mapping[str, Any]) -> str | None:
     err = obj.get("error")
     if err is not None:
         if isinstance(err, dict):
-            return f"batch error {err.get('code') or 'unknown'}: {err.get('message') or ''}".strip()
+            message = err.get("message")
+            return f"batch error {err.get('code') or 'unknown'}" + (f": {message}" if message else " (no message)")
         return f"batch error: {err}"
     resp = obj.get("response")
     if isinstance(resp, dict) and resp.get("status_code") != 200:

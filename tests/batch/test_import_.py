@@ -278,8 +278,9 @@ def test_each_line_is_told_apart_by_its_own_fields():
 
 
 def test_an_openai_failure_says_what_the_line_says():
-    assert _openai_error({"error": {}}) == "batch error unknown:"
-    assert _openai_error({"error": {"code": "x"}}) == "batch error x:"
+    assert _openai_error({"error": {}}) == "batch error unknown (no message)"
+    assert _openai_error({"error": {"code": "x"}}) == "batch error x (no message)"
+    assert _openai_error({"error": {"code": "x", "message": "gone"}}) == "batch error x: gone"
     assert _openai_error({"error": "boom", "response": {"status_code": 200}}) == "batch error: boom"
     assert _openai_error({"response": {"status_code": 500, "body": "bad gateway"}}) == "HTTP 500: bad gateway"
     assert _openai_error({"response": {"status_code": 400, "body": {"message": "m"}}}) == "HTTP 400: m"
