@@ -15,6 +15,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from judgelab.stats.intervals import normal_critical
+
 NAN = float("nan")
 
 
@@ -84,7 +86,7 @@ def _cohen_h(n: int, alpha: float, power: float) -> float:
     from scipy.optimize import brentq
     from scipy.special import ndtr, ndtri
 
-    z, root_n = float(ndtri(1 - alpha / 2)), math.sqrt(n)
+    z, root_n = normal_critical(alpha), math.sqrt(n)
 
     def gap(h: float) -> float:
         return float(ndtr(h * root_n - z) + ndtr(-h * root_n - z)) - power

@@ -33,6 +33,14 @@ DEFAULT_ALPHA = 0.05
 """The default significance level of every test, and 1 - the level of every interval (95 %)."""
 
 
+def normal_critical(alpha: float = DEFAULT_ALPHA) -> float:
+    """The two-sided normal critical value ``z`` of level ``1 - alpha``: ``scipy.special.ndtri(1 -
+    alpha / 2)``, the float ``scipy.stats.norm.ppf`` returns, without loading ``scipy.stats``."""
+    from scipy.special import ndtri
+
+    return float(ndtri(1 - alpha / 2))
+
+
 def wilson_interval(successes: float, n: float, *, alpha: float = DEFAULT_ALPHA,
                     clusters: int = 0) -> tuple[float, float]:
     """(low, high) of the Wilson interval of ``successes / n`` at level ``1 - alpha``; NaNs when

@@ -121,3 +121,11 @@ def test_one_home():
             if re.search(r"proportion_confint|def _?wilson", line):
                 hits.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
     assert hits == []
+
+
+@given(alpha=st.floats(1e-9, 0.999999))
+def test_the_normal_critical_value_is_scipy_stats_own_float(alpha):
+    from judgelab.stats.intervals import normal_critical
+
+    assert normal_critical(alpha) == float(norm.ppf(1 - alpha / 2))
+    assert normal_critical() == normal_critical(0.05) and abs(normal_critical() - 1.959963984540054) < 1e-15
